@@ -1,0 +1,115 @@
+# ProfileSync. Every tool a target needs is built from the Go module proxy into
+# ./bin on first use and reused afterwards; nothing else is downloaded.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+LOCALBIN ?= $(CURDIR)/bin
+
+## Tool versions.
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+
+# The envtest control plane (kube-apiserver and etcd) is built from the module
+# in hack/envtest, whose go.mod pins both versions; the binaries are cached in a
+# directory named after those versions, so a version bump builds anew.
+ENVTEST_MODULE := hack/envtest
+KUBERNETES_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" && $$2 ~ /^v/ {print $$2; exit}' $(ENVTEST_MODULE)/go.mod)
+ETCD_VERSION := $(shell awk '$$1 == "go.etcd.io/etcd/server/v3" && $$2 ~ /^v/ {print $$2; exit}' $(ENVTEST_MODULE)/go.mod)
+ENVTEST_ASSETS ?= $(LOCALBIN)/envtest/k8s-$(KUBERNETES_VERSION)-etcd-$(ETCD_VERSION)
+KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBERNETES_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
+	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBERNETES_VERSION)
+
+# Tests never read the developer's git configuration.
+TEST_ENV := KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=true
+# How long each fuzz target runs in `make test`; `make fuzz FUZZTIME=5m` for longer.
+FUZZTIME ?= 5s
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC roles into config/.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy methods of the API types.
+	$(CONTROLLER_GEN) object paths="./api/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: test
+test: manifests generate fmt vet envtest ## Run every test: unit, envtest and a short run of each fuzz target.
+	$(TEST_ENV) go test ./... -coverprofile cover.out
+	$(MAKE) fuzz
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 5s).
+	@for pkg in $$(go list ./...); do \
+		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$target"; \
+			$(TEST_ENV) go test $$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
+
+.PHONY: bench
+bench: envtest ## Run the benchmarks and print their figures.
+	$(TEST_ENV) go test ./... -run '^$$' -bench . -benchmem
+
+.PHONY: verify
+verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.
+	go mod tidy
+	@if [ -n "$$(git status --porcelain)" ]; then \
+		echo "generated files are out of date; run 'make manifests generate fmt' and commit:"; \
+		git status --porcelain; git --no-pager diff; exit 1; \
+	fi
+
+##@ Build
+
+.PHONY: build
+build: manifests generate fmt vet ## Build the profilesync binary into bin/.
+	go build -o $(LOCALBIN)/profilesync .
+
+.PHONY: run
+run: manifests generate fmt vet ## Run the manager against the cluster of the current kubeconfig.
+	go run . $(ARGS)
+
+##@ Tools
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(LOCALBIN)/controller-gen $@
+
+.PHONY: envtest
+envtest: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd ## Build kube-apiserver and etcd for envtest (about 10 minutes the first time).
+
+# Each binary is built to a temporary name and moved into place, so an
+# interrupted build never leaves a broken binary that looks cached.
+$(ENVTEST_ASSETS)/kube-apiserver:
+	mkdir -p $(ENVTEST_ASSETS)
+	cd $(ENVTEST_MODULE) && go build -trimpath -ldflags "-s -w $(KUBE_VERSION_LDFLAGS)" -o $@.tmp k8s.io/kubernetes/cmd/kube-apiserver
+	mv $@.tmp $@
+
+$(ENVTEST_ASSETS)/etcd:
+	mkdir -p $(ENVTEST_ASSETS)
+	cd $(ENVTEST_MODULE) && go build -trimpath -ldflags "-s -w" -o $@.tmp go.etcd.io/etcd/server/v3
+	mv $@.tmp $@

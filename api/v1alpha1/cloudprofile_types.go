@@ -1,0 +1,123 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// CloudProfileKind is the kind of a CloudProfile.
+const CloudProfileKind = "CloudProfile"
+
+// CloudProfileSpec is the catalogue of what clusters of one provider may use.
+type CloudProfileSpec struct {
+	// type is the provider type, for example aws or openstack.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Type string `json:"type"`
+
+	// kubernetes lists the Kubernetes versions clusters may run.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="has(self.versions) && size(self.versions) > 0",message="at least one Kubernetes version is required"
+	Kubernetes KubernetesSettings `json:"kubernetes"`
+
+	// machineImages lists the operating system images machines may boot.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=100
+	MachineImages []MachineImage `json:"machineImages,omitempty"`
+
+	// machineTypes lists the machine sizes clusters may request.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=1000
+	MachineTypes []MachineType `json:"machineTypes,omitempty"`
+
+	// volumeTypes lists the volume kinds clusters may request.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=200
+	VolumeTypes []VolumeType `json:"volumeTypes,omitempty"`
+
+	// regions lists the provider regions clusters may be placed in.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=200
+	Regions []Region `json:"regions,omitempty"`
+
+	// caBundle is a PEM bundle of certificate authorities clusters should trust
+	// when talking to the provider.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1048576
+	CABundle *string `json:"caBundle,omitempty"`
+
+	// providerConfig is provider-specific configuration, passed through unchanged.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
+}
+
+// CloudProfileStatus is what the CloudProfile controller observed.
+type CloudProfileStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions are Ready, Reconciling and Stalled (kstatus-compatible).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	ProfileVersionsStatus `json:",inline"`
+}
+
+// CloudProfile is a cluster-wide catalogue of Kubernetes versions, machine
+// images, machine types and volume types. Its spec comes from Git; its status
+// shows every version's classification now and when the next one changes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=cpfl;cprofile,categories=profilesync-all
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Next Transition",type=string,JSONPath=`.status.nextTransitionTime`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type CloudProfile struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the profile as written in Git.
+	// +required
+	Spec CloudProfileSpec `json:"spec"`
+
+	// status is computed by the CloudProfile controller.
+	// +optional
+	Status CloudProfileStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the conditions of the CloudProfile.
+func (in *CloudProfile) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the conditions of the CloudProfile.
+func (in *CloudProfile) SetConditions(conditions []metav1.Condition) {
+	in.Status.Conditions = conditions
+}
+
+// +kubebuilder:object:root=true
+
+// CloudProfileList is a list of CloudProfiles.
+type CloudProfileList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []CloudProfile `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&CloudProfile{}, &CloudProfileList{})
+}

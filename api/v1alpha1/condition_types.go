@@ -1,0 +1,81 @@
+package v1alpha1
+
+import "github.com/fluxcd/pkg/apis/meta"
+
+// Condition types. Ready, Reconciling and Stalled follow kstatus, so
+// `kubectl wait --for=condition=Ready` and kstatus-based tools work. The
+// others are abnormal-true: present only while something is wrong.
+const (
+	// ReadyCondition is True when the object is fully reconciled.
+	ReadyCondition = meta.ReadyCondition
+
+	// ReconcilingCondition is True while the controller works on a change.
+	ReconcilingCondition = meta.ReconcilingCondition
+
+	// StalledCondition is True when the controller cannot make progress until
+	// someone changes the object or its source (a bad revision in Git, a
+	// missing permission).
+	StalledCondition = meta.StalledCondition
+
+	// FetchFailedCondition is True when the Git repository could not be fetched.
+	FetchFailedCondition = "FetchFailed"
+
+	// BuildFailedCondition is True when the kustomize overlay could not be built
+	// or decoded.
+	BuildFailedCondition = "BuildFailed"
+
+	// ValidationFailedCondition is True when profiles break a rule of the
+	// lifecycle, the namespaced merge or an update rule.
+	ValidationFailedCondition = "ValidationFailed"
+
+	// ApplyFailedCondition is True when profiles could not be applied or pruned.
+	ApplyFailedCondition = "ApplyFailed"
+)
+
+// Condition and event reasons. A reason used in a condition is also the reason
+// of the event reporting the same thing.
+const (
+	// SucceededReason: the object is reconciled.
+	SucceededReason = meta.SucceededReason
+
+	// ProgressingReason: reconciliation of a new generation or revision is under way.
+	ProgressingReason = meta.ProgressingReason
+
+	// SuspendedReason: spec.suspend is true.
+	SuspendedReason = meta.SuspendedReason
+
+	// FetchFailedReason: the repository could not be reached, authenticated
+	// against, or the ref could not be resolved.
+	FetchFailedReason = "FetchFailed"
+
+	// BuildFailedReason: the kustomize build failed, or it produced objects that
+	// are not profiles or cannot be decoded.
+	BuildFailedReason = "BuildFailed"
+
+	// ValidationFailedReason: a profile breaks a lifecycle, merge or update rule.
+	// The message names the file or object and the field.
+	ValidationFailedReason = "ValidationFailed"
+
+	// ApplyFailedReason: the API server refused an apply or a prune.
+	ApplyFailedReason = "ApplyFailed"
+
+	// PruneRefusedReason: a profile removed from Git is still used by a
+	// NamespacedCloudProfile and was kept.
+	PruneRefusedReason = "PruneRefused"
+
+	// AccessDeniedReason: the ProfileSync may not write an object its revision
+	// contains (a cluster-scoped CloudProfile from a tenant namespace, or a
+	// NamespacedCloudProfile in another namespace).
+	AccessDeniedReason = "AccessDenied"
+
+	// ParentNotFoundReason: a NamespacedCloudProfile's parent does not exist.
+	ParentNotFoundReason = "ParentNotFound"
+
+	// ClassificationChangedReason: a version moved to its next lifecycle stage.
+	// Used for events.
+	ClassificationChangedReason = "ClassificationChanged"
+
+	// DriftCorrectedReason: a hand edit of a Git-owned field was put back.
+	// Used for events.
+	DriftCorrectedReason = "DriftCorrected"
+)

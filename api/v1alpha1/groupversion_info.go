@@ -1,0 +1,24 @@
+// Package v1alpha1 contains the API of ProfileSync: CloudProfile and
+// NamespacedCloudProfile, which mirror Gardener's core.gardener.cloud/v1beta1
+// shapes so a Gardener profile works after changing only its apiVersion, and
+// ProfileSync, which keeps them in sync with a Git repository.
+//
+// +kubebuilder:object:generate=true
+// +groupName=core.profilesync.io
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of every kind in this package.
+	GroupVersion = schema.GroupVersion{Group: "core.profilesync.io", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the kinds of this package with a runtime.Scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the kinds of this package to a runtime.Scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

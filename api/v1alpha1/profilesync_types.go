@@ -1,0 +1,184 @@
+package v1alpha1
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ProfileSyncKind is the kind of a ProfileSync.
+const ProfileSyncKind = "ProfileSync"
+
+// GitReference says which commit of the repository to sync. When none of its
+// fields is set, the remote's default branch (HEAD) is used.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.tag), has(self.semver), has(self.commit)].filter(x, x).size() <= 1",message="set at most one of tag, semver and commit"
+// +kubebuilder:validation:XValidation:rule="!has(self.branch) || !(has(self.tag) || has(self.semver))",message="branch may be combined only with commit"
+type GitReference struct {
+	// branch is the branch to follow. With commit, the commit must be on it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=250
+	Branch string `json:"branch,omitempty"`
+
+	// tag is the tag to sync.
+	// +optional
+	// +kubebuilder:validation:MaxLength=250
+	Tag string `json:"tag,omitempty"`
+
+	// semver is a semver range (for example ">=1.2.0 <2.0.0"); the highest tag
+	// in the range is synced.
+	// +optional
+	// +kubebuilder:validation:MaxLength=250
+	SemVer string `json:"semver,omitempty"`
+
+	// commit is the full SHA-1 of the commit to sync.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}$`
+	Commit string `json:"commit,omitempty"`
+}
+
+// ProfileSyncSpec says where the profiles of one landscape live in Git.
+type ProfileSyncSpec struct {
+	// url is the repository's address: https://, http:// or ssh://.
+	// +required
+	// +kubebuilder:validation:Pattern=`^(https?|ssh)://.+$`
+	// +kubebuilder:validation:MaxLength=2048
+	URL string `json:"url"`
+
+	// ref is the commit to sync; the remote's default branch when unset.
+	// +optional
+	Ref *GitReference `json:"ref,omitempty"`
+
+	// path is the directory of the landscape's kustomize overlay, relative to
+	// the repository root. It may not leave the repository.
+	// +optional
+	// +kubebuilder:default="./"
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="path must be relative and stay inside the repository"
+	Path string `json:"path,omitempty"`
+
+	// interval is how often the repository is checked for new commits.
+	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Interval metav1.Duration `json:"interval"`
+
+	// timeout bounds one fetch of the repository.
+	// +optional
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// secretRef names a Secret in the ProfileSync's namespace with credentials:
+	// username and password, or bearerToken, for https; identity and
+	// known_hosts for ssh.
+	// +optional
+	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// suspend stops syncing while true; what is applied stays.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// prune deletes profiles this ProfileSync applied earlier that the current
+	// revision no longer has. A CloudProfile still used by a
+	// NamespacedCloudProfile is never deleted.
+	// +optional
+	Prune bool `json:"prune,omitempty"`
+}
+
+// InventoryEntry names one object a ProfileSync applied.
+type InventoryEntry struct {
+	// kind is CloudProfile or NamespacedCloudProfile.
+	// +required
+	Kind string `json:"kind"`
+
+	// namespace is the object's namespace; empty for a CloudProfile.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// name is the object's name.
+	// +required
+	Name string `json:"name"`
+}
+
+// ProfileSyncInventory lists the objects a ProfileSync applied.
+type ProfileSyncInventory struct {
+	// entries are the applied objects, sorted by kind, namespace and name.
+	// +optional
+	// +listType=atomic
+	Entries []InventoryEntry `json:"entries,omitempty"`
+}
+
+// ProfileSyncStatus is what the ProfileSync controller observed.
+type ProfileSyncStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions are Ready, Reconciling, Stalled and, when something fails,
+	// FetchFailed, BuildFailed, ValidationFailed or ApplyFailed.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// lastAttemptedRevision is the revision last fetched, as branch@sha1:hex.
+	// +optional
+	LastAttemptedRevision string `json:"lastAttemptedRevision,omitempty"`
+
+	// lastAppliedRevision is the revision whose profiles are on the cluster.
+	// +optional
+	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
+
+	// inventory lists the objects applied from lastAppliedRevision.
+	// +optional
+	Inventory *ProfileSyncInventory `json:"inventory,omitempty"`
+
+	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// ProfileSync keeps the CloudProfiles and NamespacedCloudProfiles of one
+// landscape in sync with a kustomize overlay in a Git repository.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,shortName=psync,categories=profilesync-all
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`,priority=1
+// +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ProfileSync struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which repository, revision and overlay to sync.
+	// +required
+	Spec ProfileSyncSpec `json:"spec"`
+
+	// status is computed by the ProfileSync controller.
+	// +optional
+	Status ProfileSyncStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the conditions of the ProfileSync.
+func (in *ProfileSync) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the conditions of the ProfileSync.
+func (in *ProfileSync) SetConditions(conditions []metav1.Condition) {
+	in.Status.Conditions = conditions
+}
+
+// +kubebuilder:object:root=true
+
+// ProfileSyncList is a list of ProfileSyncs.
+type ProfileSyncList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ProfileSync `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ProfileSync{}, &ProfileSyncList{})
+}
