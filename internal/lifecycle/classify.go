@@ -1,0 +1,102 @@
+// Package lifecycle holds the rules of version lifecycles (SEMANTICS.md
+// sections 1, 2 and 4): the classification of a version at a time t, the next
+// transition, validation of a profile and update paths. It has no Kubernetes
+// client; the controllers, the sync and the offline CLI all call it, so a
+// profile means the same thing everywhere.
+package lifecycle
+
+import (
+	"time"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// Rank orders classifications: unavailable(0) < preview(1) < supported(2) <
+// deprecated(3) < expired(4). An unknown classification ranks -1.
+func Rank(c v1alpha1.VersionClassification) int {
+	switch c {
+	case v1alpha1.ClassificationUnavailable:
+		return 0
+	case v1alpha1.ClassificationPreview:
+		return 1
+	case v1alpha1.ClassificationSupported:
+		return 2
+	case v1alpha1.ClassificationDeprecated:
+		return 3
+	case v1alpha1.ClassificationExpired:
+		return 4
+	}
+	return -1
+}
+
+// Stages returns the lifecycle of v in lifecycle form (SEMANTICS 1.1 and 1.2).
+//
+// A version with lifecycle stages is returned as is (the slice is shared, not
+// copied). A version using the deprecated API is read as one stage of its
+// classification (supported when unset) with no start, followed by an expired
+// stage at expirationDate when that is set; so a passed expirationDate means
+// expired whatever classification says. A version with neither is supported
+// forever. The default lives only here and in the status; it is never written
+// into a spec.
+func Stages(v v1alpha1.ExpirableVersion) []v1alpha1.LifecycleStage {
+	if len(v.Lifecycle) > 0 {
+		return v.Lifecycle
+	}
+	first := v1alpha1.ClassificationSupported
+	if v.Classification != nil {
+		first = *v.Classification
+	}
+	stages := []v1alpha1.LifecycleStage{{Classification: first}}
+	if v.ExpirationDate != nil {
+		stages = append(stages, v1alpha1.LifecycleStage{
+			Classification: v1alpha1.ClassificationExpired,
+			StartTime:      v.ExpirationDate.DeepCopy(),
+		})
+	}
+	return stages
+}
+
+// ClassificationAt returns the classification of v at time t (SEMANTICS 1.3).
+//
+// Starting from unavailable, the stages are walked in list order and every
+// stage whose start is at or before t becomes current; a missing start is the
+// zero time. So equal start times let the later stage win, and a version whose
+// stages all start after t is unavailable.
+//
+// (ours) Gardener compares strictly before, so a reconcile woken exactly at a
+// start time sees no change; here the stage is in effect at its start time.
+func ClassificationAt(v v1alpha1.ExpirableVersion, t time.Time) v1alpha1.VersionClassification {
+	return classificationAt(Stages(v), t)
+}
+
+func classificationAt(stages []v1alpha1.LifecycleStage, t time.Time) v1alpha1.VersionClassification {
+	current := v1alpha1.ClassificationUnavailable
+	for _, s := range stages {
+		if s.StartTime == nil || !s.StartTime.Time.After(t) {
+			current = s.Classification
+		}
+	}
+	return current
+}
+
+// NextTransition returns the earliest stage start of v strictly after t and the
+// classification in effect from then on (SEMANTICS 1.5). ok is false when no
+// stage starts after t.
+//
+// When several stages start at that same instant, the classification returned
+// is the one ClassificationAt reports at that instant (the later stage wins).
+func NextTransition(v v1alpha1.ExpirableVersion, t time.Time) (at time.Time, next v1alpha1.VersionClassification, ok bool) {
+	stages := Stages(v)
+	for _, s := range stages {
+		if s.StartTime == nil || !s.StartTime.Time.After(t) {
+			continue
+		}
+		if !ok || s.StartTime.Time.Before(at) {
+			at, ok = s.StartTime.Time, true
+		}
+	}
+	if !ok {
+		return time.Time{}, "", false
+	}
+	return at, classificationAt(stages, at), true
+}
