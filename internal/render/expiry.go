@@ -1,0 +1,214 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/lifecycle"
+)
+
+// onlyExpiryDetail is the message for an override that tries to change more
+// than a version's expiry.
+const onlyExpiryDetail = "must equal the parent's version or be left out: a namespaced profile may change only expirationDate or lifecycle start times of a version its parent has"
+
+// mergeExpiry applies an expiry override to a version of the parent
+// (SEMANTICS 3). fldPath is the override version's path in the
+// NamespacedCloudProfile; errors name it.
+//
+// The override may set expirationDate (deprecated API) or lifecycle start
+// times, not both, and never classification: a namespaced profile moves a
+// version through its stages at other times, it does not change which stages
+// there are.
+//
+// The merge works in lifecycle form (lifecycle.Stages): each override stage
+// replaces the start time S of the parent's stage with the same
+// classification. An override stage the parent lacks is an error (ours;
+// Gardener ignores it), except that an expirationDate sets the expired stage
+// and adds it when the parent has none. Then the parent's other stages move
+// so the order stays valid: a stage of lower rank starting after S starts at
+// S, a stage of higher rank starting before S (or without a start) starts at
+// S. Override stages are applied in rank order, so a later stage's move never
+// undoes an earlier override.
+//
+// Where the spec is silent:
+//   - An override stage must have a startTime. A stage without one would mean
+//     "always", which can only be the first stage; leaving the stage out of
+//     the override keeps the parent's start.
+//   - Override stages must themselves be a well-formed lifecycle fragment:
+//     no stage twice, rank order, start times not decreasing. Otherwise the
+//     result would depend on the order they are listed in.
+//   - Form of the result: an expirationDate override of a parent version that
+//     does not use lifecycle stays in the deprecated form (the parent's
+//     classification, the new expirationDate), which is what GEP-25's
+//     rendering example shows. Every other override writes the merged stages
+//     as lifecycle and drops classification and expirationDate, since the
+//     two forms may not be combined. A version no override touches keeps the
+//     parent's form.
+func mergeExpiry(parent, override v1alpha1.ExpirableVersion, fldPath *field.Path, parentName string) (v1alpha1.ExpirableVersion, field.ErrorList) {
+	var errs field.ErrorList
+	if override.Classification != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("classification"),
+			"a namespaced profile may not change a version's classification; override expirationDate or lifecycle start times instead"))
+	}
+	if len(override.Lifecycle) > 0 && override.ExpirationDate != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("expirationDate"),
+			"may not be combined with lifecycle; use an expired lifecycle stage"))
+	}
+	if len(errs) > 0 {
+		return parent, errs
+	}
+
+	switch {
+	case override.ExpirationDate != nil && len(parent.Lifecycle) == 0:
+		merged := *parent.DeepCopy()
+		merged.ExpirationDate = override.ExpirationDate.DeepCopy()
+		return merged, nil
+	case override.ExpirationDate != nil:
+		stages := moveStage(copyStages(parent.Lifecycle), v1alpha1.ClassificationExpired, *override.ExpirationDate)
+		return lifecycleVersion(parent.Version, stages), nil
+	case len(override.Lifecycle) > 0:
+		stages := copyStages(lifecycle.Stages(parent))
+		errs := validateOverrideStages(override.Lifecycle, stages, fldPath.Child("lifecycle"), parent.Version, parentName)
+		if len(errs) > 0 {
+			return parent, errs
+		}
+		for _, s := range override.Lifecycle {
+			stages = moveStage(stages, s.Classification, *s.StartTime)
+		}
+		return lifecycleVersion(parent.Version, stages), nil
+	}
+	return parent, nil
+}
+
+// validateOverrideStages checks the override's lifecycle against itself and
+// against the parent's stages, collecting every problem.
+func validateOverrideStages(overrides, parentStages []v1alpha1.LifecycleStage, fldPath *field.Path, version, parentName string) field.ErrorList {
+	var errs field.ErrorList
+	seen := make(map[v1alpha1.VersionClassification]bool, len(overrides))
+	previousRank := -1
+	var previousStart *metav1.Time
+	for i, s := range overrides {
+		path := fldPath.Index(i)
+		rank := lifecycle.Rank(s.Classification)
+		switch {
+		case rank < lifecycle.Rank(v1alpha1.ClassificationPreview):
+			errs = append(errs, field.NotSupported(path.Child("classification"), s.Classification, declarableStages))
+			continue
+		case seen[s.Classification]:
+			errs = append(errs, field.Duplicate(path.Child("classification"), s.Classification))
+			continue
+		case !hasStage(parentStages, s.Classification):
+			errs = append(errs, &field.Error{
+				Type:     field.ErrorTypeNotFound,
+				Field:    path.Child("classification").String(),
+				BadValue: string(s.Classification),
+				Detail: fmt.Sprintf("version %q of parent CloudProfile %q has no %s stage; a namespaced profile may move stages, not add them",
+					version, parentName, s.Classification),
+			})
+		case rank < previousRank:
+			errs = append(errs, field.Invalid(path.Child("classification"), s.Classification,
+				"lifecycle stages must be in the order preview, supported, deprecated, expired"))
+		}
+		seen[s.Classification] = true
+		if rank > previousRank {
+			previousRank = rank
+		}
+		if s.StartTime == nil {
+			errs = append(errs, field.Required(path.Child("startTime"),
+				"an override stage sets the stage's start time; leave the stage out to keep the parent's"))
+			continue
+		}
+		if previousStart != nil && s.StartTime.Before(previousStart) {
+			errs = append(errs, field.Invalid(path.Child("startTime"), s.StartTime,
+				fmt.Sprintf("may not be before the start of the previous stage (%s)", previousStart.UTC().Format(time.RFC3339))))
+		}
+		previousStart = s.StartTime
+	}
+	return errs
+}
+
+// declarableStages are the classifications a lifecycle may list; unavailable
+// is derived, never declared.
+var declarableStages = []v1alpha1.VersionClassification{
+	v1alpha1.ClassificationPreview, v1alpha1.ClassificationSupported,
+	v1alpha1.ClassificationDeprecated, v1alpha1.ClassificationExpired,
+}
+
+func hasStage(stages []v1alpha1.LifecycleStage, c v1alpha1.VersionClassification) bool {
+	return slices.ContainsFunc(stages, func(s v1alpha1.LifecycleStage) bool { return s.Classification == c })
+}
+
+// moveStage sets the start of stage c to start, inserting the stage at its
+// rank position when the lifecycle lacks it, and then moves the other stages
+// so that start times do not decrease in rank order: lower-rank stages that
+// start after start move back to it, higher-rank stages that start before it
+// or have no start move forward to it.
+func moveStage(stages []v1alpha1.LifecycleStage, c v1alpha1.VersionClassification, start metav1.Time) []v1alpha1.LifecycleStage {
+	rank := lifecycle.Rank(c)
+	at := slices.IndexFunc(stages, func(s v1alpha1.LifecycleStage) bool { return s.Classification == c })
+	if at < 0 {
+		at = slices.IndexFunc(stages, func(s v1alpha1.LifecycleStage) bool { return lifecycle.Rank(s.Classification) > rank })
+		if at < 0 {
+			at = len(stages)
+		}
+		stages = slices.Insert(stages, at, v1alpha1.LifecycleStage{Classification: c})
+	}
+	for i := range stages {
+		other := lifecycle.Rank(stages[i].Classification)
+		switch {
+		case i == at:
+			stages[i].StartTime = start.DeepCopy()
+		case other < rank && stages[i].StartTime != nil && stages[i].StartTime.After(start.Time):
+			stages[i].StartTime = start.DeepCopy()
+		case other > rank && (stages[i].StartTime == nil || stages[i].StartTime.Before(&start)):
+			stages[i].StartTime = start.DeepCopy()
+		}
+	}
+	return stages
+}
+
+func copyStages(stages []v1alpha1.LifecycleStage) []v1alpha1.LifecycleStage {
+	copied := make([]v1alpha1.LifecycleStage, len(stages))
+	for i := range stages {
+		stages[i].DeepCopyInto(&copied[i])
+	}
+	return copied
+}
+
+func lifecycleVersion(version string, stages []v1alpha1.LifecycleStage) v1alpha1.ExpirableVersion {
+	return v1alpha1.ExpirableVersion{Version: version, Lifecycle: stages}
+}
+
+// onlyExpiryDiffers checks that an override of an existing machine-image
+// version sets no field other than its expiry to a value different from the
+// parent's. A field left out keeps the parent's value; repeating the parent's
+// value is allowed so that a version can be copied from the parent and its
+// date edited.
+func onlyExpiryDiffers(parent, override v1alpha1.MachineImageVersion, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(override.CRI) > 0 && !equality.Semantic.DeepEqual(override.CRI, parent.CRI) {
+		errs = append(errs, field.Forbidden(fldPath.Child("cri"), onlyExpiryDetail))
+	}
+	if len(override.Architectures) > 0 && !sameSet(override.Architectures, parent.Architectures) {
+		errs = append(errs, field.Forbidden(fldPath.Child("architectures"), onlyExpiryDetail))
+	}
+	if override.KubeletVersionConstraint != nil &&
+		(parent.KubeletVersionConstraint == nil || *override.KubeletVersionConstraint != *parent.KubeletVersionConstraint) {
+		errs = append(errs, field.Forbidden(fldPath.Child("kubeletVersionConstraint"), onlyExpiryDetail))
+	}
+	return errs
+}
+
+// sameSet compares architectures as the set they are declared to be.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}

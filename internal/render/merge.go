@@ -1,0 +1,296 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/lifecycle"
+)
+
+// MergeNamespaced renders status.cloudProfileSpec of a NamespacedCloudProfile:
+// the parent's spec with the namespaced profile's overrides applied, exactly as
+// SEMANTICS.md section 3 describes.
+//
+// The result starts as a deep copy of parent; neither input is modified.
+// Entries keep the parent's order and entries only the override has are
+// appended in the override's order. type, regions and providerConfig always
+// come from the parent.
+//
+//   - Kubernetes versions and existing machine-image versions may only have
+//     their expiry overridden; see mergeExpiry for how lifecycles are merged and
+//     in which form the merged version is written.
+//   - Machine images the parent lacks are appended as whole images; an
+//     override of a parent image may change updateStrategy, the expiry of
+//     existing versions, and append versions.
+//   - Machine and volume types replace the parent's entry of the same name or
+//     are appended.
+//   - caBundle is the parent's bundle followed by the override's; a newline is
+//     put between them when the parent's bundle does not already end in one,
+//     so that the last PEM block of the parent and the first of the override
+//     do not run into each other.
+//
+// Problems in the override are reported under spec.… paths of the
+// NamespacedCloudProfile (for example "spec.kubernetes.versions[0].version:
+// Not found: \"1.99.0\": not in parent CloudProfile \"aws\""). The merged spec
+// must then pass lifecycle.ValidateCloudProfileSpec; its errors are reported
+// under status.cloudProfileSpec.… so that a user can tell a mistake in their
+// own profile from one the merge produced. Validation warnings are not
+// returned: callers that want them validate the merged spec themselves.
+//
+// When there is any error the merged spec is nil, so callers keep the previous
+// status.cloudProfileSpec rather than publish a half-merged profile.
+func MergeNamespaced(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	merged, errs := mergeOverrides(parent, ncp)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	validationErrs, _ := lifecycle.ValidateCloudProfileSpec(merged, field.NewPath("status", "cloudProfileSpec"))
+	if len(validationErrs) > 0 {
+		return nil, validationErrs
+	}
+	return merged, nil
+}
+
+// mergeOverrides is MergeNamespaced without the final validation of the merged
+// spec. It returns the merged spec even when there are errors so that tests can
+// look at it; MergeNamespaced never hands such a spec out.
+func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	specPath := field.NewPath("spec")
+	if ncp == nil {
+		return nil, field.ErrorList{field.Required(specPath, "the NamespacedCloudProfile has no spec")}
+	}
+	errs := validateParentReference(ncp.Parent, specPath.Child("parent"))
+	if parent == nil {
+		return nil, append(errs, field.NotFound(specPath.Child("parent", "name"), ncp.Parent.Name))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	m := &merge{
+		parentName: ncp.Parent.Name,
+		spec:       parent.DeepCopy(),
+	}
+	override := ncp.DeepCopy()
+
+	if override.Kubernetes != nil {
+		m.mergeKubernetes(override.Kubernetes.Versions, specPath.Child("kubernetes", "versions"))
+	}
+	m.mergeMachineImages(override.MachineImages, specPath.Child("machineImages"))
+	m.spec.MachineTypes = mergeNamed(m, m.spec.MachineTypes, override.MachineTypes,
+		func(t v1alpha1.MachineType) string { return t.Name }, specPath.Child("machineTypes"))
+	m.spec.VolumeTypes = mergeNamed(m, m.spec.VolumeTypes, override.VolumeTypes,
+		func(t v1alpha1.VolumeType) string { return t.Name }, specPath.Child("volumeTypes"))
+	m.spec.CABundle = concatCABundles(m.spec.CABundle, override.CABundle)
+
+	return m.spec, m.errs
+}
+
+// merge carries the spec being built and the errors found so far, so that
+// every problem of an override is reported at once, not only the first.
+type merge struct {
+	parentName string
+	spec       *v1alpha1.CloudProfileSpec
+	errs       field.ErrorList
+}
+
+// notInParent reports an override entry that must name something the parent
+// has. The value is repeated in the message because NotFound alone would not
+// say what was searched.
+func (m *merge) notInParent(fldPath *field.Path, value, what string) {
+	m.errs = append(m.errs, &field.Error{
+		Type:     field.ErrorTypeNotFound,
+		Field:    fldPath.String(),
+		BadValue: value,
+		Detail:   fmt.Sprintf("%s not in parent CloudProfile %q", what, m.parentName),
+	})
+}
+
+func validateParentReference(ref v1alpha1.CloudProfileReference, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if ref.Kind != v1alpha1.CloudProfileKind {
+		errs = append(errs, field.NotSupported(fldPath.Child("kind"), ref.Kind, []string{v1alpha1.CloudProfileKind}))
+	}
+	if ref.Name == "" {
+		errs = append(errs, field.Required(fldPath.Child("name"), "the parent CloudProfile must be named"))
+	}
+	return errs
+}
+
+// mergeKubernetes applies expiry overrides to the parent's Kubernetes
+// versions. Every override must name a parent version: a namespaced profile
+// may keep a version around longer, never introduce one (GEP-25 non-goal).
+func (m *merge) mergeKubernetes(overrides []v1alpha1.ExpirableVersion, fldPath *field.Path) {
+	indexOf := make(map[string]int, len(m.spec.Kubernetes.Versions))
+	for i, v := range m.spec.Kubernetes.Versions {
+		indexOf[v.Version] = i
+	}
+	seen := make(map[string]bool, len(overrides))
+	for i, o := range overrides {
+		path := fldPath.Index(i)
+		if seen[o.Version] {
+			m.errs = append(m.errs, field.Duplicate(path.Child("version"), o.Version))
+			continue
+		}
+		seen[o.Version] = true
+		parentIndex, ok := indexOf[o.Version]
+		if !ok {
+			m.notInParent(path.Child("version"), o.Version, "Kubernetes version")
+			continue
+		}
+		merged, errs := mergeExpiry(m.spec.Kubernetes.Versions[parentIndex], o, path, m.parentName)
+		m.errs = append(m.errs, errs...)
+		if len(errs) == 0 {
+			m.spec.Kubernetes.Versions[parentIndex] = merged
+		}
+	}
+}
+
+// mergeMachineImages applies image overrides: new images are appended whole;
+// for a parent image the override may set updateStrategy, override the
+// expiry of existing versions and append new versions.
+func (m *merge) mergeMachineImages(overrides []v1alpha1.NamespacedMachineImage, fldPath *field.Path) {
+	indexOf := make(map[string]int, len(m.spec.MachineImages))
+	for i, image := range m.spec.MachineImages {
+		indexOf[image.Name] = i
+	}
+	seen := make(map[string]bool, len(overrides))
+	for i, o := range overrides {
+		path := fldPath.Index(i)
+		if seen[o.Name] {
+			m.errs = append(m.errs, field.Duplicate(path.Child("name"), o.Name))
+			continue
+		}
+		seen[o.Name] = true
+		if o.UpdateStrategy != nil && !isUpdateStrategy(*o.UpdateStrategy) {
+			m.errs = append(m.errs, field.NotSupported(path.Child("updateStrategy"), *o.UpdateStrategy, updateStrategies))
+			continue
+		}
+		parentIndex, ok := indexOf[o.Name]
+		if !ok {
+			m.appendMachineImage(o, path)
+			continue
+		}
+		image := &m.spec.MachineImages[parentIndex]
+		if o.UpdateStrategy != nil {
+			image.UpdateStrategy = o.UpdateStrategy
+		}
+		m.mergeMachineImageVersions(image, o.Versions, path.Child("versions"))
+	}
+}
+
+// appendMachineImage adds an image the parent does not have. It must stand on
+// its own like any image of a CloudProfile; apart from the version count,
+// which is checked here to point at the override, the validation of the
+// merged spec reports what is wrong with it.
+//
+// An unset updateStrategy becomes major, the default the API server gives a
+// CloudProfile's image, so the merged spec reads the same as a CloudProfile
+// written out in full.
+func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *field.Path) {
+	if len(o.Versions) == 0 {
+		m.errs = append(m.errs, field.Required(fldPath.Child("versions"),
+			fmt.Sprintf("machine image %q is not in parent CloudProfile %q, so it is added and needs at least one version", o.Name, m.parentName)))
+		return
+	}
+	strategy := v1alpha1.UpdateStrategyMajor
+	if o.UpdateStrategy != nil {
+		strategy = *o.UpdateStrategy
+	}
+	m.spec.MachineImages = append(m.spec.MachineImages, v1alpha1.MachineImage{
+		Name:           o.Name,
+		Versions:       o.Versions,
+		UpdateStrategy: &strategy,
+	})
+}
+
+// mergeMachineImageVersions merges the override's versions of one parent
+// image: a version the image has may change only its expiry; other versions
+// are appended in override order.
+func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, overrides []v1alpha1.MachineImageVersion, fldPath *field.Path) {
+	indexOf := make(map[string]int, len(image.Versions))
+	for i, v := range image.Versions {
+		indexOf[v.Version] = i
+	}
+	seen := make(map[string]bool, len(overrides))
+	for i, o := range overrides {
+		path := fldPath.Index(i)
+		if seen[o.Version] {
+			m.errs = append(m.errs, field.Duplicate(path.Child("version"), o.Version))
+			continue
+		}
+		seen[o.Version] = true
+		parentIndex, ok := indexOf[o.Version]
+		if !ok {
+			image.Versions = append(image.Versions, o)
+			continue
+		}
+		parentVersion := image.Versions[parentIndex]
+		errs := onlyExpiryDiffers(parentVersion, o, path)
+		merged, expiryErrs := mergeExpiry(parentVersion.ExpirableVersion, o.ExpirableVersion, path, m.parentName)
+		errs = append(errs, expiryErrs...)
+		m.errs = append(m.errs, errs...)
+		if len(errs) == 0 {
+			image.Versions[parentIndex].ExpirableVersion = merged
+		}
+	}
+}
+
+var updateStrategies = []v1alpha1.MachineImageUpdateStrategy{
+	v1alpha1.UpdateStrategyPatch, v1alpha1.UpdateStrategyMinor, v1alpha1.UpdateStrategyMajor,
+}
+
+func isUpdateStrategy(s v1alpha1.MachineImageUpdateStrategy) bool {
+	for _, known := range updateStrategies {
+		if s == known {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeNamed replaces the parent's entries by the override's entry of the same
+// name, in place, and appends entries with new names in override order. Two
+// override entries with the same name are an error: which one should win is
+// not something to guess.
+func mergeNamed[T any](m *merge, parentEntries, overrides []T, nameOf func(T) string, fldPath *field.Path) []T {
+	indexOf := make(map[string]int, len(parentEntries))
+	for i, e := range parentEntries {
+		indexOf[nameOf(e)] = i
+	}
+	seen := make(map[string]bool, len(overrides))
+	for i, o := range overrides {
+		name := nameOf(o)
+		if seen[name] {
+			m.errs = append(m.errs, field.Duplicate(fldPath.Index(i).Child("name"), name))
+			continue
+		}
+		seen[name] = true
+		if parentIndex, ok := indexOf[name]; ok {
+			parentEntries[parentIndex] = o
+			continue
+		}
+		parentEntries = append(parentEntries, o)
+	}
+	return parentEntries
+}
+
+// concatCABundles returns the parent's bundle followed by the override's. An
+// unset or empty bundle on either side leaves the other as it is.
+func concatCABundles(parent, override *string) *string {
+	if override == nil || *override == "" {
+		return parent
+	}
+	if parent == nil || *parent == "" {
+		return override
+	}
+	separator := ""
+	if !strings.HasSuffix(*parent, "\n") {
+		separator = "\n"
+	}
+	joined := *parent + separator + *override
+	return &joined
+}
