@@ -1,0 +1,301 @@
+package render
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+func TestMergeNamespacedMachineAndVolumeTypes(t *testing.T) {
+	tests := []struct {
+		name             string
+		machineTypes     []v1alpha1.MachineType
+		volumeTypes      []v1alpha1.VolumeType
+		wantMachineTypes []v1alpha1.MachineType
+		wantVolumeTypes  []v1alpha1.VolumeType
+		wantErrs         []string
+	}{
+		{
+			name:             "a machine type with a parent's name replaces it in place",
+			machineTypes:     []v1alpha1.MachineType{machineType("m5.large", "8")},
+			wantMachineTypes: []v1alpha1.MachineType{machineType("m5.large", "8")},
+			wantVolumeTypes:  profile().VolumeTypes,
+		},
+		{
+			name:             "machine types with new names are appended in override order",
+			machineTypes:     []v1alpha1.MachineType{machineType("m5.xlarge", "8"), machineType("c5.large", "2")},
+			wantMachineTypes: []v1alpha1.MachineType{machineType("m5.large", "4"), machineType("m5.xlarge", "8"), machineType("c5.large", "2")},
+			wantVolumeTypes:  profile().VolumeTypes,
+		},
+		{
+			name:         "a machine type named twice in the override is an error",
+			machineTypes: []v1alpha1.MachineType{machineType("m5.xlarge", "8"), machineType("m5.xlarge", "16")},
+			wantErrs:     []string{"spec.machineTypes[1].name: Duplicate value"},
+		},
+		{
+			name:             "a volume type with a parent's name replaces it and new ones are appended",
+			volumeTypes:      []v1alpha1.VolumeType{{Name: "io2", Class: "premium"}, {Name: "gp3", Class: "fast", Usable: ptrTo(false)}},
+			wantMachineTypes: profile().MachineTypes,
+			wantVolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "fast", Usable: ptrTo(false)}, {Name: "io2", Class: "premium"}},
+		},
+		{
+			name:        "a volume type named twice in the override is an error",
+			volumeTypes: []v1alpha1.VolumeType{{Name: "io2", Class: "premium"}, {Name: "io2", Class: "standard"}},
+			wantErrs:    []string{"spec.volumeTypes[1].name: Duplicate value"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ncp := namespaced()
+			ncp.MachineTypes = tt.machineTypes
+			ncp.VolumeTypes = tt.volumeTypes
+
+			merged, errs := MergeNamespaced(profile(), ncp)
+
+			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
+			if tt.wantErrs != nil {
+				g.Expect(merged).To(BeNil())
+				return
+			}
+			g.Expect(merged.MachineTypes).To(Equal(tt.wantMachineTypes))
+			g.Expect(merged.VolumeTypes).To(Equal(tt.wantVolumeTypes))
+		})
+	}
+}
+
+func TestMergeNamespacedCABundle(t *testing.T) {
+	const parentPEM = "-----BEGIN CERTIFICATE-----\nparent\n-----END CERTIFICATE-----"
+	const overridePEM = "-----BEGIN CERTIFICATE-----\noverride\n-----END CERTIFICATE-----\n"
+	tests := []struct {
+		name     string
+		parent   *string
+		override *string
+		want     *string
+	}{
+		{
+			name:   "the override's bundle follows the parent's on a new line",
+			parent: ptrTo(parentPEM), override: ptrTo(overridePEM),
+			want: ptrTo(parentPEM + "\n" + overridePEM),
+		},
+		{
+			name:   "no newline is added after a parent's bundle that ends in one",
+			parent: ptrTo(parentPEM + "\n"), override: ptrTo(overridePEM),
+			want: ptrTo(parentPEM + "\n" + overridePEM),
+		},
+		{
+			name:   "a parent's bundle alone is kept",
+			parent: ptrTo(parentPEM), override: nil,
+			want: ptrTo(parentPEM),
+		},
+		{
+			name:   "an override's bundle alone is used",
+			parent: nil, override: ptrTo(overridePEM),
+			want: ptrTo(overridePEM),
+		},
+		{
+			name:   "an empty override bundle leaves the parent's unchanged",
+			parent: ptrTo(parentPEM), override: ptrTo(""),
+			want: ptrTo(parentPEM),
+		},
+		{
+			name: "no bundle on either side stays unset",
+			want: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parent := profile()
+			parent.CABundle = tt.parent
+			ncp := namespaced()
+			ncp.CABundle = tt.override
+
+			merged, errs := MergeNamespaced(parent, ncp)
+
+			g.Expect(errs).To(BeEmpty())
+			g.Expect(merged.CABundle).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestMergeNamespacedParentReference(t *testing.T) {
+	tests := []struct {
+		name     string
+		parent   *v1alpha1.CloudProfileSpec
+		ncp      *v1alpha1.NamespacedCloudProfileSpec
+		wantErrs []string
+	}{
+		{
+			name:   "a namespaced profile referencing its CloudProfile by kind and name merges",
+			parent: profile(),
+			ncp:    namespaced(),
+		},
+		{
+			name:   "a parent of another kind is an error",
+			parent: profile(),
+			ncp: &v1alpha1.NamespacedCloudProfileSpec{
+				Parent: v1alpha1.CloudProfileReference{Kind: v1alpha1.NamespacedCloudProfileKind, Name: "local"},
+			},
+			wantErrs: []string{"spec.parent.kind: Unsupported value"},
+		},
+		{
+			name:     "a parent without a name is an error",
+			parent:   profile(),
+			ncp:      &v1alpha1.NamespacedCloudProfileSpec{Parent: v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind}},
+			wantErrs: []string{"spec.parent.name: Required value"},
+		},
+		{
+			name:     "a missing parent is an error naming the reference",
+			parent:   nil,
+			ncp:      namespaced(),
+			wantErrs: []string{"spec.parent.name: Not found"},
+		},
+		{
+			name:     "a missing namespaced spec is an error",
+			parent:   profile(),
+			ncp:      nil,
+			wantErrs: []string{"spec: Required value"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+
+			merged, errs := MergeNamespaced(tt.parent, tt.ncp)
+
+			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
+			if tt.wantErrs != nil {
+				g.Expect(merged).To(BeNil())
+				return
+			}
+			g.Expect(merged).To(Equal(tt.parent), "an override without entries renders the parent unchanged")
+		})
+	}
+}
+
+func TestMergeNamespacedKeepsParentOnlyFields(t *testing.T) {
+	g := NewWithT(t)
+	parent := profile()
+	parent.ProviderConfig = &runtime.RawExtension{Raw: []byte(`{"apiVersion":"local/v1","kind":"CloudProfileConfig"}`)}
+	ncp := namespaced()
+	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.xlarge", "8")}
+
+	merged, errs := MergeNamespaced(parent, ncp)
+
+	g.Expect(errs).To(BeEmpty())
+	g.Expect(merged.Type).To(Equal(parent.Type))
+	g.Expect(merged.Regions).To(Equal(parent.Regions))
+	g.Expect(merged.ProviderConfig).To(Equal(parent.ProviderConfig))
+}
+
+func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
+	g := NewWithT(t)
+	parent := profile()
+	parent.Kubernetes.Versions = withNewest(staged("1.30.0", stage(supported, ""), stage(deprecated, "2025-01-01T00:00:00Z")))
+	parent.CABundle = ptrTo("parent")
+	ncp := namespaced()
+	ncp.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
+		staged("1.30.0", stage(supported, "2024-01-01T00:00:00Z"), stage(deprecated, "2026-01-01T00:00:00Z")),
+	}}
+	ncp.MachineImages = []v1alpha1.NamespacedMachineImage{{
+		Name:           "gardenlinux",
+		UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch),
+		Versions:       []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1443.2.0"))},
+	}}
+	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", "8")}
+	ncp.CABundle = ptrTo("override")
+	parentBefore, ncpBefore := parent.DeepCopy(), ncp.DeepCopy()
+
+	merged, errs := MergeNamespaced(parent, ncp)
+	g.Expect(errs).To(BeEmpty())
+	merged.Kubernetes.Versions[0].Lifecycle[0].StartTime.Time = merged.Kubernetes.Versions[0].Lifecycle[0].StartTime.AddDate(1, 0, 0)
+	merged.MachineImages[0].Versions[1].Version = "changed"
+	merged.MachineTypes[0].CPU = resource.MustParse("64")
+
+	g.Expect(parent).To(Equal(parentBefore), "the merge and later edits of its result must not reach the parent")
+	g.Expect(ncp).To(Equal(ncpBefore), "the merge and later edits of its result must not reach the override")
+}
+
+// TestMergeNamespacedGEP25Rendering checks the example of GEP-25 "Rendering"
+// against the result the GEP writes down, with two differences SEMANTICS 3
+// decides: entries the override adds are appended after the parent's (the GEP
+// lists the new image version and volume type first), and the merged spec is
+// validated, which rejects the GEP's parent as written because its highest
+// Kubernetes version expires.
+func TestMergeNamespacedGEP25Rendering(t *testing.T) {
+	parent := func() *v1alpha1.CloudProfileSpec {
+		return &v1alpha1.CloudProfileSpec{
+			Type: "aws",
+			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
+				plainVersion("1.27.1"), plainVersion("1.26.3"), plainVersion("1.25.8"), plainVersion("1.24.6"),
+				deprecatedAPIVersion("1.28.6", "", "2023-02-02T01:02:03Z"),
+			}},
+			MachineImages: []v1alpha1.MachineImage{{Name: "suse-chost", Versions: []v1alpha1.MachineImageVersion{
+				imageVersion(plainVersion("15.4")), imageVersion(plainVersion("14.4")), imageVersion(plainVersion("13.6")),
+			}}},
+			MachineTypes: []v1alpha1.MachineType{{Name: "m5.large", CPU: resource.MustParse("4"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi")}},
+			VolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "standard", Usable: ptrTo(true)}},
+		}
+	}
+	ncp := &v1alpha1.NamespacedCloudProfileSpec{
+		Parent:     v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind, Name: "aws-central-cloud-profile"},
+		Kubernetes: &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{deprecatedAPIVersion("1.28.6", "", "2024-06-06T01:02:03Z")}},
+		MachineImages: []v1alpha1.NamespacedMachineImage{{Name: "suse-chost", Versions: []v1alpha1.MachineImageVersion{
+			imageVersion(deprecatedAPIVersion("16.4", "", "2023-08-08T23:59:59Z")),
+		}}},
+		MachineTypes: []v1alpha1.MachineType{{Name: "m5.xlarge", CPU: resource.MustParse("8"), GPU: resource.MustParse("0"), Memory: resource.MustParse("16Gi")}},
+		VolumeTypes:  []v1alpha1.VolumeType{{Name: "ab6", Class: "premium", Usable: ptrTo(true)}},
+	}
+	wantMerged := func() *v1alpha1.CloudProfileSpec {
+		return &v1alpha1.CloudProfileSpec{
+			Type: "aws",
+			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
+				plainVersion("1.27.1"), plainVersion("1.26.3"), plainVersion("1.25.8"), plainVersion("1.24.6"),
+				deprecatedAPIVersion("1.28.6", "", "2024-06-06T01:02:03Z"),
+			}},
+			MachineImages: []v1alpha1.MachineImage{{Name: "suse-chost", Versions: []v1alpha1.MachineImageVersion{
+				imageVersion(plainVersion("15.4")), imageVersion(plainVersion("14.4")), imageVersion(plainVersion("13.6")),
+				imageVersion(deprecatedAPIVersion("16.4", "", "2023-08-08T23:59:59Z")),
+			}}},
+			MachineTypes: []v1alpha1.MachineType{
+				{Name: "m5.large", CPU: resource.MustParse("4"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi")},
+				{Name: "m5.xlarge", CPU: resource.MustParse("8"), GPU: resource.MustParse("0"), Memory: resource.MustParse("16Gi")},
+			},
+			VolumeTypes: []v1alpha1.VolumeType{
+				{Name: "gp3", Class: "standard", Usable: ptrTo(true)},
+				{Name: "ab6", Class: "premium", Usable: ptrTo(true)},
+			},
+		}
+	}
+
+	t.Run("the merge produces the GEP's rendered spec", func(t *testing.T) {
+		g := NewWithT(t)
+		merged, errs := mergeOverrides(parent(), ncp)
+		g.Expect(errs).To(BeEmpty())
+		g.Expect(merged).To(Equal(wantMerged()))
+	})
+
+	t.Run("the merged spec is rejected because the GEP's highest Kubernetes version expires", func(t *testing.T) {
+		g := NewWithT(t)
+		merged, errs := MergeNamespaced(parent(), ncp)
+		g.Expect(errorFields(errs)).To(Equal([]string{"status.cloudProfileSpec.kubernetes.versions[4].expirationDate: Forbidden"}))
+		g.Expect(merged).To(BeNil())
+	})
+
+	t.Run("with a newer non-expiring Kubernetes version in the parent the GEP's rendering is accepted", func(t *testing.T) {
+		g := NewWithT(t)
+		withNewer := parent()
+		withNewer.Kubernetes.Versions = append(withNewer.Kubernetes.Versions, plainVersion("1.29.0"))
+		want := wantMerged()
+		want.Kubernetes.Versions = append(want.Kubernetes.Versions, plainVersion("1.29.0"))
+
+		merged, errs := MergeNamespaced(withNewer, ncp)
+		g.Expect(errs).To(BeEmpty())
+		g.Expect(merged).To(Equal(want))
+	})
+}
