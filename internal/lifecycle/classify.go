@@ -66,7 +66,7 @@ func Stages(v v1alpha1.ExpirableVersion) []v1alpha1.LifecycleStage {
 // (ours) Gardener compares strictly before, so a reconcile woken exactly at a
 // start time sees no change; here the stage is in effect at its start time.
 func ClassificationAt(v v1alpha1.ExpirableVersion, t time.Time) v1alpha1.VersionClassification {
-	return classificationAt(Stages(v), t)
+	return evaluate(v, t).current
 }
 
 func classificationAt(stages []v1alpha1.LifecycleStage, t time.Time) v1alpha1.VersionClassification {
@@ -86,17 +86,56 @@ func classificationAt(stages []v1alpha1.LifecycleStage, t time.Time) v1alpha1.Ve
 // When several stages start at that same instant, the classification returned
 // is the one ClassificationAt reports at that instant (the later stage wins).
 func NextTransition(v v1alpha1.ExpirableVersion, t time.Time) (at time.Time, next v1alpha1.VersionClassification, ok bool) {
-	stages := Stages(v)
+	e := evaluate(v, t)
+	return e.nextAt, e.next, e.hasNext
+}
+
+// evaluation is a version's classification at one instant together with its
+// next transition.
+type evaluation struct {
+	current v1alpha1.VersionClassification
+	next    v1alpha1.VersionClassification
+	nextAt  time.Time
+	hasNext bool
+}
+
+// evaluate computes ClassificationAt and NextTransition in one pass without
+// allocating: the status runs it for every version on every reconcile, so the
+// deprecated API is read directly instead of through Stages, which would build
+// a slice per version.
+func evaluate(v v1alpha1.ExpirableVersion, t time.Time) evaluation {
+	if len(v.Lifecycle) > 0 {
+		return evaluateStages(v.Lifecycle, t)
+	}
+	first := v1alpha1.ClassificationSupported
+	if v.Classification != nil {
+		first = *v.Classification
+	}
+	if v.ExpirationDate == nil {
+		return evaluation{current: first}
+	}
+	expiry := v.ExpirationDate.Time
+	if !expiry.After(t) {
+		return evaluation{current: v1alpha1.ClassificationExpired}
+	}
+	return evaluation{current: first, next: v1alpha1.ClassificationExpired, nextAt: expiry, hasNext: true}
+}
+
+func evaluateStages(stages []v1alpha1.LifecycleStage, t time.Time) evaluation {
+	e := evaluation{current: v1alpha1.ClassificationUnavailable}
 	for _, s := range stages {
 		if s.StartTime == nil || !s.StartTime.Time.After(t) {
+			e.current = s.Classification
 			continue
 		}
-		if !ok || s.StartTime.Time.Before(at) {
-			at, ok = s.StartTime.Time, true
+		if !e.hasNext || s.StartTime.Time.Before(e.nextAt) {
+			e.nextAt, e.hasNext = s.StartTime.Time, true
 		}
 	}
-	if !ok {
-		return time.Time{}, "", false
+	if e.hasNext {
+		// Start times may decrease in an invalid lifecycle, so the stage in
+		// effect at nextAt is not simply the one found above.
+		e.next = classificationAt(stages, e.nextAt)
 	}
-	return at, classificationAt(stages, at), true
+	return e
 }

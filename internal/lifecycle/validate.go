@@ -1,0 +1,515 @@
+package lifecycle
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// kubernetesVersionPattern is the only form a Kubernetes version may take:
+// MAJOR.MINOR.PATCH, digits only, no "v" prefix and no pre-release.
+var kubernetesVersionPattern = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// declarableClassifications may be written as the deprecated classification
+// field. expired is expressed by expirationDate and unavailable is derived.
+var declarableClassifications = []string{
+	string(v1alpha1.ClassificationPreview),
+	string(v1alpha1.ClassificationSupported),
+	string(v1alpha1.ClassificationDeprecated),
+}
+
+// declarableStages may appear in a lifecycle; unavailable is derived.
+var declarableStages = []string{
+	string(v1alpha1.ClassificationPreview),
+	string(v1alpha1.ClassificationSupported),
+	string(v1alpha1.ClassificationDeprecated),
+	string(v1alpha1.ClassificationExpired),
+}
+
+var updateStrategies = []string{
+	string(v1alpha1.UpdateStrategyPatch),
+	string(v1alpha1.UpdateStrategyMinor),
+	string(v1alpha1.UpdateStrategyMajor),
+}
+
+var architectures = []string{"amd64", "arm64"}
+
+// ValidateCloudProfileSpec checks spec against every rule of SEMANTICS 2 that
+// a single profile can break. All errors are collected, each with its field
+// path below fldPath (for example spec.kubernetes.versions[3].lifecycle[1].startTime);
+// a nil fldPath gives paths relative to the spec. warnings are "PATH: message"
+// strings for rules that do not reject the profile.
+//
+// Validation does not depend on the current time: a version that is already
+// expired when first applied is accepted (SEMANTICS 2, ours), and the update
+// rule that needs the live object is ValidateUpdate.
+//
+// The namespaced merge runs this on the merged spec, so the messages name the
+// rule and the versions involved rather than assuming the reader wrote them.
+func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Path) (errs field.ErrorList, warnings []string) {
+	if spec == nil {
+		return field.ErrorList{field.Required(fldPath, "a cloud profile spec is required")}, nil
+	}
+	if spec.Type == "" {
+		errs = append(errs, field.Required(fldPath.Child("type"), "the provider type is required"))
+	}
+	kubernetesErrs, kubernetesWarnings := validateKubernetesVersions(spec.Kubernetes.Versions, fldPath.Child("kubernetes", "versions"))
+	errs = append(errs, kubernetesErrs...)
+	warnings = append(warnings, kubernetesWarnings...)
+
+	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath.Child("machineImages"))
+	errs = append(errs, imageErrs...)
+	warnings = append(warnings, imageWarnings...)
+	return errs, warnings
+}
+
+// ValidateExpirableVersion checks the classification rules of one version on
+// its own (SEMANTICS 2): the deprecated classification is preview, supported
+// or deprecated; lifecycle is not combined with classification or
+// expirationDate; and the lifecycle's stages are declarable, appear once, are
+// in rank order, omit startTime only on the first stage, and never go back in
+// time. fldPath is the version's path. Rules that compare versions with each
+// other are left to ValidateCloudProfileSpec.
+func ValidateExpirableVersion(v v1alpha1.ExpirableVersion, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if v.Classification != nil {
+		classificationPath := fldPath.Child("classification")
+		switch c := *v.Classification; c {
+		case v1alpha1.ClassificationPreview, v1alpha1.ClassificationSupported, v1alpha1.ClassificationDeprecated:
+		case v1alpha1.ClassificationExpired:
+			errs = append(errs, field.Invalid(classificationPath, c,
+				"expired may not be written as a classification: set expirationDate, or use lifecycle with an expired stage"))
+		case v1alpha1.ClassificationUnavailable:
+			errs = append(errs, field.Invalid(classificationPath, c,
+				"unavailable may not be written as a classification: use lifecycle with stages that start in the future"))
+		default:
+			errs = append(errs, field.NotSupported(classificationPath, c, declarableClassifications))
+		}
+	}
+	if len(v.Lifecycle) == 0 {
+		return errs
+	}
+	if v.Classification != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("classification"),
+			"may not be combined with lifecycle: express the classification as a lifecycle stage"))
+	}
+	if v.ExpirationDate != nil {
+		errs = append(errs, field.Forbidden(fldPath.Child("expirationDate"),
+			"may not be combined with lifecycle: add an expired stage instead"))
+	}
+	return append(errs, validateLifecycle(v.Lifecycle, fldPath)...)
+}
+
+// validateLifecycle checks the stages of the version at versionPath. Paths
+// are built only for errors: this runs for every version of a profile.
+func validateLifecycle(stages []v1alpha1.LifecycleStage, versionPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	pathOf := func(i int, child string) *field.Path { return versionPath.Child("lifecycle").Index(i).Child(child) }
+	seenAt := [5]int{-1, -1, -1, -1, -1} // index of the stage of each rank
+	highestRank, highestAt := -1, -1
+	lastStartAt := -1
+	for i, stage := range stages {
+		rank := Rank(stage.Classification)
+		switch {
+		case stage.Classification == v1alpha1.ClassificationUnavailable:
+			errs = append(errs, field.Invalid(pathOf(i, "classification"), stage.Classification,
+				"unavailable is derived (every stage starts in the future) and may not be declared"))
+		case rank < 0:
+			errs = append(errs, field.NotSupported(pathOf(i, "classification"), stage.Classification, declarableStages))
+		case seenAt[rank] >= 0:
+			errs = append(errs, field.Duplicate(pathOf(i, "classification"), stage.Classification))
+		case rank < highestRank:
+			errs = append(errs, field.Invalid(pathOf(i, "classification"), stage.Classification,
+				fmt.Sprintf("stages must be in the order preview, supported, deprecated, expired, but %s comes after %s (lifecycle[%d])",
+					stage.Classification, stages[highestAt].Classification, highestAt)))
+		}
+		if rank >= 0 {
+			if seenAt[rank] < 0 {
+				seenAt[rank] = i
+			}
+			if rank > highestRank {
+				highestRank, highestAt = rank, i
+			}
+		}
+
+		if stage.StartTime == nil {
+			if i > 0 {
+				errs = append(errs, field.Required(pathOf(i, "startTime"),
+					"only the first lifecycle stage may omit startTime"))
+			}
+			continue
+		}
+		if lastStartAt >= 0 && stage.StartTime.Time.Before(stages[lastStartAt].StartTime.Time) {
+			errs = append(errs, field.Invalid(pathOf(i, "startTime"), stage.StartTime.Time.UTC().Format(time.RFC3339),
+				fmt.Sprintf("start times may not decrease: lifecycle[%d] (%s) starts at %s",
+					lastStartAt, stages[lastStartAt].Classification, stages[lastStartAt].StartTime.Time.UTC().Format(time.RFC3339))))
+		}
+		lastStartAt = i
+	}
+	return errs
+}
+
+// parsedVersion is a version of a list with its semver, for the rules that
+// compare versions of one list with each other.
+type parsedVersion struct {
+	index   int
+	version *semver.Version
+}
+
+func validateKubernetesVersions(versions []v1alpha1.ExpirableVersion, fldPath *field.Path) (field.ErrorList, []string) {
+	var errs field.ErrorList
+	if len(versions) == 0 {
+		return field.ErrorList{field.Required(fldPath, "at least one Kubernetes version is required")}, nil
+	}
+
+	firstIndexOf := make(map[string]int, len(versions))
+	parsed := make([]parsedVersion, 0, len(versions))
+	for i := range versions {
+		v := &versions[i]
+		versionPath := fldPath.Index(i)
+		switch first, seen := firstIndexOf[v.Version]; {
+		case !kubernetesVersionPattern.MatchString(v.Version):
+			errs = append(errs, field.Invalid(versionPath.Child("version"), v.Version,
+				"a Kubernetes version must be MAJOR.MINOR.PATCH, digits only (regex "+kubernetesVersionPattern.String()+")"))
+		case seen:
+			errs = append(errs, field.Duplicate(versionPath.Child("version"),
+				fmt.Sprintf("%s (also versions[%d])", v.Version, first)))
+		default:
+			firstIndexOf[v.Version] = i
+			// The pattern guarantees the strict form; an error is only possible
+			// for numbers beyond uint64, which then take no part in the
+			// comparisons below.
+			if sv, err := semver.StrictNewVersion(v.Version); err == nil {
+				parsed = append(parsed, parsedVersion{index: i, version: sv})
+			} else {
+				errs = append(errs, field.Invalid(versionPath.Child("version"), v.Version, err.Error()))
+			}
+		}
+		errs = append(errs, ValidateExpirableVersion(*v, versionPath)...)
+	}
+
+	errs = append(errs, validateHighestKubernetesVersion(versions, parsed, fldPath)...)
+	supportedErrs, warnings := validateOneSupportedPerMinor(expirableAt(versions), parsed, fldPath)
+	return append(errs, supportedErrs...), warnings
+}
+
+// validateHighestKubernetesVersion rejects an expiry on the highest Kubernetes
+// version by semver, preview and future (unavailable) versions included:
+// clusters on it would have nowhere to be forced to.
+func validateHighestKubernetesVersion(versions []v1alpha1.ExpirableVersion, parsed []parsedVersion, fldPath *field.Path) field.ErrorList {
+	if len(parsed) == 0 {
+		return nil
+	}
+	highest := parsed[0]
+	for _, p := range parsed[1:] {
+		if p.version.GreaterThan(highest.version) {
+			highest = p
+		}
+	}
+	v := &versions[highest.index]
+	versionPath := fldPath.Index(highest.index)
+	var errs field.ErrorList
+	if v.ExpirationDate != nil {
+		errs = append(errs, field.Forbidden(versionPath.Child("expirationDate"),
+			fmt.Sprintf("%s is the highest Kubernetes version and may not expire: clusters must always have a version to move to", v.Version)))
+	}
+	if n := len(v.Lifecycle); n > 0 && v.Lifecycle[n-1].Classification == v1alpha1.ClassificationExpired {
+		errs = append(errs, field.Forbidden(versionPath.Child("lifecycle").Index(n-1).Child("classification"),
+			fmt.Sprintf("%s is the highest Kubernetes version and its lifecycle may not end in expired: clusters must always have a version to move to", v.Version)))
+	}
+	return errs
+}
+
+// supportedWindow is the time during which a version's declared supported
+// stage is current: [start, end). A zero start means since always, a zero end
+// means forever.
+type supportedWindow struct {
+	parsedVersion
+	start, end   time.Time
+	hasLifecycle bool
+}
+
+func (w supportedWindow) overlaps(o supportedWindow) bool {
+	startsBeforeOtherEnds := o.end.IsZero() || w.start.Before(o.end)
+	otherStartsBeforeEnd := w.end.IsZero() || o.start.Before(w.end)
+	return startsBeforeOtherEnds && otherStartsBeforeEnd
+}
+
+// reachingFurther returns whichever of a and b ends later (a zero end is
+// forever); a may be nil.
+func reachingFurther(a, b *supportedWindow) *supportedWindow {
+	if a == nil || (!a.end.IsZero() && (b.end.IsZero() || b.end.After(a.end))) {
+		return b
+	}
+	return a
+}
+
+func (w supportedWindow) String() string {
+	from, until := "always", "forever"
+	if !w.start.IsZero() {
+		from = w.start.UTC().Format(time.RFC3339)
+	}
+	if !w.end.IsZero() {
+		until = w.end.UTC().Format(time.RFC3339)
+	}
+	return "[" + from + ", " + until + ")"
+}
+
+// declaredSupportedWindow returns v's supported window, if v declares a
+// supported classification: a supported lifecycle stage, or the deprecated
+// classification field set to supported (until expirationDate).
+//
+// A version with neither lifecycle nor classification is not counted even
+// though its status reads supported: Gardener counts only versions whose
+// classification field says supported, and counting defaults would reject
+// profiles Gardener accepts (most profiles list several unclassified patches
+// of a minor). A window that is empty because a later stage starts at the
+// same instant is not returned: that supported stage is never current.
+func declaredSupportedWindow(v *v1alpha1.ExpirableVersion) (start, end time.Time, ok bool) {
+	if len(v.Lifecycle) == 0 {
+		if v.Classification == nil || *v.Classification != v1alpha1.ClassificationSupported {
+			return time.Time{}, time.Time{}, false
+		}
+		if v.ExpirationDate != nil {
+			end = v.ExpirationDate.Time
+		}
+		return time.Time{}, end, end.IsZero() || end.After(start)
+	}
+	for i, stage := range v.Lifecycle {
+		if stage.Classification != v1alpha1.ClassificationSupported {
+			continue
+		}
+		if stage.StartTime != nil {
+			start = stage.StartTime.Time
+		}
+		for _, later := range v.Lifecycle[i+1:] {
+			if later.StartTime != nil {
+				end = later.StartTime.Time
+				break
+			}
+		}
+		return start, end, end.IsZero() || end.After(start)
+	}
+	return time.Time{}, time.Time{}, false
+}
+
+// validateOneSupportedPerMinor applies "one supported version per minor"
+// (SEMANTICS 2) to one list of versions. versionAt gives the list's i-th
+// version.
+//
+// Among versions using the deprecated API, a second version whose
+// classification field is supported in the same major.minor is an error on
+// that version, as in Gardener. When at least one of two overlapping versions
+// uses lifecycle, the overlap of their supported windows is a warning (ours):
+// Gardener checks nothing for lifecycles, and a profile Gardener accepts must
+// still be accepted. Each version is reported at most once, against the
+// earlier-starting version it overlaps, so a minor with many versions does not
+// flood the output.
+func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion, parsed []parsedVersion, fldPath *field.Path) (field.ErrorList, []string) {
+	var windows []supportedWindow
+	for _, p := range parsed {
+		v := versionAt(p.index)
+		if start, end, ok := declaredSupportedWindow(v); ok {
+			windows = append(windows, supportedWindow{parsedVersion: p, start: start, end: end, hasLifecycle: len(v.Lifecycle) > 0})
+		}
+	}
+	if len(windows) < 2 {
+		return nil, nil
+	}
+	// Group by major.minor; the stable sort keeps list order inside a group,
+	// so the output is the same on every reconcile.
+	sameMinor := func(a, b supportedWindow) bool {
+		return a.version.Major() == b.version.Major() && a.version.Minor() == b.version.Minor()
+	}
+	sort.SliceStable(windows, func(i, j int) bool {
+		a, b := windows[i].version, windows[j].version
+		if a.Major() != b.Major() {
+			return a.Major() < b.Major()
+		}
+		return a.Minor() < b.Minor()
+	})
+
+	var errs field.ErrorList
+	var warnings []string
+	for len(windows) > 0 {
+		n := 1
+		for n < len(windows) && sameMinor(windows[0], windows[n]) {
+			n++
+		}
+		group := windows[:n]
+		windows = windows[n:]
+		if len(group) < 2 {
+			continue
+		}
+
+		firstDeprecatedAPI := -1
+		for _, w := range group {
+			if w.hasLifecycle {
+				continue
+			}
+			if firstDeprecatedAPI < 0 {
+				firstDeprecatedAPI = w.index
+				continue
+			}
+			errs = append(errs, field.Forbidden(fldPath.Index(w.index).Child("classification"),
+				fmt.Sprintf("only one supported version per minor is allowed, but %s and %s (versions[%d]) are both classified supported",
+					versionAt(w.index).Version, versionAt(firstDeprecatedAPI).Version, firstDeprecatedAPI)))
+		}
+
+		// Sweep in order of start (list order among equal starts). A window
+		// overlaps some earlier window exactly when it starts before the end
+		// of the earlier window reaching furthest, so remembering that one is
+		// enough. Pairs of two deprecated-API versions are the error above,
+		// so a deprecated-API window is compared only with lifecycle windows.
+		sort.SliceStable(group, func(i, j int) bool { return group[i].start.Before(group[j].start) })
+		var furthest, furthestLifecycle *supportedWindow
+		for i := range group {
+			w := &group[i]
+			against := furthest
+			if !w.hasLifecycle {
+				against = furthestLifecycle
+			}
+			if against != nil && w.overlaps(*against) {
+				warnings = append(warnings, fmt.Sprintf("%s: supported window %s of %s overlaps supported window %s of %s (versions[%d]) in the same minor; only one version per minor should be supported at a time",
+					fldPath.Index(w.index), w, versionAt(w.index).Version, against, versionAt(against.index).Version, against.index))
+			}
+			furthest = reachingFurther(furthest, w)
+			if w.hasLifecycle {
+				furthestLifecycle = reachingFurther(furthestLifecycle, w)
+			}
+		}
+	}
+	return errs, warnings
+}
+
+func expirableAt(versions []v1alpha1.ExpirableVersion) func(int) *v1alpha1.ExpirableVersion {
+	return func(i int) *v1alpha1.ExpirableVersion { return &versions[i] }
+}
+
+func machineImageExpirableAt(versions []v1alpha1.MachineImageVersion) func(int) *v1alpha1.ExpirableVersion {
+	return func(i int) *v1alpha1.ExpirableVersion { return &versions[i].ExpirableVersion }
+}
+
+func validateMachineImages(images []v1alpha1.MachineImage, fldPath *field.Path) (field.ErrorList, []string) {
+	var errs field.ErrorList
+	var warnings []string
+	firstIndexOf := make(map[string]int, len(images))
+	// Profiles repeat the same few kubelet constraints on thousands of
+	// versions, and parsing one runs several regular expressions.
+	constraintErrs := make(map[string]error)
+	for i := range images {
+		image := &images[i]
+		imagePath := fldPath.Index(i)
+		if image.Name == "" {
+			errs = append(errs, field.Required(imagePath.Child("name"), "a machine image needs a name"))
+		} else if first, seen := firstIndexOf[image.Name]; seen {
+			errs = append(errs, field.Duplicate(imagePath.Child("name"), fmt.Sprintf("%s (also machineImages[%d])", image.Name, first)))
+		} else {
+			firstIndexOf[image.Name] = i
+		}
+		if image.UpdateStrategy != nil {
+			switch *image.UpdateStrategy {
+			case v1alpha1.UpdateStrategyPatch, v1alpha1.UpdateStrategyMinor, v1alpha1.UpdateStrategyMajor:
+			default:
+				errs = append(errs, field.NotSupported(imagePath.Child("updateStrategy"), *image.UpdateStrategy, updateStrategies))
+			}
+		}
+		imageErrs, imageWarnings := validateMachineImageVersions(image, imagePath.Child("versions"), constraintErrs)
+		errs = append(errs, imageErrs...)
+		warnings = append(warnings, imageWarnings...)
+	}
+	return errs, warnings
+}
+
+// validateMachineImageVersions checks the versions of one image.
+//
+// Duplicates are compared both as written and as semver: 1.7 and 1.7.0 are
+// the same semantic version, and update paths compare by semver, so two
+// entries would make it ambiguous which classification applies. Gardener
+// accepts such a pair (it compares strings only); we reject it, naming the
+// earlier entry, because a profile that means two things at once is a
+// mistake the operator wants to hear about before clusters are updated.
+func validateMachineImageVersions(image *v1alpha1.MachineImage, fldPath *field.Path, constraintErrs map[string]error) (field.ErrorList, []string) {
+	var errs field.ErrorList
+	if len(image.Versions) == 0 {
+		return field.ErrorList{field.Required(fldPath, fmt.Sprintf("machine image %q needs at least one version", image.Name))}, nil
+	}
+	firstIndexOf := make(map[string]int, len(image.Versions))
+	firstIndexOfSemver := make(map[string]int, len(image.Versions))
+	parsed := make([]parsedVersion, 0, len(image.Versions))
+	for i := range image.Versions {
+		v := &image.Versions[i]
+		versionPath := fldPath.Index(i)
+		if v.Version == "" {
+			errs = append(errs, field.Required(versionPath.Child("version"), "a machine image version needs a version"))
+		} else if first, seen := firstIndexOf[v.Version]; seen {
+			errs = append(errs, field.Duplicate(versionPath.Child("version"), fmt.Sprintf("%s (also versions[%d])", v.Version, first)))
+		} else {
+			firstIndexOf[v.Version] = i
+			sv, err := semver.NewVersion(v.Version)
+			switch {
+			case err != nil:
+				errs = append(errs, field.Invalid(versionPath.Child("version"), v.Version,
+					fmt.Sprintf("not a semantic version (short forms such as 1 or 1.7 are allowed): %v", err)))
+			default:
+				canonical := sv.String()
+				if first, same := firstIndexOfSemver[canonical]; same {
+					errs = append(errs, field.Invalid(versionPath.Child("version"), v.Version,
+						fmt.Sprintf("the same semantic version (%s) as versions[%d] (%s)", canonical, first, image.Versions[first].Version)))
+				} else {
+					firstIndexOfSemver[canonical] = i
+					parsed = append(parsed, parsedVersion{index: i, version: sv})
+				}
+			}
+		}
+		errs = append(errs, validateArchitectures(v.Architectures, versionPath.Child("architectures"))...)
+		if v.KubeletVersionConstraint != nil {
+			if err := parseConstraint(*v.KubeletVersionConstraint, constraintErrs); err != nil {
+				errs = append(errs, field.Invalid(versionPath.Child("kubeletVersionConstraint"), *v.KubeletVersionConstraint,
+					fmt.Sprintf("not a semver constraint: %v", err)))
+			}
+		}
+		errs = append(errs, ValidateExpirableVersion(v.ExpirableVersion, versionPath)...)
+	}
+	supportedErrs, warnings := validateOneSupportedPerMinor(machineImageExpirableAt(image.Versions), parsed, fldPath)
+	return append(errs, supportedErrs...), warnings
+}
+
+// parseConstraint parses a semver constraint, remembering the outcome per
+// string in seen.
+func parseConstraint(constraint string, seen map[string]error) error {
+	if err, ok := seen[constraint]; ok {
+		return err
+	}
+	_, err := semver.NewConstraint(constraint)
+	seen[constraint] = err
+	return err
+}
+
+func validateArchitectures(archs []string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, arch := range archs {
+		switch {
+		case arch != "amd64" && arch != "arm64":
+			errs = append(errs, field.NotSupported(fldPath.Index(i), arch, architectures))
+		case indexOf(archs[:i], arch) >= 0:
+			errs = append(errs, field.Duplicate(fldPath.Index(i), arch))
+		}
+	}
+	return errs
+}
+
+func indexOf(list []string, s string) int {
+	for i, item := range list {
+		if item == s {
+			return i
+		}
+	}
+	return -1
+}
