@@ -25,7 +25,7 @@ type CloudProfileSpec struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:MaxItems=50
 	MachineImages []MachineImage `json:"machineImages,omitempty"`
 
 	// machineTypes lists the machine sizes clusters may request.

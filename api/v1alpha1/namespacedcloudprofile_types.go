@@ -39,7 +39,7 @@ type NamespacedMachineImage struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=version
-	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:MaxItems=200
 	Versions []MachineImageVersion `json:"versions,omitempty"`
 
 	// updateStrategy replaces the parent image's update strategy when set.
@@ -65,7 +65,7 @@ type NamespacedCloudProfileSpec struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=name
-	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:MaxItems=50
 	MachineImages []NamespacedMachineImage `json:"machineImages,omitempty"`
 
 	// machineTypes replace the parent's machine types of the same name, or add new ones.

@@ -17,7 +17,6 @@ import (
 
 // VersionClassification is the classification of a version at a point in time.
 // Stages rank unavailable < preview < supported < deprecated < expired.
-// +kubebuilder:validation:Enum=unavailable;preview;supported;deprecated;expired
 type VersionClassification string
 
 const (
@@ -71,6 +70,7 @@ type ExpirableVersion struct {
 	// classification is the classification of the version until expirationDate.
 	// Deprecated: use lifecycle.
 	// +optional
+	// +kubebuilder:validation:Enum=unavailable;preview;supported;deprecated;expired
 	// +kubebuilder:validation:XValidation:rule="self != 'expired'",message="classification may not be expired: set expirationDate, or use lifecycle with an expired stage"
 	// +kubebuilder:validation:XValidation:rule="self != 'unavailable'",message="classification may not be unavailable: use lifecycle with stages that start in the future"
 	Classification *VersionClassification `json:"classification,omitempty"`
@@ -91,7 +91,7 @@ type ExpirableVersion struct {
 }
 
 // KubernetesSettings lists the Kubernetes versions that clusters may use.
-// +kubebuilder:validation:XValidation:rule="!has(self.versions) || self.versions.all(v, v.version.matches('^[0-9]+[.][0-9]+[.][0-9]+$'))",messageExpression="'Kubernetes versions must be MAJOR.MINOR.PATCH (digits only): ' + self.versions.filter(v, !v.version.matches('^[0-9]+[.][0-9]+[.][0-9]+$')).map(v, v.version).join(', ')"
+// +kubebuilder:validation:XValidation:rule="!has(self.versions) || self.versions.all(v, v.version.matches('^[0-9]+[.][0-9]+[.][0-9]+$'))",message="Kubernetes versions must be MAJOR.MINOR.PATCH (digits only, no v prefix)"
 type KubernetesSettings struct {
 	// versions are the Kubernetes versions, each MAJOR.MINOR.PATCH and unique.
 	// +optional
@@ -128,7 +128,7 @@ type MachineImage struct {
 	// +listType=map
 	// +listMapKey=version
 	// +kubebuilder:validation:MinItems=1
-	// +kubebuilder:validation:MaxItems=500
+	// +kubebuilder:validation:MaxItems=200
 	Versions []MachineImageVersion `json:"versions"`
 
 	// updateStrategy says how far updates of this image may move a cluster:

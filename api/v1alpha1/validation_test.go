@@ -1,0 +1,509 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// The CEL table below covers every single-object rule of SEMANTICS.md
+// section 2 that CEL can express. These rules are left to internal/lifecycle
+// (called by the controllers, the sync and the CLI) because CEL cannot express
+// them, or not within the API server's cost budget:
+//   - the highest Kubernetes version may not expire: needs a semver maximum
+//     over all versions, which is quadratic in CEL;
+//   - one supported version per minor, and the overlap warning for
+//     lifecycle versions: compares versions with each other by minor and time;
+//   - machine image versions parse as semver, and 1.7 equals 1.7.0: CEL's
+//     semver library rejects the short forms Gardener allows;
+//   - kubeletVersionConstraint parses as a semver constraint: no CEL function;
+//   - a version that left unavailable may not become unavailable again: needs
+//     the current time, which CEL transition rules do not have;
+//   - everything about NamespacedCloudProfiles and their parent (section 3):
+//     needs a second object.
+
+var nameCounter atomic.Int64
+
+// uniqueName keeps table rows independent of each other on the shared API server.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, nameCounter.Add(1))
+}
+
+func timeP(s string) *metav1.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	mt := metav1.NewTime(t)
+	return &mt
+}
+
+func classificationP(c v1alpha1.VersionClassification) *v1alpha1.VersionClassification { return &c }
+
+func validCloudProfile() *v1alpha1.CloudProfile {
+	strategy := v1alpha1.UpdateStrategyMinor
+	return &v1alpha1.CloudProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("cp")},
+		Spec: v1alpha1.CloudProfileSpec{
+			Type: "local",
+			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
+				{Version: "1.27.0"},
+				{Version: "1.28.0", Classification: classificationP(v1alpha1.ClassificationDeprecated), ExpirationDate: timeP("2025-01-01T00:00:00Z")},
+				{Version: "1.30.6", Lifecycle: []v1alpha1.LifecycleStage{
+					{Classification: v1alpha1.ClassificationPreview},
+					{Classification: v1alpha1.ClassificationSupported, StartTime: timeP("2024-12-01T00:00:00Z")},
+					{Classification: v1alpha1.ClassificationDeprecated, StartTime: timeP("2025-03-01T00:00:00Z")},
+					{Classification: v1alpha1.ClassificationExpired, StartTime: timeP("2025-04-01T00:00:00Z")},
+				}},
+			}},
+			MachineImages: []v1alpha1.MachineImage{{
+				Name:           "gardenlinux",
+				UpdateStrategy: &strategy,
+				Versions: []v1alpha1.MachineImageVersion{
+					{ExpirableVersion: v1alpha1.ExpirableVersion{Version: "1592.1"}, Architectures: []string{"amd64", "arm64"}},
+				},
+			}},
+		},
+	}
+}
+
+func validNamespacedCloudProfile() *v1alpha1.NamespacedCloudProfile {
+	return &v1alpha1.NamespacedCloudProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("ncp"), Namespace: "default"},
+		Spec: v1alpha1.NamespacedCloudProfileSpec{
+			Parent: v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind, Name: "local"},
+			Kubernetes: &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
+				{Version: "1.30.6", Lifecycle: []v1alpha1.LifecycleStage{
+					{Classification: v1alpha1.ClassificationExpired, StartTime: timeP("2025-05-01T00:00:00Z")},
+				}},
+			}},
+		},
+	}
+}
+
+func validProfileSync() *v1alpha1.ProfileSync {
+	return &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("sync"), Namespace: "default"},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      "https://git.example.com/platform/profiles.git",
+			Ref:      &v1alpha1.GitReference{Branch: "main"},
+			Path:     "overlays/dev",
+			Interval: metav1.Duration{Duration: time.Minute},
+		},
+	}
+}
+
+func firstKubernetesLifecycle(cp *v1alpha1.CloudProfile) *[]v1alpha1.LifecycleStage {
+	return &cp.Spec.Kubernetes.Versions[2].Lifecycle
+}
+
+// TestCreateValidation creates one object per row; a row with an empty
+// wantError must be accepted, any other must be refused with a message that
+// contains wantError.
+func TestCreateValidation(t *testing.T) {
+	rows := []struct {
+		name      string
+		object    func() client.Object
+		wantError string
+	}{
+		{
+			name:   "a profile using lifecycle, the deprecated API and no classification at all is accepted",
+			object: func() client.Object { return validCloudProfile() },
+		},
+		{
+			name: "lifecycle may not be combined with classification",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[2].Classification = classificationP(v1alpha1.ClassificationSupported)
+				return cp
+			},
+			wantError: "lifecycle may not be combined with the deprecated fields classification and expirationDate",
+		},
+		{
+			name: "lifecycle may not be combined with expirationDate",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[2].ExpirationDate = timeP("2026-01-01T00:00:00Z")
+				return cp
+			},
+			wantError: "lifecycle may not be combined with the deprecated fields classification and expirationDate",
+		},
+		{
+			name: "lifecycle may not be combined with classification on a machine image version either",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				v := &cp.Spec.MachineImages[0].Versions[0]
+				v.Classification = classificationP(v1alpha1.ClassificationSupported)
+				v.Lifecycle = []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationSupported}}
+				return cp
+			},
+			wantError: "lifecycle may not be combined with the deprecated fields classification and expirationDate",
+		},
+		{
+			name: "expired may not be written as a deprecated classification",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[1].Classification = classificationP(v1alpha1.ClassificationExpired)
+				return cp
+			},
+			wantError: "classification may not be expired",
+		},
+		{
+			name: "unavailable may not be written as a deprecated classification",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[1].Classification = classificationP(v1alpha1.ClassificationUnavailable)
+				return cp
+			},
+			wantError: "classification may not be unavailable",
+		},
+		{
+			name: "unavailable may not be declared as a lifecycle stage",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				(*firstKubernetesLifecycle(cp))[0].Classification = v1alpha1.ClassificationUnavailable
+				return cp
+			},
+			wantError: `Unsupported value: "unavailable"`,
+		},
+		{
+			name: "a lifecycle stage may not appear twice",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				lc := firstKubernetesLifecycle(cp)
+				(*lc)[2].Classification = v1alpha1.ClassificationSupported
+				return cp
+			},
+			wantError: "a lifecycle stage may appear only once",
+		},
+		{
+			name: "lifecycle stages must be in rank order",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[2].Lifecycle = []v1alpha1.LifecycleStage{
+					{Classification: v1alpha1.ClassificationSupported},
+					{Classification: v1alpha1.ClassificationPreview, StartTime: timeP("2025-01-01T00:00:00Z")},
+				}
+				return cp
+			},
+			wantError: "lifecycle stages must be in the order preview, supported, deprecated, expired",
+		},
+		{
+			name: "stages may skip ranks",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[2].Lifecycle = []v1alpha1.LifecycleStage{
+					{Classification: v1alpha1.ClassificationPreview},
+					{Classification: v1alpha1.ClassificationExpired, StartTime: timeP("2025-01-01T00:00:00Z")},
+				}
+				return cp
+			},
+		},
+		{
+			name: "only the first stage may omit startTime",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				(*firstKubernetesLifecycle(cp))[2].StartTime = nil
+				return cp
+			},
+			wantError: "only the first lifecycle stage may omit startTime",
+		},
+		{
+			name: "every stage may have a startTime",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				(*firstKubernetesLifecycle(cp))[0].StartTime = timeP("2024-11-01T00:00:00Z")
+				return cp
+			},
+		},
+		{
+			name: "start times may not decrease",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				(*firstKubernetesLifecycle(cp))[3].StartTime = timeP("2025-02-01T00:00:00Z")
+				return cp
+			},
+			wantError: "lifecycle start times may not decrease",
+		},
+		{
+			name: "start times are compared as times, not as text",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				// 2025-03-01T01:00:00+02:00 is before 2025-03-01T00:00:00Z as text order would say otherwise.
+				(*firstKubernetesLifecycle(cp))[3].StartTime = timeP("2025-03-01T01:00:00+02:00")
+				return cp
+			},
+			wantError: "lifecycle start times may not decrease",
+		},
+		{
+			name: "equal start times are allowed",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				(*firstKubernetesLifecycle(cp))[3].StartTime = timeP("2025-03-01T00:00:00Z")
+				return cp
+			},
+		},
+		{
+			name: "the lifecycle rules hold for machine image versions too",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.MachineImages[0].Versions[0].Lifecycle = []v1alpha1.LifecycleStage{
+					{Classification: v1alpha1.ClassificationDeprecated},
+					{Classification: v1alpha1.ClassificationSupported, StartTime: timeP("2025-01-01T00:00:00Z")},
+				}
+				return cp
+			},
+			wantError: "lifecycle stages must be in the order preview, supported, deprecated, expired",
+		},
+		{
+			name: "Kubernetes versions must be MAJOR.MINOR.PATCH",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[0].Version = "1.27"
+				return cp
+			},
+			wantError: "Kubernetes versions must be MAJOR.MINOR.PATCH (digits only, no v prefix)",
+		},
+		{
+			name: "Kubernetes versions may not carry a v prefix or a pre-release",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[0].Version = "v1.27.0"
+				cp.Spec.Kubernetes.Versions[1].Version = "1.28.0-rc.1"
+				return cp
+			},
+			wantError: "Kubernetes versions must be MAJOR.MINOR.PATCH (digits only, no v prefix)",
+		},
+		{
+			name: "at least one Kubernetes version is required",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions = nil
+				return cp
+			},
+			wantError: "at least one Kubernetes version is required",
+		},
+		{
+			name: "Kubernetes versions may not repeat",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Kubernetes.Versions[1] = v1alpha1.ExpirableVersion{Version: "1.27.0"}
+				return cp
+			},
+			wantError: "spec.kubernetes.versions[1]: Duplicate value",
+		},
+		{
+			name: "spec.type is required",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.Type = ""
+				return cp
+			},
+			wantError: "spec.type: Invalid value",
+		},
+		{
+			name: "a machine image needs at least one version",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.MachineImages[0].Versions = nil
+				return cp
+			},
+			wantError: "spec.machineImages[0].versions: Required value",
+		},
+		{
+			name: "machine image names may not repeat",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.MachineImages = append(cp.Spec.MachineImages, *cp.Spec.MachineImages[0].DeepCopy())
+				return cp
+			},
+			wantError: "spec.machineImages[1]: Duplicate value",
+		},
+		{
+			name: "machine image versions may not repeat",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				img := &cp.Spec.MachineImages[0]
+				img.Versions = append(img.Versions, *img.Versions[0].DeepCopy())
+				return cp
+			},
+			wantError: "spec.machineImages[0].versions[1]: Duplicate value",
+		},
+		{
+			name: "updateStrategy must be patch, minor or major",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				strategy := v1alpha1.MachineImageUpdateStrategy("latest")
+				cp.Spec.MachineImages[0].UpdateStrategy = &strategy
+				return cp
+			},
+			wantError: `spec.machineImages[0].updateStrategy: Unsupported value: "latest"`,
+		},
+		{
+			name: "architectures must be amd64 or arm64",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.MachineImages[0].Versions[0].Architectures = []string{"s390x"}
+				return cp
+			},
+			wantError: `spec.machineImages[0].versions[0].architectures[0]: Unsupported value: "s390x"`,
+		},
+		{
+			name:   "a namespaced profile with a parent and an expiry override is accepted",
+			object: func() client.Object { return validNamespacedCloudProfile() },
+		},
+		{
+			name: "a namespaced profile's parent must be a CloudProfile",
+			object: func() client.Object {
+				ncp := validNamespacedCloudProfile()
+				ncp.Spec.Parent.Kind = "NamespacedCloudProfile"
+				return ncp
+			},
+			wantError: `spec.parent.kind: Unsupported value: "NamespacedCloudProfile"`,
+		},
+		{
+			name: "a namespaced profile's overrides follow the lifecycle rules",
+			object: func() client.Object {
+				ncp := validNamespacedCloudProfile()
+				ncp.Spec.Kubernetes.Versions[0].ExpirationDate = timeP("2025-05-01T00:00:00Z")
+				return ncp
+			},
+			wantError: "lifecycle may not be combined with the deprecated fields classification and expirationDate",
+		},
+		{
+			name:   "a ProfileSync following a branch is accepted",
+			object: func() client.Object { return validProfileSync() },
+		},
+		{
+			name: "a ProfileSync may follow a branch at a pinned commit",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Ref.Commit = strings.Repeat("a", 40)
+				return ps
+			},
+		},
+		{
+			name: "a ProfileSync may not set both tag and semver",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Ref = &v1alpha1.GitReference{Tag: "v1.0.0", SemVer: ">=1.0.0"}
+				return ps
+			},
+			wantError: "set at most one of tag, semver and commit",
+		},
+		{
+			name: "a ProfileSync may not combine branch and tag",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Ref.Tag = "v1.0.0"
+				return ps
+			},
+			wantError: "branch may be combined only with commit",
+		},
+		{
+			name: "a ProfileSync commit is a full SHA-1",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Ref = &v1alpha1.GitReference{Commit: "abc123"}
+				return ps
+			},
+			wantError: "spec.ref.commit: Invalid value",
+		},
+		{
+			name: "a ProfileSync path may not leave the repository",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Path = "overlays/../../etc"
+				return ps
+			},
+			wantError: "path must be relative and stay inside the repository",
+		},
+		{
+			name: "a ProfileSync path may not be absolute",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Path = "/etc"
+				return ps
+			},
+			wantError: "path must be relative and stay inside the repository",
+		},
+		{
+			name: "a ProfileSync url must be https, http or ssh",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.URL = "file:///srv/profiles"
+				return ps
+			},
+			wantError: "spec.url: Invalid value",
+		},
+		{
+			name: "a ProfileSync secretRef names a secret",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.SecretRef = &meta.LocalObjectReference{Name: "git-credentials"}
+				return ps
+			},
+		},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			g := NewWithT(t)
+			obj := row.object()
+			err := k8sClient.Create(context.Background(), obj)
+			if row.wantError == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(k8sClient.Delete(context.Background(), obj)).To(Succeed())
+				return
+			}
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.Error()).To(ContainSubstring(row.wantError))
+		})
+	}
+}
+
+func TestNamespacedCloudProfileParentIsImmutable(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ncp := validNamespacedCloudProfile()
+	g.Expect(k8sClient.Create(ctx, ncp)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, ncp) })
+
+	ncp.Spec.MachineTypes = nil // other fields stay changeable
+	ncp.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = timeP("2025-06-01T00:00:00Z")
+	g.Expect(k8sClient.Update(ctx, ncp)).To(Succeed())
+
+	ncp.Spec.Parent.Name = "another"
+	err := k8sClient.Update(ctx, ncp)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.Error()).To(ContainSubstring("parent is immutable"))
+}
+
+func TestMachineImageUpdateStrategyDefaultsToMajor(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	cp := validCloudProfile()
+	cp.Spec.MachineImages[0].UpdateStrategy = nil
+	g.Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, cp) })
+
+	g.Expect(cp.Spec.MachineImages[0].UpdateStrategy).NotTo(BeNil())
+	g.Expect(*cp.Spec.MachineImages[0].UpdateStrategy).To(Equal(v1alpha1.UpdateStrategyMajor))
+
+	// A namespaced override that leaves updateStrategy out must keep the
+	// parent's strategy, so it gets no default.
+	ncp := validNamespacedCloudProfile()
+	ncp.Spec.MachineImages = []v1alpha1.NamespacedMachineImage{{Name: "gardenlinux"}}
+	g.Expect(k8sClient.Create(ctx, ncp)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, ncp) })
+	g.Expect(ncp.Spec.MachineImages[0].UpdateStrategy).To(BeNil())
+}
