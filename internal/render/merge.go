@@ -14,31 +14,71 @@ import (
 // the parent's spec with the namespaced profile's overrides applied, exactly as
 // SEMANTICS.md section 3 describes.
 //
-// The result starts as a deep copy of parent; neither input is modified.
-// Entries keep the parent's order and entries only the override has are
-// appended in the override's order. type, regions and providerConfig always
-// come from the parent.
+// The result starts as a deep copy of parent; neither input is modified and
+// the result shares no memory with them. Entries keep the parent's order and
+// entries only the override has are appended in the override's order (GEP-25's
+// rendering example lists some added entries first; SEMANTICS 3 decides).
+// type, regions and providerConfig always come from the parent.
 //
-//   - Kubernetes versions and existing machine-image versions may only have
-//     their expiry overridden; see mergeExpiry for how lifecycles are merged and
-//     in which form the merged version is written.
-//   - Machine images the parent lacks are appended as whole images; an
-//     override of a parent image may change updateStrategy, the expiry of
-//     existing versions, and append versions.
-//   - Machine and volume types replace the parent's entry of the same name or
-//     are appended.
-//   - caBundle is the parent's bundle followed by the override's; a newline is
-//     put between them when the parent's bundle does not already end in one,
-//     so that the last PEM block of the parent and the first of the override
-//     do not run into each other.
+//   - Kubernetes versions: every override must name a parent version; it may
+//     set expirationDate or lifecycle start times, never classification. The
+//     lifecycles are merged in lifecycle form: each override stage replaces
+//     the start S of the parent's stage of the same classification (a stage
+//     the parent lacks is an error), an expirationDate sets the expired stage
+//     (adding it when absent), and the parent's other stages move so order
+//     holds: lower-rank stages starting after S move back to S, higher-rank
+//     stages starting before S or without a start move forward to S.
+//   - Machine images: images the parent lacks are appended whole; for a parent
+//     image the override may change updateStrategy, override the expiry of
+//     existing versions exactly like Kubernetes versions, and append versions.
+//     Any other field of an existing version (cri, architectures,
+//     kubeletVersionConstraint) set to a different value is an error naming
+//     that field.
+//   - Machine and volume types replace the parent's entry of the same name in
+//     place or are appended.
+//   - caBundle is the parent's bundle followed by the override's.
+//
+// Decisions where SEMANTICS 3 and the GEPs are silent:
+//   - Form of a merged version. A version no override touches keeps the
+//     parent's form. An expirationDate override of a parent version that does
+//     not use lifecycle stays in the deprecated form (the parent's
+//     classification, the new expirationDate), as GEP-25's rendering example
+//     shows. Every other override writes the merged stages as lifecycle and
+//     drops classification and expirationDate, which may not be combined with
+//     it.
+//   - An override stage must carry a startTime (leaving a stage out keeps the
+//     parent's start; "no start" would mean "always", which only a first
+//     stage can mean). Override stages must themselves be well formed: no
+//     stage twice, in rank order, start times not decreasing, no unavailable
+//     stage; otherwise the result would depend on the order they are listed.
+//   - Overrides of existing machine-image versions may not set classification
+//     either, as for Kubernetes versions. Repeating a parent version's other
+//     fields with equal values is allowed (architectures compared as a set),
+//     so a version can be copied from the parent and only its date edited.
+//   - An added image without updateStrategy gets major, the default the API
+//     server gives every CloudProfile image. It needs at least one version,
+//     checked here under spec.machineImages[i].versions; everything else about
+//     added images and versions is checked by the validation of the merged
+//     spec.
+//   - The same name or version twice in one override list is an error
+//     (Duplicate), not "last one wins".
+//   - caBundle: a newline is put between the bundles when the parent's does
+//     not already end in one, so two PEM blocks never run into each other; an
+//     unset or empty bundle on either side leaves the other unchanged.
+//   - spec.parent must have kind CloudProfile and a name; a nil parent means
+//     the caller could not find it and is reported as spec.parent.name not
+//     found.
 //
 // Problems in the override are reported under spec.… paths of the
 // NamespacedCloudProfile (for example "spec.kubernetes.versions[0].version:
-// Not found: \"1.99.0\": not in parent CloudProfile \"aws\""). The merged spec
-// must then pass lifecycle.ValidateCloudProfileSpec; its errors are reported
-// under status.cloudProfileSpec.… so that a user can tell a mistake in their
-// own profile from one the merge produced. Validation warnings are not
-// returned: callers that want them validate the merged spec themselves.
+// Not found: \"1.99.0\": Kubernetes version not in parent CloudProfile
+// \"aws\""), all of them, not only the first. Only when there are none is the
+// merged spec validated with lifecycle.ValidateCloudProfileSpec (all of
+// SEMANTICS 2); its errors are reported under status.cloudProfileSpec.…, so a
+// user can tell a mistake in their override from a conflict in the merged
+// result, such as an expirationDate on the parent's highest Kubernetes
+// version. Validation warnings are not returned: callers that want them pass
+// the merged spec to lifecycle.ValidateCloudProfileSpec themselves.
 //
 // When there is any error the merged spec is nil, so callers keep the previous
 // status.cloudProfileSpec rather than publish a half-merged profile.
