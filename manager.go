@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -12,12 +13,14 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/controllers"
 )
 
 const controllerName = "profilesync"
@@ -114,13 +117,14 @@ func runManager(args []string) int {
 	}
 	probes.SetupChecks(mgr, setupLog)
 
-	if err := setupControllers(mgr, flags); err != nil {
+	ctx := ctrl.SetupSignalHandler()
+	if err := setupControllers(ctx, mgr, flags); err != nil {
 		setupLog.Error(err, "set up controllers")
 		return 1
 	}
 
 	setupLog.Info("starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	if err := mgr.Start(ctx); err != nil {
 		setupLog.Error(err, "run manager")
 		return 1
 	}
@@ -128,8 +132,26 @@ func runManager(args []string) int {
 }
 
 // setupControllers registers every reconciler with the manager.
-func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
-	_ = mgr
-	_ = flags
+func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags) error {
+	opts := controllers.Options{
+		MaxConcurrentReconciles: flags.concurrent,
+		RateLimiter:             runtimecontroller.GetRateLimiter(flags.rateLimiter),
+	}
+	realClock := clock.RealClock{}
+	recorder := mgr.GetEventRecorderFor(controllerName)
+	if err := (&controllers.CloudProfileReconciler{
+		Client:        mgr.GetClient(),
+		EventRecorder: recorder,
+		Clock:         realClock,
+	}).SetupWithManager(mgr, opts); err != nil {
+		return fmt.Errorf("set up CloudProfile controller: %w", err)
+	}
+	if err := (&controllers.NamespacedCloudProfileReconciler{
+		Client:        mgr.GetClient(),
+		EventRecorder: recorder,
+		Clock:         realClock,
+	}).SetupWithManager(ctx, mgr, opts); err != nil {
+		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
+	}
 	return nil
 }

@@ -117,7 +117,3 @@ type CloudProfileList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []CloudProfile `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&CloudProfile{}, &CloudProfileList{})
-}

@@ -151,7 +151,3 @@ type NamespacedCloudProfileList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []NamespacedCloudProfile `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&NamespacedCloudProfile{}, &NamespacedCloudProfileList{})
-}

@@ -178,7 +178,3 @@ type ProfileSyncList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ProfileSync `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ProfileSync{}, &ProfileSyncList{})
-}

@@ -1,0 +1,154 @@
+// Package controllers holds one reconciler per kind. They are thin: they fetch
+// objects, call the pure rules of internal/lifecycle and internal/render,
+// write status (or, for ProfileSync, apply spec) and requeue.
+package controllers
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// StatusFieldManager is the field manager of every status write of the
+// profile controllers. It differs from the sync's "profilesync" so that
+// managedFields show who wrote what: the sync owns spec, these controllers own
+// status.
+const StatusFieldManager = "profilesync-status"
+
+// Options are the settings shared by every reconciler's controller.
+type Options struct {
+	// MaxConcurrentReconciles bounds the workers of each controller.
+	MaxConcurrentReconciles int
+	// RateLimiter paces retries after errors.
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+}
+
+// profileConditions are the conditions the profile controllers own, so the
+// status patch overwrites them even when another writer changed them.
+var profileConditions = patch.WithOwnedConditions{Conditions: []string{
+	v1alpha1.ReadyCondition,
+	v1alpha1.ReconcilingCondition,
+	v1alpha1.StalledCondition,
+}}
+
+// patchStatusOptions make every status write of a profile controller use its
+// own field manager and record the observed generation.
+func patchStatusOptions() []patch.Option {
+	return []patch.Option{
+		profileConditions,
+		patch.WithFieldOwner(StatusFieldManager),
+		patch.WithStatusObservedGeneration{},
+	}
+}
+
+// classificationSummary is the Ready message of a valid profile, for example
+// "12 versions: 3 supported, 1 preview, 1 deprecated, 7 expired; next: 1.31.2
+// → deprecated at 2025-03-01T00:00:00Z". Image versions are named with their
+// image ("gardenlinux 1592.1.0").
+func classificationSummary(status *v1alpha1.ProfileVersionsStatus) string {
+	counts := map[v1alpha1.VersionClassification]int{}
+	total := 0
+	var next string
+	consider := func(label string, v v1alpha1.VersionStatus) {
+		counts[v.Classification]++
+		total++
+		if next == "" && v.NextTransitionTime != nil && status.NextTransitionTime != nil &&
+			v.NextTransitionTime.Equal(status.NextTransitionTime) {
+			next = fmt.Sprintf("%s → %s at %s", label, *v.NextClassification, v.NextTransitionTime.UTC().Format(time.RFC3339))
+		}
+	}
+	if status.Kubernetes != nil {
+		for _, v := range status.Kubernetes.Versions {
+			consider(v.Version, v)
+		}
+	}
+	for _, image := range status.MachineImages {
+		for _, v := range image.Versions {
+			consider(image.Name+" "+v.Version, v)
+		}
+	}
+
+	parts := make([]string, 0, 5)
+	for _, c := range []v1alpha1.VersionClassification{
+		v1alpha1.ClassificationSupported,
+		v1alpha1.ClassificationPreview,
+		v1alpha1.ClassificationDeprecated,
+		v1alpha1.ClassificationExpired,
+		v1alpha1.ClassificationUnavailable,
+	} {
+		if counts[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[c], c))
+		}
+	}
+	msg := fmt.Sprintf("%d versions: %s", total, strings.Join(parts, ", "))
+	if next != "" {
+		msg += "; next: " + next
+	} else {
+		msg += "; no transition scheduled"
+	}
+	return msg
+}
+
+// requeueAfter is the time from now to the profile's next transition, or zero
+// when none is scheduled. The controllers wake up at exactly that time instead
+// of polling.
+func requeueAfter(status *v1alpha1.ProfileVersionsStatus, now time.Time) time.Duration {
+	if status.NextTransitionTime == nil {
+		return 0
+	}
+	return status.NextTransitionTime.Sub(now)
+}
+
+// recordClassificationChanges emits a ClassificationChanged event for every
+// version whose classification differs between the previous and the new
+// status. A version that had no previous status (a new profile or version) is
+// not a change.
+func recordClassificationChanges(recorder record.EventRecorder, obj client.Object, previous, current *v1alpha1.ProfileVersionsStatus) {
+	before := map[string]v1alpha1.VersionClassification{}
+	if previous.Kubernetes != nil {
+		for _, v := range previous.Kubernetes.Versions {
+			before[v.Version] = v.Classification
+		}
+	}
+	for _, image := range previous.MachineImages {
+		for _, v := range image.Versions {
+			before[image.Name+" "+v.Version] = v.Classification
+		}
+	}
+	report := func(label string, v v1alpha1.VersionStatus) {
+		if old, ok := before[label]; ok && old != v.Classification {
+			recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ClassificationChangedReason,
+				"%s: %s → %s", label, old, v.Classification)
+		}
+	}
+	if current.Kubernetes != nil {
+		for _, v := range current.Kubernetes.Versions {
+			report(v.Version, v)
+		}
+	}
+	for _, image := range current.MachineImages {
+		for _, v := range image.Versions {
+			report(image.Name+" "+v.Version, v)
+		}
+	}
+}
+
+// fieldErrorsMessage joins validation errors into one condition message that
+// names every field.
+func fieldErrorsMessage(errs field.ErrorList) string {
+	msgs := make([]string, 0, len(errs))
+	for _, err := range errs {
+		msgs = append(msgs, err.Error())
+	}
+	return strings.Join(msgs, "; ")
+}
