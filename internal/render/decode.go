@@ -99,8 +99,9 @@ type Problem struct {
 	Message string
 }
 
-// String formats the problem as "FILE: KIND/NAME: FIELD: message" (KIND/NAMESPACE/NAME
-// for a namespaced object); parts that are not known are left out.
+// String formats the problem as one line "FILE: KIND/NAME: FIELD: message"
+// (KIND/NAMESPACE/NAME for a namespaced object); parts that are not known are
+// left out.
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
@@ -115,8 +116,23 @@ func (p Problem) String() string {
 		b.WriteString(p.Field)
 		b.WriteString(": ")
 	}
-	b.WriteString(p.Message)
+	b.WriteString(oneLine(p.Message))
 	return b.String()
+}
+
+// oneLine joins the lines of a multi-line message (YAML parsers report
+// several errors that way) so that every problem is exactly one line.
+func oneLine(message string) string {
+	if !strings.Contains(message, "\n") {
+		return message
+	}
+	var parts []string
+	for _, line := range strings.Split(message, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // Problems is a list of problems; as an error it reads one problem per line.
