@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -61,9 +60,10 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	before := obj.DeepCopy()
 	defer func() {
-		if err := patcher.Patch(ctx, obj, patchStatusOptions()...); err != nil {
+		obj.Status.ObservedGeneration = obj.Generation
+		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()

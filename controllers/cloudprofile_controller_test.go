@@ -291,9 +291,9 @@ func TestCloudProfileThatBreaksALifecycleRuleIsStalled(t *testing.T) {
 	}).WithTimeout(10 * time.Second).Should(Succeed())
 
 	// Fixing the spec recovers without anything else.
-	got := getCloudProfile(g, cp.Name)
-	got.Spec.Kubernetes.Versions[1].ExpirationDate = nil
-	g.Expect(k8sClient.Update(context.Background(), got)).To(Succeed())
+	updateSpec(t, cp.DeepCopy(), func(cp *v1alpha1.CloudProfile) {
+		cp.Spec.Kubernetes.Versions[1].ExpirationDate = nil
+	})
 	g.Eventually(func(g Gomega) {
 		got := getCloudProfile(g, cp.Name)
 		g.Expect(conditions.IsReady(got)).To(BeTrue())

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -98,9 +97,10 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
-	patcher := patch.NewSerialPatcher(obj, r.Client)
+	before := obj.DeepCopy()
 	defer func() {
-		if err := patcher.Patch(ctx, obj, patchStatusOptions()...); err != nil {
+		obj.Status.ObservedGeneration = obj.Generation
+		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 	}()

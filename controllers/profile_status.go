@@ -4,12 +4,14 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -33,22 +35,25 @@ type Options struct {
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 }
 
-// profileConditions are the conditions the profile controllers own, so the
-// status patch overwrites them even when another writer changed them.
-var profileConditions = patch.WithOwnedConditions{Conditions: []string{
-	v1alpha1.ReadyCondition,
-	v1alpha1.ReconcilingCondition,
-	v1alpha1.StalledCondition,
-}}
-
-// patchStatusOptions make every status write of a profile controller use its
-// own field manager and record the observed generation.
-func patchStatusOptions() []patch.Option {
-	return []patch.Option{
-		profileConditions,
-		patch.WithFieldOwner(StatusFieldManager),
-		patch.WithStatusObservedGeneration{},
+// patchStatus writes the status of after, in one merge patch through the
+// status subresource as StatusFieldManager, when it differs from before (the
+// object as read at the start of the reconcile); otherwise it writes nothing.
+//
+// It is one request on purpose: fluxcd's patch helper writes conditions and
+// the rest of status separately, so a reader could see Ready=True with a
+// message about classifications that are not written yet, and every change
+// would cost two writes. These controllers are the only writers of the
+// profiles' status (one worker per object), so the patch needs no optimistic
+// lock. A profile deleted while it was reconciled needs no status.
+func patchStatus(ctx context.Context, c client.Client, before, after client.Object) error {
+	if equality.Semantic.DeepEqual(before, after) {
+		return nil
 	}
+	err := c.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(StatusFieldManager))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("patch status of %s: %w", after.GetName(), err)
+	}
+	return nil
 }
 
 // classificationSummary is the Ready message of a valid profile, for example

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -164,4 +166,35 @@ var nameCounter atomic.Int64
 // uniqueName keeps tests independent on the shared API server.
 func uniqueName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, nameCounter.Add(1))
+}
+
+// updateSpec re-reads obj, applies mutate and updates it, retrying when a
+// status write of the controllers got in between.
+func updateSpec[T client.Object](t *testing.T, obj T, mutate func(T)) {
+	t.Helper()
+	ctx := context.Background()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate(obj)
+		return k8sClient.Update(ctx, obj)
+	})
+	if err != nil {
+		t.Fatalf("update %s: %v", obj.GetName(), err)
+	}
+}
+
+// settledResourceVersion waits until obj has not changed for a second and
+// returns its resourceVersion: the controllers' reaction to creating it is over.
+func settledResourceVersion(g Gomega, obj client.Object) string {
+	var last string
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		rv := obj.GetResourceVersion()
+		changed := rv != last
+		last = rv
+		g.Expect(changed).To(BeFalse())
+	}).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+	return last
 }
