@@ -50,6 +50,20 @@ func redactText(text string, secrets []string) string {
 	return text
 }
 
+// oneLine joins the lines of a message with spaces and drops the empty
+// tails transports leave (go-git appends the server's response body, which
+// may be empty or end in a newline), so the message fits a condition.
+func oneLine(message string) string {
+	lines := strings.Split(message, "\n")
+	kept := lines[:0]
+	for _, line := range lines {
+		if line = strings.TrimSpace(line); line != "" {
+			kept = append(kept, line)
+		}
+	}
+	return strings.TrimRight(strings.Join(kept, " "), ": ")
+}
+
 // safeCauses are the errors a redactedError still lets errors.Is find. They
 // are sentinels whose text holds no credentials; everything else in the
 // chain (url.Error and friends, which quote full URLs) stays unreachable so
@@ -84,7 +98,7 @@ func redactError(err error, secrets []string) error {
 	if err == nil {
 		return nil
 	}
-	redacted := &redactedError{message: redactText(err.Error(), secrets)}
+	redacted := &redactedError{message: oneLine(redactText(err.Error(), secrets))}
 	for _, cause := range safeCauses {
 		if errors.Is(err, cause) {
 			redacted.causes = append(redacted.causes, cause)

@@ -19,6 +19,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -53,6 +54,10 @@ type Options struct {
 	// "Authorization: Bearer <token>". With Username also set, either
 	// credential is accepted.
 	BearerToken string
+
+	// BackendLog receives what git http-backend writes to its standard
+	// error, such as "Not a git repository"; discarded when nil.
+	BackendLog io.Writer
 }
 
 // RequestCounts says how many Git protocol requests the server answered,
@@ -77,6 +82,9 @@ type Server struct {
 	listener net.Listener
 	http     *http.Server
 	served   chan error
+
+	closeOnce sync.Once
+	closeErr  error
 
 	// seeding serialises the seeding commands so that concurrent commits to
 	// one repository cannot race on its refs.
@@ -115,9 +123,14 @@ func New(root string, options Options) (*Server, error) {
 	}
 
 	s := &Server{root: absRoot, options: options, listener: listener, served: make(chan error, 1)}
+	backendLog := options.BackendLog
+	if backendLog == nil {
+		backendLog = io.Discard
+	}
 	backendHandler := &cgi.Handler{
-		Path: backend,
-		Root: "/",
+		Path:   backend,
+		Stderr: backendLog,
+		Root:   "/",
 		Env: append(isolatedGitEnv(),
 			"GIT_PROJECT_ROOT="+absRoot,
 			"GIT_HTTP_EXPORT_ALL=1",
@@ -157,15 +170,18 @@ func (s *Server) Requests() RequestCounts {
 }
 
 // Close stops the server and drops open connections. The repositories stay
-// on disk.
+// on disk. Closing again returns the first result.
 func (s *Server) Close() error {
-	if err := s.http.Close(); err != nil {
-		return fmt.Errorf("close git server: %w", err)
-	}
-	if err := <-s.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("git server stopped: %w", err)
-	}
-	return nil
+	s.closeOnce.Do(func() {
+		if err := s.http.Close(); err != nil {
+			s.closeErr = fmt.Errorf("close git server: %w", err)
+			return
+		}
+		if err := <-s.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.closeErr = fmt.Errorf("git server stopped: %w", err)
+		}
+	})
+	return s.closeErr
 }
 
 // CreateRepo creates the bare repository name with one commit of files
@@ -184,7 +200,13 @@ func (s *Server) CreateRepo(name string, files map[string]string) (string, error
 	if _, err := runGit(s.root, nil, "", "init", "--quiet", "--bare", "--initial-branch="+DefaultBranch, dir); err != nil {
 		return "", fmt.Errorf("create repository %q: %w", name, err)
 	}
-	return s.commitLocked(dir, DefaultBranch, files, "initial commit")
+	sha, err := s.commitLocked(dir, DefaultBranch, files, "initial commit")
+	if err != nil {
+		// Leave no half-made repository that a retry would trip over.
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("create repository %q: %w", name, err)
+	}
+	return sha, nil
 }
 
 // Commit adds or replaces files on DefaultBranch of repo in one new commit
@@ -248,6 +270,21 @@ func (s *Server) SetHead(repo, branch string) error {
 	defer s.seeding.Unlock()
 	if _, err := runGit(dir, nil, "", "symbolic-ref", "HEAD", "refs/heads/"+branch); err != nil {
 		return fmt.Errorf("point HEAD of %q at %s: %w", repo, branch, err)
+	}
+	return nil
+}
+
+// DeleteBranch removes branch from repo; its commits stay in the repository
+// as long as another branch or a tag reaches them.
+func (s *Server) DeleteBranch(repo, branch string) error {
+	dir, err := s.existingRepoDir(repo)
+	if err != nil {
+		return err
+	}
+	s.seeding.Lock()
+	defer s.seeding.Unlock()
+	if _, err := runGit(dir, nil, "", "update-ref", "-d", "refs/heads/"+branch); err != nil {
+		return fmt.Errorf("delete branch %s of %q: %w", branch, repo, err)
 	}
 	return nil
 }
@@ -350,7 +387,7 @@ func (s *Server) requireCredentials(next http.Handler) http.Handler {
 		}
 		s.unauthorized.Add(1)
 		w.Header().Set("WWW-Authenticate", `Basic realm="gitserver"`)
-		http.Error(w, "authentication required", http.StatusUnauthorized)
+		http.Error(w, "invalid credentials", http.StatusUnauthorized)
 	})
 }
 

@@ -1,0 +1,353 @@
+package gitsource
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+)
+
+func TestFetchBranchChecksOutItsTip(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	releaseTip := commit(t, server, "profiles", "release", map[string]string{"profile.yaml": "version: release\n"})
+	fetcher := newTestFetcher(t, FetcherOptions{})
+
+	result, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "release"}, CacheKey: "team-a/profiles"})
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.Revision).To(Equal("release@sha1:" + releaseTip))
+	g.Expect(result.Commit).To(Equal(releaseTip))
+	g.Expect(result.Changed).To(BeTrue())
+	g.Expect(result.Dir).To(BeADirectory())
+	g.Expect(filepath.Dir(result.Dir)).To(Equal(fetcher.Root()))
+	g.Expect(fileIn(g, result.Dir, "profile.yaml")).To(Equal("version: release\n"))
+	g.Expect(fileIn(g, result.Dir, "overlays/dev/kustomization")).To(Equal("resources: []\n"))
+}
+
+func TestFetchMissingBranchNamesTheBranchesThereAre(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+
+	_, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "nope"}, CacheKey: "ns/name"})
+
+	g.Expect(err).To(MatchError(ErrReferenceNotFound))
+	g.Expect(err.Error()).To(Equal(`reference not found: branch "nope" not found in ` + server.RepoURL("profiles") + ` (branches: main)`))
+}
+
+func TestFetchWithoutRefFollowsTheRemoteHead(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	mainTip := seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+
+	result, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), CacheKey: "ns/name"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.Revision).To(Equal("main@sha1:" + mainTip))
+
+	developTip := commit(t, server, "profiles", "develop", map[string]string{"profile.yaml": "version: develop\n"})
+	g.Expect(server.SetHead("profiles", "develop")).To(Succeed())
+
+	result, err = fetch(fetcher, Request{URL: server.RepoURL("profiles"), CacheKey: "ns/name", LastRevision: result.Revision})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.Revision).To(Equal("develop@sha1:" + developTip))
+	g.Expect(result.Changed).To(BeTrue())
+	g.Expect(fileIn(g, result.Dir, "profile.yaml")).To(Equal("version: develop\n"))
+}
+
+func TestFetchTagReportsTheTaggedCommit(t *testing.T) {
+	server := startGitServer(t, gitserver.Options{})
+	first := seededRepo(t, server, "profiles")
+	tag(t, server, "profiles", "v1.0.0", first)
+	second := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 2\n"})
+	if _, err := server.AnnotatedTag("profiles", "v2.0.0", second, "release 2"); err != nil {
+		t.Fatalf("annotated tag: %v", err)
+	}
+	commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 3\n"})
+
+	tests := []struct {
+		name        string
+		tag         string
+		wantCommit  string
+		wantProfile string
+	}{
+		{name: "a lightweight tag", tag: "v1.0.0", wantCommit: first, wantProfile: "version: 1\n"},
+		{name: "an annotated tag is peeled to its commit", tag: "v2.0.0", wantCommit: second, wantProfile: "version: 2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			fetcher := newTestFetcher(t, FetcherOptions{})
+
+			result, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Tag: tt.tag}, CacheKey: "ns/name"})
+
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(result.Revision).To(Equal(tt.tag + "@sha1:" + tt.wantCommit))
+			g.Expect(fileIn(g, result.Dir, "profile.yaml")).To(Equal(tt.wantProfile))
+		})
+	}
+}
+
+func TestFetchSemVerPicksTheHighestMatchingTag(t *testing.T) {
+	server := startGitServer(t, gitserver.Options{})
+	v100 := seededRepo(t, server, "profiles")
+	tag(t, server, "profiles", "v1.0.0", v100)
+	v120 := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 1.2.0\n"})
+	if _, err := server.AnnotatedTag("profiles", "v1.2.0", v120, "release 1.2.0"); err != nil {
+		t.Fatalf("annotated tag: %v", err)
+	}
+	v110 := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 1.1.0\n"})
+	tag(t, server, "profiles", "1.1.0", v110)
+	v200 := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 2.0.0\n"})
+	tag(t, server, "profiles", "v2.0.0", v200)
+	tag(t, server, "profiles", "latest", v200)
+
+	tests := []struct {
+		name         string
+		semver       string
+		wantRevision string
+	}{
+		{name: "a range below 2 picks the highest 1.x, not the newest commit", semver: ">=1.0.0 <2.0.0", wantRevision: "v1.2.0@sha1:" + v120},
+		{name: "a tilde range", semver: "~1.1", wantRevision: "1.1.0@sha1:" + v110},
+		{name: "an open range picks the highest of all", semver: ">=1.0.0", wantRevision: "v2.0.0@sha1:" + v200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			fetcher := newTestFetcher(t, FetcherOptions{})
+
+			result, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{SemVer: tt.semver}, CacheKey: "ns/name"})
+
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(result.Revision).To(Equal(tt.wantRevision))
+		})
+	}
+
+	t.Run("no matching tag is an error listing the versions there are", func(t *testing.T) {
+		g := NewWithT(t)
+		fetcher := newTestFetcher(t, FetcherOptions{})
+
+		_, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{SemVer: ">=3.0"}, CacheKey: "ns/name"})
+
+		g.Expect(err).To(MatchError(ErrReferenceNotFound))
+		g.Expect(err.Error()).To(ContainSubstring(`no tag matches semver ">=3.0" in ` + server.RepoURL("profiles") +
+			` (semver tags, highest first: v2.0.0, v1.2.0, 1.1.0, v1.0.0)`))
+	})
+
+	t.Run("an invalid range is an invalid request", func(t *testing.T) {
+		g := NewWithT(t)
+		fetcher := newTestFetcher(t, FetcherOptions{})
+
+		_, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{SemVer: "not a range"}, CacheKey: "ns/name"})
+
+		g.Expect(err).To(MatchError(ErrInvalidRequest))
+		g.Expect(err.Error()).To(ContainSubstring(`semver "not a range" is not a valid range`))
+	})
+}
+
+func TestFetchCommit(t *testing.T) {
+	server := startGitServer(t, gitserver.Options{})
+	first := seededRepo(t, server, "profiles")
+	second := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 2\n"})
+	commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 3\n"})
+	featureOnly := commit(t, server, "profiles", "feature", map[string]string{"profile.yaml": "version: feature\n"})
+	commit(t, server, "profiles", "feature", map[string]string{"profile.yaml": "version: feature 2\n"})
+	taggedOnly := commit(t, server, "profiles", "doomed", map[string]string{"profile.yaml": "version: tagged\n"})
+	tag(t, server, "profiles", "keep", taggedOnly)
+	if err := server.DeleteBranch("profiles", "doomed"); err != nil {
+		t.Fatalf("delete branch: %v", err)
+	}
+
+	tests := []struct {
+		name         string
+		ref          Ref
+		wantRevision string
+		wantProfile  string
+	}{
+		{name: "an old commit of the default branch", ref: Ref{Commit: first}, wantRevision: "sha1:" + first, wantProfile: "version: 1\n"},
+		{name: "a commit only on another branch", ref: Ref{Commit: featureOnly}, wantRevision: "sha1:" + featureOnly, wantProfile: "version: feature\n"},
+		{name: "a commit reachable only from a tag", ref: Ref{Commit: taggedOnly}, wantRevision: "sha1:" + taggedOnly, wantProfile: "version: tagged\n"},
+		{name: "a commit in the history of its branch", ref: Ref{Branch: "main", Commit: second}, wantRevision: "main@sha1:" + second, wantProfile: "version: 2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			fetcher := newTestFetcher(t, FetcherOptions{})
+
+			result, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: tt.ref, CacheKey: "ns/name"})
+
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(result.Revision).To(Equal(tt.wantRevision))
+			g.Expect(fileIn(g, result.Dir, "profile.yaml")).To(Equal(tt.wantProfile))
+		})
+	}
+
+	t.Run("a commit that is a branch tip is fetched shallowly", func(t *testing.T) {
+		g := NewWithT(t)
+		fetcher := newTestFetcher(t, FetcherOptions{})
+		tip := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: tip\n"})
+
+		result, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Commit: tip}, CacheKey: "ns/name"})
+
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(result.Revision).To(Equal("sha1:" + tip))
+		g.Expect(filepath.Join(result.Dir, ".git", "shallow")).To(BeARegularFile())
+	})
+
+	t.Run("a commit not on the named branch is refused", func(t *testing.T) {
+		g := NewWithT(t)
+		fetcher := newTestFetcher(t, FetcherOptions{})
+
+		_, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "main", Commit: featureOnly}, CacheKey: "ns/name"})
+
+		g.Expect(err).To(MatchError(ErrReferenceNotFound))
+		g.Expect(err.Error()).To(ContainSubstring(`commit ` + featureOnly + ` is not on branch "main" of ` + server.RepoURL("profiles")))
+	})
+
+	t.Run("an unknown commit is reported as not found", func(t *testing.T) {
+		g := NewWithT(t)
+		fetcher := newTestFetcher(t, FetcherOptions{})
+		unknown := "0123456789abcdef0123456789abcdef01234567"
+
+		_, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Commit: unknown}, CacheKey: "ns/name"})
+
+		g.Expect(err).To(MatchError(ErrReferenceNotFound))
+		g.Expect(err.Error()).To(ContainSubstring("commit " + unknown + " not found on any branch or tag of " + server.RepoURL("profiles")))
+	})
+}
+
+func TestFetchSkipsTheDownloadWhenTheCommitIsAlreadyCheckedOut(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	req := Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "main"}, CacheKey: "ns/name"}
+
+	first, err := fetch(fetcher, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	before := server.Requests()
+	inodeBefore := inodeOf(g, first.Dir)
+
+	req.LastRevision = first.Revision
+	second, err := fetch(fetcher, req)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(second.Changed).To(BeFalse())
+	g.Expect(second.Revision).To(Equal(first.Revision))
+	g.Expect(second.Dir).To(Equal(first.Dir))
+	after := server.Requests()
+	g.Expect(after.RefAdvertisements).To(Equal(before.RefAdvertisements+1), "the refs are listed every time")
+	g.Expect(after.UploadPacks).To(Equal(before.UploadPacks), "nothing is downloaded")
+	g.Expect(inodeOf(g, second.Dir)).To(Equal(inodeBefore), "the checkout is not replaced")
+}
+
+func TestFetchOfAnUnchangedCommitWithoutLastRevisionReportsAChange(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	req := Request{URL: server.RepoURL("profiles"), CacheKey: "ns/name"}
+	_, err := fetch(fetcher, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	before := server.Requests()
+
+	// As after a restart of the operator: the cache has the commit, the
+	// caller has nothing applied yet.
+	result, err := fetch(fetcher, req)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.Changed).To(BeTrue())
+	g.Expect(server.Requests().UploadPacks).To(Equal(before.UploadPacks))
+}
+
+func TestFetchOfANewCommitReplacesTheCheckout(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	req := Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "main"}, CacheKey: "ns/name"}
+	first, err := fetch(fetcher, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	before := server.Requests()
+
+	next := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 2\n", "extra.yaml": "x: 1\n"})
+	req.LastRevision = first.Revision
+	second, err := fetch(fetcher, req)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(second.Changed).To(BeTrue())
+	g.Expect(second.Revision).To(Equal("main@sha1:" + next))
+	g.Expect(second.Dir).To(Equal(first.Dir))
+	g.Expect(fileIn(g, second.Dir, "profile.yaml")).To(Equal("version: 2\n"))
+	g.Expect(fileIn(g, second.Dir, "extra.yaml")).To(Equal("x: 1\n"))
+	g.Expect(server.Requests().UploadPacks).To(BeNumerically(">", before.UploadPacks))
+	g.Expect(filepath.Glob(filepath.Join(fetcher.Root(), ".*"))).To(BeEmpty(), "no temporary directories are left behind")
+}
+
+func TestAFailedFetchKeepsThePreviousCheckout(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	good, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), CacheKey: "ns/name"})
+	g.Expect(err).NotTo(HaveOccurred())
+	unknown := "0123456789abcdef0123456789abcdef01234567"
+
+	_, err = fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Commit: unknown}, CacheKey: "ns/name"})
+
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(fileIn(g, good.Dir, "profile.yaml")).To(Equal("version: 1\n"))
+	g.Expect(filepath.Glob(filepath.Join(fetcher.Root(), ".*"))).To(BeEmpty(), "no temporary directories are left behind")
+}
+
+func TestFetchKeepsOneCheckoutPerCacheKey(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	commit(t, server, "profiles", "canary", map[string]string{"profile.yaml": "version: canary\n"})
+	fetcher := newTestFetcher(t, FetcherOptions{})
+
+	dev, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), CacheKey: "dev/profiles"})
+	g.Expect(err).NotTo(HaveOccurred())
+	canary, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "canary"}, CacheKey: "canary/profiles"})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	g.Expect(dev.Dir).NotTo(Equal(canary.Dir))
+	g.Expect(fileIn(g, dev.Dir, "profile.yaml")).To(Equal("version: 1\n"))
+	g.Expect(fileIn(g, canary.Dir, "profile.yaml")).To(Equal("version: canary\n"))
+
+	g.Expect(fetcher.Forget("dev/profiles")).To(Succeed())
+	g.Expect(dev.Dir).NotTo(BeAnExistingFile())
+	g.Expect(canary.Dir).To(BeADirectory())
+	g.Expect(fetcher.Forget("never/fetched")).To(Succeed())
+}
+
+func TestNewRemovesLeftoversOfInterruptedFetches(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	g.Expect(os.MkdirAll(filepath.Join(root, ".incoming-123", "x"), 0o755)).To(Succeed())
+	g.Expect(os.MkdirAll(filepath.Join(root, ".outgoing-456"), 0o755)).To(Succeed())
+	g.Expect(os.MkdirAll(filepath.Join(root, "ns_name-0011aabb"), 0o755)).To(Succeed())
+
+	_, err := New(root, FetcherOptions{})
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(filepath.Join(root, ".incoming-123")).NotTo(BeAnExistingFile())
+	g.Expect(filepath.Join(root, ".outgoing-456")).NotTo(BeAnExistingFile())
+	g.Expect(filepath.Join(root, "ns_name-0011aabb")).To(BeADirectory(), "checkouts stay")
+}
+
+func inodeOf(g *WithT, path string) uint64 {
+	info, err := os.Stat(path)
+	g.Expect(err).NotTo(HaveOccurred())
+	stat, ok := info.Sys().(*syscall.Stat_t)
+	g.Expect(ok).To(BeTrue(), "inode numbers need a Unix file system")
+	return stat.Ino
+}

@@ -1,0 +1,94 @@
+package gitserver
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func startServer(t *testing.T, options Options) *Server {
+	t.Helper()
+	server, err := New(t.TempDir(), options)
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	t.Cleanup(func() { _ = server.Close() })
+	return server
+}
+
+func TestServerServesSeededRepositoriesToTheGitClient(t *testing.T) {
+	g := NewWithT(t)
+	server := startServer(t, Options{})
+
+	first, err := server.CreateRepo("profiles", map[string]string{"a.yaml": "a: 1\n", "dir/b.yaml": "b: 1\n"})
+	g.Expect(err).NotTo(HaveOccurred())
+	second, err := server.Commit("profiles", map[string]string{"a.yaml": "a: 2\n"}, "change a")
+	g.Expect(err).NotTo(HaveOccurred())
+	feature, err := server.CommitOnBranch("profiles", "feature", map[string]string{"c.yaml": "c: 1\n"}, "add c")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(server.Tag("profiles", "v1.0.0", first)).To(Succeed())
+	tagObject, err := server.AnnotatedTag("profiles", "v2.0.0", second, "release 2")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	listing, err := runGit(t.TempDir(), nil, "", "ls-remote", "--symref", server.RepoURL("profiles"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.Split(listing, "\n")).To(ConsistOf(
+		"ref: refs/heads/main\tHEAD",
+		second+"\tHEAD",
+		feature+"\trefs/heads/feature",
+		second+"\trefs/heads/main",
+		first+"\trefs/tags/v1.0.0",
+		tagObject+"\trefs/tags/v2.0.0",
+		second+"\trefs/tags/v2.0.0^{}",
+	))
+	g.Expect(tagObject).NotTo(Equal(second))
+
+	parent, err := runGit(server.Root()+"/profiles.git", nil, "", "rev-parse", feature+"^")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(parent).To(Equal(second), "a new branch starts at the default branch's tip")
+	tree, err := runGit(server.Root()+"/profiles.git", nil, "", "ls-tree", "-r", "--name-only", feature)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(strings.Split(tree, "\n")).To(Equal([]string{"a.yaml", "c.yaml", "dir/b.yaml"}))
+
+	g.Expect(server.SetHead("profiles", "feature")).To(Succeed())
+	g.Expect(server.DeleteBranch("profiles", "feature")).To(Succeed())
+	g.Expect(server.Requests().RefAdvertisements).To(Equal(int64(1)))
+}
+
+func TestServerRequiresTheConfiguredCredentials(t *testing.T) {
+	g := NewWithT(t)
+	server := startServer(t, Options{Username: "bot", Password: "pw", BearerToken: "tok"})
+	_, err := server.CreateRepo("private", map[string]string{"a.yaml": "a: 1\n"})
+	g.Expect(err).NotTo(HaveOccurred())
+	infoRefs := server.RepoURL("private") + "/info/refs?service=git-upload-pack"
+	status := func(authorize func(*http.Request)) int {
+		req, err := http.NewRequest(http.MethodGet, infoRefs, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		authorize(req)
+		res, err := http.DefaultClient.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(res.Body.Close()).To(Succeed())
+		return res.StatusCode
+	}
+
+	g.Expect(status(func(*http.Request) {})).To(Equal(http.StatusUnauthorized))
+	g.Expect(status(func(r *http.Request) { r.SetBasicAuth("bot", "wrong") })).To(Equal(http.StatusUnauthorized))
+	g.Expect(status(func(r *http.Request) { r.Header.Set("Authorization", "Bearer wrong") })).To(Equal(http.StatusUnauthorized))
+	g.Expect(status(func(r *http.Request) { r.SetBasicAuth("bot", "pw") })).To(Equal(http.StatusOK))
+	g.Expect(status(func(r *http.Request) { r.Header.Set("Authorization", "Bearer tok") })).To(Equal(http.StatusOK))
+	g.Expect(server.Requests()).To(Equal(RequestCounts{RefAdvertisements: 5, Unauthorized: 3}))
+}
+
+func TestServerRejectsRepositoryNamesOutsideItsRoot(t *testing.T) {
+	g := NewWithT(t)
+	server := startServer(t, Options{})
+
+	for _, name := range []string{"../escape", "a/b", "", "x.git", ".hidden"} {
+		_, err := server.CreateRepo(name, nil)
+		g.Expect(err).To(MatchError(ContainSubstring("use letters, digits")), "name %q", name)
+	}
+	_, err := server.CreateRepo("profiles", map[string]string{"../outside": "x"})
+	g.Expect(err).To(MatchError(ContainSubstring(`file path "../outside" must be relative and inside the repository`)))
+}
