@@ -129,7 +129,7 @@ func sshAuth(repoURL *url.URL, credentials map[string][]byte, tempDir string) (t
 
 	// The known_hosts parser only reads files; it reads them completely
 	// when called, so the file can go right after.
-	knownHostsFile, err := os.CreateTemp(tempDir, ".known_hosts-*")
+	knownHostsFile, err := os.CreateTemp(tempDir, knownHostsFilePattern)
 	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", CredentialKnownHosts, err)
 	}

@@ -37,6 +37,9 @@ const revisionHashPrefix = "sha1:"
 const (
 	incomingDirPattern = ".incoming-*"
 	outgoingDirPattern = ".outgoing-*"
+	// knownHostsFilePattern names the short-lived copy of known_hosts that
+	// the ssh host key parser reads (see sshAuth).
+	knownHostsFilePattern = ".known_hosts-*"
 )
 
 // Request says what to fetch and where the caller stands.
@@ -119,7 +122,7 @@ func New(cacheRoot string, options FetcherOptions) (*Fetcher, error) {
 		return nil, fmt.Errorf("create cache directory: %w", err)
 	}
 	// Leftovers of a fetch interrupted by a crash would otherwise pile up.
-	for _, pattern := range []string{incomingDirPattern, outgoingDirPattern} {
+	for _, pattern := range []string{incomingDirPattern, outgoingDirPattern, knownHostsFilePattern} {
 		leftovers, err := filepath.Glob(filepath.Join(root, pattern))
 		if err != nil {
 			return nil, fmt.Errorf("find leftover fetches: %w", err)
@@ -192,7 +195,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 	}
 
 	dir := filepath.Join(f.root, dirName)
-	if !f.hasCheckout(dir, req.Ref, wanted) {
+	if !hasCheckout(dir, req.Ref, wanted) {
 		commit, err := f.cloneInto(ctx, dir, req, wanted, auth, repo)
 		if err != nil {
 			return nil, err
@@ -246,7 +249,7 @@ func (f *Fetcher) lockFor(dirName string) *sync.Mutex {
 // membership was checked when it was cloned, and a checkout of the same
 // commit from elsewhere proves nothing about the branch. Any problem reading
 // the checkout counts as "no": fetching again repairs it.
-func (f *Fetcher) hasCheckout(dir string, ref Ref, wanted resolution) bool {
+func hasCheckout(dir string, ref Ref, wanted resolution) bool {
 	repository, err := git.PlainOpen(dir)
 	if err != nil {
 		return false

@@ -334,6 +334,7 @@ func TestNewRemovesLeftoversOfInterruptedFetches(t *testing.T) {
 	root := t.TempDir()
 	g.Expect(os.MkdirAll(filepath.Join(root, ".incoming-123", "x"), 0o755)).To(Succeed())
 	g.Expect(os.MkdirAll(filepath.Join(root, ".outgoing-456"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(root, ".known_hosts-789"), []byte("h k"), 0o600)).To(Succeed())
 	g.Expect(os.MkdirAll(filepath.Join(root, "ns_name-0011aabb"), 0o755)).To(Succeed())
 
 	_, err := New(root, FetcherOptions{})
@@ -341,6 +342,7 @@ func TestNewRemovesLeftoversOfInterruptedFetches(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(filepath.Join(root, ".incoming-123")).NotTo(BeAnExistingFile())
 	g.Expect(filepath.Join(root, ".outgoing-456")).NotTo(BeAnExistingFile())
+	g.Expect(filepath.Join(root, ".known_hosts-789")).NotTo(BeAnExistingFile())
 	g.Expect(filepath.Join(root, "ns_name-0011aabb")).To(BeADirectory(), "checkouts stay")
 }
 
@@ -350,4 +352,65 @@ func inodeOf(g *WithT, path string) uint64 {
 	stat, ok := info.Sys().(*syscall.Stat_t)
 	g.Expect(ok).To(BeTrue(), "inode numbers need a Unix file system")
 	return stat.Ino
+}
+
+func TestAPinnedCommitIsReusedOnlyForTheBranchItWasCheckedOn(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	pinned := seededRepo(t, server, "profiles")
+	commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 2\n"})
+	commit(t, server, "profiles", "release", map[string]string{"profile.yaml": "version: release\n"})
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	onMain := Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "main", Commit: pinned}, CacheKey: "ns/name"}
+	first, err := fetch(fetcher, onMain)
+	g.Expect(err).NotTo(HaveOccurred())
+	before := server.Requests().UploadPacks
+
+	onMain.LastRevision = first.Revision
+	again, err := fetch(fetcher, onMain)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Changed).To(BeFalse())
+	g.Expect(server.Requests().UploadPacks).To(Equal(before), "same commit on the same branch: nothing downloaded")
+
+	// The release branch also contains the commit, but that must be
+	// checked by fetching it, not assumed from the checkout of main.
+	onRelease := Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "release", Commit: pinned}, CacheKey: "ns/name",
+		LastRevision: first.Revision}
+	switched, err := fetch(fetcher, onRelease)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(switched.Revision).To(Equal("release@sha1:" + pinned))
+	g.Expect(switched.Changed).To(BeFalse(), "the content is the same commit")
+	g.Expect(server.Requests().UploadPacks).To(BeNumerically(">", before))
+	g.Expect(fileIn(g, switched.Dir, "profile.yaml")).To(Equal("version: 1\n"))
+}
+
+func TestConcurrentFetchesOfOneCacheKeyDoNotCollide(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	tip := seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	const fetches = 4
+	results := make(chan string, fetches)
+	failures := make(chan error, fetches)
+
+	for range fetches {
+		go func() {
+			result, err := fetch(fetcher, Request{URL: server.RepoURL("profiles"), CacheKey: "ns/name"})
+			if err != nil {
+				failures <- err
+				return
+			}
+			results <- result.Revision
+		}()
+	}
+
+	for range fetches {
+		select {
+		case revision := <-results:
+			g.Expect(revision).To(Equal("main@sha1:" + tip))
+		case err := <-failures:
+			t.Fatalf("concurrent fetch failed: %v", err)
+		}
+	}
+	g.Expect(server.Requests().UploadPacks).To(Equal(int64(1)), "one clone; the other fetches find its commit checked out")
 }
