@@ -1,0 +1,140 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// semanticsParent is the CloudProfile the error cases start from; each case
+// replaces one part of it.
+const semanticsParent = `apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: aws
+spec:
+  type: aws
+  kubernetes:
+    versions:
+    - version: 1.30.0
+      lifecycle:
+      - classification: supported
+      - classification: deprecated
+        startTime: "2025-01-01T00:00:00Z"
+    - version: 1.31.0
+  machineImages:
+  - name: gardenlinux
+    versions:
+    - version: 1592.1.0
+      architectures: [amd64]
+`
+
+// namespacedOverride is a NamespacedCloudProfile of semanticsParent with
+// spec lines appended.
+func namespacedOverride(spec string) string {
+	return semanticsParent + `---
+apiVersion: core.profilesync.io/v1alpha1
+kind: NamespacedCloudProfile
+metadata:
+  name: team-a
+  namespace: team-a
+spec:
+  parent:
+    kind: CloudProfile
+    name: aws
+` + spec
+}
+
+// profileWith returns a CloudProfile "p" with the given spec lines.
+func profileWith(spec string) string {
+	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\nspec:\n" + spec
+}
+
+const oneKubernetesVersion = "  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n"
+
+// TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath runs every error
+// rule of SEMANTICS.md sections 2 and 3 through the CLI: exit 1, nothing on
+// stdout, and the problem names its field.
+func TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath(t *testing.T) {
+	tests := []struct {
+		name  string
+		input string
+		// want is the start of the problem line after "<stdin>: ".
+		want string
+	}{
+		{"spec.type is required", profileWith("  kubernetes:\n    versions:\n    - version: 1.31.0\n"),
+			"CloudProfile/p: spec.type: Required value"},
+		{"at least one Kubernetes version", profileWith("  type: aws\n  kubernetes: {}\n"),
+			"CloudProfile/p: spec.kubernetes.versions: Required value"},
+		{"Kubernetes versions are MAJOR.MINOR.PATCH", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: v1.31.0\n"),
+			`CloudProfile/p: spec.kubernetes.versions[0].version: Invalid value: "v1.31.0"`},
+		{"no duplicate Kubernetes versions", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n    - version: 1.31.0\n"),
+			`CloudProfile/p: spec.kubernetes.versions[1].version: Duplicate value`},
+		{"a machine image has a version", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gardenlinux\n    versions: []\n"),
+			"CloudProfile/p: spec.machineImages[0].versions: Required value"},
+		{"machine image names are unique", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    versions: [{version: 1.0.0}]\n  - name: gl\n    versions: [{version: 1.0.0}]\n"),
+			"CloudProfile/p: spec.machineImages[1].name: Duplicate value"},
+		{"updateStrategy is patch, minor or major", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    updateStrategy: always\n    versions: [{version: 1.0.0}]\n"),
+			`CloudProfile/p: spec.machineImages[0].updateStrategy: Unsupported value: "always"`},
+		{"machine image versions are semver", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    versions: [{version: latest}]\n"),
+			`CloudProfile/p: spec.machineImages[0].versions[0].version: Invalid value: "latest"`},
+		{"no duplicate machine image versions", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    versions: [{version: \"1.7\"}, {version: 1.7.0}]\n"),
+			`CloudProfile/p: spec.machineImages[0].versions[1].version: Invalid value: "1.7.0"`},
+		{"architectures are amd64 or arm64", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    versions: [{version: 1.0.0, architectures: [s390x]}]\n"),
+			`CloudProfile/p: spec.machineImages[0].versions[0].architectures[0]: Unsupported value: "s390x"`},
+		{"kubeletVersionConstraint is a semver constraint", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    versions: [{version: 1.0.0, kubeletVersionConstraint: \"about 1.30\"}]\n"),
+			`CloudProfile/p: spec.machineImages[0].versions[0].kubeletVersionConstraint: Invalid value: "about 1.30"`},
+		{"expired is not a classification", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      classification: expired\n    - version: 1.31.0\n"),
+			`CloudProfile/p: spec.kubernetes.versions[0].classification: Invalid value: "expired"`},
+		{"lifecycle is not combined with classification", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      classification: supported\n      lifecycle: [{classification: supported}]\n    - version: 1.31.0\n"),
+			"CloudProfile/p: spec.kubernetes.versions[0].classification: Forbidden"},
+		{"lifecycle is not combined with expirationDate", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      expirationDate: \"2025-01-01T00:00:00Z\"\n      lifecycle: [{classification: supported}]\n    - version: 1.31.0\n"),
+			"CloudProfile/p: spec.kubernetes.versions[0].expirationDate: Forbidden"},
+		{"unavailable is never declared", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: unavailable}]\n    - version: 1.31.0\n"),
+			`CloudProfile/p: spec.kubernetes.versions[0].lifecycle[0].classification: Invalid value: "unavailable"`},
+		{"no stage twice", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: supported}, {classification: supported, startTime: \"2025-01-01T00:00:00Z\"}]\n    - version: 1.31.0\n"),
+			"CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].classification: Duplicate value"},
+		{"stages in rank order", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: deprecated}, {classification: preview, startTime: \"2025-01-01T00:00:00Z\"}]\n    - version: 1.31.0\n"),
+			`CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].classification: Invalid value: "preview"`},
+		{"only the first stage omits startTime", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: preview}, {classification: supported}]\n    - version: 1.31.0\n"),
+			"CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].startTime: Required value"},
+		{"start times never decrease", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: preview, startTime: \"2025-02-01T00:00:00Z\"}, {classification: supported, startTime: \"2025-01-01T00:00:00Z\"}]\n    - version: 1.31.0\n"),
+			`CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].startTime: Invalid value: "2025-01-01T00:00:00Z"`},
+		{"the highest Kubernetes version has no expirationDate", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n"),
+			"CloudProfile/p: spec.kubernetes.versions[0].expirationDate: Forbidden"},
+		{"the highest Kubernetes version's lifecycle does not end in expired", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      lifecycle: [{classification: supported}, {classification: expired, startTime: \"2030-01-01T00:00:00Z\"}]\n"),
+			"CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].classification: Forbidden"},
+		{"one supported version per minor (deprecated API)", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      classification: supported\n    - version: 1.31.1\n      classification: supported\n"),
+			"CloudProfile/p: spec.kubernetes.versions[1].classification: Forbidden"},
+		{"a namespaced override names a parent version", namespacedOverride("  kubernetes:\n    versions:\n    - version: 1.29.0\n"),
+			`NamespacedCloudProfile/team-a/team-a: spec.kubernetes.versions[0].version: Not found: "1.29.0"`},
+		{"a namespaced override does not set classification", namespacedOverride("  kubernetes:\n    versions:\n    - version: 1.31.0\n      classification: deprecated\n"),
+			"NamespacedCloudProfile/team-a/team-a: spec.kubernetes.versions[0].classification: "},
+		{"a namespaced override stage the parent lacks", namespacedOverride("  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: preview, startTime: \"2024-01-01T00:00:00Z\"}]\n"),
+			"NamespacedCloudProfile/team-a/team-a: spec.kubernetes.versions[0].lifecycle[0]"},
+		{"a namespaced image version override changes only expiry", namespacedOverride("  machineImages:\n  - name: gardenlinux\n    versions:\n    - version: 1592.1.0\n      architectures: [arm64]\n"),
+			"NamespacedCloudProfile/team-a/team-a: spec.machineImages[0].versions[0].architectures"},
+		{"a namespaced profile's parent is a CloudProfile", strings.Replace(namespacedOverride(""), "    kind: CloudProfile\n    name: aws\n", "    kind: NamespacedCloudProfile\n    name: aws\n", 1),
+			`NamespacedCloudProfile/team-a/team-a: spec.parent.kind: Unsupported value: "NamespacedCloudProfile"`},
+		{"a namespaced profile's parent exists", strings.Replace(namespacedOverride(""), "    name: aws\n", "    name: gcp\n", 1),
+			`NamespacedCloudProfile/team-a/team-a: spec.parent.name: Not found: "gcp"`},
+		{"the merged spec must validate", namespacedOverride("  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n"),
+			"NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[1].expirationDate: Forbidden"},
+		{"an added machine image is a full image", namespacedOverride("  machineImages:\n  - name: ubuntu\n"),
+			"NamespacedCloudProfile/team-a/team-a: spec.machineImages[0].versions: Required value"},
+		{"an unknown field", profileWith(oneKubernetesVersion + "  regionz: []\n"),
+			"CloudProfile/p: spec.regionz: unknown field"},
+		{"the same profile twice", profileWith(oneKubernetesVersion) + "---\n" + profileWith(oneKubernetesVersion),
+			`CloudProfile/p: metadata.name: Duplicate value: "p"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			status, stdout, stderr := run(t, "evaluate", tt.input, "-f", "-")
+			g.Expect(status).To(Equal(exitInvalidInput), "stderr: %s", stderr)
+			g.Expect(stdout).To(BeEmpty())
+			g.Expect(strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")).To(ContainElement(HavePrefix("<stdin>: "+tt.want)), stderr)
+		})
+	}
+}
