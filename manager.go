@@ -21,6 +21,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/internal/gitsource"
 )
 
 const controllerName = "profilesync"
@@ -38,6 +39,7 @@ type managerFlags struct {
 	watchOptions      runtimecontroller.WatchOptions
 	storagePath       string
 	clusterProfilesNS string
+	httpCredentials   bool
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -45,13 +47,22 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.healthAddr, "health-addr", ":9440", "The address the health (/healthz) and readiness (/readyz) probes bind to.")
 	fs.IntVar(&f.concurrent, "concurrent", 4, "The number of objects of each kind reconciled at the same time.")
 	fs.StringVar(&f.storagePath, "storage-path", defaultStoragePath(), "The directory where Git checkouts are cached, one subdirectory per ProfileSync.")
-	fs.StringVar(&f.clusterProfilesNS, "cluster-profiles-namespace", os.Getenv("RUNTIME_NAMESPACE"),
-		"The only namespace whose ProfileSyncs may write cluster-scoped CloudProfiles (default: the namespace the operator runs in, from RUNTIME_NAMESPACE).")
+	fs.StringVar(&f.clusterProfilesNS, "cluster-profiles-namespace", defaultClusterProfilesNamespace(),
+		"The namespace of the landscape operators: only its ProfileSyncs may write CloudProfiles, and NamespacedCloudProfiles outside their own namespace. Defaults to the namespace the operator runs in (RUNTIME_NAMESPACE), else profilesync-system.")
+	fs.BoolVar(&f.httpCredentials, "insecure-allow-http-credentials", false,
+		"Allow Git credentials to be sent to plain http:// URLs, in clear text. Only for test servers and trusted networks.")
 	f.clientOptions.BindFlags(fs)
 	f.logOptions.BindFlags(fs)
 	f.leaderElection.BindFlags(fs)
 	f.rateLimiter.BindFlags(fs)
 	f.watchOptions.BindFlags(fs)
+}
+
+func defaultClusterProfilesNamespace() string {
+	if ns := os.Getenv("RUNTIME_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "profilesync-system"
 }
 
 func defaultStoragePath() string {
@@ -145,6 +156,19 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags)
 		Clock:         realClock,
 	}).SetupWithManager(mgr, opts); err != nil {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
+	}
+	fetcher, err := gitsource.New(flags.storagePath, gitsource.FetcherOptions{AllowCredentialsOverHTTP: flags.httpCredentials})
+	if err != nil {
+		return fmt.Errorf("open Git cache at --storage-path %s: %w", flags.storagePath, err)
+	}
+	if err := (&controllers.ProfileSyncReconciler{
+		Client:                   mgr.GetClient(),
+		EventRecorder:            recorder,
+		Fetcher:                  fetcher,
+		Clock:                    realClock,
+		ClusterProfilesNamespace: flags.clusterProfilesNS,
+	}).SetupWithManager(mgr, opts); err != nil {
+		return fmt.Errorf("set up ProfileSync controller: %w", err)
 	}
 	if err := (&controllers.NamespacedCloudProfileReconciler{
 		Client:        mgr.GetClient(),

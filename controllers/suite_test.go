@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/gitsource"
 )
 
 // The suite runs one envtest control plane and one manager with every
@@ -115,7 +116,14 @@ func runSuite(m *testing.M) int {
 		cancel()
 		return 1
 	}
-	if err := setupTestReconcilers(ctx, mgr); err != nil {
+	cacheDir, err := os.MkdirTemp("", "profilesync-cache-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "create Git cache: %v\n", err)
+		cancel()
+		return 1
+	}
+	defer os.RemoveAll(cacheDir)
+	if err := setupTestReconcilers(ctx, mgr, cacheDir); err != nil {
 		fmt.Fprintf(os.Stderr, "set up reconcilers: %v\n", err)
 		cancel()
 		return 1
@@ -137,9 +145,20 @@ func runSuite(m *testing.M) int {
 	return code
 }
 
-func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager) error {
+// clusterProfilesNamespace is where the tests' landscape ProfileSyncs live.
+const clusterProfilesNamespace = "profilesync-system"
+
+func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
 	opts := Options{MaxConcurrentReconciles: 4}
 	recorder := mgr.GetEventRecorderFor("profilesync")
+	fetcher, err := gitsource.New(cacheDir, gitsource.FetcherOptions{})
+	if err != nil {
+		return err
+	}
+	if err := (&ProfileSyncReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Fetcher: fetcher,
+		Clock: testClock, ClusterProfilesNamespace: clusterProfilesNamespace}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
 	if err := (&CloudProfileReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: testClock}).
 		SetupWithManager(mgr, opts); err != nil {
 		return err

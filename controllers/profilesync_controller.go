@@ -1,0 +1,384 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/jitter"
+	"github.com/fluxcd/pkg/runtime/predicates"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/lifecycle"
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=profilesyncs,verbs=get;list;watch
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=profilesyncs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=cloudprofiles;namespacedcloudprofiles,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// SyncFieldManager is the field manager of the sync's server-side applies. It
+// owns the profiles' spec and the labels and annotations set in Git.
+const SyncFieldManager = "profilesync"
+
+// Labels the sync puts on every object it applies, so `kubectl get -l` finds
+// a landscape's profiles and two ProfileSyncs cannot fight over one object.
+const (
+	OwnerNameLabel      = "profilesync.io/name"
+	OwnerNamespaceLabel = "profilesync.io/namespace"
+)
+
+// ProfileSyncReconciler keeps one landscape's profiles in sync with a
+// kustomize overlay in Git. A revision is applied whole or not at all: every
+// phase before the apply can stop it, and then nothing is written and the last
+// good revision stays on the cluster.
+type ProfileSyncReconciler struct {
+	client.Client
+	EventRecorder record.EventRecorder
+	Fetcher       *gitsource.Fetcher
+	// Clock is the source of "now" for the update rules.
+	Clock clock.PassiveClock
+	// ClusterProfilesNamespace is the only namespace whose ProfileSyncs may
+	// write cluster-scoped CloudProfiles; the others may write only
+	// NamespacedCloudProfiles in their own namespace.
+	ClusterProfilesNamespace string
+}
+
+// SetupWithManager registers the reconciler. Spec changes and reconcile
+// requests (the reconcile.fluxcd.io/requestedAt annotation) trigger a sync at
+// once; otherwise it runs every spec.interval.
+func (r *ProfileSyncReconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.ProfileSync{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
+		)).
+		WithOptions(controller.Options{
+			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+			RateLimiter:             opts.RateLimiter,
+		}).
+		Complete(r)
+}
+
+// syncError is a failed phase: the condition it sets and whether retrying the
+// same input can help.
+type syncError struct {
+	condition string // abnormal-true condition type, e.g. FetchFailed
+	reason    string
+	err       error
+	// stalled: the revision (or the spec) itself is wrong; retrying the same
+	// revision cannot succeed, so the sync waits for a new commit or spec.
+	stalled bool
+}
+
+func (e *syncError) Error() string { return e.err.Error() }
+func (e *syncError) Unwrap() error { return e.err }
+
+// Reconcile runs one sync.
+func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	obj := &v1alpha1.ProfileSync{}
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted: its checkout is no longer needed. The profiles it
+			// applied stay; deleting a ProfileSync never deletes profiles.
+			return ctrl.Result{}, r.Fetcher.Forget(req.String())
+		}
+		return ctrl.Result{}, err
+	}
+
+	before := obj.DeepCopy()
+	defer func() {
+		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+		}
+	}()
+
+	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
+		obj.Status.SetLastHandledReconcileRequest(v)
+	}
+	if obj.Spec.Suspend {
+		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, v1alpha1.SuspendedReason, "suspended: profiles stay as applied at %s", obj.Status.LastAppliedRevision)
+		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
+		obj.Status.ObservedGeneration = obj.Generation
+		return ctrl.Result{}, nil
+	}
+
+	revision, err := r.sync(ctx, obj)
+	obj.Status.ObservedGeneration = obj.Generation
+	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
+	var failed *syncError
+	switch {
+	case err == nil:
+		for _, t := range []string{v1alpha1.FetchFailedCondition, v1alpha1.BuildFailedCondition, v1alpha1.ValidationFailedCondition, v1alpha1.ApplyFailedCondition, v1alpha1.StalledCondition, v1alpha1.ReconcilingCondition} {
+			conditions.Delete(obj, t)
+		}
+		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, v1alpha1.SucceededReason, "Applied revision %s", revision)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	case errors.As(err, &failed):
+		for _, t := range []string{v1alpha1.FetchFailedCondition, v1alpha1.BuildFailedCondition, v1alpha1.ValidationFailedCondition, v1alpha1.ApplyFailedCondition} {
+			if t != failed.condition {
+				conditions.Delete(obj, t)
+			}
+		}
+		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", failed.err)
+		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", failed.err)
+		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
+		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, failed.err.Error())
+		if failed.stalled {
+			// No hot loop: the same revision fails the same way. Poll Git at
+			// the interval for a fix; a spec change triggers at once.
+			conditions.MarkStalled(obj, failed.reason, "%s", failed.err)
+			return ctrl.Result{RequeueAfter: interval}, nil
+		}
+		conditions.Delete(obj, v1alpha1.StalledCondition)
+		return ctrl.Result{}, err
+	default:
+		return ctrl.Result{}, err
+	}
+}
+
+// sync runs the phases in order and returns the revision applied.
+func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileSync) (string, error) {
+	checkout, err := r.fetch(ctx, obj)
+	if err != nil {
+		return "", err
+	}
+	obj.Status.LastAttemptedRevision = checkout.Revision
+
+	live, err := r.listLive(ctx)
+	if err != nil {
+		return "", err
+	}
+	objects, err := r.render(obj, checkout, live)
+	if err != nil {
+		return "", err
+	}
+	plan := newApplyPlan(obj, objects, live)
+	if err := r.checkAccess(obj, plan); err != nil {
+		return "", err
+	}
+	if err := r.checkUpdateRules(obj, plan, live); err != nil {
+		return "", err
+	}
+	if err := r.apply(ctx, obj, plan, checkout.Revision); err != nil {
+		return "", err
+	}
+	if err := r.prune(ctx, obj, plan); err != nil {
+		return "", err
+	}
+	obj.Status.LastAppliedRevision = checkout.Revision
+	obj.Status.Inventory = plan.inventory()
+	return checkout.Revision, nil
+}
+
+// fetch resolves spec.ref and checks the revision out.
+func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.ProfileSync) (*gitsource.Result, error) {
+	fetchFailed := func(err error) error {
+		// A bad ref, semver range or credential Secret fails the same way
+		// until someone changes it; an unreachable server may come back.
+		return &syncError{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, err: err,
+			stalled: errors.Is(err, gitsource.ErrInvalidRequest)}
+	}
+	var credentials map[string][]byte
+	if obj.Spec.SecretRef != nil {
+		var secret corev1.Secret
+		key := client.ObjectKey{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
+		if err := r.Get(ctx, key, &secret); err != nil {
+			return nil, fetchFailed(fmt.Errorf("read credentials from Secret %s: %w", key, err))
+		}
+		credentials = secret.Data
+	}
+	request := gitsource.Request{
+		URL:          obj.Spec.URL,
+		Credentials:  credentials,
+		CacheKey:     client.ObjectKeyFromObject(obj).String(),
+		LastRevision: obj.Status.LastAttemptedRevision,
+	}
+	if ref := obj.Spec.Ref; ref != nil {
+		request.Ref = gitsource.Ref{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, Commit: ref.Commit}
+	}
+	if obj.Spec.Timeout != nil {
+		request.Timeout = obj.Spec.Timeout.Duration
+	}
+	result, err := r.Fetcher.Fetch(ctx, request)
+	if err != nil {
+		return nil, fetchFailed(err)
+	}
+	return result, nil
+}
+
+// liveProfiles is what the cluster holds, read once per sync (one list per
+// kind from the cache, not one get per object).
+type liveProfiles struct {
+	cloudProfiles map[string]*v1alpha1.CloudProfile
+	namespaced    map[client.ObjectKey]*v1alpha1.NamespacedCloudProfile
+}
+
+func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, error) {
+	var cps v1alpha1.CloudProfileList
+	if err := r.List(ctx, &cps); err != nil {
+		return nil, fmt.Errorf("list CloudProfiles: %w", err)
+	}
+	var ncps v1alpha1.NamespacedCloudProfileList
+	if err := r.List(ctx, &ncps); err != nil {
+		return nil, fmt.Errorf("list NamespacedCloudProfiles: %w", err)
+	}
+	live := &liveProfiles{
+		cloudProfiles: make(map[string]*v1alpha1.CloudProfile, len(cps.Items)),
+		namespaced:    make(map[client.ObjectKey]*v1alpha1.NamespacedCloudProfile, len(ncps.Items)),
+	}
+	for i := range cps.Items {
+		live.cloudProfiles[cps.Items[i].Name] = &cps.Items[i]
+	}
+	for i := range ncps.Items {
+		live.namespaced[client.ObjectKeyFromObject(&ncps.Items[i])] = &ncps.Items[i]
+	}
+	return live, nil
+}
+
+// render builds the overlay of the checkout, decodes it and validates the set.
+// A parent that is not in the revision is looked up on the cluster.
+func (r *ProfileSyncReconciler) render(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles) ([]render.Object, error) {
+	buildFailed := func(err error) error {
+		return &syncError{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, err: err, stalled: true}
+	}
+	docs, err := render.Build(checkout.Dir, obj.Spec.Path)
+	if err != nil {
+		return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
+	}
+	objects, problems := render.DecodeDocuments(docs)
+	if len(problems) > 0 {
+		return nil, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems))
+	}
+	render.ApplyDefaultNamespace(objects, obj.Namespace)
+	report, err := render.ValidateSet(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+		// A parent this sync applied and the revision no longer has is about
+		// to be pruned: it does not count as present.
+		if obj.Spec.Prune && inInventory(obj, v1alpha1.CloudProfileKind, "", name) {
+			return nil, false, nil
+		}
+		if cp, ok := live.cloudProfiles[name]; ok {
+			return &cp.Spec, true, nil
+		}
+		return nil, false, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
+	}
+	for _, w := range report.Warnings {
+		r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w.String())
+	}
+	if len(report.Problems) > 0 {
+		return nil, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems))
+	}
+	return objects, nil
+}
+
+func validationFailed(err error) error {
+	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, err: err, stalled: true}
+}
+
+// checkAccess enforces tenancy before anything is written. A ProfileSync in
+// the cluster-profiles namespace belongs to the landscape's operators and may
+// write CloudProfiles and NamespacedCloudProfiles anywhere; any other
+// ProfileSync belongs to a tenant and may write only NamespacedCloudProfiles
+// in its own namespace. Objects another ProfileSync manages are refused too.
+func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *applyPlan) error {
+	var denied []string
+	self := client.ObjectKeyFromObject(obj).String()
+	privileged := r.ClusterProfilesNamespace != "" && obj.Namespace == r.ClusterProfilesNamespace
+	for _, item := range plan.items {
+		switch {
+		case !privileged && item.object.CloudProfile != nil:
+			denied = append(denied, fmt.Sprintf("%s: %s: only ProfileSyncs in namespace %q may write cluster-scoped CloudProfiles",
+				item.object.File, item.object.Ref(), r.ClusterProfilesNamespace))
+		case !privileged && item.object.Namespace() != obj.Namespace:
+			denied = append(denied, fmt.Sprintf("%s: %s: a ProfileSync outside namespace %q may write NamespacedCloudProfiles only in its own namespace %q",
+				item.object.File, item.object.Ref(), r.ClusterProfilesNamespace, obj.Namespace))
+		case item.live != nil && item.owner() != "" && item.owner() != self:
+			denied = append(denied, fmt.Sprintf("%s: %s: already managed by ProfileSync %s",
+				item.object.File, item.object.Ref(), item.owner()))
+		}
+	}
+	if len(denied) > 0 {
+		return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.AccessDeniedReason,
+			err: errors.New(strings.Join(denied, "; ")), stalled: true}
+	}
+	return nil
+}
+
+// checkUpdateRules compares the revision with the live objects: no version
+// that left unavailable may become unavailable again, and no CloudProfile may
+// lose (or, by pruning, be deleted with) what a NamespacedCloudProfile that
+// stays on the cluster overrides.
+func (r *ProfileSyncReconciler) checkUpdateRules(obj *v1alpha1.ProfileSync, plan *applyPlan, live *liveProfiles) error {
+	now := r.Clock.Now()
+	var problems []string
+	report := func(file, ref string, errs field.ErrorList) {
+		for _, e := range errs {
+			problems = append(problems, fmt.Sprintf("%s: %s: %s", file, ref, e.Error()))
+		}
+	}
+	// Children that stay as they are on the cluster: not in this revision
+	// and not about to be pruned. Children in the revision were already
+	// merged with the new parent by ValidateSet.
+	var remaining []v1alpha1.NamespacedCloudProfile
+	for key, ncp := range live.namespaced {
+		if !plan.has(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name) && !plan.prunes(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name) {
+			remaining = append(remaining, *ncp)
+		}
+	}
+	sort.Slice(remaining, func(i, j int) bool {
+		return client.ObjectKeyFromObject(&remaining[i]).String() < client.ObjectKeyFromObject(&remaining[j]).String()
+	})
+	for _, item := range plan.items {
+		cp := item.object.CloudProfile
+		if cp == nil || item.live == nil {
+			continue
+		}
+		liveCP := item.live.(*v1alpha1.CloudProfile)
+		report(item.object.File, item.object.Ref(), lifecycle.ValidateUpdate(&liveCP.Spec, &cp.Spec, now, field.NewPath("spec")))
+		report(item.object.File, item.object.Ref(), render.CheckParentKeepsOverrides(cp.Name, &liveCP.Spec, &cp.Spec, remaining))
+	}
+	for _, entry := range plan.pruned {
+		if entry.Kind != v1alpha1.CloudProfileKind {
+			continue
+		}
+		if liveCP, ok := live.cloudProfiles[entry.Name]; ok {
+			report("(removed from Git)", "CloudProfile/"+entry.Name, render.CheckParentKeepsOverrides(entry.Name, &liveCP.Spec, nil, remaining))
+		}
+	}
+	if len(problems) > 0 {
+		return validationFailed(errors.New(strings.Join(problems, "; ")))
+	}
+	return nil
+}
+
+func inInventory(obj *v1alpha1.ProfileSync, kind, namespace, name string) bool {
+	if obj.Status.Inventory == nil {
+		return false
+	}
+	for _, e := range obj.Status.Inventory.Entries {
+		if e.Kind == kind && e.Namespace == namespace && e.Name == name {
+			return true
+		}
+	}
+	return false
+}
