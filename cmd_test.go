@@ -180,6 +180,16 @@ func TestEvaluateGEP32NamespacedExample(t *testing.T) {
 	}))
 }
 
+func TestEvaluateAtAStartTimeTheNewStageIsInEffect(t *testing.T) {
+	g := NewWithT(t)
+	status, stdout, stderr := run(t, "evaluate", "", "--at", "2025-03-01T00:00:00Z", "-f", filepath.Join("testdata", "at-start.yaml"))
+	g.Expect(stderr).To(BeEmpty())
+	g.Expect(status).To(Equal(exitOK))
+	cloudProfiles, _ := decodeStream(t, stdout)
+	g.Expect(classifications(cloudProfiles[0].Status.Kubernetes.Versions)).To(Equal([]string{"1.31.0 supported", "1.30.0 expired"}))
+	g.Expect(cloudProfiles[0].Status.NextTransitionTime).To(BeNil(), "nothing is scheduled after the start")
+}
+
 func TestEvaluateReadsStdin(t *testing.T) {
 	g := NewWithT(t)
 	input, err := os.ReadFile(filepath.Join("testdata", "gep-32", "cloudprofile.yaml"))
@@ -226,23 +236,9 @@ func TestEvaluateReportsEveryProblemOfADirectoryAtOnce(t *testing.T) {
 
 func TestEvaluatePrintsWarningsAndSucceeds(t *testing.T) {
 	g := NewWithT(t)
-	input := `apiVersion: core.profilesync.io/v1alpha1
-kind: CloudProfile
-metadata:
-  name: aws
-spec:
-  type: aws
-  kubernetes:
-    versions:
-    - version: 1.31.0
-      lifecycle:
-      - classification: supported
-    - version: 1.31.1
-      lifecycle:
-      - classification: supported
-        startTime: "2025-01-01T00:00:00Z"
-`
-	status, stdout, stderr := run(t, "evaluate", input, "-f", "-", "--at", "2025-06-01T00:00:00Z")
+	input, err := os.ReadFile(filepath.Join("testdata", "overlapping-supported.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	status, stdout, stderr := run(t, "evaluate", string(input), "-f", "-", "--at", "2025-06-01T00:00:00Z")
 	g.Expect(status).To(Equal(exitOK))
 	g.Expect(stdout).To(ContainSubstring("kind: CloudProfile"))
 	g.Expect(stderr).To(HavePrefix("warning: <stdin>: CloudProfile/aws: spec.kubernetes.versions[1]: supported window"))
