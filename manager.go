@@ -21,7 +21,6 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
-	"github.com/profilesync/profilesync/internal/gitsource"
 )
 
 const controllerName = "profilesync"
@@ -144,38 +143,14 @@ func runManager(args []string) int {
 
 // setupControllers registers every reconciler with the manager.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags) error {
-	opts := controllers.Options{
-		MaxConcurrentReconciles: flags.concurrent,
-		RateLimiter:             runtimecontroller.GetRateLimiter(flags.rateLimiter),
-	}
-	realClock := clock.RealClock{}
-	recorder := mgr.GetEventRecorderFor(controllerName)
-	if err := (&controllers.CloudProfileReconciler{
-		Client:        mgr.GetClient(),
-		EventRecorder: recorder,
-		Clock:         realClock,
-	}).SetupWithManager(mgr, opts); err != nil {
-		return fmt.Errorf("set up CloudProfile controller: %w", err)
-	}
-	fetcher, err := gitsource.New(flags.storagePath, gitsource.FetcherOptions{AllowCredentialsOverHTTP: flags.httpCredentials})
-	if err != nil {
-		return fmt.Errorf("open Git cache at --storage-path %s: %w", flags.storagePath, err)
-	}
-	if err := (&controllers.ProfileSyncReconciler{
-		Client:                   mgr.GetClient(),
-		EventRecorder:            recorder,
-		Fetcher:                  fetcher,
-		Clock:                    realClock,
+	return controllers.SetupAll(ctx, mgr, controllers.Config{
+		Options: controllers.Options{
+			MaxConcurrentReconciles: flags.concurrent,
+			RateLimiter:             runtimecontroller.GetRateLimiter(flags.rateLimiter),
+		},
+		Clock:                    clock.RealClock{},
+		StoragePath:              flags.storagePath,
 		ClusterProfilesNamespace: flags.clusterProfilesNS,
-	}).SetupWithManager(mgr, opts); err != nil {
-		return fmt.Errorf("set up ProfileSync controller: %w", err)
-	}
-	if err := (&controllers.NamespacedCloudProfileReconciler{
-		Client:        mgr.GetClient(),
-		EventRecorder: recorder,
-		Clock:         realClock,
-	}).SetupWithManager(ctx, mgr, opts); err != nil {
-		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
-	}
-	return nil
+		AllowCredentialsOverHTTP: flags.httpCredentials,
+	})
 }

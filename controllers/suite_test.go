@@ -24,7 +24,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/gitsource"
 )
 
 // The suite runs one envtest control plane and one manager with every
@@ -149,22 +148,12 @@ func runSuite(m *testing.M) int {
 const clusterProfilesNamespace = "profilesync-system"
 
 func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
-	opts := Options{MaxConcurrentReconciles: 4}
-	recorder := mgr.GetEventRecorderFor("profilesync")
-	fetcher, err := gitsource.New(cacheDir, gitsource.FetcherOptions{})
-	if err != nil {
-		return err
-	}
-	if err := (&ProfileSyncReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Fetcher: fetcher,
-		Clock: testClock, ClusterProfilesNamespace: clusterProfilesNamespace}).SetupWithManager(mgr, opts); err != nil {
-		return err
-	}
-	if err := (&CloudProfileReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: testClock}).
-		SetupWithManager(mgr, opts); err != nil {
-		return err
-	}
-	return (&NamespacedCloudProfileReconciler{Client: mgr.GetClient(), EventRecorder: recorder, Clock: testClock}).
-		SetupWithManager(ctx, mgr, opts)
+	return SetupAll(ctx, mgr, Config{
+		Options:                  Options{MaxConcurrentReconciles: 4},
+		Clock:                    testClock,
+		StoragePath:              cacheDir,
+		ClusterProfilesNamespace: clusterProfilesNamespace,
+	})
 }
 
 // directCloudProfileReconciler is a reconciler a test calls itself, with an

@@ -1,0 +1,63 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/profilesync/profilesync/internal/gitsource"
+)
+
+// EventSource is the component name on every event the controllers record.
+const EventSource = "profilesync"
+
+// Config is what the operator's controllers need beyond the manager. The
+// operator's main and the local demo both build their controllers from it, so
+// they run the same code.
+type Config struct {
+	Options
+	// Clock is the source of "now"; the real clock in production.
+	Clock clock.PassiveClock
+	// StoragePath is the root of the Git checkout cache.
+	StoragePath string
+	// ClusterProfilesNamespace is the landscape operators' namespace (see
+	// ProfileSyncReconciler).
+	ClusterProfilesNamespace string
+	// AllowCredentialsOverHTTP lets Git credentials go to plain http:// URLs.
+	AllowCredentialsOverHTTP bool
+}
+
+// SetupAll registers every reconciler with the manager.
+func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
+	recorder := mgr.GetEventRecorderFor(EventSource)
+	if err := (&CloudProfileReconciler{
+		Client:        mgr.GetClient(),
+		EventRecorder: recorder,
+		Clock:         cfg.Clock,
+	}).SetupWithManager(mgr, cfg.Options); err != nil {
+		return fmt.Errorf("set up CloudProfile controller: %w", err)
+	}
+	if err := (&NamespacedCloudProfileReconciler{
+		Client:        mgr.GetClient(),
+		EventRecorder: recorder,
+		Clock:         cfg.Clock,
+	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
+		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
+	}
+	fetcher, err := gitsource.New(cfg.StoragePath, gitsource.FetcherOptions{AllowCredentialsOverHTTP: cfg.AllowCredentialsOverHTTP})
+	if err != nil {
+		return fmt.Errorf("open Git cache at %s: %w", cfg.StoragePath, err)
+	}
+	if err := (&ProfileSyncReconciler{
+		Client:                   mgr.GetClient(),
+		EventRecorder:            recorder,
+		Fetcher:                  fetcher,
+		Clock:                    cfg.Clock,
+		ClusterProfilesNamespace: cfg.ClusterProfilesNamespace,
+	}).SetupWithManager(mgr, cfg.Options); err != nil {
+		return fmt.Errorf("set up ProfileSync controller: %w", err)
+	}
+	return nil
+}
