@@ -55,6 +55,10 @@ type Options struct {
 	// credential is accepted.
 	BearerToken string
 
+	// AllowPush lets clients push (git-receive-pack) to the repositories, as
+	// the local demo needs so a person can clone, commit and push a change.
+	// Off by default: tests seed repositories through the Server's methods.
+	AllowPush bool
 	// BackendLog receives what git http-backend writes to its standard
 	// error, such as "Not a git repository"; discarded when nil.
 	BackendLog io.Writer
@@ -127,14 +131,21 @@ func New(root string, options Options) (*Server, error) {
 	if backendLog == nil {
 		backendLog = io.Discard
 	}
+	backendEnv := append(isolatedGitEnv(),
+		"GIT_PROJECT_ROOT="+absRoot,
+		"GIT_HTTP_EXPORT_ALL=1",
+	)
+	if options.AllowPush {
+		// http-backend refuses receive-pack to anonymous clients unless
+		// http.receivepack is set in the repository's configuration; the
+		// environment sets it without touching the repositories.
+		backendEnv = append(backendEnv, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.receivepack", "GIT_CONFIG_VALUE_0=true")
+	}
 	backendHandler := &cgi.Handler{
 		Path:   backend,
 		Stderr: backendLog,
 		Root:   "/",
-		Env: append(isolatedGitEnv(),
-			"GIT_PROJECT_ROOT="+absRoot,
-			"GIT_HTTP_EXPORT_ALL=1",
-		),
+		Env:    backendEnv,
 	}
 	s.http = &http.Server{
 		Handler:           s.countRequests(s.requireCredentials(backendHandler)),

@@ -92,3 +92,35 @@ func TestServerRejectsRepositoryNamesOutsideItsRoot(t *testing.T) {
 	_, err := server.CreateRepo("profiles", map[string]string{"../outside": "x"})
 	g.Expect(err).To(MatchError(ContainSubstring(`file path "../outside" must be relative and inside the repository`)))
 }
+
+func TestServerAcceptsPushesOnlyWhenAllowed(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		name := "a push is refused by default"
+		if allow {
+			name = "a push is accepted with AllowPush"
+		}
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			server := startServer(t, Options{AllowPush: allow})
+			_, err := server.CreateRepo("profiles", map[string]string{"a.yaml": "a: 1\n"})
+			g.Expect(err).NotTo(HaveOccurred())
+
+			work := t.TempDir()
+			_, err = runGit(work, nil, "", "clone", server.RepoURL("profiles"), ".")
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = runGit(work, nil, "", "commit", "--allow-empty", "-m", "pushed change")
+			g.Expect(err).NotTo(HaveOccurred())
+			pushed, err := runGit(work, nil, "", "rev-parse", "HEAD")
+			g.Expect(err).NotTo(HaveOccurred())
+			_, err = runGit(work, nil, "", "push", "origin", "main")
+			if !allow {
+				g.Expect(err).To(HaveOccurred())
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			onServer, err := runGit(server.Root()+"/profiles.git", nil, "", "rev-parse", "main")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(onServer).To(Equal(pushed))
+		})
+	}
+}
