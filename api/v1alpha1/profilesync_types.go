@@ -84,6 +84,32 @@ type ProfileSyncSpec struct {
 	// NamespacedCloudProfile is never deleted.
 	// +optional
 	Prune bool `json:"prune,omitempty"`
+
+	// webhook lets the Git host trigger a sync at once on a push, instead of
+	// waiting for the next interval. It needs the operator's webhook receiver
+	// (flag --webhook-addr).
+	// +optional
+	Webhook *ProfileSyncWebhook `json:"webhook,omitempty"`
+}
+
+// ProfileSyncWebhook configures push-triggered syncs. The Git host posts to
+// the receiver's path /hook/<namespace>/<name> of the ProfileSync, and the
+// receiver accepts the request when one of these headers proves that the
+// sender knows the Secret's token:
+//
+//   - X-Hub-Signature-256: sha256=<hex> (GitHub): HMAC-SHA256 of the body
+//     keyed with the token;
+//   - X-Gitlab-Token: <token> (GitLab): the token itself;
+//   - X-Signature: sha256=<hex> (any other sender): HMAC-SHA256 of the body
+//     keyed with the token, as GitHub computes it.
+//
+// Every comparison is in constant time. The body is not interpreted: any
+// accepted request triggers a sync of spec.ref.
+type ProfileSyncWebhook struct {
+	// secretRef names a Secret in the ProfileSync's namespace whose key
+	// "token" holds the shared secret of the webhook.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
 }
 
 // InventoryEntry names one object a ProfileSync applied.
