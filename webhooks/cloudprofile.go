@@ -1,0 +1,86 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/lifecycle"
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-cloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=cloudprofiles,verbs=update;delete,versions=v1alpha1,name=vcloudprofile.core.profilesync.io,admissionReviewVersions=v1
+
+// cloudProfileResource names CloudProfiles in Forbidden errors.
+var cloudProfileResource = v1alpha1.GroupVersion.WithResource("cloudprofiles").GroupResource()
+
+// CloudProfileValidator admits changes of a CloudProfile that keep what
+// clusters and namespaced profiles rely on.
+type CloudProfileValidator struct {
+	// Reader lists the NamespacedCloudProfiles that may extend the profile.
+	Reader client.Reader
+	// Clock is the source of "now" for lifecycle.ValidateUpdate.
+	Clock clock.PassiveClock
+}
+
+var _ admission.Validator[*v1alpha1.CloudProfile] = &CloudProfileValidator{}
+
+// ValidateCreate admits every new CloudProfile: nothing can depend on it yet.
+// (The webhook is not even registered for create.)
+func (v *CloudProfileValidator) ValidateCreate(context.Context, *v1alpha1.CloudProfile) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateUpdate refuses a spec change that makes a version unavailable again
+// after it left that stage (lifecycle.ValidateUpdate at the clock's now), or
+// that removes a Kubernetes version, machine image, image version or lifecycle
+// stage a NamespacedCloudProfile overrides (render.CheckParentKeepsOverrides).
+// All errors are reported together, as Invalid at paths of the CloudProfile.
+func (v *CloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloudProfile) (admission.Warnings, error) {
+	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
+		return nil, nil
+	}
+	children, err := v.namespacedProfiles(ctx, newObj.Name)
+	if err != nil {
+		return nil, err
+	}
+	errs := lifecycle.ValidateUpdate(&oldObj.Spec, &newObj.Spec, v.Clock.Now(), field.NewPath("spec"))
+	errs = append(errs, render.CheckParentKeepsOverrides(newObj.Name, &oldObj.Spec, &newObj.Spec, children)...)
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.CloudProfileKind).GroupKind(), newObj.Name, errs)
+	}
+	return nil, nil
+}
+
+// ValidateDelete refuses to delete a CloudProfile that NamespacedCloudProfiles
+// extend, naming each of them; delete those (or move them to another parent
+// by re-creating them) first.
+func (v *CloudProfileValidator) ValidateDelete(ctx context.Context, obj *v1alpha1.CloudProfile) (admission.Warnings, error) {
+	children, err := v.namespacedProfiles(ctx, obj.Name)
+	if err != nil {
+		return nil, err
+	}
+	if errs := render.CheckParentKeepsOverrides(obj.Name, &obj.Spec, nil, children); len(errs) > 0 {
+		return nil, apierrors.NewForbidden(cloudProfileResource, obj.Name, errs.ToAggregate())
+	}
+	return nil, nil
+}
+
+// namespacedProfiles lists every NamespacedCloudProfile in the cluster;
+// CheckParentKeepsOverrides itself skips those with another parent. The list
+// is read from the API server, not a cache, so a namespaced profile created a
+// moment ago already protects its parent.
+func (v *CloudProfileValidator) namespacedProfiles(ctx context.Context, parentName string) ([]v1alpha1.NamespacedCloudProfile, error) {
+	var list v1alpha1.NamespacedCloudProfileList
+	if err := v.Reader.List(ctx, &list); err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("list NamespacedCloudProfiles to check CloudProfile %q: %w", parentName, err))
+	}
+	return list.Items, nil
+}

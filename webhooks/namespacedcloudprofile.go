@@ -1,0 +1,206 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-namespacedcloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=create;update,versions=v1alpha1,name=vnamespacedcloudprofile.core.profilesync.io,admissionReviewVersions=v1
+
+// The custom RBAC verbs of GEP-25 on namespacedcloudprofiles. They are
+// lowercase, as Gardener's implementation spells them (GEP-25's text writes
+// modify-spec-machineImages); RBAC verbs are case-sensitive, so only these
+// exact spellings grant anything.
+const (
+	// VerbModifySpecKubernetes allows creating or changing spec.kubernetes of
+	// a NamespacedCloudProfile.
+	VerbModifySpecKubernetes = "modify-spec-kubernetes"
+	// VerbModifySpecMachineImages allows creating or changing
+	// spec.machineImages of a NamespacedCloudProfile.
+	VerbModifySpecMachineImages = "modify-spec-machineimages"
+)
+
+// namespacedCloudProfileResource is the resource the custom verbs apply to.
+var namespacedCloudProfileResource = v1alpha1.GroupVersion.WithResource("namespacedcloudprofiles")
+
+// NamespacedCloudProfileValidator admits a NamespacedCloudProfile when the
+// requesting user may change what the request changes and the profile can be
+// merged with its parent.
+type NamespacedCloudProfileValidator struct {
+	// Reader reads the parent CloudProfile.
+	Reader client.Reader
+	// Client creates the SubjectAccessReviews of the custom verbs.
+	Client client.Client
+}
+
+var _ admission.Validator[*v1alpha1.NamespacedCloudProfile] = &NamespacedCloudProfileValidator{}
+
+// ValidateCreate checks a new NamespacedCloudProfile. A non-empty
+// spec.kubernetes or spec.machineImages counts as a change of that field.
+func (v *NamespacedCloudProfileValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.NamespacedCloudProfile) (admission.Warnings, error) {
+	return nil, v.validate(ctx, nil, obj)
+}
+
+// ValidateUpdate checks a changed NamespacedCloudProfile. An update that
+// leaves the spec as it is (labels, annotations, finalizers) is always
+// admitted, so a profile whose parent has moved on can still be relabelled and
+// deleted.
+func (v *NamespacedCloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.NamespacedCloudProfile) (admission.Warnings, error) {
+	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
+		return nil, nil
+	}
+	return nil, v.validate(ctx, oldObj, newObj)
+}
+
+// ValidateDelete admits every deletion: nothing depends on a namespaced profile.
+func (v *NamespacedCloudProfileValidator) ValidateDelete(context.Context, *v1alpha1.NamespacedCloudProfile) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// validate checks the custom verbs first, so a user who may not make the
+// change learns that rather than what else is wrong with it, then the merge
+// with the parent. old is nil on create.
+func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj *v1alpha1.NamespacedCloudProfile) error {
+	if err := v.authorize(ctx, old, obj); err != nil {
+		return err
+	}
+
+	var parentSpec *v1alpha1.CloudProfileSpec
+	parent := &v1alpha1.CloudProfile{}
+	err := v.Reader.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent)
+	switch {
+	case err == nil:
+		parentSpec = &parent.Spec
+	case !apierrors.IsNotFound(err):
+		return apierrors.NewInternalError(fmt.Errorf("look up parent CloudProfile %q of NamespacedCloudProfile %s/%s: %w",
+			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
+	}
+	// A missing parent is MergeNamespaced's spec.parent.name Not found.
+	_, errs := render.MergeNamespaced(parentSpec, &obj.Spec)
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeNotFound && e.Field == "spec.parent.name" && e.Detail == "" {
+			e.Detail = "no CloudProfile of that name in the cluster"
+		}
+	}
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name, errs)
+	}
+	return nil
+}
+
+// guardedField is a field of NamespacedCloudProfileSpec that only holders of
+// a custom verb may change.
+type guardedField struct {
+	path    *field.Path
+	verb    string
+	changed func(old, obj *v1alpha1.NamespacedCloudProfile) bool
+}
+
+var guardedFields = []guardedField{
+	{path: field.NewPath("spec", "kubernetes"), verb: VerbModifySpecKubernetes, changed: kubernetesChanged},
+	{path: field.NewPath("spec", "machineImages"), verb: VerbModifySpecMachineImages, changed: machineImagesChanged},
+}
+
+// kubernetesChanged compares spec.kubernetes semantically; a missing field
+// and one without versions are the same.
+func kubernetesChanged(old, obj *v1alpha1.NamespacedCloudProfile) bool {
+	return !equality.Semantic.DeepEqual(kubernetesOf(old), kubernetesOf(obj))
+}
+
+func kubernetesOf(ncp *v1alpha1.NamespacedCloudProfile) v1alpha1.KubernetesSettings {
+	if ncp == nil || ncp.Spec.Kubernetes == nil {
+		return v1alpha1.KubernetesSettings{}
+	}
+	return *ncp.Spec.Kubernetes
+}
+
+// machineImagesChanged compares spec.machineImages semantically (a nil and an
+// empty list are equal); order counts, as it decides the order of appended
+// images in the merged spec.
+func machineImagesChanged(old, obj *v1alpha1.NamespacedCloudProfile) bool {
+	var oldImages []v1alpha1.NamespacedMachineImage
+	if old != nil {
+		oldImages = old.Spec.MachineImages
+	}
+	return !equality.Semantic.DeepEqual(oldImages, obj.Spec.MachineImages)
+}
+
+// authorize asks the API server, with one SubjectAccessReview per changed
+// guarded field, whether the requesting user holds its custom verb on
+// namespacedcloudprofiles in the object's namespace. Every missing verb is
+// reported, as Forbidden naming the field and the verb.
+func (v *NamespacedCloudProfileValidator) authorize(ctx context.Context, old, obj *v1alpha1.NamespacedCloudProfile) error {
+	var changed []guardedField
+	for _, f := range guardedFields {
+		if f.changed(old, obj) {
+			changed = append(changed, f)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	req, err := admission.RequestFromContext(ctx)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("authorize change of NamespacedCloudProfile %s/%s: %w", obj.Namespace, obj.Name, err))
+	}
+	var denied field.ErrorList
+	for _, f := range changed {
+		review := subjectAccessReview(req.UserInfo, obj.Namespace, obj.Name, f.verb)
+		if err := v.Client.Create(ctx, review); err != nil {
+			return apierrors.NewInternalError(fmt.Errorf("check verb %q for user %q on NamespacedCloudProfile %s/%s: %w",
+				f.verb, req.UserInfo.Username, obj.Namespace, obj.Name, err))
+		}
+		if review.Status.Allowed {
+			continue
+		}
+		detail := fmt.Sprintf("user %q may not change %s of NamespacedCloudProfiles in namespace %q: that needs the verb %q on %s",
+			req.UserInfo.Username, f.path, obj.Namespace, f.verb, namespacedCloudProfileResource.GroupResource())
+		if review.Status.EvaluationError != "" {
+			detail += " (" + review.Status.EvaluationError + ")"
+		}
+		denied = append(denied, field.Forbidden(f.path, detail))
+	}
+	if len(denied) > 0 {
+		return apierrors.NewForbidden(namespacedCloudProfileResource.GroupResource(), obj.Name, denied.ToAggregate())
+	}
+	return nil
+}
+
+// subjectAccessReview asks whether user may use verb on the
+// NamespacedCloudProfile namespace/name.
+func subjectAccessReview(user authenticationv1.UserInfo, namespace, name, verb string) *authorizationv1.SubjectAccessReview {
+	var extra map[string]authorizationv1.ExtraValue
+	if len(user.Extra) > 0 {
+		extra = make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+		for k, v := range user.Extra {
+			extra[k] = authorizationv1.ExtraValue(v)
+		}
+	}
+	return &authorizationv1.SubjectAccessReview{
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   user.Username,
+			Groups: user.Groups,
+			UID:    user.UID,
+			Extra:  extra,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: namespace,
+				Verb:      verb,
+				Group:     namespacedCloudProfileResource.Group,
+				Version:   namespacedCloudProfileResource.Version,
+				Resource:  namespacedCloudProfileResource.Resource,
+				Name:      name,
+			},
+		},
+	}
+}

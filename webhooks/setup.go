@@ -1,0 +1,54 @@
+// Package webhooks is ProfileSync's validating admission webhook for
+// CloudProfiles and NamespacedCloudProfiles. It enforces on the API server
+// what the sync and the command line check before they write, with the very
+// same functions of internal/render and internal/lifecycle, so a rule means
+// the same thing whoever changes a profile (kubectl, the sync, another tool):
+//
+//   - NamespacedCloudProfile create and update: changing spec.kubernetes or
+//     spec.machineImages needs the custom verbs modify-spec-kubernetes and
+//     modify-spec-machineimages on namespacedcloudprofiles (GEP-25), checked
+//     with a SubjectAccessReview for the requesting user; the parent must
+//     exist and render.MergeNamespaced must accept the override (SEMANTICS 3).
+//   - CloudProfile update: lifecycle.ValidateUpdate (no version made
+//     unavailable again) and render.CheckParentKeepsOverrides (nothing a
+//     NamespacedCloudProfile overrides is removed).
+//   - CloudProfile delete: refused while NamespacedCloudProfiles extend it.
+//
+// The webhook is registered for the main resources only: status writes of the
+// controllers never pass through it. docs/admission.md explains the verbs and
+// how to grant them.
+package webhooks
+
+import (
+	"fmt"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// The operator's own service account holds the custom verbs, so the sync may
+// apply every field of the NamespacedCloudProfiles in Git, and may ask the API
+// server whether a requesting user holds them.
+//
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=modify-spec-kubernetes;modify-spec-machineimages
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// SetupWithManager registers both validating webhooks with the manager's
+// webhook server. Reads go to the API server directly (mgr.GetAPIReader), not
+// the cache, so a parent or namespaced profile created a moment ago is seen;
+// clock is the source of "now" for the update rule.
+func SetupWithManager(mgr ctrl.Manager, clock clock.PassiveClock) error {
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.NamespacedCloudProfile{}).
+		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient()}).
+		Complete(); err != nil {
+		return fmt.Errorf("set up NamespacedCloudProfile webhook: %w", err)
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.CloudProfile{}).
+		WithValidator(&CloudProfileValidator{Reader: mgr.GetAPIReader(), Clock: clock}).
+		Complete(); err != nil {
+		return fmt.Errorf("set up CloudProfile webhook: %w", err)
+	}
+	return nil
+}
