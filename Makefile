@@ -6,6 +6,10 @@ SHELL := /usr/bin/env bash -o pipefail
 
 LOCALBIN ?= $(CURDIR)/bin
 
+# The manager's container image, for docker-build (config/manager deploys
+# ghcr.io/profilesync/profilesync:latest unless `kustomize edit set image` says otherwise).
+IMG ?= ghcr.io/profilesync/profilesync:latest
+
 ## Tool versions.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -85,6 +89,10 @@ verify: manifests generate fmt ## Regenerate everything and fail if the tree cha
 .PHONY: build
 build: manifests generate fmt vet ## Build the profilesync binary into bin/.
 	go build -o $(LOCALBIN)/profilesync .
+
+.PHONY: docker-build
+docker-build: ## Build the manager's container image $(IMG) (needs a Docker engine).
+	docker build -t $(IMG) .
 
 .PHONY: run
 run: manifests generate fmt vet ## Run the manager against the cluster of the current kubeconfig.
