@@ -39,6 +39,7 @@ type managerFlags struct {
 	storagePath       string
 	clusterProfilesNS string
 	httpCredentials   bool
+	webhookAddr       string
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -50,6 +51,8 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 		"The namespace of the landscape operators: only its ProfileSyncs may write CloudProfiles, and NamespacedCloudProfiles outside their own namespace. Defaults to the namespace the operator runs in (RUNTIME_NAMESPACE), else profilesync-system.")
 	fs.BoolVar(&f.httpCredentials, "insecure-allow-http-credentials", false,
 		"Allow Git credentials to be sent to plain http:// URLs, in clear text. Only for test servers and trusted networks.")
+	fs.StringVar(&f.webhookAddr, "webhook-addr", "",
+		"The address of the push webhook receiver, for example :9292: POST /hook/<namespace>/<name> triggers a sync of a ProfileSync with spec.webhook. Empty (the default) disables it.")
 	f.clientOptions.BindFlags(fs)
 	f.logOptions.BindFlags(fs)
 	f.leaderElection.BindFlags(fs)
@@ -152,5 +155,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags)
 		StoragePath:              flags.storagePath,
 		ClusterProfilesNamespace: flags.clusterProfilesNS,
 		AllowCredentialsOverHTTP: flags.httpCredentials,
+		WebhookAddr:              flags.webhookAddr,
 	})
 }

@@ -21,7 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
@@ -60,21 +63,28 @@ type ProfileSyncReconciler struct {
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
 	ClusterProfilesNamespace string
+	// Trigger, when set, queues the ProfileSync of every event sent on it at
+	// once, bypassing the interval: the webhook receiver sends pushes here.
+	Trigger <-chan event.GenericEvent
 }
 
 // SetupWithManager registers the reconciler. Spec changes and reconcile
 // requests (the reconcile.fluxcd.io/requestedAt annotation) trigger a sync at
-// once; otherwise it runs every spec.interval.
+// once, and so does an event on Trigger; otherwise it runs every
+// spec.interval.
 func (r *ProfileSyncReconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.ProfileSync{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
 		)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             opts.RateLimiter,
-		}).
-		Complete(r)
+		})
+	if r.Trigger != nil {
+		b = b.WatchesRawSource(source.Channel(r.Trigger, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
 }
 
 // syncError is a failed phase: the condition it sets and whether retrying the

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/profilesync/profilesync/internal/gitsource"
 )
@@ -27,6 +28,9 @@ type Config struct {
 	ClusterProfilesNamespace string
 	// AllowCredentialsOverHTTP lets Git credentials go to plain http:// URLs.
 	AllowCredentialsOverHTTP bool
+	// WebhookAddr, when set, is the address of the push webhook receiver
+	// (see WebhookReceiver); empty disables it.
+	WebhookAddr string
 }
 
 // SetupAll registers every reconciler with the manager.
@@ -50,12 +54,31 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("open Git cache at %s: %w", cfg.StoragePath, err)
 	}
+	var trigger chan event.GenericEvent
+	if cfg.WebhookAddr != "" {
+		trigger = make(chan event.GenericEvent, 64)
+		receiver := &WebhookReceiver{
+			Addr:         cfg.WebhookAddr,
+			Client:       mgr.GetClient(),
+			SecretReader: mgr.GetAPIReader(),
+			Trigger:      trigger,
+			Elected:      mgr.Elected(),
+		}
+		// Bind now, so a taken port fails the start-up, not the manager later.
+		if err := receiver.Listen(); err != nil {
+			return err
+		}
+		if err := mgr.Add(receiver); err != nil {
+			return fmt.Errorf("add webhook receiver: %w", err)
+		}
+	}
 	if err := (&ProfileSyncReconciler{
 		Client:                   mgr.GetClient(),
 		EventRecorder:            recorder,
 		Fetcher:                  fetcher,
 		Clock:                    cfg.Clock,
 		ClusterProfilesNamespace: cfg.ClusterProfilesNamespace,
+		Trigger:                  trigger,
 	}).SetupWithManager(mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up ProfileSync controller: %w", err)
 	}

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -147,13 +148,33 @@ func runSuite(m *testing.M) int {
 // clusterProfilesNamespace is where the tests' landscape ProfileSyncs live.
 const clusterProfilesNamespace = "profilesync-system"
 
+// webhookURL is the base URL of the suite manager's webhook receiver.
+var webhookURL string
+
 func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
+	webhookAddr, err := freeLoopbackAddress()
+	if err != nil {
+		return err
+	}
+	webhookURL = "http://" + webhookAddr
 	return SetupAll(ctx, mgr, Config{
 		Options:                  Options{MaxConcurrentReconciles: 4},
 		Clock:                    testClock,
 		StoragePath:              cacheDir,
 		ClusterProfilesNamespace: clusterProfilesNamespace,
+		WebhookAddr:              webhookAddr,
 	})
+}
+
+// freeLoopbackAddress is a loopback address with a port that was free a
+// moment ago.
+func freeLoopbackAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // directCloudProfileReconciler is a reconciler a test calls itself, with an

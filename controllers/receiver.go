@@ -1,0 +1,342 @@
+package controllers
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=profilesyncs,verbs=patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+
+// Webhook request headers. Each proves that the sender knows the token of
+// the ProfileSync's spec.webhook.secretRef.
+const (
+	// GitHubSignatureHeader is GitHub's "sha256=<hex>": HMAC-SHA256 of the
+	// body keyed with the token.
+	GitHubSignatureHeader = "X-Hub-Signature-256"
+	// GitLabTokenHeader is GitLab's secret token, sent as it is.
+	GitLabTokenHeader = "X-Gitlab-Token"
+	// SignatureHeader is the generic header for any other sender, in
+	// GitHub's format: "sha256=<hex>", HMAC-SHA256 of the body keyed with
+	// the token.
+	SignatureHeader = "X-Signature"
+)
+
+// WebhookTokenKey is the key of the webhook Secret that holds the token.
+const WebhookTokenKey = "token"
+
+// WebhookPathPrefix is the path under which the receiver serves; a
+// ProfileSync's hook is WebhookPathPrefix + "<namespace>/<name>".
+const WebhookPathPrefix = "/hook/"
+
+// DefaultWebhookMaxBodyBytes bounds the body of a webhook request; GitHub
+// caps its payloads at 25 MB, but a push of a profiles repository is a few KiB.
+const DefaultWebhookMaxBodyBytes = 1 << 20
+
+// WebhookReceiver is the HTTP server behind --webhook-addr. A POST to
+// /hook/<namespace>/<name> whose signature verifies against the token of the
+// ProfileSync's spec.webhook.secretRef triggers a sync of that ProfileSync at
+// once. The body is read only to verify it.
+//
+// Answers, with nothing in the body but the status text:
+//   - 202 the sync is triggered;
+//   - 404 no such ProfileSync, or one without spec.webhook, or whose Secret or
+//     token is missing: the same answer, so a caller cannot probe for objects;
+//   - 401 no recognised signature header, or one that does not verify;
+//   - 405 a method other than POST;
+//   - 413 a body larger than MaxBodyBytes.
+//
+// It runs on every replica (NeedLeaderElection is false), so a Service may
+// route the Git host's request to any pod. On the leader it hands the
+// ProfileSync straight to the controller's queue through Trigger; on the
+// other replicas, whose controllers do not run, it sets the reconcile request
+// annotation (reconcile.fluxcd.io/requestedAt) on the ProfileSync, which the
+// leader's controller watches. Either way the sync starts at once.
+type WebhookReceiver struct {
+	// Addr is the TCP address to listen on, for example ":9292".
+	Addr string
+	// Client reads ProfileSyncs (the manager's cached client) and, on a
+	// replica that is not the leader, patches their reconcile annotation.
+	Client client.Client
+	// SecretReader reads the webhook Secrets. It should be uncached (the
+	// manager's API reader): the operator may only get Secrets, not watch
+	// them all.
+	SecretReader client.Reader
+	// Trigger is the channel of ProfileSyncReconciler.Trigger.
+	Trigger chan<- event.GenericEvent
+	// Elected is closed when this replica leads (the manager's Elected());
+	// nil means it always leads.
+	Elected <-chan struct{}
+	// MaxBodyBytes bounds request bodies; DefaultWebhookMaxBodyBytes when 0.
+	MaxBodyBytes int64
+
+	mu       sync.Mutex
+	listener net.Listener
+}
+
+// NeedLeaderElection is false: every replica receives hooks (see
+// WebhookReceiver).
+func (r *WebhookReceiver) NeedLeaderElection() bool { return false }
+
+// Listen binds Addr, so that a taken port fails at start-up, before the
+// manager runs. Start calls it when it was not called before.
+func (r *WebhookReceiver) Listen() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.listener != nil {
+		return nil
+	}
+	l, err := net.Listen("tcp", r.Addr)
+	if err != nil {
+		return fmt.Errorf("webhook receiver: listen on %s: %w", r.Addr, err)
+	}
+	r.listener = l
+	return nil
+}
+
+// ListenAddr is the address the receiver listens on, nil before Listen.
+func (r *WebhookReceiver) ListenAddr() net.Addr {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.listener == nil {
+		return nil
+	}
+	return r.listener.Addr()
+}
+
+// Start serves until ctx is done, then shuts down gracefully.
+func (r *WebhookReceiver) Start(ctx context.Context) error {
+	if err := r.Listen(); err != nil {
+		return err
+	}
+	server := &http.Server{
+		Handler:           r,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	served := make(chan error, 1)
+	go func() { served <- server.Serve(r.listener) }()
+	ctrl.LoggerFrom(ctx).WithName("webhook-receiver").Info("serving webhooks", "address", r.listener.Addr().String())
+	select {
+	case err := <-served:
+		return fmt.Errorf("webhook receiver: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := server.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("webhook receiver: shut down: %w", err)
+	}
+	return nil
+}
+
+// errNotFound is any reason to answer 404; the log says which.
+var errNotFound = errors.New("not found")
+
+// ServeHTTP handles one hook.
+func (r *WebhookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	log := ctrl.Log.WithName("webhook-receiver")
+	key, ok := hookKey(req.URL.Path)
+	if !ok {
+		respond(w, http.StatusNotFound)
+		return
+	}
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		respond(w, http.StatusMethodNotAllowed)
+		return
+	}
+	limit := r.MaxBodyBytes
+	if limit <= 0 {
+		limit = DefaultWebhookMaxBodyBytes
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, limit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			respond(w, http.StatusRequestEntityTooLarge)
+			return
+		}
+		respond(w, http.StatusBadRequest)
+		return
+	}
+
+	ctx := req.Context()
+	token, err := r.token(ctx, key)
+	if err != nil {
+		if errors.Is(err, errNotFound) {
+			log.V(1).Info("hook refused", "profileSync", key.String(), "reason", err.Error())
+			respond(w, http.StatusNotFound)
+			return
+		}
+		log.Error(err, "hook failed", "profileSync", key.String())
+		respond(w, http.StatusServiceUnavailable)
+		return
+	}
+	if !verifyHook(req.Header, body, token) {
+		log.V(1).Info("hook refused: signature does not verify", "profileSync", key.String())
+		respond(w, http.StatusUnauthorized)
+		return
+	}
+	if err := r.trigger(ctx, key); err != nil {
+		log.Error(err, "trigger sync", "profileSync", key.String())
+		respond(w, http.StatusServiceUnavailable)
+		return
+	}
+	log.V(1).Info("sync triggered", "profileSync", key.String())
+	respond(w, http.StatusAccepted)
+}
+
+// respond writes status with only its standard text: never a reason.
+func respond(w http.ResponseWriter, status int) {
+	http.Error(w, http.StatusText(status), status)
+}
+
+// hookKey parses /hook/<namespace>/<name>; both must be DNS-1123 names.
+func hookKey(path string) (types.NamespacedName, bool) {
+	rest, ok := strings.CutPrefix(path, WebhookPathPrefix)
+	if !ok {
+		return types.NamespacedName{}, false
+	}
+	namespace, name, ok := strings.Cut(rest, "/")
+	if !ok || len(validation.IsDNS1123Label(namespace)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: namespace, Name: name}, true
+}
+
+// token is the webhook token of the ProfileSync key. Every reason why there
+// is none wraps errNotFound.
+func (r *WebhookReceiver) token(ctx context.Context, key types.NamespacedName) ([]byte, error) {
+	var obj v1alpha1.ProfileSync
+	if err := r.Client.Get(ctx, key, &obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: no such ProfileSync", errNotFound)
+		}
+		return nil, fmt.Errorf("get ProfileSync: %w", err)
+	}
+	if obj.Spec.Webhook == nil || obj.Spec.Webhook.SecretRef.Name == "" {
+		return nil, fmt.Errorf("%w: spec.webhook is not set", errNotFound)
+	}
+	var secret corev1.Secret
+	secretKey := client.ObjectKey{Namespace: key.Namespace, Name: obj.Spec.Webhook.SecretRef.Name}
+	if err := r.SecretReader.Get(ctx, secretKey, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: Secret %s of spec.webhook.secretRef does not exist", errNotFound, secretKey)
+		}
+		return nil, fmt.Errorf("get Secret %s: %w", secretKey, err)
+	}
+	token := secret.Data[WebhookTokenKey]
+	if len(token) == 0 {
+		// An empty key would let anyone sign.
+		return nil, fmt.Errorf("%w: Secret %s has no %q", errNotFound, secretKey, WebhookTokenKey)
+	}
+	return token, nil
+}
+
+// verifyHook says whether the request proves knowledge of token: at least
+// one recognised header is present and every present one verifies. Every
+// comparison takes the same time whatever the values.
+func verifyHook(header http.Header, body, token []byte) bool {
+	present := 0
+	for _, name := range []string{GitHubSignatureHeader, SignatureHeader} {
+		value := header.Get(name)
+		if value == "" {
+			continue
+		}
+		present++
+		if !verifyHMAC(value, body, token) {
+			return false
+		}
+	}
+	if value := header.Get(GitLabTokenHeader); value != "" {
+		present++
+		// Compare digests, so the comparison does not stop early on a
+		// length difference and leak the token's length.
+		got, want := sha256.Sum256([]byte(value)), sha256.Sum256(token)
+		if !hmac.Equal(got[:], want[:]) {
+			return false
+		}
+	}
+	return present > 0
+}
+
+// verifyHMAC checks a "sha256=<hex>" signature of body.
+func verifyHMAC(value string, body, token []byte) bool {
+	hexSum, ok := strings.CutPrefix(value, "sha256=")
+	if !ok {
+		return false
+	}
+	got, err := hex.DecodeString(hexSum)
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, token)
+	mac.Write(body)
+	return hmac.Equal(got, mac.Sum(nil))
+}
+
+// trigger starts a sync of key: through the controller's queue on the
+// leader, through the reconcile request annotation elsewhere.
+func (r *WebhookReceiver) trigger(ctx context.Context, key types.NamespacedName) error {
+	if r.Trigger != nil && r.leads() {
+		obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+		// The controller drains the channel as soon as it runs; the bound
+		// only matters while it starts.
+		timer := time.NewTimer(10 * time.Second)
+		defer timer.Stop()
+		select {
+		case r.Trigger <- event.GenericEvent{Object: obj}:
+			return nil
+		case <-timer.C:
+			return errors.New("queue sync: the controller does not take requests")
+		case <-ctx.Done():
+			return fmt.Errorf("queue sync: %w", ctx.Err())
+		}
+	}
+	obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`,
+		meta.ReconcileRequestAnnotation, time.Now().UTC().Format(time.RFC3339Nano)))
+	if err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("request reconcile: %w", err)
+	}
+	return nil
+}
+
+func (r *WebhookReceiver) leads() bool {
+	if r.Elected == nil {
+		return true
+	}
+	select {
+	case <-r.Elected:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,328 @@
+package controllers
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+)
+
+// webhookToken is the shared secret of the tests' webhooks.
+const webhookToken = "s3cr3t-webhook-token"
+
+// pushBody is what a Git host posts; the receiver only signs it.
+const pushBody = `{"ref":"refs/heads/main","after":"0000000000000000000000000000000000000000"}`
+
+func hmacHex(token, body string) string {
+	mac := hmac.New(sha256.New, []byte(token))
+	mac.Write([]byte(body))
+	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// singleProfileFiles is a repository with one CloudProfile named name; the
+// version string lets a commit change it.
+func singleProfileFiles(name, version string) map[string]string {
+	return map[string]string{
+		"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- profile.yaml\n",
+		"profile.yaml": fmt.Sprintf(`apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: %s
+spec:
+  type: local
+  kubernetes:
+    versions:
+    - version: %s
+      lifecycle:
+      - classification: supported
+`, name, version),
+	}
+}
+
+// webhookSync creates a Git repository with one CloudProfile and a
+// ProfileSync of it that polls only every hour, so any sync within the test
+// was triggered; with secretName it has spec.webhook. It waits for the first
+// sync.
+func webhookSync(t *testing.T, server *gitserver.Server, secretName string) *v1alpha1.ProfileSync {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	name := uniqueName("hook")
+	first, err := server.CreateRepo(name, singleProfileFiles(name, "1.30.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL(name),
+			Interval: metav1.Duration{Duration: time.Hour},
+		},
+	}
+	if secretName != "" {
+		sync.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: secretName}}
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	return sync
+}
+
+func createWebhookSecret(t *testing.T, data map[string][]byte) string {
+	t.Helper()
+	ctx := context.Background()
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("hook-token"), Namespace: clusterProfilesNamespace},
+		Data:       data,
+	}
+	ensureNamespace(t, clusterProfilesNamespace)
+	if err := k8sClient.Create(ctx, secret); err != nil {
+		t.Fatalf("create webhook Secret: %v", err)
+	}
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, secret) })
+	return secret.Name
+}
+
+// postHook sends one request to the hook of namespace/name at base and
+// returns the status code and body.
+func postHook(t *testing.T, base, method, namespace, name string, header map[string]string, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+WebhookPathPrefix+namespace+"/"+name, strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("build request: %v", err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s hook: %v", method, err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	return resp.StatusCode, string(got)
+}
+
+func TestAPushHookOfEachSenderSyncsAtOnce(t *testing.T) {
+	server := startGitServer(t)
+	secret := createWebhookSecret(t, map[string][]byte{WebhookTokenKey: []byte(webhookToken)})
+	sync := webhookSync(t, server, secret)
+	for i, sender := range []struct {
+		name   string
+		header map[string]string
+	}{
+		{"GitHub's X-Hub-Signature-256", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), "X-GitHub-Event": "push"}},
+		{"GitLab's X-Gitlab-Token", map[string]string{GitLabTokenHeader: webhookToken, "X-Gitlab-Event": "Push Hook"}},
+		{"the generic X-Signature", map[string]string{SignatureHeader: hmacHex(webhookToken, pushBody)}},
+	} {
+		t.Run(sender.name, func(t *testing.T) {
+			g := NewWithT(t)
+			commit, err := server.Commit(sync.Name, singleProfileFiles(sync.Name, fmt.Sprintf("1.30.%d", i+1)), "new patch")
+			g.Expect(err).NotTo(HaveOccurred())
+			status, body := postHook(t, webhookURL, http.MethodPost, sync.Namespace, sync.Name, sender.header, pushBody)
+			g.Expect(status).To(Equal(http.StatusAccepted), body)
+			// The interval is an hour: only the hook can have started this sync.
+			g.Eventually(func(g Gomega) {
+				g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+				g.Expect(getCloudProfile(g, sync.Name).Spec.Kubernetes.Versions[0].Version).To(Equal(fmt.Sprintf("1.30.%d", i+1)))
+			}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+		})
+	}
+}
+
+func TestRefusedHooksSayOnlyTheirStatusAndTriggerNothing(t *testing.T) {
+	server := startGitServer(t)
+	secret := createWebhookSecret(t, map[string][]byte{WebhookTokenKey: []byte(webhookToken)})
+	withHook := webhookSync(t, server, secret)
+	withoutHook := webhookSync(t, server, "")
+	missingSecret := webhookSync(t, server, "no-such-secret")
+	emptyToken := webhookSync(t, server, createWebhookSecret(t, map[string][]byte{"other": []byte("x")}))
+	signed := map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}
+
+	// A commit the refused hooks must not bring to the cluster.
+	g := NewWithT(t)
+	applied := getProfileSync(g, withHook).Status.LastAppliedRevision
+	_, err := server.Commit(withHook.Name, singleProfileFiles(withHook.Name, "1.31.0"), "not to be synced")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	for _, tc := range []struct {
+		name, method, namespace, objectName string
+		header                              map[string]string
+		body                                string
+		want                                int
+	}{
+		{"an unknown ProfileSync is not found", http.MethodPost, clusterProfilesNamespace, "no-such-sync", signed, pushBody, http.StatusNotFound},
+		{"an unknown namespace is not found", http.MethodPost, "no-such-namespace", withHook.Name, signed, pushBody, http.StatusNotFound},
+		{"a ProfileSync without spec.webhook is not found either", http.MethodPost, withoutHook.Namespace, withoutHook.Name, signed, pushBody, http.StatusNotFound},
+		{"a ProfileSync whose Secret is missing is not found either", http.MethodPost, missingSecret.Namespace, missingSecret.Name, signed, pushBody, http.StatusNotFound},
+		{"a ProfileSync whose Secret has no token is not found either", http.MethodPost, emptyToken.Namespace, emptyToken.Name, signed, pushBody, http.StatusNotFound},
+		{"a wrong GitHub signature is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{GitHubSignatureHeader: hmacHex("wrong", pushBody)}, pushBody, http.StatusUnauthorized},
+		{"a signature of another body is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, signed, pushBody + " ", http.StatusUnauthorized},
+		{"a wrong GitLab token is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{GitLabTokenHeader: webhookToken + "x"}, pushBody, http.StatusUnauthorized},
+		{"a generic signature without its sha256= prefix is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{SignatureHeader: strings.TrimPrefix(hmacHex(webhookToken, pushBody), "sha256=")}, pushBody, http.StatusUnauthorized},
+		{"a valid signature next to a wrong one is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), GitLabTokenHeader: "wrong"}, pushBody, http.StatusUnauthorized},
+		{"a request without any signature is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, nil, pushBody, http.StatusUnauthorized},
+		{"a GET is not allowed", http.MethodGet, withHook.Namespace, withHook.Name, signed, "", http.StatusMethodNotAllowed},
+		{"a body over 1 MiB is too large, even signed", http.MethodPost, withHook.Namespace, withHook.Name,
+			map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, strings.Repeat("x", DefaultWebhookMaxBodyBytes+1))},
+			strings.Repeat("x", DefaultWebhookMaxBodyBytes+1), http.StatusRequestEntityTooLarge},
+		{"a path with more segments is not found", http.MethodPost, withHook.Namespace, withHook.Name + "/extra", signed, pushBody, http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			status, body := postHook(t, webhookURL, tc.method, tc.namespace, tc.objectName, tc.header, tc.body)
+			g.Expect(status).To(Equal(tc.want))
+			// Nothing but the status text: no object, Secret or reason.
+			g.Expect(strings.TrimSpace(body)).To(Equal(http.StatusText(tc.want)))
+		})
+	}
+
+	t.Run("none of them synced the new commit", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Consistently(func(g Gomega) {
+			got := getProfileSync(g, withHook)
+			g.Expect(got.Status.LastAppliedRevision).To(Equal(applied))
+			g.Expect(got.Annotations).NotTo(HaveKey(meta.ReconcileRequestAnnotation))
+		}).WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	})
+}
+
+func TestAHookOnAReplicaThatDoesNotLeadRequestsTheSyncThroughTheAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t)
+	secret := createWebhookSecret(t, map[string][]byte{WebhookTokenKey: []byte(webhookToken)})
+	sync := webhookSync(t, server, secret)
+	// A second receiver, as on a replica that never became leader: its
+	// controllers do not run, so it must not use a trigger channel.
+	follower := &WebhookReceiver{
+		Client:       k8sClient,
+		SecretReader: k8sClient,
+		Elected:      make(chan struct{}),
+	}
+	hookServer := httptest.NewServer(follower)
+	t.Cleanup(hookServer.Close)
+
+	commit, err := server.Commit(sync.Name, singleProfileFiles(sync.Name, "1.32.0"), "new minor")
+	g.Expect(err).NotTo(HaveOccurred())
+	status, body := postHook(t, hookServer.URL, http.MethodPost, sync.Namespace, sync.Name,
+		map[string]string{SignatureHeader: hmacHex(webhookToken, pushBody)}, pushBody)
+	g.Expect(status).To(Equal(http.StatusAccepted), body)
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(got.Annotations).To(HaveKey(meta.ReconcileRequestAnnotation))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+		g.Expect(got.Status.LastHandledReconcileAt).To(Equal(got.Annotations[meta.ReconcileRequestAnnotation]))
+	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
+
+func TestHookSignatureVerification(t *testing.T) {
+	body := []byte(pushBody)
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+		want   bool
+	}{
+		{"a GitHub HMAC of the body verifies", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}, true},
+		{"a generic HMAC of the body verifies", map[string]string{SignatureHeader: hmacHex(webhookToken, pushBody)}, true},
+		{"the GitLab token verifies", map[string]string{GitLabTokenHeader: webhookToken}, true},
+		{"all three together verify", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), SignatureHeader: hmacHex(webhookToken, pushBody), GitLabTokenHeader: webhookToken}, true},
+		{"no header does not verify", map[string]string{"X-GitHub-Event": "push"}, false},
+		{"an HMAC with another key does not verify", map[string]string{SignatureHeader: hmacHex("other", pushBody)}, false},
+		{"a sha1 signature does not verify", map[string]string{GitHubSignatureHeader: "sha1=" + strings.TrimPrefix(hmacHex(webhookToken, pushBody), "sha256=")}, false},
+		{"a signature that is not hex does not verify", map[string]string{SignatureHeader: "sha256=zz"}, false},
+		{"a prefix of the GitLab token does not verify", map[string]string{GitLabTokenHeader: webhookToken[:5]}, false},
+		{"one wrong header among right ones does not verify", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), SignatureHeader: hmacHex("other", pushBody)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			header := http.Header{}
+			for k, v := range tc.header {
+				header.Set(k, v)
+			}
+			g.Expect(verifyHook(header, body, []byte(webhookToken))).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestHookPathsNameANamespaceAndAName(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{"/hook/team-a/dev", true},
+		{"/hook/team-a/dev.landscape", true},
+		{"/hook/team-a", false},
+		{"/hook/team-a/", false},
+		{"/hook//dev", false},
+		{"/hook/team-a/dev/x", false},
+		{"/hook/Team-A/dev", false},
+		{"/hooks/team-a/dev", false},
+		{"/hook/../dev", false},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			g := NewWithT(t)
+			_, ok := hookKey(tc.path)
+			g.Expect(ok).To(Equal(tc.ok))
+		})
+	}
+}
+
+// TestASyncOfAnUnchangedRevisionWritesNothing pins the idle behaviour: with
+// no new commit, each interval lists the remote's refs and renders, but
+// neither the ProfileSync nor the profiles it applied are written.
+func TestASyncOfAnUnchangedRevisionWritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t)
+	sync := webhookSync(t, server, "")
+	updateSpec(t, sync.DeepCopy(), func(s *v1alpha1.ProfileSync) { s.Spec.Interval.Duration = 200 * time.Millisecond })
+	profile := &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: sync.Name}}
+	syncVersion := settledResourceVersion(g, sync.DeepCopy())
+	profileVersion := settledResourceVersion(g, profile.DeepCopy())
+
+	eventsBefore := eventCount(g, sync.Name)
+	polls := server.Requests().RefAdvertisements
+	time.Sleep(2 * time.Second)
+	g.Expect(server.Requests().RefAdvertisements - polls).To(BeNumerically(">=", 4), "the sync ran every interval")
+	g.Expect(getProfileSync(g, sync).ResourceVersion).To(Equal(syncVersion))
+	g.Expect(getCloudProfile(g, sync.Name).ResourceVersion).To(Equal(profileVersion))
+	g.Expect(eventCount(g, sync.Name)).To(Equal(eventsBefore), "no event recorded while idle")
+}
+
+// eventCount is how many times an event about an object named name was
+// recorded, counting repeats of one event.
+func eventCount(g Gomega, name string) int32 {
+	var events corev1.EventList
+	g.Expect(k8sClient.List(context.Background(), &events)).To(Succeed())
+	var n int32
+	for _, e := range events.Items {
+		if e.InvolvedObject.Name == name {
+			n += max(e.Count, 1)
+		}
+	}
+	return n
+}
