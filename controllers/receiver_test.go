@@ -307,7 +307,7 @@ func TestASyncOfAnUnchangedRevisionWritesNothing(t *testing.T) {
 	eventsBefore := eventCount(g, sync.Name)
 	polls := server.Requests().RefAdvertisements
 	time.Sleep(2 * time.Second)
-	g.Expect(server.Requests().RefAdvertisements - polls).To(BeNumerically(">=", 4), "the sync ran every interval")
+	g.Expect(server.Requests().RefAdvertisements-polls).To(BeNumerically(">=", 4), "the sync ran every interval")
 	g.Expect(getProfileSync(g, sync).ResourceVersion).To(Equal(syncVersion))
 	g.Expect(getCloudProfile(g, sync.Name).ResourceVersion).To(Equal(profileVersion))
 	g.Expect(eventCount(g, sync.Name)).To(Equal(eventsBefore), "no event recorded while idle")
