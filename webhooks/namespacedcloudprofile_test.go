@@ -1,0 +1,264 @@
+package webhooks
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// updateAs re-reads ncp as c sees it, applies mutate and updates it as c.
+func updateAs(c client.Client, ncp *v1alpha1.NamespacedCloudProfile, mutate func(*v1alpha1.NamespacedCloudProfile)) error {
+	ctx := context.Background()
+	if err := c.Get(ctx, client.ObjectKeyFromObject(ncp), ncp); err != nil {
+		return err
+	}
+	mutate(ncp)
+	return c.Update(ctx, ncp)
+}
+
+// projectAdmin is a user holding the sample project admin role in namespace.
+func projectAdmin(t *testing.T, namespace string) (client.Client, string) {
+	t.Helper()
+	roles := createClusterRoles(t, "role_project_admin.yaml", "-"+namespace)
+	user := uniqueName("project-admin")
+	bindInNamespace(t, namespace, roles[0], userSubject(user))
+	return clientAs(t, user, "project-admins"), user
+}
+
+// landscapeOperator is a user holding the sample landscape operator role in
+// every namespace.
+func landscapeOperator(t *testing.T) client.Client {
+	t.Helper()
+	roles := createClusterRoles(t, "role_landscape_operator.yaml", "-"+uniqueName("test"))
+	user := uniqueName("landscape-operator")
+	bindClusterWide(t, roles[0], userSubject(user))
+	return clientAs(t, user, "landscape-operators")
+}
+
+func TestAProjectAdminCannotChangeKubernetesVersionsButCanChangeMachineTypes(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
+	alice, user := projectAdmin(t, namespace)
+
+	err := updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01")
+	})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`namespacedcloudprofiles.core.profilesync.io "` + ncp.Name + `" is forbidden`))
+	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes: Forbidden: user "` + user + `" may not change spec.kubernetes`))
+	g.Expect(err.Error()).To(ContainSubstring(`the verb "modify-spec-kubernetes"`))
+
+	g.Expect(updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.MachineTypes = append(ncp.Spec.MachineTypes, machineType("m5.8xlarge", "32", "128Gi"))
+	})).To(Succeed())
+	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(ncp), ncp)).To(Succeed())
+	g.Expect(ncp.Spec.MachineTypes).To(HaveLen(2))
+	g.Expect(ncp.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2025-12-01")), "the Kubernetes override is unchanged")
+}
+
+func TestAProjectAdminCannotChangeMachineImages(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	ncp := namespacedProfile(namespace, parent.Name)
+	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
+	alice, _ := projectAdmin(t, namespace)
+
+	err := updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`spec.machineImages: Forbidden:`))
+	g.Expect(err.Error()).To(ContainSubstring(`the verb "modify-spec-machineimages"`))
+}
+
+func TestAProjectAdminMayCreateProfilesOnlyWithoutKubernetesAndMachineImages(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	alice, _ := projectAdmin(t, namespace)
+
+	withBoth := namespacedProfile(namespace, parent.Name)
+	withBoth.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	withBoth.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	err := alice.Create(ctx, withBoth)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes: Forbidden:`))
+	g.Expect(err.Error()).To(ContainSubstring(`spec.machineImages: Forbidden:`))
+
+	emptyKubernetes := namespacedProfile(namespace, parent.Name)
+	emptyKubernetes.Spec.Kubernetes = &v1alpha1.KubernetesSettings{}
+	g.Expect(alice.Create(ctx, emptyKubernetes)).To(Succeed(), "a kubernetes field without versions changes nothing")
+	g.Expect(alice.Create(ctx, namespacedProfile(namespace, parent.Name))).To(Succeed())
+}
+
+func TestALandscapeOperatorCanChangeKubernetesVersionsAndMachineImages(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	bob := landscapeOperator(t)
+
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	g.Expect(bob.Create(ctx, ncp)).To(Succeed())
+	g.Expect(updateAs(bob, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01")
+		ncp.Spec.MachineImages = machineImagesOverride("2026-01-01")
+	})).To(Succeed())
+	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(ncp), ncp)).To(Succeed())
+	g.Expect(ncp.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2026-01-01")))
+	g.Expect(ncp.Spec.MachineImages).To(BeComparableTo(machineImagesOverride("2026-01-01")))
+}
+
+func TestTheGEPSpellingOfTheMachineImagesVerbGrantsNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	alice, user := projectAdmin(t, namespace)
+	gepSpelling := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("gep-spelling")},
+		Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{v1alpha1.GroupVersion.Group},
+			Resources: []string{"namespacedcloudprofiles"},
+			Verbs:     []string{"modify-spec-machineImages"},
+		}},
+	}
+	g.Expect(adminClient.Create(ctx, gepSpelling)).To(Succeed())
+	bindInNamespace(t, namespace, gepSpelling.Name, userSubject(user))
+
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	err := alice.Create(ctx, ncp)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`the verb "modify-spec-machineimages"`))
+}
+
+func TestTheCustomVerbsAreCheckedInTheProfilesNamespace(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	own, other := newNamespace(t), newNamespace(t)
+	parent := newParent(t)
+	roles := createClusterRoles(t, "role_landscape_operator.yaml", "-"+own)
+	user := uniqueName("project-operator")
+	bindInNamespace(t, own, roles[0], userSubject(user))
+	bindInNamespace(t, other, createClusterRoles(t, "role_project_admin.yaml", "-"+other)[0], userSubject(user))
+	carol := clientAs(t, user)
+
+	inOwn := namespacedProfile(own, parent.Name)
+	inOwn.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	g.Expect(carol.Create(ctx, inOwn)).To(Succeed())
+
+	inOther := namespacedProfile(other, parent.Name)
+	inOther.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	err := carol.Create(ctx, inOther)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`in namespace "` + other + `"`))
+}
+
+func TestANamespacedProfileNeedsAnExistingParent(t *testing.T) {
+	g := NewWithT(t)
+	namespace := newNamespace(t)
+	ncp := namespacedProfile(namespace, "no-such-parent")
+
+	err := adminClient.Create(context.Background(), ncp)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`NamespacedCloudProfile.core.profilesync.io "` + ncp.Name + `" is invalid`))
+	g.Expect(err.Error()).To(ContainSubstring(`spec.parent.name: Not found: "no-such-parent": no CloudProfile of that name in the cluster`))
+}
+
+func TestAnOverrideOfSomethingTheParentLacksIsInvalidAtItsSpecPath(t *testing.T) {
+	g := NewWithT(t)
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{
+		Version:        "1.29.9",
+		ExpirationDate: at("2025-12-01"),
+	}}}
+
+	err := adminClient.Create(context.Background(), ncp)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes.versions[0].version: Not found: "1.29.9": Kubernetes version not in parent CloudProfile "` + parent.Name + `"`))
+}
+
+func TestAMergedProfileThatBreaksARuleIsInvalidUnderStatusCloudProfileSpec(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	ncp := namespacedProfile(namespace, parent.Name)
+	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
+
+	// 1.31.0 is the parent's highest version: clusters must always have
+	// somewhere to go, so it may not expire.
+	err := updateAs(adminClient, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{
+			Version:        "1.31.0",
+			ExpirationDate: at("2025-12-01"),
+		}}}
+	})
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`NamespacedCloudProfile.core.profilesync.io "` + ncp.Name + `" is invalid`))
+	g.Expect(err.Error()).To(ContainSubstring(`status.cloudProfileSpec.kubernetes.versions[1]`))
+}
+
+func TestAnUpdateThatLeavesTheSpecAloneIsAlwaysAdmitted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
+	alice, _ := projectAdmin(t, namespace)
+
+	g.Expect(updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Labels = map[string]string{"team": "a"}
+	})).To(Succeed(), "labels need no custom verb, although the profile overrides Kubernetes versions")
+}
+
+func TestChangeDetectionComparesMeaningNotSpelling(t *testing.T) {
+	withKubernetes := func(k *v1alpha1.KubernetesSettings) *v1alpha1.NamespacedCloudProfile {
+		return &v1alpha1.NamespacedCloudProfile{Spec: v1alpha1.NamespacedCloudProfileSpec{Kubernetes: k}}
+	}
+	withImages := func(images []v1alpha1.NamespacedMachineImage) *v1alpha1.NamespacedCloudProfile {
+		return &v1alpha1.NamespacedCloudProfile{Spec: v1alpha1.NamespacedCloudProfileSpec{MachineImages: images}}
+	}
+	tests := []struct {
+		name     string
+		old, obj *v1alpha1.NamespacedCloudProfile
+		changed  func(old, obj *v1alpha1.NamespacedCloudProfile) bool
+		want     bool
+	}{
+		{"creating a profile without kubernetes changes nothing", nil, withKubernetes(nil), kubernetesChanged, false},
+		{"creating a profile with empty kubernetes changes nothing", nil, withKubernetes(&v1alpha1.KubernetesSettings{}), kubernetesChanged, false},
+		{"creating a profile with a Kubernetes version changes kubernetes", nil, withKubernetes(kubernetesOverride("2025-12-01")), kubernetesChanged, true},
+		{"removing kubernetes is a change", withKubernetes(kubernetesOverride("2025-12-01")), withKubernetes(nil), kubernetesChanged, true},
+		{"the same start time written anew is no change", withKubernetes(kubernetesOverride("2025-12-01")), withKubernetes(kubernetesOverride("2025-12-01")), kubernetesChanged, false},
+		{"another start time is a change", withKubernetes(kubernetesOverride("2025-12-01")), withKubernetes(kubernetesOverride("2025-12-02")), kubernetesChanged, true},
+		{"an empty image list equals none", withImages(nil), withImages([]v1alpha1.NamespacedMachineImage{}), machineImagesChanged, false},
+		{"creating a profile with an image changes machineImages", nil, withImages(machineImagesOverride("2025-12-01")), machineImagesChanged, true},
+		{"another image expiry is a change", withImages(machineImagesOverride("2025-12-01")), withImages(machineImagesOverride("2026-01-01")), machineImagesChanged, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(tt.changed(tt.old, tt.obj)).To(Equal(tt.want))
+		})
+	}
+}
