@@ -18,9 +18,11 @@ import (
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/webhooks"
 )
 
 const controllerName = "profilesync"
@@ -40,6 +42,9 @@ type managerFlags struct {
 	clusterProfilesNS string
 	httpCredentials   bool
 	webhookAddr       string
+	enableAdmission   bool
+	webhookPort       int
+	webhookCertDir    string
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -53,6 +58,11 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 		"Allow Git credentials to be sent to plain http:// URLs, in clear text. Only for test servers and trusted networks.")
 	fs.StringVar(&f.webhookAddr, "webhook-addr", "",
 		"The address of the push webhook receiver, for example :9292: POST /hook/<namespace>/<name> triggers a sync of a ProfileSync with spec.webhook. Empty (the default) disables it.")
+	fs.BoolVar(&f.enableAdmission, "enable-admission", false,
+		"Run the validating admission webhook for CloudProfiles and NamespacedCloudProfiles (docs/admission.md); needs config/webhook installed and a serving certificate in --webhook-cert-dir.")
+	fs.IntVar(&f.webhookPort, "webhook-port", 9443, "The port the admission webhook server listens on (with --enable-admission).")
+	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
+		"The directory holding the admission webhook server's tls.crt and tls.key (with --enable-admission).")
 	f.clientOptions.BindFlags(fs)
 	f.logOptions.BindFlags(fs)
 	f.leaderElection.BindFlags(fs)
@@ -117,6 +127,8 @@ func runManager(args []string) int {
 		RenewDeadline:                 &flags.leaderElection.RenewDeadline,
 		RetryPeriod:                   &flags.leaderElection.RetryPeriod,
 		LeaderElectionID:              leaderElectionID,
+		// Started only when webhooks are registered (--enable-admission).
+		WebhookServer: webhook.NewServer(webhook.Options{Port: flags.webhookPort, CertDir: flags.webhookCertDir}),
 		Cache: ctrlcache.Options{
 			// Sharding: only objects matching --watch-label-selector are watched.
 			ByObject: map[ctrlclient.Object]ctrlcache.ByObject{
@@ -146,6 +158,11 @@ func runManager(args []string) int {
 
 // setupControllers registers every reconciler with the manager.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags) error {
+	if flags.enableAdmission {
+		if err := webhooks.SetupWithManager(mgr, clock.RealClock{}); err != nil {
+			return err
+		}
+	}
 	return controllers.SetupAll(ctx, mgr, controllers.Config{
 		Options: controllers.Options{
 			MaxConcurrentReconciles: flags.concurrent,
