@@ -172,6 +172,13 @@ func TestDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 			To(BeTrue(), "the build has a %s", kind)
 	}
 
+	// The operator's role and the sample roles for people, under the names
+	// their comments tell users to bind.
+	for _, name := range []string{managerRoleName, "profilesync-project-admin-role",
+		"profilesync-cloudprofile-viewer-role", "profilesync-landscape-operator-role"} {
+		findObject(t, objects, "ClusterRole", name)
+	}
+
 	// A dry run writes nothing.
 	err := k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: deploymentName}, &appsv1.Deployment{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the Deployment was created by a dry run: %v", err)
