@@ -38,7 +38,9 @@ import (
 // SetupWithManager registers both validating webhooks with the manager's
 // webhook server. Reads go to the API server directly (mgr.GetAPIReader), not
 // the cache, so a parent or namespaced profile created a moment ago is seen;
-// clock is the source of "now" for the update rule.
+// clock is the source of "now" for the update rule. The manager reports ready
+// only once the webhook server serves, so a rollout never routes admission
+// requests to a pod that cannot answer them.
 func SetupWithManager(mgr ctrl.Manager, clock clock.PassiveClock) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.NamespacedCloudProfile{}).
 		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient()}).
@@ -49,6 +51,9 @@ func SetupWithManager(mgr ctrl.Manager, clock clock.PassiveClock) error {
 		WithValidator(&CloudProfileValidator{Reader: mgr.GetAPIReader(), Clock: clock}).
 		Complete(); err != nil {
 		return fmt.Errorf("set up CloudProfile webhook: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("admission-webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return fmt.Errorf("add admission webhook readiness check: %w", err)
 	}
 	return nil
 }
