@@ -94,6 +94,10 @@ build: manifests generate fmt vet ## Build the profilesync binary into bin/.
 docker-build: ## Build the manager's container image $(IMG) (needs a Docker engine).
 	docker build -t $(IMG) .
 
+.PHONY: run-local
+run-local: envtest ## Run ProfileSync on local control planes with the example repository (Ctrl-C stops it).
+	$(TEST_ENV) go run ./test/runlocal $(ARGS)
+
 .PHONY: run
 run: manifests generate fmt vet ## Run the manager against the cluster of the current kubeconfig.
 	go run . $(ARGS)

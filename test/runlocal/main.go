@@ -1,0 +1,393 @@
+// Command runlocal is `make run-local`: ProfileSync's main job on a machine
+// with nothing but Go. It serves examples/profiles-repo as a Git repository on
+// loopback, starts one local control plane (kube-apiserver + etcd, as envtest
+// does) per landscape, installs the CRDs, runs the operator's controllers
+// in-process against each, creates one ProfileSync per landscape, waits until
+// every object is Ready, prints what `kubectl get` shows and how to make a
+// change, and keeps running until Ctrl-C, then cleans up.
+//
+// Each landscape gets its own control plane because that is what a landscape
+// is: a cluster of its own, where the same profile names mean that
+// landscape's version of them.
+//
+// It lives under test/ and not in the operator's binary: it runs the git
+// command line (through gitserver) and envtest's control plane, neither of
+// which the operator itself may depend on.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// operatorNamespace is where the landscape ProfileSyncs live, as in config/default.
+const operatorNamespace = "profilesync-system"
+
+type options struct {
+	// repoDir is the directory served as the Git repository "profiles".
+	repoDir string
+	// projectDir holds config/crd/bases.
+	projectDir string
+	// workDir receives kubeconfigs, the Git cache and the server's repositories.
+	workDir    string
+	landscapes []string
+	// interval is the ProfileSyncs' spec.interval.
+	interval time.Duration
+	// now fixes the controllers' clock (for tests and demos of a given day);
+	// zero means the real clock.
+	now          time.Time
+	readyTimeout time.Duration
+	// exitWhenReady stops after printing the view instead of waiting for a signal.
+	exitWhenReady bool
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "run-local:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("run-local", flag.ContinueOnError)
+	opts := options{}
+	var landscapes, now string
+	fs.StringVar(&opts.repoDir, "repo", "examples/profiles-repo", "The directory to serve as the Git repository of profiles.")
+	fs.StringVar(&opts.projectDir, "project", ".", "The ProfileSync checkout (for config/crd/bases).")
+	fs.StringVar(&opts.workDir, "work-dir", filepath.Join(os.TempDir(), "profilesync-local"), "Where kubeconfigs, the Git cache and the served repository go; emptied at start.")
+	fs.StringVar(&landscapes, "landscapes", "dev,prod", "The overlays to run, one local cluster each (overlays/NAME).")
+	fs.DurationVar(&opts.interval, "interval", 10*time.Second, "The ProfileSyncs' sync interval.")
+	fs.StringVar(&now, "now", "", "Pretend it is this RFC 3339 time (the controllers' clock stands still); default: the real time.")
+	fs.DurationVar(&opts.readyTimeout, "ready-timeout", 2*time.Minute, "How long to wait for every object to become Ready.")
+	fs.BoolVar(&opts.exitWhenReady, "exit-when-ready", false, "Stop and clean up after printing the view (for tests).")
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	opts.landscapes = strings.Split(landscapes, ",")
+	if now != "" {
+		t, err := time.Parse(time.RFC3339, now)
+		if err != nil {
+			return opts, fmt.Errorf("--now: %w", err)
+		}
+		opts.now = t
+	}
+	return opts, nil
+}
+
+// landscape is one local cluster with the operator running against it.
+type landscape struct {
+	name       string
+	env        *envtest.Environment
+	config     *rest.Config
+	client     client.Client
+	kubeconfig string
+	stopMgr    context.CancelFunc
+	mgrDone    chan error
+}
+
+func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		return errors.New("KUBEBUILDER_ASSETS is not set: run 'make run-local', which builds kube-apiserver and etcd into bin/")
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	if err := os.RemoveAll(opts.workDir); err != nil {
+		return fmt.Errorf("empty %s: %w", opts.workDir, err)
+	}
+	if err := os.MkdirAll(opts.workDir, 0o755); err != nil {
+		return err
+	}
+
+	server, err := gitserver.New(filepath.Join(opts.workDir, "git"), gitserver.Options{AllowPush: true})
+	if err != nil {
+		return fmt.Errorf("start the Git server: %w", err)
+	}
+	defer server.Close()
+	files, err := readTree(opts.repoDir)
+	if err != nil {
+		return err
+	}
+	if _, err := server.CreateRepo("profiles", files); err != nil {
+		return fmt.Errorf("seed the Git repository: %w", err)
+	}
+	fmt.Fprintf(out, "Serving %s as %s\n", opts.repoDir, server.RepoURL("profiles"))
+
+	var clk clock.PassiveClock = clock.RealClock{}
+	if !opts.now.IsZero() {
+		clk = clocktesting.NewFakePassiveClock(opts.now)
+	}
+
+	var running []*landscape
+	defer func() {
+		for _, l := range running {
+			if err := l.stop(); err != nil {
+				retErr = errors.Join(retErr, err)
+			}
+		}
+		if retErr == nil {
+			fmt.Fprintln(out, "Stopped every control plane and the Git server.")
+		}
+	}()
+	for _, name := range opts.landscapes {
+		l, err := startLandscape(ctx, opts, name, clk)
+		if l != nil {
+			running = append(running, l)
+		}
+		if err != nil {
+			return fmt.Errorf("landscape %s: %w", name, err)
+		}
+		if err := l.createProfileSync(ctx, opts, server.RepoURL("profiles")); err != nil {
+			return fmt.Errorf("landscape %s: %w", name, err)
+		}
+		fmt.Fprintf(out, "Landscape %s: API server %s, kubeconfig %s\n", name, l.config.Host, l.kubeconfig)
+	}
+
+	for _, l := range running {
+		if err := l.waitReady(ctx, opts.readyTimeout); err != nil {
+			return fmt.Errorf("landscape %s: %w", l.name, err)
+		}
+	}
+	fmt.Fprintln(out, "\nAll profiles Ready.")
+	for _, l := range running {
+		if err := l.printView(ctx, out, clk.Now()); err != nil {
+			return fmt.Errorf("landscape %s: %w", l.name, err)
+		}
+	}
+	printHowToChange(out, opts, server.RepoURL("profiles"), running[0])
+
+	if opts.exitWhenReady {
+		return nil
+	}
+	fmt.Fprintln(out, "\nRunning until Ctrl-C.")
+	<-ctx.Done()
+	return nil
+}
+
+func startLandscape(ctx context.Context, opts options, name string, clk clock.PassiveClock) (*landscape, error) {
+	l := &landscape{name: name, env: &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(opts.projectDir, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}}
+	cfg, err := l.env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start the control plane: %w", err)
+	}
+	l.config = cfg
+
+	admin, err := l.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return l, fmt.Errorf("create an admin user: %w", err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return l, fmt.Errorf("write a kubeconfig: %w", err)
+	}
+	l.kubeconfig = filepath.Join(opts.workDir, name+".kubeconfig")
+	if err := os.WriteFile(l.kubeconfig, kubeconfig, 0o600); err != nil {
+		return l, err
+	}
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return l, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return l, err
+	}
+	l.client, err = client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return l, err
+	}
+	if err := l.createNamespaces(ctx, opts, name); err != nil {
+		return l, err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// One manager per landscape runs in this process, each with the same
+		// controllers; their names are unique per manager, which is enough.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return l, fmt.Errorf("create the manager: %w", err)
+	}
+	mgrCtx, cancel := context.WithCancel(ctx)
+	if err := controllers.SetupAll(mgrCtx, mgr, controllers.Config{
+		Options:                  controllers.Options{MaxConcurrentReconciles: 4},
+		Clock:                    clk,
+		StoragePath:              filepath.Join(opts.workDir, "cache-"+name),
+		ClusterProfilesNamespace: operatorNamespace,
+	}); err != nil {
+		cancel()
+		return l, err
+	}
+	l.stopMgr = cancel
+	l.mgrDone = make(chan error, 1)
+	go func() { l.mgrDone <- mgr.Start(mgrCtx) }()
+	return l, nil
+}
+
+// createNamespaces creates the operator's namespace and every namespace the
+// landscape's overlay puts a NamespacedCloudProfile in, as a platform team
+// would have them already.
+func (l *landscape) createNamespaces(ctx context.Context, opts options, name string) error {
+	namespaces := map[string]bool{operatorNamespace: true}
+	docs, err := render.Build(opts.repoDir, filepath.Join("overlays", name))
+	if err != nil {
+		return fmt.Errorf("build overlays/%s: %w", name, err)
+	}
+	objects, problems := render.DecodeDocuments(docs)
+	if len(problems) > 0 {
+		return fmt.Errorf("overlays/%s: %w", name, problems)
+	}
+	for _, o := range objects {
+		if o.Namespace() != "" {
+			namespaces[o.Namespace()] = true
+		}
+	}
+	for ns := range namespaces {
+		err := l.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+func (l *landscape) createProfileSync(ctx context.Context, opts options, url string) error {
+	return l.client.Create(ctx, &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: l.name, Namespace: operatorNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      url,
+			Ref:      &v1alpha1.GitReference{Branch: gitserver.DefaultBranch},
+			Path:     "overlays/" + l.name,
+			Interval: metav1.Duration{Duration: opts.interval},
+			Prune:    true,
+		},
+	})
+}
+
+// waitReady waits until the ProfileSync and every profile it applied are Ready.
+func (l *landscape) waitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last string
+	for {
+		ready, why, err := l.allReady(ctx)
+		if err != nil {
+			return err
+		}
+		if ready {
+			return nil
+		}
+		last = why
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not Ready after %s: %s", timeout, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (l *landscape) allReady(ctx context.Context) (bool, string, error) {
+	var sync v1alpha1.ProfileSync
+	if err := l.client.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: l.name}, &sync); err != nil {
+		return false, "", err
+	}
+	if !conditions.IsReady(&sync) {
+		return false, fmt.Sprintf("ProfileSync %s: %s", l.name, conditions.GetMessage(&sync, v1alpha1.ReadyCondition)), nil
+	}
+	var cps v1alpha1.CloudProfileList
+	if err := l.client.List(ctx, &cps); err != nil {
+		return false, "", err
+	}
+	for i := range cps.Items {
+		if !conditions.IsReady(&cps.Items[i]) {
+			return false, "CloudProfile " + cps.Items[i].Name + " not Ready", nil
+		}
+	}
+	var ncps v1alpha1.NamespacedCloudProfileList
+	if err := l.client.List(ctx, &ncps); err != nil {
+		return false, "", err
+	}
+	for i := range ncps.Items {
+		if !conditions.IsReady(&ncps.Items[i]) {
+			return false, "NamespacedCloudProfile " + ncps.Items[i].Namespace + "/" + ncps.Items[i].Name + " not Ready", nil
+		}
+	}
+	return len(cps.Items) > 0, "no CloudProfile yet", nil
+}
+
+func (l *landscape) stop() error {
+	var errs []error
+	if l.stopMgr != nil {
+		l.stopMgr()
+		if err := <-l.mgrDone; err != nil {
+			errs = append(errs, fmt.Errorf("manager of %s: %w", l.name, err))
+		}
+	}
+	if err := l.env.Stop(); err != nil {
+		errs = append(errs, fmt.Errorf("control plane of %s: %w", l.name, err))
+	}
+	return errors.Join(errs...)
+}
+
+// readTree reads every file below dir as path → content.
+func readTree(dir string) (map[string]string, error) {
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	return files, nil
+}
