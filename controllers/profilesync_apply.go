@@ -22,6 +22,11 @@ type planItem struct {
 	object render.Object
 	// live is the object on the cluster, nil when it is new.
 	live client.Object
+	// needsNewParent marks a NamespacedCloudProfile that is valid only
+	// against its parent as this revision has it (a new parent, or an
+	// override of something the parent gains): with admission on, the API
+	// server accepts it only after the parent is applied.
+	needsNewParent bool
 }
 
 // owner is the ProfileSync ("namespace/name") named by the live object's
@@ -34,9 +39,16 @@ func (i planItem) owner() string {
 	return labels[OwnerNamespaceLabel] + "/" + labels[OwnerNameLabel]
 }
 
-// applyPlan is what one revision changes: the objects to apply, CloudProfiles
-// first so namespaced profiles always find their parent, and the objects of
-// the previous inventory to prune.
+// applyPlan is what one revision changes: the objects to apply, in an order
+// the admission webhooks accept, and the objects of the previous inventory to
+// prune.
+//
+// The order is: namespaced profiles that are valid against their parent as it
+// is on the cluster (so an override the revision drops is gone before the
+// parent loses what it overrode), then CloudProfiles, then the namespaced
+// profiles that need their parent as this revision has it. The revision as a
+// whole was validated by render.ValidateSet already; the order only keeps
+// every single write valid for the webhooks.
 type applyPlan struct {
 	items  []planItem
 	pruned []v1alpha1.InventoryEntry
@@ -49,7 +61,7 @@ func inventoryKey(kind, namespace, name string) string {
 
 func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *liveProfiles) *applyPlan {
 	plan := &applyPlan{keys: make(map[string]bool, len(objects))}
-	var namespaced []planItem
+	var validNow, needNewParent []planItem
 	for _, o := range objects {
 		plan.keys[inventoryKey(o.Kind(), o.Namespace(), o.Name())] = true
 		if o.CloudProfile != nil {
@@ -64,9 +76,14 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *live
 		if ncp, ok := live.namespaced[client.ObjectKey{Namespace: o.Namespace(), Name: o.Name()}]; ok {
 			item.live = ncp
 		}
-		namespaced = append(namespaced, item)
+		if mergesWithLiveParent(o.NamespacedCloudProfile, live) {
+			validNow = append(validNow, item)
+			continue
+		}
+		item.needsNewParent = true
+		needNewParent = append(needNewParent, item)
 	}
-	plan.items = append(plan.items, namespaced...)
+	plan.items = append(append(validNow, plan.items...), needNewParent...)
 
 	if obj.Spec.Prune && obj.Status.Inventory != nil {
 		for _, entry := range obj.Status.Inventory.Entries {
@@ -76,6 +93,15 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *live
 		}
 	}
 	return plan
+}
+
+func mergesWithLiveParent(ncp *v1alpha1.NamespacedCloudProfile, live *liveProfiles) bool {
+	parent, ok := live.cloudProfiles[ncp.Spec.Parent.Name]
+	if !ok {
+		return false
+	}
+	_, errs := render.MergeNamespaced(&parent.Spec, &ncp.Spec)
+	return len(errs) == 0
 }
 
 func (p *applyPlan) has(kind, namespace, name string) bool {
@@ -104,9 +130,11 @@ func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
 	return &v1alpha1.ProfileSyncInventory{Entries: entries}
 }
 
-// apply server-side applies every object that differs from the cluster. It
-// first applies them all as a dry run, so an object the API server refuses
-// stops the revision before anything is written. A live object that differs
+// apply server-side applies every object that differs from the cluster, in
+// the plan's order. It first applies them as a dry run, so an object the API
+// server refuses stops the revision before anything is written; only a
+// namespaced profile that needs its parent's new version is dry-run right
+// before its own apply, after the parent. A live object that differs
 // although the revision did not change was edited by hand: it is put back,
 // and an event names the fields.
 func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan, revision string) error {
@@ -134,20 +162,34 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 		changes = append(changes, change{item: item, desired: desired, fields: fields})
 	}
 
-	for _, c := range changes {
+	dryRun := func(c change) error {
 		err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()),
 			client.FieldOwner(SyncFieldManager), client.ForceOwnership, client.DryRunAll)
-		if err != nil {
-			if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
-				return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
-			}
+		switch {
+		case err == nil:
+			return nil
+		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
+			return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
+		default:
 			return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
 				err: fmt.Errorf("dry-run apply %s: %w", c.item.object.Ref(), err)}
+		}
+	}
+	for _, c := range changes {
+		if !c.item.needsNewParent {
+			if err := dryRun(c); err != nil {
+				return err
+			}
 		}
 	}
 
 	var created, configured int
 	for _, c := range changes {
+		if c.item.needsNewParent {
+			if err := dryRun(c); err != nil {
+				return err
+			}
+		}
 		err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired),
 			client.FieldOwner(SyncFieldManager), client.ForceOwnership)
 		if err != nil {
