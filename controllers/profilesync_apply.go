@@ -22,12 +22,26 @@ type planItem struct {
 	object render.Object
 	// live is the object on the cluster, nil when it is new.
 	live client.Object
-	// needsNewParent marks a NamespacedCloudProfile that is valid only
-	// against its parent as this revision has it (a new parent, or an
-	// override of something the parent gains): with admission on, the API
-	// server accepts it only after the parent is applied.
-	needsNewParent bool
+	// stage is when the item is applied; see applyPlan.
+	stage applyStage
 }
+
+// applyStage orders the writes of a revision so that each one is valid for
+// the admission webhooks when it is made.
+type applyStage int
+
+const (
+	// stageValidNow: namespaced profiles valid against their parent as it is
+	// on the cluster. They go first, so an override the revision drops is
+	// gone before its parent loses what it overrode.
+	stageValidNow applyStage = iota
+	// stageParents: CloudProfiles.
+	stageParents
+	// stageNeedsNewParent: namespaced profiles valid only against their
+	// parent as this revision has it (a new parent, or an override of
+	// something the parent gains).
+	stageNeedsNewParent
+)
 
 // owner is the ProfileSync ("namespace/name") named by the live object's
 // labels, empty when it has none.
@@ -43,12 +57,9 @@ func (i planItem) owner() string {
 // the admission webhooks accept, and the objects of the previous inventory to
 // prune.
 //
-// The order is: namespaced profiles that are valid against their parent as it
-// is on the cluster (so an override the revision drops is gone before the
-// parent loses what it overrode), then CloudProfiles, then the namespaced
-// profiles that need their parent as this revision has it. The revision as a
-// whole was validated by render.ValidateSet already; the order only keeps
-// every single write valid for the webhooks.
+// The items are sorted by stage. The revision as a whole was validated by
+// render.ValidateSet and checkUpdateRules already; the stages only keep every
+// single write valid for the webhooks.
 type applyPlan struct {
 	items  []planItem
 	pruned []v1alpha1.InventoryEntry
@@ -65,7 +76,7 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *live
 	for _, o := range objects {
 		plan.keys[inventoryKey(o.Kind(), o.Namespace(), o.Name())] = true
 		if o.CloudProfile != nil {
-			item := planItem{object: o}
+			item := planItem{object: o, stage: stageParents}
 			if cp, ok := live.cloudProfiles[o.Name()]; ok {
 				item.live = cp
 			}
@@ -80,7 +91,7 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *live
 			validNow = append(validNow, item)
 			continue
 		}
-		item.needsNewParent = true
+		item.stage = stageNeedsNewParent
 		needNewParent = append(needNewParent, item)
 	}
 	plan.items = append(append(validNow, plan.items...), needNewParent...)
@@ -130,11 +141,12 @@ func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
 	return &v1alpha1.ProfileSyncInventory{Entries: entries}
 }
 
-// apply server-side applies every object that differs from the cluster, in
-// the plan's order. It first applies them as a dry run, so an object the API
-// server refuses stops the revision before anything is written; only a
-// namespaced profile that needs its parent's new version is dry-run right
-// before its own apply, after the parent. A live object that differs
+// apply server-side applies every object that differs from the cluster, stage
+// by stage. Each stage is first applied as a dry run, so an object the API
+// server refuses stops the revision before that stage writes anything: when a
+// revision changes only CloudProfiles, or only adds namespaced profiles,
+// nothing at all is written. (A dry run cannot see the writes of an earlier
+// stage, so the stages cannot all be dry-run up front.) A live object that differs
 // although the revision did not change was edited by hand: it is put back,
 // and an event names the fields.
 func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan, revision string) error {
@@ -175,19 +187,16 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 				err: fmt.Errorf("dry-run apply %s: %w", c.item.object.Ref(), err)}
 		}
 	}
-	for _, c := range changes {
-		if !c.item.needsNewParent {
-			if err := dryRun(c); err != nil {
-				return err
-			}
-		}
-	}
-
 	var created, configured int
-	for _, c := range changes {
-		if c.item.needsNewParent {
-			if err := dryRun(c); err != nil {
-				return err
+	for i, c := range changes {
+		if i == 0 || changes[i-1].item.stage != c.item.stage {
+			for _, next := range changes[i:] {
+				if next.item.stage != c.item.stage {
+					break
+				}
+				if err := dryRun(next); err != nil {
+					return err
+				}
 			}
 		}
 		err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired),
