@@ -170,13 +170,16 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
+	// Warnings are reported once per revision and spec, not at every
+	// interval: an idle landscape makes no writes, events included.
+	reportWarnings := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
 	obj.Status.LastAttemptedRevision = checkout.Revision
 
 	live, err := r.listLive(ctx)
 	if err != nil {
 		return "", err
 	}
-	objects, err := r.render(obj, checkout, live)
+	objects, err := r.render(obj, checkout, live, reportWarnings)
 	if err != nil {
 		return "", err
 	}
@@ -265,7 +268,7 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 
 // render builds the overlay of the checkout, decodes it and validates the set.
 // A parent that is not in the revision is looked up on the cluster.
-func (r *ProfileSyncReconciler) render(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles) ([]render.Object, error) {
+func (r *ProfileSyncReconciler) render(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) ([]render.Object, error) {
 	buildFailed := func(err error) error {
 		return &syncError{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, err: err, stalled: true}
 	}
@@ -292,8 +295,10 @@ func (r *ProfileSyncReconciler) render(obj *v1alpha1.ProfileSync, checkout *gits
 	if err != nil {
 		return nil, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}
-	for _, w := range report.Warnings {
-		r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w.String())
+	if reportWarnings {
+		for _, w := range report.Warnings {
+			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w.String())
+		}
 	}
 	if len(report.Problems) > 0 {
 		return nil, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems))
