@@ -294,3 +294,101 @@ spec:
 	err = k8sClient.Get(ctx, client.ObjectKey{Name: "tenant-owned"}, &v1alpha1.CloudProfile{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue())
 }
+
+func singleProfileRepo(name, version string) map[string]string {
+	return map[string]string{"profiles.yaml": `apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: ` + name + `
+spec:
+  type: local
+  kubernetes:
+    versions:
+    - version: ` + version + `
+`}
+}
+
+// TestProfileSyncSuspendReconcileNowAndFetchFailures covers the controls a
+// platform team uses around a sync: suspend, reconcile now, and what an
+// unreachable repository does.
+func TestProfileSyncSuspendReconcileNowAndFetchFailures(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	profile := uniqueName("controls")
+	_, err := server.CreateRepo("controls", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("controls"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL: server.RepoURL("controls"),
+			// Long enough that only a request or a spec change syncs again.
+			Interval: metav1.Duration{Duration: time.Hour},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsReady(getProfileSync(g, sync))).To(BeTrue())
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	t.Run("a reconcile request syncs a new commit at once and is recorded", func(t *testing.T) {
+		g := NewWithT(t)
+		commit, err := server.Commit("controls", singleProfileRepo(profile, "1.31.1"), "patch release")
+		g.Expect(err).NotTo(HaveOccurred())
+		updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
+			ps.Annotations = map[string]string{"reconcile.fluxcd.io/requestedAt": "now-1"}
+		})
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(got.Status.LastHandledReconcileAt).To(Equal("now-1"))
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+	})
+
+	t.Run("a suspended sync applies nothing and says so", func(t *testing.T) {
+		g := NewWithT(t)
+		updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) { ps.Spec.Suspend = true })
+		g.Eventually(func(g Gomega) {
+			g.Expect(conditions.GetReason(getProfileSync(g, sync), v1alpha1.ReadyCondition)).To(Equal(v1alpha1.SuspendedReason))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+		_, err := server.Commit("controls", singleProfileRepo(profile, "1.31.2"), "another patch release")
+		g.Expect(err).NotTo(HaveOccurred())
+		updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
+			ps.Annotations = map[string]string{"reconcile.fluxcd.io/requestedAt": "now-2"}
+		})
+		g.Eventually(func(g Gomega) {
+			g.Expect(getProfileSync(g, sync).Status.LastHandledReconcileAt).To(Equal("now-2"))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+		g.Expect(getCloudProfile(g, profile).Spec.Kubernetes.Versions[0].Version).To(Equal("1.31.1"))
+
+		updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) { ps.Spec.Suspend = false })
+		g.Eventually(func(g Gomega) {
+			g.Expect(getCloudProfile(g, profile).Spec.Kubernetes.Versions[0].Version).To(Equal("1.31.2"))
+			g.Expect(conditions.IsReady(getProfileSync(g, sync))).To(BeTrue())
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+	})
+
+	t.Run("an unreachable repository is FetchFailed, retried, and the profiles stay", func(t *testing.T) {
+		g := NewWithT(t)
+		applied := getProfileSync(g, sync).Status.LastAppliedRevision
+		g.Expect(server.Close()).To(Succeed())
+		updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
+			ps.Annotations = map[string]string{"reconcile.fluxcd.io/requestedAt": "now-3"}
+		})
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.FetchFailedReason))
+			g.Expect(conditions.IsTrue(got, v1alpha1.FetchFailedCondition)).To(BeTrue())
+			// Transient: retried with backoff, not stalled.
+			g.Expect(conditions.Has(got, v1alpha1.StalledCondition)).To(BeFalse())
+			g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(server.RepoURL("controls")))
+			g.Expect(got.Status.LastAppliedRevision).To(Equal(applied))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+		g.Expect(getCloudProfile(g, profile).Spec.Kubernetes.Versions[0].Version).To(Equal("1.31.2"))
+	})
+}
