@@ -25,8 +25,6 @@ import (
 	"github.com/profilesync/profilesync/webhooks"
 )
 
-const controllerName = "profilesync"
-
 // managerFlags are the operator's command-line settings. Every flag has a
 // help text; `profilesync manager --help` prints them.
 type managerFlags struct {
