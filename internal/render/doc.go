@@ -1,9 +1,20 @@
-// Package render turns a NamespacedCloudProfile and its parent CloudProfile
-// into the profile clusters in the namespace see (status.cloudProfileSpec),
-// following SEMANTICS.md section 3, and guards the parent against changes that
-// would pull an overridden entry out from under a namespaced profile.
+// Package render turns what is in Git into profiles that can be applied, and
+// a NamespacedCloudProfile into the profile its namespace sees:
 //
-// The package is pure: it takes specs and returns specs and field errors. The
-// NamespacedCloudProfile controller, the sync and the admission webhook call it
-// with objects they fetched themselves.
+//   - Build kustomize-builds an overlay confined to one checkout (no remote
+//     bases, no paths leaving it, no plugins) and keeps each object's file;
+//   - DecodeDocuments reads CloudProfiles and NamespacedCloudProfiles (ours,
+//     or Gardener's core.gardener.cloud/v1beta1) strictly, naming file,
+//     object and field of every problem;
+//   - ValidateSet checks a set applied together: every profile's lifecycle
+//     rules, duplicates, and every namespaced profile merged with its parent;
+//   - MergeNamespaced renders status.cloudProfileSpec (SEMANTICS.md
+//     section 3), and CheckParentKeepsOverrides guards a parent against
+//     changes that would pull an overridden entry out from under a namespaced
+//     profile.
+//
+// The package is pure: it takes files and specs and returns objects, specs
+// and field errors. The CLI, the sync, the NamespacedCloudProfile controller
+// and the admission webhooks call it with what they read themselves, so a
+// profile means the same thing everywhere.
 package render
