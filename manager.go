@@ -15,8 +15,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
-	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -127,12 +125,7 @@ func runManager(args []string) int {
 		LeaderElectionID:              leaderElectionID,
 		// Started only when webhooks are registered (--enable-admission).
 		WebhookServer: webhook.NewServer(webhook.Options{Port: flags.webhookPort, CertDir: flags.webhookCertDir}),
-		Cache: ctrlcache.Options{
-			// Sharding: only objects matching --watch-label-selector are watched.
-			ByObject: map[ctrlclient.Object]ctrlcache.ByObject{
-				&v1alpha1.ProfileSync{}: {Label: watchSelector},
-			},
-		},
+		Cache:         controllers.CacheOptions(watchSelector),
 	})
 	if err != nil {
 		setupLog.Error(err, "create manager")

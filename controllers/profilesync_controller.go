@@ -55,6 +55,10 @@ const (
 // good revision stays on the cluster.
 type ProfileSyncReconciler struct {
 	client.Client
+	// SecretReader reads credential Secrets straight from the API server: a
+	// cached read would watch every Secret of the cluster, which the
+	// operator's RBAC (get only) does not allow and which it does not need.
+	SecretReader  client.Reader
 	EventRecorder record.EventRecorder
 	Fetcher       *gitsource.Fetcher
 	// Clock is the source of "now" for the update rules.
@@ -213,7 +217,7 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 	if obj.Spec.SecretRef != nil {
 		var secret corev1.Secret
 		key := client.ObjectKey{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
-		if err := r.Get(ctx, key, &secret); err != nil {
+		if err := r.SecretReader.Get(ctx, key, &secret); err != nil {
 			return nil, fetchFailed(fmt.Errorf("read credentials from Secret %s: %w", key, err))
 		}
 		credentials = secret.Data

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -391,4 +392,51 @@ func TestProfileSyncSuspendReconcileNowAndFetchFailures(t *testing.T) {
 		}).WithTimeout(15 * time.Second).Should(Succeed())
 		g.Expect(getCloudProfile(g, profile).Spec.Kubernetes.Versions[0].Version).To(Equal("1.31.2"))
 	})
+}
+
+func TestProfileSyncAuthenticatesWithItsSecret(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server, err := gitserver.New(t.TempDir(), gitserver.Options{Username: "landscape", Password: "s3cret-token"})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = server.Close() })
+	profile := uniqueName("private")
+	_, err = server.CreateRepo("private", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("git"), Namespace: clusterProfilesNamespace},
+		Data:       map[string][]byte{"username": []byte("landscape"), "password": []byte("wrong")},
+	}
+	g.Expect(k8sClient.Create(ctx, secret)).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("private"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:       server.RepoURL("private"),
+			Interval:  metav1.Duration{Duration: time.Hour},
+			SecretRef: &meta.LocalObjectReference{Name: secret.Name},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.FetchFailedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).NotTo(ContainSubstring("wrong"))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	secret.Data["password"] = []byte("s3cret-token")
+	g.Expect(k8sClient.Update(ctx, secret)).To(Succeed())
+	updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
+		ps.Annotations = map[string]string{"reconcile.fluxcd.io/requestedAt": "fixed-secret"}
+	})
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsReady(getProfileSync(g, sync))).To(BeTrue())
+		getCloudProfile(g, profile)
+	}).WithTimeout(15 * time.Second).Should(Succeed())
 }

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
 )
 
@@ -74,6 +78,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	if err := (&ProfileSyncReconciler{
 		Client:                   mgr.GetClient(),
+		SecretReader:             mgr.GetAPIReader(),
 		EventRecorder:            recorder,
 		Fetcher:                  fetcher,
 		Clock:                    cfg.Clock,
@@ -83,4 +88,18 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		return fmt.Errorf("set up ProfileSync controller: %w", err)
 	}
 	return nil
+}
+
+// CacheOptions are the manager's cache settings for these controllers:
+// managedFields are dropped from cached objects (the controllers never read
+// them, and for large profiles they are a good part of the memory), and only
+// ProfileSyncs matching watchSelector are watched (sharding), when it is set.
+func CacheOptions(watchSelector labels.Selector) cache.Options {
+	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	if watchSelector != nil && !watchSelector.Empty() {
+		opts.ByObject = map[client.Object]cache.ByObject{
+			&v1alpha1.ProfileSync{}: {Label: watchSelector},
+		}
+	}
+	return opts
 }

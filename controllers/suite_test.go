@@ -162,6 +162,8 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string
 		Clock:                    testClock,
 		StoragePath:              cacheDir,
 		ClusterProfilesNamespace: clusterProfilesNamespace,
+		// The test Git servers are plain http on loopback.
+		AllowCredentialsOverHTTP: true,
 		WebhookAddr:              webhookAddr,
 	})
 }

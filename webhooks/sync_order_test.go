@@ -92,8 +92,10 @@ func TestSyncAppliesRevisionsThatOnlyTheWholeSetMakesValid(t *testing.T) {
 
 	fetcher, err := gitsource.New(t.TempDir(), gitsource.FetcherOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
+	operator := operatorClient(t)
 	reconciler := &controllers.ProfileSyncReconciler{
-		Client:                   operatorClient(t),
+		Client:                   operator,
+		SecretReader:             operator,
 		EventRecorder:            record.NewFakeRecorder(100),
 		Fetcher:                  fetcher,
 		Clock:                    clocktesting.NewFakePassiveClock(testNow),

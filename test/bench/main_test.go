@@ -128,6 +128,7 @@ func runWithControlPlane(m *testing.M) int {
 	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{
 		Scheme:  env.scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   controllers.CacheOptions(nil),
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "create manager: %v\n", err)

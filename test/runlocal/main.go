@@ -243,6 +243,7 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   controllers.CacheOptions(nil),
 		// One manager per landscape runs in this process, each with the same
 		// controllers; their names are unique per manager, which is enough.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
