@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -150,61 +151,46 @@ func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
 // although the revision did not change was edited by hand: it is put back,
 // and an event names the fields.
 func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan, revision string) error {
-	type change struct {
-		item    planItem
-		desired *unstructured.Unstructured
-		fields  []string
-	}
-	var changes []change
+	owner := ownerLabels(obj)
+	var changes []applyChange
 	for _, item := range plan.items {
-		desired, err := applyObject(item.object, obj)
-		if err != nil {
-			return err
-		}
 		var fields []string
 		if item.live != nil {
-			fields, err = driftedFields(desired, item.live)
-			if err != nil {
+			if upToDate(item, owner) {
+				continue
+			}
+			var err error
+			if fields, err = driftedFields(item, owner); err != nil {
 				return err
 			}
 			if len(fields) == 0 {
 				continue
 			}
 		}
-		changes = append(changes, change{item: item, desired: desired, fields: fields})
+		desired, err := applyObject(item.object, owner)
+		if err != nil {
+			return err
+		}
+		changes = append(changes, applyChange{item: item, desired: desired, fields: fields})
 	}
 
-	dryRun := func(c change) error {
-		err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()),
-			client.FieldOwner(SyncFieldManager), client.ForceOwnership, client.DryRunAll)
-		switch {
-		case err == nil:
-			return nil
-		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
-			return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
-		default:
-			return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
-				err: fmt.Errorf("dry-run apply %s: %w", c.item.object.Ref(), err)}
+	for start := 0; start < len(changes); {
+		end := start
+		for end < len(changes) && changes[end].item.stage == changes[start].item.stage {
+			end++
 		}
+		stage := changes[start:end]
+		if err := r.forEachChange(ctx, stage, r.dryRun); err != nil {
+			return err
+		}
+		if err := r.forEachChange(ctx, stage, r.writeChange); err != nil {
+			return err
+		}
+		start = end
 	}
+
 	var created, configured int
-	for i, c := range changes {
-		if i == 0 || changes[i-1].item.stage != c.item.stage {
-			for _, next := range changes[i:] {
-				if next.item.stage != c.item.stage {
-					break
-				}
-				if err := dryRun(next); err != nil {
-					return err
-				}
-			}
-		}
-		err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired),
-			client.FieldOwner(SyncFieldManager), client.ForceOwnership)
-		if err != nil {
-			return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
-				err: fmt.Errorf("apply %s: %w", c.item.object.Ref(), err)}
-		}
+	for _, c := range changes {
 		if c.item.live == nil {
 			created++
 			continue
@@ -222,6 +208,71 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 	return nil
 }
 
+// applyChange is one object to write and, for a live one, the fields that differ.
+type applyChange struct {
+	item    planItem
+	desired *unstructured.Unstructured
+	fields  []string
+}
+
+// forEachChange runs do for every change, at most ApplyConcurrency at a time:
+// the writes of one stage do not depend on each other, and the API server
+// takes long for large profiles. The first error stops the stage.
+func (r *ProfileSyncReconciler) forEachChange(ctx context.Context, changes []applyChange, do func(context.Context, applyChange) error) error {
+	group, ctx := errgroup.WithContext(ctx)
+	group.SetLimit(max(r.ApplyConcurrency, 1))
+	for _, c := range changes {
+		group.Go(func() error { return do(ctx, c) })
+	}
+	return group.Wait()
+}
+
+func (r *ProfileSyncReconciler) dryRun(ctx context.Context, c applyChange) error {
+	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()),
+		client.FieldOwner(SyncFieldManager), client.ForceOwnership, client.DryRunAll)
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
+		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
+	default:
+		return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
+			err: fmt.Errorf("dry-run apply %s: %w", c.item.object.Ref(), err)}
+	}
+}
+
+func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) error {
+	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()),
+		client.FieldOwner(SyncFieldManager), client.ForceOwnership)
+	if err != nil {
+		return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
+			err: fmt.Errorf("apply %s: %w", c.item.object.Ref(), err)}
+	}
+	return nil
+}
+
+// comparedSpecs returns what the sync compares for an item with a live
+// object: the object from Git, its spec with the API server's defaults, and
+// the live spec.
+func comparedSpecs(item planItem) (desired client.Object, desiredSpec, liveSpec any) {
+	if cp := item.object.CloudProfile; cp != nil {
+		return cp, render.WithServerDefaults(&cp.Spec), &item.live.(*v1alpha1.CloudProfile).Spec
+	}
+	ncp := item.object.NamespacedCloudProfile
+	return ncp, &ncp.Spec, &item.live.(*v1alpha1.NamespacedCloudProfile).Spec
+}
+
+// upToDate is the cheap check that a live object already has what Git says:
+// equal typed specs and every label and annotation of Git and of the owner
+// present. Only when it says no does driftedFields look closer.
+func upToDate(item planItem, ownerLabels map[string]string) bool {
+	desired, desiredSpec, liveSpec := comparedSpecs(item)
+	return equality.Semantic.DeepEqual(desiredSpec, liveSpec) &&
+		isSubset(ownerLabels, item.live.GetLabels()) &&
+		isSubset(desired.GetLabels(), item.live.GetLabels()) &&
+		isSubset(desired.GetAnnotations(), item.live.GetAnnotations())
+}
+
 // prune deletes the objects of the previous inventory that the revision no
 // longer has, namespaced profiles before CloudProfiles. checkUpdateRules has
 // already refused a revision that would delete a CloudProfile still in use.
@@ -231,7 +282,7 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 	sort.SliceStable(pruned, func(i, j int) bool {
 		return pruned[i].Kind == v1alpha1.NamespacedCloudProfileKind && pruned[j].Kind != v1alpha1.NamespacedCloudProfileKind
 	})
-	self := map[string]string{OwnerNamespaceLabel: obj.Namespace, OwnerNameLabel: obj.Name}
+	self := ownerLabels(obj)
 	for _, entry := range pruned {
 		var target client.Object = &v1alpha1.NamespacedCloudProfile{}
 		if entry.Kind == v1alpha1.CloudProfileKind {
@@ -257,101 +308,102 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 	return nil
 }
 
+// ownerLabels are the labels that name the ProfileSync on what it applies.
+func ownerLabels(obj *v1alpha1.ProfileSync) map[string]string {
+	return map[string]string{OwnerNamespaceLabel: obj.Namespace, OwnerNameLabel: obj.Name}
+}
+
 // applyObject is the object the sync applies: apiVersion, kind, name,
 // namespace, the labels and annotations of Git plus the owner labels, and
 // spec. Status is never sent.
-func applyObject(o render.Object, owner *v1alpha1.ProfileSync) (*unstructured.Unstructured, error) {
+func applyObject(o render.Object, owner map[string]string) (*unstructured.Unstructured, error) {
 	var typed runtime.Object
-	var objMeta *metaFields
-	switch {
-	case o.CloudProfile != nil:
-		cp := &v1alpha1.CloudProfile{Spec: o.CloudProfile.Spec}
-		cp.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.CloudProfileKind))
-		objMeta = &metaFields{name: o.Name(), labels: o.CloudProfile.Labels, annotations: o.CloudProfile.Annotations}
-		typed = cp
-	default:
-		ncp := &v1alpha1.NamespacedCloudProfile{Spec: o.NamespacedCloudProfile.Spec}
-		ncp.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind))
-		objMeta = &metaFields{name: o.Name(), namespace: o.Namespace(), labels: o.NamespacedCloudProfile.Labels, annotations: o.NamespacedCloudProfile.Annotations}
-		typed = ncp
+	var source client.Object
+	if cp := o.CloudProfile; cp != nil {
+		apply := &v1alpha1.CloudProfile{Spec: cp.Spec}
+		apply.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.CloudProfileKind))
+		typed, source = apply, cp
+	} else {
+		ncp := o.NamespacedCloudProfile
+		apply := &v1alpha1.NamespacedCloudProfile{Spec: ncp.Spec}
+		apply.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind))
+		typed, source = apply, ncp
 	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 	if err != nil {
 		return nil, fmt.Errorf("convert %s: %w", o.Ref(), err)
 	}
 	delete(content, "status")
+	delete(content, "metadata")
 	u := &unstructured.Unstructured{Object: content}
-	unstructured.RemoveNestedField(u.Object, "metadata")
-	u.SetName(objMeta.name)
-	u.SetNamespace(objMeta.namespace)
-	labels := map[string]string{OwnerNamespaceLabel: owner.Namespace, OwnerNameLabel: owner.Name}
-	for k, v := range objMeta.labels {
+	u.SetName(source.GetName())
+	u.SetNamespace(source.GetNamespace())
+	labels := make(map[string]string, len(owner)+len(source.GetLabels()))
+	for k, v := range owner {
+		labels[k] = v
+	}
+	for k, v := range source.GetLabels() {
 		labels[k] = v
 	}
 	u.SetLabels(labels)
-	if len(objMeta.annotations) > 0 {
-		u.SetAnnotations(objMeta.annotations)
+	if len(source.GetAnnotations()) > 0 {
+		u.SetAnnotations(source.GetAnnotations())
 	}
 	return u, nil
 }
 
-type metaFields struct {
-	name, namespace     string
-	labels, annotations map[string]string
-}
-
-// driftedFields lists what of desired the live object does not have: the
+// comparedSpecs returns what the sync compares for an item with a live
+// object: the object from Git, its spec with the API server's defaults, and
+// the live spec.
+// upToDate is the cheap check that a live object already has what Git says:
+// equal typed specs and every label and annotation of Git and of the owner
+// present. Only when it says no does driftedFields look closer.
+// withAPIDefaults returns spec with the defaults the API server sets on a
+// CloudProfile (a machine image's updateStrategy); spec itself when it needs
+// none, so the common case copies nothing.
+// prune deletes the objects of the previous inventory that the revision no
+// longer has, namespaced profiles before CloudProfiles. checkUpdateRules has
+// already refused a revision that would delete a CloudProfile still in use.
+// An object whose labels name another owner is left alone.
+// ownerLabels are the labels that name the ProfileSync on what it applies.
+// applyObject is the object the sync applies: apiVersion, kind, name,
+// namespace, the labels and annotations of Git plus the owner labels, and
+// spec. Status is never sent.
+// driftedFields lists what of Git the live object does not have: the
 // top-level spec fields that differ (after the API server's defaults) and
-// "metadata.labels"/"metadata.annotations" when one set in Git is missing or
-// different. Empty means the object is up to date and needs no write.
-func driftedFields(desired *unstructured.Unstructured, live client.Object) ([]string, error) {
-	liveContent, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+// "metadata.labels"/"metadata.annotations" when one set in Git (or an owner
+// label) is missing or different. Empty means the object needs no write.
+func driftedFields(item planItem, ownerLabels map[string]string) ([]string, error) {
+	desired, desiredSpec, liveSpec := comparedSpecs(item)
+	desiredFields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desiredSpec)
 	if err != nil {
-		return nil, fmt.Errorf("convert live %s: %w", live.GetName(), err)
+		return nil, fmt.Errorf("convert %s: %w", item.object.Ref(), err)
 	}
-	desiredSpec, _, _ := unstructured.NestedMap(desired.Object, "spec")
-	liveSpec, _, _ := unstructured.NestedMap(liveContent, "spec")
-	applyAPIDefaults(desired.GetKind(), desiredSpec)
-
+	liveFields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveSpec)
+	if err != nil {
+		return nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
+	}
 	keys := map[string]bool{}
-	for k := range desiredSpec {
+	for k := range desiredFields {
 		keys[k] = true
 	}
-	for k := range liveSpec {
+	for k := range liveFields {
 		keys[k] = true
 	}
 	var fields []string
 	for k := range keys {
-		if !equality.Semantic.DeepEqual(desiredSpec[k], liveSpec[k]) {
+		if !equality.Semantic.DeepEqual(desiredFields[k], liveFields[k]) {
 			fields = append(fields, "spec."+k)
 		}
 	}
 	sort.Strings(fields)
-	if !isSubset(desired.GetLabels(), live.GetLabels()) {
+	if !isSubset(ownerLabels, item.live.GetLabels()) || !isSubset(desired.GetLabels(), item.live.GetLabels()) {
 		fields = append(fields, "metadata.labels")
 	}
-	if !isSubset(desired.GetAnnotations(), live.GetAnnotations()) {
+	if !isSubset(desired.GetAnnotations(), item.live.GetAnnotations()) {
 		fields = append(fields, "metadata.annotations")
 	}
 	return fields, nil
-}
-
-// applyAPIDefaults sets on a desired spec the defaults the API server sets on
-// the live one, so that an unset default is not taken for drift.
-func applyAPIDefaults(kind string, spec map[string]interface{}) {
-	if kind != v1alpha1.CloudProfileKind {
-		return
-	}
-	images, _, _ := unstructured.NestedSlice(spec, "machineImages")
-	for i := range images {
-		image, ok := images[i].(map[string]interface{})
-		if ok && image["updateStrategy"] == nil {
-			image["updateStrategy"] = string(v1alpha1.UpdateStrategyMajor)
-		}
-	}
-	if images != nil {
-		spec["machineImages"] = images
-	}
 }
 
 func isSubset(want, have map[string]string) bool {

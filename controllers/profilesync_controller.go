@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -63,10 +64,15 @@ type ProfileSyncReconciler struct {
 	Fetcher       *gitsource.Fetcher
 	// Clock is the source of "now" for the update rules.
 	Clock clock.PassiveClock
+	// ApplyConcurrency bounds the parallel writes of one sync.
+	ApplyConcurrency int
 	// ClusterProfilesNamespace is the only namespace whose ProfileSyncs may
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
 	ClusterProfilesNamespace string
+	// decoded keeps each ProfileSync's last decoded revision.
+	decoded decodedRevisions
+
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the webhook receiver sends pushes here.
 	Trigger <-chan event.GenericEvent
@@ -112,6 +118,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if apierrors.IsNotFound(err) {
 			// Deleted: its checkout is no longer needed. The profiles it
 			// applied stay; deleting a ProfileSync never deletes profiles.
+			r.decoded.forget(req.String())
 			return ctrl.Result{}, r.Fetcher.Forget(req.String())
 		}
 		return ctrl.Result{}, err
@@ -276,15 +283,21 @@ func (r *ProfileSyncReconciler) render(obj *v1alpha1.ProfileSync, checkout *gits
 	buildFailed := func(err error) error {
 		return &syncError{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, err: err, stalled: true}
 	}
-	docs, err := render.Build(checkout.Dir, obj.Spec.Path)
-	if err != nil {
-		return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
+	key := client.ObjectKeyFromObject(obj).String()
+	objects, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
+	if !ok {
+		docs, err := render.Build(checkout.Dir, obj.Spec.Path)
+		if err != nil {
+			return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
+		}
+		var problems render.Problems
+		objects, problems = render.DecodeDocuments(docs)
+		if len(problems) > 0 {
+			return nil, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems))
+		}
+		render.ApplyDefaultNamespace(objects, obj.Namespace)
+		r.decoded.put(key, checkout.Revision, obj.Spec.Path, objects)
 	}
-	objects, problems := render.DecodeDocuments(docs)
-	if len(problems) > 0 {
-		return nil, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems))
-	}
-	render.ApplyDefaultNamespace(objects, obj.Namespace)
 	report, err := render.ValidateSet(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
@@ -400,4 +413,45 @@ func inInventory(obj *v1alpha1.ProfileSync, kind, namespace, name string) bool {
 		}
 	}
 	return false
+}
+
+// decodedRevisions keeps, per ProfileSync, the objects of the last revision
+// it built and decoded. Building is by far the most expensive step of a sync
+// (kustomize over every profile), and at every interval without a new commit
+// it would produce the same objects; they are kept instead. Validation still
+// runs every time, since parents on the cluster may have changed. The objects
+// are shared, never modified after decoding.
+type decodedRevisions struct {
+	mu      sync.Mutex
+	entries map[string]decodedRevision
+}
+
+type decodedRevision struct {
+	revision, path string
+	objects        []render.Object
+}
+
+func (d *decodedRevisions) get(key, revision, path string) ([]render.Object, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.entries[key]
+	if !ok || e.revision != revision || e.path != path {
+		return nil, false
+	}
+	return e.objects, true
+}
+
+func (d *decodedRevisions) put(key, revision, path string, objects []render.Object) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.entries == nil {
+		d.entries = map[string]decodedRevision{}
+	}
+	d.entries[key] = decodedRevision{revision: revision, path: path, objects: objects}
+}
+
+func (d *decodedRevisions) forget(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.entries, key)
 }

@@ -79,6 +79,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	if err := (&ProfileSyncReconciler{
 		Client:                   mgr.GetClient(),
 		SecretReader:             mgr.GetAPIReader(),
+		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
 		EventRecorder:            recorder,
 		Fetcher:                  fetcher,
 		Clock:                    cfg.Clock,

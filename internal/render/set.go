@@ -190,26 +190,27 @@ func (p *parentIndex) find(name string) (parent, error) {
 	var result parent
 	if cp, ok := p.inSet[name]; ok {
 		errs, _ := lifecycle.ValidateCloudProfileSpec(&cp.Spec, nil)
-		result = parent{spec: withServerDefaults(&cp.Spec), invalid: len(errs) > 0}
+		result = parent{spec: WithServerDefaults(&cp.Spec), invalid: len(errs) > 0}
 	} else if p.lookup != nil && name != "" {
 		spec, found, err := p.lookup(name)
 		if err != nil {
 			return parent{}, err
 		}
 		if found {
-			result = parent{spec: withServerDefaults(spec)}
+			result = parent{spec: WithServerDefaults(spec)}
 		}
 	}
 	p.found[name] = result
 	return result, nil
 }
 
-// withServerDefaults returns a copy of spec with the defaults the API server
+// WithServerDefaults returns a copy of spec with the defaults the API server
 // writes into a stored CloudProfile (a machine image's updateStrategy is
 // major when unset). The controllers merge namespaced profiles with the
 // parent as stored, so the CLI and the sync merge with the same defaults to
-// compute the same status.cloudProfileSpec.
-func withServerDefaults(spec *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec {
+// compute the same status.cloudProfileSpec; the sync also compares Git with
+// the cluster through it, so an unset default is not taken for drift.
+func WithServerDefaults(spec *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec {
 	if spec == nil {
 		return nil
 	}
