@@ -101,8 +101,17 @@ type NamespacedCloudProfileStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// cloudProfileSpec is the parent's spec merged with this profile's
-	// overrides: the profile clusters in this namespace see.
+	// overrides: the profile clusters in this namespace see. It has the shape
+	// of a CloudProfile's spec.
+	//
+	// The API server does not validate it: only the controller writes it,
+	// from a merge it has validated with every rule of a CloudProfile, and
+	// re-running the CRD's per-version rules on every status write made each
+	// write of a large profile as expensive as applying the parent.
 	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
 	CloudProfileSpec *CloudProfileSpec `json:"cloudProfileSpec,omitempty"`
 
 	ProfileVersionsStatus `json:",inline"`
