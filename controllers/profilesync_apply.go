@@ -147,7 +147,8 @@ func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
 // server refuses stops the revision before that stage writes anything: when a
 // revision changes only CloudProfiles, or only adds namespaced profiles,
 // nothing at all is written. (A dry run cannot see the writes of an earlier
-// stage, so the stages cannot all be dry-run up front.) A live object that differs
+// stage, so the stages cannot all be dry-run up front.) A revision that
+// changes a single object skips the dry run. A live object that differs
 // although the revision did not change was edited by hand: it is put back,
 // and an event names the fields.
 func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan, revision string) error {
@@ -180,8 +181,12 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 			end++
 		}
 		stage := changes[start:end]
-		if err := r.forEachChange(ctx, stage, r.dryRun); err != nil {
-			return err
+		// A revision that changes one object needs no dry run: that one
+		// write is whole or nothing by itself.
+		if len(changes) > 1 {
+			if err := r.forEachChange(ctx, stage, r.dryRun); err != nil {
+				return err
+			}
 		}
 		if err := r.forEachChange(ctx, stage, r.writeChange); err != nil {
 			return err
@@ -228,8 +233,19 @@ func (r *ProfileSyncReconciler) forEachChange(ctx context.Context, changes []app
 }
 
 func (r *ProfileSyncReconciler) dryRun(ctx context.Context, c applyChange) error {
-	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()),
-		client.FieldOwner(SyncFieldManager), client.ForceOwnership, client.DryRunAll)
+	return r.write(ctx, c, client.DryRunAll)
+}
+
+func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) error {
+	return r.write(ctx, c)
+}
+
+// write server-side applies one change. A refusal of the object itself (a
+// rule of the API server or an admission webhook) is a validation failure of
+// the revision; anything else is retried.
+func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts ...client.ApplyOption) error {
+	opts = append(opts, client.FieldOwner(SyncFieldManager), client.ForceOwnership)
+	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
 	switch {
 	case err == nil:
 		return nil
@@ -237,18 +253,8 @@ func (r *ProfileSyncReconciler) dryRun(ctx context.Context, c applyChange) error
 		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
 	default:
 		return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
-			err: fmt.Errorf("dry-run apply %s: %w", c.item.object.Ref(), err)}
-	}
-}
-
-func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) error {
-	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()),
-		client.FieldOwner(SyncFieldManager), client.ForceOwnership)
-	if err != nil {
-		return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
 			err: fmt.Errorf("apply %s: %w", c.item.object.Ref(), err)}
 	}
-	return nil
 }
 
 // comparedSpecs returns what the sync compares for an item with a live

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -439,4 +440,63 @@ func TestProfileSyncAuthenticatesWithItsSecret(t *testing.T) {
 		g.Expect(conditions.IsReady(getProfileSync(g, sync))).To(BeTrue())
 		getCloudProfile(g, profile)
 	}).WithTimeout(15 * time.Second).Should(Succeed())
+}
+
+// profileWithZones is a CloudProfile whose region has n zones; the CRD
+// allows at most 64, a bound only the API server checks.
+func profileWithZones(name string, zones int) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + name +
+		"\nspec:\n  type: local\n  kubernetes:\n    versions:\n    - version: 1.31.0\n  regions:\n  - name: r\n    zones:\n")
+	for i := range zones {
+		fmt.Fprintf(&b, "    - name: z%d\n", i)
+	}
+	return b.String()
+}
+
+func TestARevisionTheAPIServerRefusesWritesNothing(t *testing.T) {
+	ensureNamespace(t, clusterProfilesNamespace)
+	for _, row := range []struct {
+		name  string
+		files func(good, bad string) map[string]string
+	}{
+		{
+			name: "two objects, one refused: the dry run stops the revision before the other is written",
+			files: func(good, bad string) map[string]string {
+				return map[string]string{"a.yaml": profileWithZones(good, 1), "b.yaml": profileWithZones(bad, 65)}
+			},
+		},
+		{
+			name: "a single refused object: no dry run needed, and nothing is written either",
+			files: func(_, bad string) map[string]string {
+				return map[string]string{"b.yaml": profileWithZones(bad, 65)}
+			},
+		},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			server := startGitServer(t)
+			good, bad := uniqueName("good"), uniqueName("bad")
+			_, err := server.CreateRepo("refused", row.files(good, bad))
+			g.Expect(err).NotTo(HaveOccurred())
+			sync := &v1alpha1.ProfileSync{
+				ObjectMeta: metav1.ObjectMeta{Name: uniqueName("refused"), Namespace: clusterProfilesNamespace},
+				Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL("refused"), Interval: metav1.Duration{Duration: time.Hour}},
+			}
+			g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+			t.Cleanup(func() { _ = k8sClient.Delete(ctx, sync) })
+
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.ValidationFailedReason))
+				g.Expect(conditions.IsStalled(got)).To(BeTrue())
+				g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("b.yaml: CloudProfile/" + bad + ": refused by the API server"))
+			}).WithTimeout(15 * time.Second).Should(Succeed())
+			for _, name := range []string{good, bad} {
+				err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &v1alpha1.CloudProfile{})
+				g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), name)
+			}
+		})
+	}
 }
