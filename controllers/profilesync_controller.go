@@ -256,12 +256,16 @@ type liveProfiles struct {
 }
 
 func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, error) {
+	// The sync only reads the live objects (the rules of internal/lifecycle
+	// and internal/render never modify their inputs), so it lists them
+	// without the cache's deep copy: every sync reads every profile, and
+	// each namespaced profile carries a whole merged profile in its status.
 	var cps v1alpha1.CloudProfileList
-	if err := r.List(ctx, &cps); err != nil {
+	if err := r.List(ctx, &cps, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list CloudProfiles: %w", err)
 	}
 	var ncps v1alpha1.NamespacedCloudProfileList
-	if err := r.List(ctx, &ncps); err != nil {
+	if err := r.List(ctx, &ncps, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list NamespacedCloudProfiles: %w", err)
 	}
 	live := &liveProfiles{
