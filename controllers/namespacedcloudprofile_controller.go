@@ -120,7 +120,7 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 		return ctrl.Result{}, fmt.Errorf("get parent CloudProfile %q: %w", obj.Spec.Parent.Name, err)
 	}
 
-	merged, errs := render.MergeNamespaced(&parent.Spec, &obj.Spec)
+	status, errs := render.NamespacedStatus(&parent.Spec, &obj.Spec, now)
 	if len(errs) > 0 {
 		// Stalled, but not a terminal error: the kept spec still has
 		// transitions to wake up for, and a parent change re-renders it.
@@ -128,12 +128,11 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 		return r.keepPreviousSpecCurrent(obj, now), nil
 	}
 
-	status := lifecycle.Status(merged, now)
-	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
-	obj.Status.CloudProfileSpec = merged
-	obj.Status.ProfileVersionsStatus = status
-	markReady(obj, classificationSummary(&status))
-	return ctrl.Result{RequeueAfter: requeueAfter(&status, now)}, nil
+	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status.ProfileVersionsStatus)
+	obj.Status.CloudProfileSpec = status.CloudProfileSpec
+	obj.Status.ProfileVersionsStatus = status.ProfileVersionsStatus
+	markReady(obj, classificationSummary(&status.ProfileVersionsStatus))
+	return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, now)}, nil
 }
 
 // keepPreviousSpecCurrent recomputes the classification status of the
