@@ -64,24 +64,14 @@ func classificationSummary(status *v1alpha1.ProfileVersionsStatus) string {
 	counts := map[v1alpha1.VersionClassification]int{}
 	total := 0
 	var next string
-	consider := func(label string, v v1alpha1.VersionStatus) {
+	eachVersion(status, func(label string, v v1alpha1.VersionStatus) {
 		counts[v.Classification]++
 		total++
 		if next == "" && v.NextTransitionTime != nil && status.NextTransitionTime != nil &&
 			v.NextTransitionTime.Equal(status.NextTransitionTime) {
 			next = fmt.Sprintf("%s → %s at %s", label, *v.NextClassification, v.NextTransitionTime.UTC().Format(time.RFC3339))
 		}
-	}
-	if status.Kubernetes != nil {
-		for _, v := range status.Kubernetes.Versions {
-			consider(v.Version, v)
-		}
-	}
-	for _, image := range status.MachineImages {
-		for _, v := range image.Versions {
-			consider(image.Name+" "+v.Version, v)
-		}
-	}
+	})
 
 	parts := make([]string, 0, 5)
 	for _, c := range []v1alpha1.VersionClassification{
@@ -120,30 +110,29 @@ func requeueAfter(status *v1alpha1.ProfileVersionsStatus, now time.Time) time.Du
 // not a change.
 func recordClassificationChanges(recorder record.EventRecorder, obj client.Object, previous, current *v1alpha1.ProfileVersionsStatus) {
 	before := map[string]v1alpha1.VersionClassification{}
-	if previous.Kubernetes != nil {
-		for _, v := range previous.Kubernetes.Versions {
-			before[v.Version] = v.Classification
-		}
-	}
-	for _, image := range previous.MachineImages {
-		for _, v := range image.Versions {
-			before[image.Name+" "+v.Version] = v.Classification
-		}
-	}
-	report := func(label string, v v1alpha1.VersionStatus) {
+	eachVersion(previous, func(label string, v v1alpha1.VersionStatus) {
+		before[label] = v.Classification
+	})
+	eachVersion(current, func(label string, v v1alpha1.VersionStatus) {
 		if old, ok := before[label]; ok && old != v.Classification {
 			recorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.ClassificationChangedReason,
 				"%s: %s → %s", label, old, v.Classification)
 		}
-	}
-	if current.Kubernetes != nil {
-		for _, v := range current.Kubernetes.Versions {
-			report(v.Version, v)
+	})
+}
+
+// eachVersion calls fn for every version of a status, Kubernetes versions
+// first, in status order, with the label people read: the version for
+// Kubernetes, "IMAGE VERSION" for machine images.
+func eachVersion(status *v1alpha1.ProfileVersionsStatus, fn func(label string, v v1alpha1.VersionStatus)) {
+	if status.Kubernetes != nil {
+		for _, v := range status.Kubernetes.Versions {
+			fn(v.Version, v)
 		}
 	}
-	for _, image := range current.MachineImages {
+	for _, image := range status.MachineImages {
 		for _, v := range image.Versions {
-			report(image.Name+" "+v.Version, v)
+			fn(image.Name+" "+v.Version, v)
 		}
 	}
 }
