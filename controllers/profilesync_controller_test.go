@@ -3,8 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,20 +23,7 @@ import (
 // fixtureFiles reads the fixture profile repository as path → content.
 func fixtureFiles(t *testing.T) map[string]string {
 	t.Helper()
-	root := filepath.Join("..", "test", "testdata", "profiles-repo")
-	files := map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		files[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
+	files, err := gitserver.ReadTree(filepath.Join("..", "test", "testdata", "profiles-repo"))
 	if err != nil {
 		t.Fatalf("read fixture repository: %v", err)
 	}

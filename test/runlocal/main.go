@@ -21,7 +21,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -141,7 +140,7 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 		return fmt.Errorf("start the Git server: %w", err)
 	}
 	defer server.Close()
-	files, err := readTree(opts.repoDir)
+	files, err := gitserver.ReadTree(opts.repoDir)
 	if err != nil {
 		return err
 	}
@@ -370,25 +369,4 @@ func (l *landscape) stop() error {
 		errs = append(errs, fmt.Errorf("control plane of %s: %w", l.name, err))
 	}
 	return errors.Join(errs...)
-}
-
-// readTree reads every file below dir as path → content.
-func readTree(dir string) (map[string]string, error) {
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, path)
-		files[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", dir, err)
-	}
-	return files, nil
 }

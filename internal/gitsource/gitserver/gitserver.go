@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/cgi"
@@ -159,6 +160,29 @@ func New(root string, options Options) (*Server, error) {
 // trailing slash.
 func (s *Server) URL() string {
 	return "http://" + s.listener.Addr().String()
+}
+
+// ReadTree reads every file below dir as slash-separated path relative to
+// dir → content: the shape CreateRepo and Commit take, to seed a repository
+// from a directory such as a fixture or examples/profiles-repo.
+func ReadTree(dir string) (map[string]string, error) {
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	return files, nil
 }
 
 // RepoURL is the clone URL of the named repository.

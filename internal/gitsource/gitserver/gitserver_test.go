@@ -2,6 +2,8 @@ package gitserver
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,4 +125,22 @@ func TestServerAcceptsPushesOnlyWhenAllowed(t *testing.T) {
 			g.Expect(onServer).To(Equal(pushed))
 		})
 	}
+}
+
+func TestReadTreeReadsEveryFileWithSlashPaths(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	g.Expect(os.MkdirAll(filepath.Join(dir, "overlays", "dev"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "README.md"), []byte("readme\n"), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(dir, "overlays", "dev", "kustomization.yaml"), []byte("kind: Kustomization\n"), 0o644)).To(Succeed())
+
+	files, err := ReadTree(dir)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files).To(Equal(map[string]string{
+		"README.md":                       "readme\n",
+		"overlays/dev/kustomization.yaml": "kind: Kustomization\n",
+	}))
+
+	_, err = ReadTree(filepath.Join(dir, "missing"))
+	g.Expect(err).To(MatchError(ContainSubstring("missing")))
 }
