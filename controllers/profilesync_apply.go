@@ -23,8 +23,6 @@ type planItem struct {
 	object render.Object
 	// live is the object on the cluster, nil when it is new.
 	live client.Object
-	// stage is when the item is applied; see applyPlan.
-	stage applyStage
 }
 
 // applyStage orders the writes of a revision so that each one is valid for
@@ -54,17 +52,13 @@ func (i planItem) owner() string {
 	return labels[OwnerNamespaceLabel] + "/" + labels[OwnerNameLabel]
 }
 
-// applyPlan is what one revision changes: the objects to apply, in an order
-// the admission webhooks accept, and the objects of the previous inventory to
-// prune.
-//
-// The items are sorted by stage. The revision as a whole was validated by
-// render.ValidateSet and checkUpdateRules already; the stages only keep every
-// single write valid for the webhooks.
+// applyPlan is what one revision changes: the objects of the revision with
+// their live counterparts, and the objects of the previous inventory to prune.
 type applyPlan struct {
 	items  []planItem
 	pruned []v1alpha1.InventoryEntry
 	keys   map[string]bool
+	live   *liveProfiles
 }
 
 func inventoryKey(kind, namespace, name string) string {
@@ -72,30 +66,19 @@ func inventoryKey(kind, namespace, name string) string {
 }
 
 func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *liveProfiles) *applyPlan {
-	plan := &applyPlan{keys: make(map[string]bool, len(objects))}
-	var validNow, needNewParent []planItem
+	plan := &applyPlan{keys: make(map[string]bool, len(objects)), live: live}
 	for _, o := range objects {
 		plan.keys[inventoryKey(o.Kind(), o.Namespace(), o.Name())] = true
+		item := planItem{object: o}
 		if o.CloudProfile != nil {
-			item := planItem{object: o, stage: stageParents}
 			if cp, ok := live.cloudProfiles[o.Name()]; ok {
 				item.live = cp
 			}
-			plan.items = append(plan.items, item)
-			continue
-		}
-		item := planItem{object: o}
-		if ncp, ok := live.namespaced[client.ObjectKey{Namespace: o.Namespace(), Name: o.Name()}]; ok {
+		} else if ncp, ok := live.namespaced[client.ObjectKey{Namespace: o.Namespace(), Name: o.Name()}]; ok {
 			item.live = ncp
 		}
-		if mergesWithLiveParent(o.NamespacedCloudProfile, live) {
-			validNow = append(validNow, item)
-			continue
-		}
-		item.stage = stageNeedsNewParent
-		needNewParent = append(needNewParent, item)
+		plan.items = append(plan.items, item)
 	}
-	plan.items = append(append(validNow, plan.items...), needNewParent...)
 
 	if obj.Spec.Prune && obj.Status.Inventory != nil {
 		for _, entry := range obj.Status.Inventory.Entries {
@@ -107,13 +90,24 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *live
 	return plan
 }
 
-func mergesWithLiveParent(ncp *v1alpha1.NamespacedCloudProfile, live *liveProfiles) bool {
-	parent, ok := live.cloudProfiles[ncp.Spec.Parent.Name]
-	if !ok {
-		return false
+// stageOf is when an object of the revision is written. The revision as a
+// whole was validated by render.ValidateSet and checkUpdateRules already; the
+// stages only keep every single write valid for the admission webhooks. It is
+// decided only for objects that are written, since it merges a namespaced
+// profile with its live parent.
+func (p *applyPlan) stageOf(o render.Object) applyStage {
+	if o.CloudProfile != nil {
+		return stageParents
 	}
-	_, errs := render.MergeNamespaced(&parent.Spec, &ncp.Spec)
-	return len(errs) == 0
+	ncp := o.NamespacedCloudProfile
+	parent, ok := p.live.cloudProfiles[ncp.Spec.Parent.Name]
+	if !ok {
+		return stageNeedsNewParent
+	}
+	if _, errs := render.MergeNamespaced(&parent.Spec, &ncp.Spec); len(errs) > 0 {
+		return stageNeedsNewParent
+	}
+	return stageValidNow
 }
 
 func (p *applyPlan) has(kind, namespace, name string) bool {
@@ -172,12 +166,13 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 		if err != nil {
 			return err
 		}
-		changes = append(changes, applyChange{item: item, desired: desired, fields: fields})
+		changes = append(changes, applyChange{item: item, desired: desired, fields: fields, stage: plan.stageOf(item.object)})
 	}
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].stage < changes[j].stage })
 
 	for start := 0; start < len(changes); {
 		end := start
-		for end < len(changes) && changes[end].item.stage == changes[start].item.stage {
+		for end < len(changes) && changes[end].stage == changes[start].stage {
 			end++
 		}
 		stage := changes[start:end]
@@ -213,11 +208,13 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 	return nil
 }
 
-// applyChange is one object to write and, for a live one, the fields that differ.
+// applyChange is one object to write, when, and, for a live one, the fields
+// that differ.
 type applyChange struct {
 	item    planItem
 	desired *unstructured.Unstructured
 	fields  []string
+	stage   applyStage
 }
 
 // forEachChange runs do for every change, at most ApplyConcurrency at a time:
