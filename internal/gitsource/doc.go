@@ -7,9 +7,16 @@
 // Kubernetes: the controller passes the spec's URL and ref, the Secret's
 // data and a cache key, and gets back a directory and a revision.
 //
-// Credentials never leave this package in error text: user information of
-// URLs is shown as "***" (see RedactURL) and credential values are scrubbed
-// from every error Fetch returns.
+// Credentials reach neither the disk nor error text. User information in a
+// URL is moved into go-git's authentication, so the checkout's .git/config
+// keeps the URL without it. Errors show URLs through RedactURL, which hides
+// user information and query values even of malformed URLs, and credential
+// values are scrubbed from every error Fetch returns.
+//
+// A checkout can be bounded with FetcherOptions.MaxCheckoutSize: every byte
+// a fetch writes, object store and worktree alike, is counted as it is
+// written, and a fetch that would pass the limit stops with
+// ErrCheckoutTooLarge, leaving the previous checkout in place.
 //
 // The subpackage gitserver is a real Git smart-HTTP server for tests and the
 // local demo; operator code must not import it.

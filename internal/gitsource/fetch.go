@@ -6,16 +6,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ErrInvalidRequest marks errors in what was asked for — a malformed ref,
@@ -28,9 +30,24 @@ var ErrInvalidRequest = errors.New("invalid git source")
 // It may appear later (a tag yet to be pushed), so it is worth retrying.
 var ErrReferenceNotFound = errors.New("reference not found")
 
+// ErrCheckoutTooLarge marks a fetch refused because the checkout grew past
+// FetcherOptions.MaxCheckoutSize. Retrying cannot help until the repository
+// shrinks at the wanted revision or the limit is raised.
+var ErrCheckoutTooLarge = errors.New("the checkout exceeds the maximum checkout size")
+
+// MaxCheckoutSizeFlag is the operator's command-line flag that sets
+// FetcherOptions.MaxCheckoutSize. ErrCheckoutTooLarge errors name it, so
+// that whoever reads one knows what raises the limit.
+const MaxCheckoutSizeFlag = "max-checkout-size"
+
 // revisionHashPrefix separates the ref name from the commit in a revision,
 // main@sha1:<hex>, the format Flux uses.
 const revisionHashPrefix = "sha1:"
+
+// objectCacheSize bounds the memory go-git may use to cache decoded objects
+// during one fetch; several fetches run at once. PlainClone's default is
+// 96 MiB.
+const objectCacheSize = 32 * cache.MiByte
 
 // Names of the temporary directories inside the cache root. They start with
 // a dot so they can never be a cache directory (see cacheDirName).
@@ -45,7 +62,11 @@ const (
 // Request says what to fetch and where the caller stands.
 type Request struct {
 	// URL is the repository: https://, http:// or ssh://. User information
-	// in it is used for https but never shown in errors.
+	// in an https or http URL is used for basic authentication (a user name
+	// alone as a token); https credentials in both URL and Credentials are
+	// refused. For ssh it names the ssh user only. Either way it is never
+	// stored in the checkout nor shown in errors. A query or fragment is
+	// refused: Git URLs cannot have one.
 	URL string
 	// Ref is the commit to fetch; the zero Ref follows the remote's HEAD.
 	Ref Ref
@@ -66,9 +87,10 @@ type Request struct {
 
 // Result is a checked-out revision.
 type Result struct {
-	// Dir is the worktree of the revision, including its .git directory.
-	// It stays valid until the next Fetch or Forget with the same cache key;
-	// callers must not modify it.
+	// Dir is the worktree of the revision, including its .git directory,
+	// whose remote URL has no user information: no credential is stored
+	// anywhere under Dir. It stays valid until the next Fetch or Forget with
+	// the same cache key; callers must not modify it.
 	Dir string
 	// Revision names the revision: "<branch>@sha1:<hex>" for a branch or the
 	// remote's HEAD (named by its default branch), "<tag>@sha1:<hex>" for a
@@ -89,6 +111,13 @@ type FetcherOptions struct {
 	// URLs, in clear text. Off by default; meant for test servers on
 	// loopback and trusted networks.
 	AllowCredentialsOverHTTP bool
+	// MaxCheckoutSize bounds the bytes a fetch may write to disk for one
+	// checkout, object store and worktree together; zero means no limit.
+	// A repository's pack can be small and still check out to far more
+	// (a large file of zeros compresses to almost nothing), so the limit
+	// is enforced on every write, and a fetch that crosses it stops there
+	// with ErrCheckoutTooLarge.
+	MaxCheckoutSize int64
 }
 
 // Fetcher fetches Git revisions into per-object directories under a cache
@@ -113,6 +142,9 @@ type Fetcher struct {
 func New(cacheRoot string, options FetcherOptions) (*Fetcher, error) {
 	if cacheRoot == "" {
 		return nil, fmt.Errorf("%w: empty cache directory", ErrInvalidRequest)
+	}
+	if options.MaxCheckoutSize < 0 {
+		return nil, fmt.Errorf("maximum checkout size %d is negative; use 0 for no limit", options.MaxCheckoutSize)
 	}
 	root, err := filepath.Abs(cacheRoot)
 	if err != nil {
@@ -148,23 +180,24 @@ func (f *Fetcher) Root() string {
 // commit they resolve to is already checked out, it downloads nothing.
 // Otherwise it clones (shallow and single-branch where possible) into a
 // temporary directory in the cache root and then swaps it into place, so a
-// failed or cancelled fetch leaves the previous checkout untouched.
+// failed, cancelled or oversized fetch leaves the previous checkout
+// untouched. The clone is given the URL without user information, which
+// travels only as authentication, so no credential reaches the disk.
 //
 // Errors never contain credentials and say what failed for which URL; they
-// match ErrInvalidRequest or ErrReferenceNotFound where that applies, and
-// context.DeadlineExceeded on timeout.
+// match ErrInvalidRequest, ErrReferenceNotFound or ErrCheckoutTooLarge where
+// that applies, and context.DeadlineExceeded on timeout.
 func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err error) {
-	var secrets []string
+	secrets := credentialSecrets(req.URL, req.Credentials)
 	// Every error leaves through here, so none can carry a credential.
 	defer func() { err = redactError(err, secrets) }()
 
-	repoURL, err := url.Parse(req.URL)
-	if err != nil {
-		return nil, fmt.Errorf("%w: parse repository URL %s: %w", ErrInvalidRequest, RedactURL(req.URL), err)
-	}
 	repo := RedactURL(req.URL)
+	repoURL, err := parseRepositoryURL(req.URL)
+	if err != nil {
+		return nil, err
+	}
 	auth, err := authFor(repoURL, req.Credentials, f.options.AllowCredentialsOverHTTP, f.root)
-	secrets = auth.secrets
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +218,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 	lock.Lock()
 	defer lock.Unlock()
 
-	listing, err := listRemote(ctx, req.URL, auth)
+	listing, err := listRemote(ctx, auth)
 	if err != nil {
 		return nil, fmt.Errorf("list refs of %s: %w", repo, withTimeout(ctx, req.Timeout, err))
 	}
@@ -268,6 +301,10 @@ func hasCheckout(dir string, ref Ref, wanted resolution) bool {
 
 // cloneInto clones wanted into a fresh directory, checks out its commit and
 // replaces dir with it. It returns the commit checked out.
+//
+// Everything the clone writes, objects and worktree, goes through one
+// diskBudget, so a checkout larger than MaxCheckoutSize is stopped at the
+// write that crosses the limit rather than found out once it is on disk.
 func (f *Fetcher) cloneInto(ctx context.Context, dir string, req Request, wanted resolution, auth clientAuth, repo string) (plumbing.Hash, error) {
 	incoming, err := os.MkdirTemp(f.root, incomingDirPattern)
 	if err != nil {
@@ -276,7 +313,7 @@ func (f *Fetcher) cloneInto(ctx context.Context, dir string, req Request, wanted
 	defer os.RemoveAll(incoming) // a no-op once it has been moved into place
 
 	options := &git.CloneOptions{
-		URL:  req.URL,
+		URL:  auth.remoteURL,
 		Auth: auth.method,
 		// Tags are only needed to find a pinned commit that is on no branch.
 		Tags: git.NoTags,
@@ -294,12 +331,34 @@ func (f *Fetcher) cloneInto(ctx context.Context, dir string, req Request, wanted
 		options.ReferenceName = wanted.cloneRef
 		options.SingleBranch = true
 	}
-	repository, err := git.PlainCloneContext(ctx, incoming, false, options)
+
+	budget := newDiskBudget(f.options.MaxCheckoutSize)
+	// The same layout git.PlainClone makes, with every write counted.
+	worktree := budget.filesystem(osfs.New(incoming))
+	dotGit, err := worktree.Chroot(git.GitDirName)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("open the .git directory of the fetch: %w", err)
+	}
+	storage := filesystem.NewStorage(dotGit, cache.NewObjectLRU(objectCacheSize))
+	defer storage.Close()
+	tooLarge := func() error {
+		return fmt.Errorf("fetch %s of %s: %w of %s (raise it with --%s)",
+			what, repo, ErrCheckoutTooLarge, formatBytes(f.options.MaxCheckoutSize), MaxCheckoutSizeFlag)
+	}
+
+	repository, err := git.CloneContext(ctx, storage, worktree, options)
+	if budget.exceeded() {
+		// Whatever go-git made of the failed write, the cause is the limit.
+		return plumbing.ZeroHash, tooLarge()
+	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("fetch %s of %s: %w", what, repo, withTimeout(ctx, req.Timeout, err))
 	}
 
 	commit, err := checkOut(repository, req.Ref, wanted, repo)
+	if budget.exceeded() {
+		return plumbing.ZeroHash, tooLarge()
+	}
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -451,4 +510,18 @@ func withTimeout(ctx context.Context, timeout time.Duration, err error) error {
 	default:
 		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
 	}
+}
+
+// formatBytes writes a size the way a person would set it: in the largest
+// binary unit that divides it, like "64 MiB", else in bytes.
+func formatBytes(size int64) string {
+	for _, unit := range []struct {
+		name  string
+		bytes int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if size >= unit.bytes && size%unit.bytes == 0 {
+			return fmt.Sprintf("%d %s", size/unit.bytes, unit.name)
+		}
+	}
+	return fmt.Sprintf("%d bytes", size)
 }

@@ -1,8 +1,11 @@
 package gitsource
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -413,4 +416,196 @@ func TestConcurrentFetchesOfOneCacheKeyDoNotCollide(t *testing.T) {
 		}
 	}
 	g.Expect(server.Requests().UploadPacks).To(Equal(int64(1)), "one clone; the other fetches find its commit checked out")
+}
+
+// testCheckoutLimit keeps the repositories of the size tests small.
+const testCheckoutLimit = 256 << 10
+
+// incompressible is size bytes that no compression shrinks, so that a pack
+// holding them is at least as large.
+func incompressible(size int) string {
+	content := make([]byte, size)
+	_, _ = rand.NewChaCha8([32]byte{}).Read(content)
+	return string(content)
+}
+
+// compressible is size bytes that compress to almost nothing: a pack of
+// them is small, their checkout is not.
+func compressible(size int) string {
+	return strings.Repeat("0", size)
+}
+
+func TestFetchRefusesACheckoutLargerThanTheLimit(t *testing.T) {
+	server := startGitServer(t, gitserver.Options{})
+	tooLarge := ": the checkout exceeds the maximum checkout size of 256 KiB (raise it with --max-checkout-size)"
+	tests := []struct {
+		name string
+		// setup seeds repo and returns what to fetch and how the error
+		// names it.
+		setup func(repo string) (ref Ref, what string)
+	}{
+		{
+			name: "a branch with an incompressible file just over the limit is stopped while it downloads",
+			setup: func(repo string) (Ref, string) {
+				commit(t, server, repo, "main", map[string]string{"big.bin": incompressible(testCheckoutLimit + 1)})
+				return Ref{Branch: "main"}, `branch "main"`
+			},
+		},
+		{
+			name: "a branch with a file that compresses well is stopped while it is checked out",
+			setup: func(repo string) (Ref, string) {
+				commit(t, server, repo, "main", map[string]string{"big.bin": compressible(testCheckoutLimit + 1)})
+				return Ref{Branch: "main"}, `branch "main"`
+			},
+		},
+		{
+			name: "a commit on no branch tip, cloned with all branches and tags, is stopped when it is checked out",
+			setup: func(repo string) (Ref, string) {
+				big := commit(t, server, repo, "main", map[string]string{"big.bin": compressible(testCheckoutLimit + 1)})
+				commit(t, server, repo, "main", map[string]string{"big.bin": "small now\n"})
+				return Ref{Commit: big}, "all branches and tags (looking for commit " + big + ")"
+			},
+		},
+		{
+			name: "a commit on no branch tip whose history is too large to download is stopped",
+			setup: func(repo string) (Ref, string) {
+				big := commit(t, server, repo, "main", map[string]string{"big.bin": incompressible(testCheckoutLimit + 1)})
+				commit(t, server, repo, "main", map[string]string{"big.bin": "small now\n"})
+				return Ref{Commit: big}, "all branches and tags (looking for commit " + big + ")"
+			},
+		},
+		{
+			name: "an older commit of its branch is stopped when it is checked out after the clone",
+			setup: func(repo string) (Ref, string) {
+				big := commit(t, server, repo, "main", map[string]string{"big.bin": compressible(testCheckoutLimit + 1)})
+				commit(t, server, repo, "main", map[string]string{"big.bin": "small now\n"})
+				return Ref{Branch: "main", Commit: big}, "commit " + big + ` on branch "main"`
+			},
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			repo := fmt.Sprintf("profiles-%d", i)
+			seededRepo(t, server, repo)
+			ref, what := tt.setup(repo)
+			fetcher := newTestFetcher(t, FetcherOptions{MaxCheckoutSize: testCheckoutLimit})
+
+			_, err := fetch(fetcher, Request{URL: server.RepoURL(repo), Ref: ref, CacheKey: "ns/name"})
+
+			g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
+			g.Expect(err.Error()).To(Equal("fetch " + what + " of " + server.RepoURL(repo) + tooLarge))
+			g.Expect(os.ReadDir(fetcher.Root())).To(BeEmpty(), "the partial clone is removed")
+		})
+	}
+}
+
+func TestFetchAcceptsACheckoutUnderTheLimit(t *testing.T) {
+	server := startGitServer(t, gitserver.Options{})
+	// A file replaced when a pinned commit is checked out over the branch
+	// tip is on disk once: counting both versions would exceed the limit.
+	const tipSize, pinnedSize = 120 << 10, 200 << 10
+	tests := []struct {
+		name     string
+		setup    func(repo string) Ref
+		wantSize int
+	}{
+		{
+			name: "a branch with an incompressible file a quarter of the limit",
+			setup: func(repo string) Ref {
+				commit(t, server, repo, "main", map[string]string{"big.bin": incompressible(testCheckoutLimit / 4)})
+				return Ref{Branch: "main"}
+			},
+			wantSize: testCheckoutLimit / 4,
+		},
+		{
+			name: "an older commit of its branch counts a file it replaces once",
+			setup: func(repo string) Ref {
+				pinned := commit(t, server, repo, "main", map[string]string{"big.bin": compressible(pinnedSize)})
+				commit(t, server, repo, "main", map[string]string{"big.bin": compressible(tipSize)})
+				return Ref{Branch: "main", Commit: pinned}
+			},
+			wantSize: pinnedSize,
+		},
+		{
+			name: "a commit on no branch tip, cloned with all branches and tags, counts a file it replaces once",
+			setup: func(repo string) Ref {
+				pinned := commit(t, server, repo, "main", map[string]string{"big.bin": compressible(pinnedSize)})
+				commit(t, server, repo, "main", map[string]string{"big.bin": compressible(tipSize)})
+				return Ref{Commit: pinned}
+			},
+			wantSize: pinnedSize,
+		},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			repo := fmt.Sprintf("profiles-%d", i)
+			seededRepo(t, server, repo)
+			ref := tt.setup(repo)
+			fetcher := newTestFetcher(t, FetcherOptions{MaxCheckoutSize: testCheckoutLimit})
+
+			result, err := fetch(fetcher, Request{URL: server.RepoURL(repo), Ref: ref, CacheKey: "ns/name"})
+
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(fileIn(g, result.Dir, "big.bin")).To(HaveLen(tt.wantSize))
+			g.Expect(fileIn(g, result.Dir, "profile.yaml")).To(Equal("version: 1\n"))
+		})
+	}
+}
+
+func TestAnOversizedFetchKeepsThePreviousCheckout(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{MaxCheckoutSize: testCheckoutLimit})
+	req := Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "main"}, CacheKey: "ns/name"}
+	good, err := fetch(fetcher, req)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	commit(t, server, "profiles", "main", map[string]string{"big.bin": incompressible(testCheckoutLimit + 1)})
+	_, err = fetch(fetcher, req)
+
+	g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
+	g.Expect(fileIn(g, good.Dir, "profile.yaml")).To(Equal("version: 1\n"))
+	g.Expect(fileIn(g, good.Dir, "overlays/dev/kustomization")).To(Equal("resources: []\n"))
+	g.Expect(filepath.Join(good.Dir, "big.bin")).NotTo(BeAnExistingFile())
+	g.Expect(filepath.Glob(filepath.Join(fetcher.Root(), ".*"))).To(BeEmpty(), "no temporary directories are left behind")
+
+	next := commit(t, server, "profiles", "main", map[string]string{"big.bin": "small again\n", "profile.yaml": "version: 2\n"})
+	result, err := fetch(fetcher, req)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.Revision).To(Equal("main@sha1:" + next))
+	g.Expect(result.Dir).To(Equal(good.Dir))
+	g.Expect(fileIn(g, result.Dir, "profile.yaml")).To(Equal("version: 2\n"))
+	g.Expect(fileIn(g, result.Dir, "big.bin")).To(Equal("small again\n"))
+}
+
+func TestNewRefusesANegativeCheckoutSize(t *testing.T) {
+	g := NewWithT(t)
+
+	_, err := New(t.TempDir(), FetcherOptions{MaxCheckoutSize: -1})
+
+	g.Expect(err).To(MatchError(ContainSubstring("maximum checkout size -1 is negative; use 0 for no limit")))
+}
+
+func TestFormatBytes(t *testing.T) {
+	tests := []struct {
+		size int64
+		want string
+	}{
+		{size: 64 << 20, want: "64 MiB"},
+		{size: 256 << 10, want: "256 KiB"},
+		{size: 2 << 30, want: "2 GiB"},
+		{size: 1536 << 10, want: "1536 KiB"},
+		{size: 1000, want: "1000 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			g := NewWithT(t)
+
+			g.Expect(formatBytes(tt.size)).To(Equal(tt.want))
+		})
+	}
 }

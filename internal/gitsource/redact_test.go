@@ -22,10 +22,29 @@ func TestRedactURL(t *testing.T) {
 		{name: "user and password", url: "https://bot:pa55@git.example.com/org/profiles.git", want: "https://***@git.example.com/org/profiles.git"},
 		{name: "a token as user", url: "https://ghp_abc123@github.com/org/profiles", want: "https://***@github.com/org/profiles"},
 		{name: "an escaped password with @", url: "https://bot:p%40ss@host:8443/r.git", want: "https://***@host:8443/r.git"},
-		{name: "an ssh user", url: "ssh://git@github.com:22/org/profiles.git", want: "ssh://***@github.com:22/org/profiles.git"},
+		{name: "an unescaped @ in the password is hidden up to the last @", url: "https://bot:p@ss@w@rd@host/r.git", want: "https://***@host/r.git"},
+		{name: "a / in the password, which url.Parse takes for the end of the host", url: "https://bot:pa/ss@host/r.git", want: "https://***@host/r.git"},
+		{name: "a / in a token, which url.Parse takes for the host", url: "https://tok/en@host/r.git", want: "https://***@host/r.git"},
+		{name: "a ? in the password hides what follows too, as it may have begun a query", url: "https://bot:pa?ss=x@host/r.git", want: "https://***@***"},
+		{name: "a # in the password", url: "https://bot:pa#ss@host/r.git", want: "https://***@host/r.git"},
+		{name: "spaces and quotes in the password", url: `https://bot:pa ss"wo'rd@host/r.git`, want: "https://***@host/r.git"},
+		{name: "a bad escape in the password", url: "https://bot:pa%zzss@host/r.git", want: "https://***@host/r.git"},
+		{name: "a password that looks like another URL", url: "https://bot:pa ss://wo@rd@host/r.git", want: "https://***@host/r.git"},
 		{name: "an unparsable URL is still redacted", url: "https://bot:pa55@[::1/x", want: "https://***@[::1/x"},
-		{name: "an @ in the path is not user information", url: "https://host/org/@scope/r.git", want: "https://host/org/@scope/r.git"},
+		{name: "a token in the query", url: "https://host/r.git?access_token=tok123", want: "https://host/r.git?access_token=***"},
+		{name: "every query value, and bare ones", url: "https://host/r.git?ref=main&private_token=tok123&tok456", want: "https://host/r.git?ref=***&private_token=***&***"},
+		{name: "a query value with an unescaped #", url: "https://host/r.git?access_token=tok#123", want: "https://host/r.git?access_token=***"},
+		{name: "an @ in a query value hides the query after it too", url: "https://host/r.git?email=a@b&access_token=tok123", want: "https://***@***&access_token=***"},
+		{name: "user information and query", url: "https://bot:pa55@host/r.git?access_token=tok123", want: "https://***@host/r.git?access_token=***"},
+		{name: "an ssh user", url: "ssh://git@github.com:22/org/profiles.git", want: "ssh://***@github.com:22/org/profiles.git"},
+		{name: "an ssh user and password", url: "ssh://git:pa/ss@github.com/org/profiles.git", want: "ssh://***@github.com/org/profiles.git"},
+		{name: "an scp-like address", url: "git@github.com:org/profiles.git", want: "***@github.com:org/profiles.git"},
+		{name: "an scp-like address with a password", url: "bot:pa@ss@github.com:org/profiles.git", want: "***@github.com:org/profiles.git"},
+		{name: "an scp-like address in a message", url: `unsupported URL scheme "" in git@host:org/r.git`, want: `unsupported URL scheme "" in ***@host:org/r.git`},
+		{name: "an @ in the path is hidden with what comes before it, as it may end a password with a /", url: "https://host/org/@scope/r.git", want: "https://***@scope/r.git"},
 		{name: "URLs inside a message", url: `Get "https://a:b@h1/x": via http://c@h2/y`, want: `Get "https://***@h1/x": via http://***@h2/y`},
+		{name: "a query inside a message ends with its word", url: `Get "https://h/r.git/info/refs?service=git-upload-pack": refused`, want: `Get "https://h/r.git/info/refs?service=***": refused`},
+		{name: "a redacted URL stays the same", url: "https://***@host/r.git?access_token=***", want: "https://***@host/r.git?access_token=***"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +80,16 @@ func TestRedactErrorScrubsEscapedSecretsButNotShortOnes(t *testing.T) {
 	redacted := redactError(err, []string{"p@ss/word!", "abc"})
 
 	g.Expect(redacted.Error()).To(Equal("bad *** (***) near key abc"))
+}
+
+func TestRedactErrorScrubsSecretsAsGoQuotesThem(t *testing.T) {
+	g := NewWithT(t)
+	secret := "pa\"ss\tword\""
+	err := fmt.Errorf("parse %q: invalid", "https://h/"+secret)
+
+	redacted := redactError(err, []string{secret})
+
+	g.Expect(redacted.Error()).To(Equal(`parse "https://h/***": invalid`))
 }
 
 func TestRedactErrorKeepsContextErrors(t *testing.T) {

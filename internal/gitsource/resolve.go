@@ -106,10 +106,10 @@ type remoteRefs struct {
 	head *plumbing.Reference
 }
 
-// listRemote lists the refs of repoURL, which is what `git ls-remote` does,
-// without any local storage.
-func listRemote(ctx context.Context, repoURL string, auth clientAuth) (remoteRefs, error) {
-	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
+// listRemote lists the refs of the repository, which is what `git
+// ls-remote` does, without any local storage.
+func listRemote(ctx context.Context, auth clientAuth) (remoteRefs, error) {
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{auth.remoteURL}})
 	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: auth.method, PeelingOption: git.AppendPeeled})
 	if err != nil {
 		return remoteRefs{}, err
