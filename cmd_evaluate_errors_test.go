@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -70,11 +71,11 @@ func TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath(t *testing.T) {
 		{"Kubernetes versions are MAJOR.MINOR.PATCH", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: v1.31.0\n"),
 			`CloudProfile/p: spec.kubernetes.versions[0].version: Invalid value: "v1.31.0"`},
 		{"no duplicate Kubernetes versions", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n    - version: 1.31.0\n"),
-			`CloudProfile/p: spec.kubernetes.versions[1].version: Duplicate value`},
+			`CloudProfile/p: spec.kubernetes.versions[1]: Duplicate value: {"version":"1.31.0"}`},
 		{"a machine image has a version", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gardenlinux\n    versions: []\n"),
-			"CloudProfile/p: spec.machineImages[0].versions: Required value"},
+			"CloudProfile/p: spec.machineImages[0].versions: Invalid value: 0: spec.machineImages[0].versions in body should have at least 1 items"},
 		{"machine image names are unique", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    versions: [{version: 1.0.0}]\n  - name: gl\n    versions: [{version: 1.0.0}]\n"),
-			"CloudProfile/p: spec.machineImages[1].name: Duplicate value"},
+			`CloudProfile/p: spec.machineImages[1]: Duplicate value: {"name":"gl"}`},
 		{"updateStrategy is patch, minor or major", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    updateStrategy: always\n    versions: [{version: 1.0.0}]\n"),
 			`CloudProfile/p: spec.machineImages[0].updateStrategy: Unsupported value: "always"`},
 		{"machine image versions are semver", profileWith(oneKubernetesVersion + "  machineImages:\n  - name: gl\n    versions: [{version: latest}]\n"),
@@ -92,7 +93,7 @@ func TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath(t *testing.T) {
 		{"lifecycle is not combined with expirationDate", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      expirationDate: \"2025-01-01T00:00:00Z\"\n      lifecycle: [{classification: supported}]\n    - version: 1.31.0\n"),
 			"CloudProfile/p: spec.kubernetes.versions[0].expirationDate: Forbidden"},
 		{"unavailable is never declared", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: unavailable}]\n    - version: 1.31.0\n"),
-			`CloudProfile/p: spec.kubernetes.versions[0].lifecycle[0].classification: Invalid value: "unavailable"`},
+			`CloudProfile/p: spec.kubernetes.versions[0].lifecycle[0].classification: Unsupported value: "unavailable": supported values: "preview", "supported", "deprecated", "expired"`},
 		{"no stage twice", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: supported}, {classification: supported, startTime: \"2025-01-01T00:00:00Z\"}]\n    - version: 1.31.0\n"),
 			"CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].classification: Duplicate value"},
 		{"stages in rank order", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: deprecated}, {classification: preview, startTime: \"2025-01-01T00:00:00Z\"}]\n    - version: 1.31.0\n"),
@@ -137,4 +138,24 @@ func TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath(t *testing.T) {
 			g.Expect(strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")).To(ContainElement(HavePrefix("<stdin>: "+tt.want)), stderr)
 		})
 	}
+}
+
+// TestEvaluateCutsAMistakeRepeatedManyTimesShort prints the first ten of
+// 1,000 versions with the same mistake and counts the rest on one line.
+func TestEvaluateCutsAMistakeRepeatedManyTimesShort(t *testing.T) {
+	g := NewWithT(t)
+	var spec strings.Builder
+	spec.WriteString("  type: aws\n  kubernetes:\n    versions:\n")
+	for i := range 1000 {
+		fmt.Fprintf(&spec, "    - version: v1.%d.0\n", i)
+	}
+	status, stdout, stderr := run(t, "evaluate", profileWith(spec.String()), "-f", "-")
+	g.Expect(status).To(Equal(exitInvalidInput))
+	g.Expect(stdout).To(BeEmpty())
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	g.Expect(lines).To(HaveLen(11), stderr)
+	for i, line := range lines[:10] {
+		g.Expect(line).To(HavePrefix(fmt.Sprintf(`<stdin>: CloudProfile/p: spec.kubernetes.versions[%d].version: Invalid value: "v1.%d.0"`, i, i)))
+	}
+	g.Expect(lines[10]).To(Equal("<stdin>: CloudProfile/p: spec.kubernetes.versions[*].version: ... and 990 more like it"))
 }

@@ -177,7 +177,7 @@ func loadProfiles(docs []render.Document, stderr io.Writer) (objects []render.Ob
 		fmt.Fprintf(stderr, "validating profiles: %v\n", err)
 		return nil, false
 	}
-	for _, w := range report.Warnings {
+	for _, w := range report.Warnings.Summarize() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	problems = append(problems, report.Problems...)
@@ -188,8 +188,10 @@ func loadProfiles(docs []render.Document, stderr io.Writer) (objects []render.Ob
 	return objects, true
 }
 
+// printProblems writes one problem per line, a mistake repeated many times
+// cut short (render.Problems.Summarize).
 func printProblems(problems render.Problems, stderr io.Writer) {
-	for _, p := range problems {
+	for _, p := range problems.Summarize() {
 		fmt.Fprintln(stderr, p.String())
 	}
 }

@@ -1,12 +1,33 @@
 package v1alpha1
 
 import (
+	"time"
+
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ProfileSyncKind is the kind of a ProfileSync.
 const ProfileSyncKind = "ProfileSync"
+
+// DefaultSyncTimeout and MaxSyncTimeout are spec.timeout's default and
+// largest value; the markers on ProfileSyncSpec.Timeout say the same.
+const (
+	DefaultSyncTimeout = 60 * time.Second
+	MaxSyncTimeout     = 10 * time.Minute
+)
+
+// Labels the sync puts on every object it applies, so `kubectl get -l` finds
+// a landscape's profiles and two ProfileSyncs cannot fight over one object.
+// A profile in Git may not set any label of ReservedLabelDomain: it could
+// claim an object for another ProfileSync.
+const (
+	OwnerNameLabel      = ReservedLabelDomain + "/name"
+	OwnerNamespaceLabel = ReservedLabelDomain + "/namespace"
+
+	// ReservedLabelDomain is the prefix of the labels only the sync writes.
+	ReservedLabelDomain = "profilesync.io"
+)
 
 // GitReference says which commit of the repository to sync. When none of its
 // fields is set, the remote's default branch (HEAD) is used.
@@ -62,11 +83,15 @@ type ProfileSyncSpec struct {
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
 	Interval metav1.Duration `json:"interval"`
 
-	// timeout bounds one fetch of the repository.
+	// timeout bounds fetching and building one revision, together: what a
+	// commit decides the length of. A revision that takes longer is refused
+	// (FetchFailed or BuildFailed) and the last good one stays. At most 10m,
+	// so that one commit cannot tie up a sync worker for long.
 	// +optional
 	// +kubebuilder:default="60s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern="^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('10m')",message="timeout may be at most 10m"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// secretRef names a Secret in the ProfileSync's namespace with credentials:

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	apiyaml "k8s.io/apimachinery/pkg/util/yaml"
 	strictjson "sigs.k8s.io/json"
@@ -116,8 +119,10 @@ func (p Problem) String() string {
 		b.WriteString(p.Field)
 		b.WriteString(": ")
 	}
-	b.WriteString(oneLine(p.Message))
-	return b.String()
+	b.WriteString(p.Message)
+	// Names and messages come from the input, and a YAML scalar may span
+	// lines; a problem is always exactly one.
+	return oneLine(b.String())
 }
 
 // oneLine joins the lines of a multi-line message (YAML parsers report
@@ -158,8 +163,9 @@ func (o Object) fieldErrorProblems(errs field.ErrorList) Problems {
 }
 
 // SplitDocuments splits a multi-document YAML stream (documents separated
-// by "---" lines) read from r into documents of file. Documents that hold
-// nothing but comments and whitespace are dropped.
+// by "---" lines) read from r into documents of file. Empty documents (only
+// separators, comments and whitespace, as a leading, trailing or doubled
+// "---" leaves) are dropped.
 func SplitDocuments(file string, r io.Reader) ([]Document, error) {
 	reader := apiyaml.NewYAMLReader(bufio.NewReader(r))
 	var docs []Document
@@ -178,9 +184,18 @@ func SplitDocuments(file string, r io.Reader) ([]Document, error) {
 	}
 }
 
+// isBlankDocument reports whether data has nothing but blank lines,
+// comments, document separators and document end markers. The YAML reader
+// keeps a separator line in the document that follows it, so "---" twice
+// yields a document of just "---".
 func isBlankDocument(data []byte) bool {
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		line = bytes.TrimSpace(line)
+		for _, marker := range [][]byte{[]byte("---"), []byte("...")} {
+			if rest, ok := bytes.CutPrefix(line, marker); ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '#') {
+				line = bytes.TrimSpace(rest)
+			}
+		}
 		if len(line) > 0 && line[0] != '#' {
 			return false
 		}
@@ -188,25 +203,26 @@ func isBlankDocument(data []byte) bool {
 	return true
 }
 
-// typeHeader is what Decode reads first to decide which type a document is.
-type typeHeader struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-}
-
 // DecodeDocuments decodes every document into a profile, keeping the input
 // order, and returns every problem found; a document with a problem yields no
-// object.
+// object, and so never reaches the lifecycle rules of ValidateSet. An empty
+// document (null, or nothing but comments) is skipped, as kubectl does.
+//
+// Each document is first checked as the API server checks a custom resource
+// on create, with the schema of the CRDs this binary carries (config/crd):
+// types, formats, enums, patterns, lengths, list bounds and unique list
+// keys, with the API server's messages and field paths; then its metadata,
+// with apimachinery's ValidateObjectMeta (name, namespace, labels,
+// annotations), and labels of the domain the sync writes are refused. CEL
+// rules are left to ValidateSet, which states each with the versions
+// involved.
 //
 // Decoding is strict: a field our API does not have is a problem naming the
 // field, never silently dropped; so is a field given twice, and a kind other
 // than CloudProfile or NamespacedCloudProfile. Both our apiVersion and
-// Gardener's core.gardener.cloud/v1beta1 are accepted; the objects returned
-// always carry ours, because that is what the cluster will hold.
+// Gardener's core.gardener.cloud/v1beta1 are accepted and checked against
+// the same schema; the objects returned always carry ours, because that is
+// what the cluster will hold.
 //
 // Nothing is defaulted into the objects: the API server's one default that
 // matters (a machine image without updateStrategy means major) is applied
@@ -218,30 +234,47 @@ func DecodeDocuments(docs []Document) ([]Object, Problems) {
 	for i, doc := range docs {
 		object, docProblems := decodeDocument(doc, i+1)
 		problems = append(problems, docProblems...)
-		if len(docProblems) == 0 {
-			objects = append(objects, object)
+		if object != nil && len(docProblems) == 0 {
+			objects = append(objects, *object)
 		}
 	}
 	return objects, problems
 }
 
+// rfc3339Hint says what a time must look like, in the API's terms.
+const rfc3339Hint = "must be an RFC 3339 date-time, for example 2025-06-01T00:00:00Z"
+
+const unknownFieldMessage = "unknown field: the API has no such field (check spelling and indentation)"
+
 // decodeDocument decodes doc, the n-th document of the input (counted for
-// messages about documents that have no kind and name to name them by).
-func decodeDocument(doc Document, n int) (Object, Problems) {
+// messages about documents that have no kind and name to name them by). It
+// returns no object and no problem for an empty document.
+func decodeDocument(doc Document, n int) (*Object, Problems) {
 	documentProblem := func(format string, args ...any) Problems {
 		return Problems{{File: doc.File, Message: fmt.Sprintf("document %d: ", n) + fmt.Sprintf(format, args...)}}
 	}
 	data, err := yaml.YAMLToJSONStrict(doc.Data)
 	if err != nil {
-		return Object{}, documentProblem("not valid YAML: %v", err)
+		return nil, documentProblem("not valid YAML: %v", err)
 	}
-	var header typeHeader
-	if err := json.Unmarshal(data, &header); err != nil {
-		return Object{}, documentProblem("not a Kubernetes object (apiVersion, kind, metadata): %v", err)
+	// The API server's unstructured form: integers stay int64, so that the
+	// schema tells an integer from a number as the API server does.
+	var content any
+	if err := strictjson.UnmarshalCaseSensitivePreserveInts(data, &content); err != nil {
+		return nil, documentProblem("not valid YAML: %v", err)
 	}
-	object := Object{File: doc.File}
+	if content == nil {
+		return nil, nil
+	}
+	obj, ok := content.(map[string]any)
+	if !ok {
+		return nil, documentProblem("not a Kubernetes object: expected a mapping with apiVersion, kind and metadata, found %s", jsonKindOf(content))
+	}
+	header := readHeader(obj)
+
+	object := &Object{File: doc.File}
 	var into any
-	switch header.Kind {
+	switch header.kind {
 	case v1alpha1.CloudProfileKind:
 		object.CloudProfile = &v1alpha1.CloudProfile{}
 		into = object.CloudProfile
@@ -249,35 +282,82 @@ func decodeDocument(doc Document, n int) (Object, Problems) {
 		object.NamespacedCloudProfile = &v1alpha1.NamespacedCloudProfile{}
 		into = object.NamespacedCloudProfile
 	case "":
-		return Object{}, documentProblem("kind is missing: expected CloudProfile or NamespacedCloudProfile")
+		if _, isString := obj["kind"].(string); obj["kind"] != nil && !isString {
+			return nil, documentProblem("kind must be a string, CloudProfile or NamespacedCloudProfile, not %s", jsonKindOf(obj["kind"]))
+		}
+		return nil, documentProblem("kind is missing: expected CloudProfile or NamespacedCloudProfile")
 	default:
-		return Object{}, Problems{{
-			File: doc.File, Kind: header.Kind, Namespace: header.Metadata.Namespace, Name: header.Metadata.Name,
+		return nil, Problems{{
+			File: doc.File, Kind: header.kind, Namespace: header.namespace, Name: header.name,
 			Message: fmt.Sprintf("unsupported kind %s (apiVersion %q): only CloudProfile and NamespacedCloudProfile of %s are read",
-				header.Kind, header.APIVersion, strings.Join(acceptedAPIVersions, " or ")),
+				header.kind, header.apiVersion, strings.Join(acceptedAPIVersions, " or ")),
 		}}
 	}
 	located := func(fieldPath, message string) Problem {
-		return Problem{File: doc.File, Kind: header.Kind, Namespace: header.Metadata.Namespace, Name: header.Metadata.Name, Field: fieldPath, Message: message}
+		return Problem{File: doc.File, Kind: header.kind, Namespace: header.namespace, Name: header.name, Field: fieldPath, Message: message}
 	}
-	var problems Problems
-	if !isAcceptedAPIVersion(header.APIVersion) {
-		problems = append(problems, located("apiVersion",
-			fmt.Sprintf("Unsupported value: %q: supported values: %s", header.APIVersion, strings.Join(quoteAll(acceptedAPIVersions), ", "))))
+	locatedErrors := func(errs field.ErrorList) Problems {
+		problems := make(Problems, 0, len(errs))
+		for _, e := range errs {
+			problems = append(problems, located(e.Field, e.ErrorBody()))
+		}
+		return problems
 	}
 
-	strictErrs, err := strictjson.UnmarshalStrict(data, into)
+	var problems Problems
+	// An apiVersion of another type than string is the schema's to report.
+	if _, isString := obj["apiVersion"].(string); (isString || obj["apiVersion"] == nil) && !isAcceptedAPIVersion(header.apiVersion) {
+		problems = append(problems, locatedErrors(field.ErrorList{field.NotSupported(field.NewPath("apiVersion"), header.apiVersion, acceptedAPIVersions)})...)
+	}
+	schema, err := schemaOf(header.kind)
 	if err != nil {
-		problems = append(problems, located("", fmt.Sprintf("cannot decode: %v", strings.TrimPrefix(err.Error(), "json: "))))
+		return nil, append(problems, located("", fmt.Sprintf("Internal error: cannot check the object against its CRD: %v", err)))
 	}
-	for _, strictErr := range strictErrs {
-		problems = append(problems, strictProblem(strictErr, located))
-	}
-	if header.Metadata.Name == "" {
+
+	// Checks that read the object apart from the typed decode below report
+	// unknown fields too, because the typed decode stops naming them at the
+	// first value of the wrong type.
+	var unknownFields []string
+	explained := false
+	switch metadata := obj["metadata"].(type) {
+	case map[string]any:
+		meta, metaUnknown, failedField, failure := decodeObjectMeta(metadata)
+		if meta != nil {
+			problems = append(problems, locatedErrors(validateObjectMeta(meta, object.NamespacedCloudProfile != nil))...)
+		} else {
+			problems = append(problems, located(failedField, failure))
+			explained = true
+		}
+		unknownFields = append(unknownFields, metaUnknown...)
+	case nil:
 		problems = append(problems, located("metadata.name", "Required value: every profile needs a name"))
 	}
+	schemaErrs, pruned := schema.check(obj)
+	problems = append(problems, locatedErrors(schemaErrs)...)
+	unknownFields = append(unknownFields, pruned...)
+	explained = explained || len(schemaErrs) > 0
+
+	strictErrs, err := strictjson.UnmarshalStrict(data, into)
+	named := make(map[string]bool, len(strictErrs))
+	for _, strictErr := range strictErrs {
+		problem := strictProblem(strictErr, located)
+		named[problem.Field] = true
+		problems = append(problems, problem)
+	}
+	for _, path := range unknownFields {
+		if !named[path] {
+			named[path] = true
+			problems = append(problems, located(path, unknownFieldMessage))
+		}
+	}
+	// A value the checks above found wrong also fails the typed decode;
+	// only an error they cannot explain is reported.
+	if err != nil && !explained {
+		path, message := describeDecodeError(err)
+		problems = append(problems, located(path, message))
+	}
 	if len(problems) > 0 {
-		return Object{}, problems
+		return nil, problems
 	}
 	// Gardener's apiVersion is read as ours: the object is applied as ours.
 	if object.CloudProfile != nil {
@@ -286,6 +366,44 @@ func decodeDocument(doc Document, n int) (Object, Problems) {
 		object.NamespacedCloudProfile.APIVersion = v1alpha1.GroupVersion.String()
 	}
 	return object, nil
+}
+
+// header is what decodeDocument reads first, to decide which type a
+// document is and to name it in problems; fields of another type than
+// string are left empty.
+type header struct {
+	apiVersion, kind, name, namespace string
+}
+
+func readHeader(obj map[string]any) header {
+	var h header
+	h.apiVersion, _ = obj["apiVersion"].(string)
+	h.kind, _ = obj["kind"].(string)
+	if metadata, ok := obj["metadata"].(map[string]any); ok {
+		h.name, _ = metadata["name"].(string)
+		h.namespace, _ = metadata["namespace"].(string)
+	}
+	return h
+}
+
+// jsonKindOf names the kind of a JSON value as the API's schema does.
+func jsonKindOf(value any) string {
+	switch value.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64:
+		return "an integer"
+	default:
+		return "a number"
+	}
 }
 
 // strictProblem turns an unknown or duplicate field reported by the strict
@@ -298,11 +416,84 @@ func strictProblem(err error, located func(fieldPath, message string) Problem) P
 	kind, _, _ := strings.Cut(err.Error(), " \"")
 	switch kind {
 	case "unknown field":
-		return located(withPath.FieldPath(), "unknown field: the API has no such field (check spelling and indentation)")
+		return located(withPath.FieldPath(), unknownFieldMessage)
 	case "duplicate field":
 		return located(withPath.FieldPath(), "duplicate field: given more than once in the same object")
 	}
 	return located(withPath.FieldPath(), err.Error())
+}
+
+// describeDecodeError phrases an error of the typed decode in the API's
+// terms: the field path it knows (without list indices) and a message that
+// names JSON types and RFC 3339, never Go types or Go time layouts.
+func describeDecodeError(err error) (fieldPath, message string) {
+	var parseErr *time.ParseError
+	if errors.As(err, &parseErr) {
+		return "", fmt.Sprintf("Invalid value: %q: %s", parseErr.Value, rfc3339Hint)
+	}
+	if value, goType, path, ok := unmarshalTypeError(err); ok {
+		return path, fmt.Sprintf("Invalid value: %q: must be of type %s", jsonTypeName(value), apiTypeName(goType))
+	}
+	return "", "Invalid value: " + strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// unmarshalTypeError reads encoding/json's UnmarshalTypeError, or the copy
+// sigs.k8s.io/json returns from its internal fork of encoding/json, which
+// cannot be named outside that module but has the same fields.
+func unmarshalTypeError(err error) (value string, goType reflect.Type, fieldPath string, ok bool) {
+	var stdErr *json.UnmarshalTypeError
+	if errors.As(err, &stdErr) {
+		return stdErr.Value, stdErr.Type, stdErr.Field, true
+	}
+	v := reflect.ValueOf(err)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct || v.Elem().Type().Name() != "UnmarshalTypeError" {
+		return "", nil, "", false
+	}
+	fields := v.Elem()
+	valueField, typeField, pathField := fields.FieldByName("Value"), fields.FieldByName("Type"), fields.FieldByName("Field")
+	if !valueField.IsValid() || valueField.Kind() != reflect.String || !typeField.IsValid() || !pathField.IsValid() || pathField.Kind() != reflect.String {
+		return "", nil, "", false
+	}
+	goType, _ = typeField.Interface().(reflect.Type)
+	return valueField.String(), goType, pathField.String(), goType != nil
+}
+
+// jsonTypeName turns encoding/json's description of a value ("number 1.5",
+// "bool") into the schema's type name.
+func jsonTypeName(value string) string {
+	value, _, _ = strings.Cut(value, " ")
+	if value == "bool" {
+		return "boolean"
+	}
+	return value
+}
+
+// apiTypeName is the schema's type name of what a Go type reads.
+func apiTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeOf(metav1.Time{}) {
+		return "string (an RFC 3339 date-time)"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "string"
+		}
+		return "array"
+	default:
+		return "object"
+	}
 }
 
 func isAcceptedAPIVersion(apiVersion string) bool {
@@ -312,14 +503,6 @@ func isAcceptedAPIVersion(apiVersion string) bool {
 		}
 	}
 	return false
-}
-
-func quoteAll(values []string) []string {
-	quoted := make([]string, len(values))
-	for i, v := range values {
-		quoted[i] = fmt.Sprintf("%q", v)
-	}
-	return quoted
 }
 
 // EncodeDocuments writes objects as one YAML stream, documents separated by

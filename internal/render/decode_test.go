@@ -70,6 +70,9 @@ metadata:
   name: aws
 spec:
   type: aws
+  kubernetes:
+    versions:
+    - version: 1.31.0
 `,
 			want: []string{`profiles.yaml: CloudProfile/aws: apiVersion: Unsupported value: "core.gardener.cloud/v1alpha1": supported values: "core.profilesync.io/v1alpha1", "core.gardener.cloud/v1beta1"`},
 		},
@@ -83,13 +86,13 @@ spec:
 		},
 		{
 			name:   "a profile without name",
-			stream: "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nspec:\n  type: aws\n",
+			stream: "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nspec:\n  type: aws\n  kubernetes:\n    versions: [{version: 1.31.0}]\n",
 			want:   []string{"profiles.yaml: CloudProfile/: metadata.name: Required value: every profile needs a name"},
 		},
 		{
-			name:   "a value of the wrong type",
-			stream: "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  kubernetes:\n    versions: 1.31.0\n",
-			want:   []string{"profiles.yaml: CloudProfile/aws: cannot decode: cannot unmarshal string into Go struct field KubernetesSettings.spec.kubernetes.versions of type []v1alpha1.ExpirableVersion"},
+			name:   "a value of the wrong type is named as the API server names it",
+			stream: "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: aws\n  kubernetes:\n    versions: 1.31.0\n",
+			want:   []string{`profiles.yaml: CloudProfile/aws: spec.kubernetes.versions: Invalid value: "string": spec.kubernetes.versions in body must be of type array: "string"`},
 		},
 	}
 	for _, tt := range tests {

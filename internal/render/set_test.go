@@ -42,7 +42,7 @@ metadata:
   name: broken
   namespace: garden
 spec:
-  type: ""
+  type: aws
   kubernetes:
     versions:
     - version: v1.31
@@ -68,7 +68,6 @@ spec:
 		`set.yaml: NamespacedCloudProfile/team-a/team-a: spec.parent.name: Not found: "gcp": no CloudProfile of that name among the input profiles`,
 		`set.yaml: NamespacedCloudProfile/no-namespace: metadata.namespace: Required value: a NamespacedCloudProfile needs a namespace`,
 		`set.yaml: CloudProfile/garden/broken: metadata.namespace: Forbidden: a CloudProfile is cluster-scoped and has no namespace (remove "garden")`,
-		`set.yaml: CloudProfile/garden/broken: spec.type: Required value: the provider type is required`,
 		`set.yaml: CloudProfile/garden/broken: spec.kubernetes.versions[0].version: Invalid value: "v1.31": a Kubernetes version must be MAJOR.MINOR.PATCH, digits only (regex ^[0-9]+\.[0-9]+\.[0-9]+$)`,
 		`set.yaml: NamespacedCloudProfile/team-b/child-of-broken: spec.parent.name: Invalid value: "broken": the parent CloudProfile is invalid (see its problems), so this profile cannot be merged`,
 		HavePrefix(`set.yaml: NamespacedCloudProfile/team-c/bad-override: spec.kubernetes.versions[0].classification: Forbidden: `),
