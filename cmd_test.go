@@ -280,7 +280,7 @@ func TestBuildNamesTheFileOfEachProblem(t *testing.T) {
 	status, stdout, stderr := run(t, "build", "", filepath.Join(root, "overlay"), "--root", root)
 	g.Expect(status).To(Equal(exitInvalidInput))
 	g.Expect(stdout).To(BeEmpty())
-	g.Expect(stderr).To(Equal(`overlay/kustomization.yaml: resources entry "https://example.com/more.yaml": remote bases and resources are refused: a build reads only the repository, never the network; vendor it into the repository` + "\n"))
+	g.Expect(stderr).To(Equal(`overlay/kustomization.yaml: resources entry "https://example.com/more.yaml": remote locations are refused: a build reads only the repository, never the network; copy what it names into the repository` + "\n"))
 
 	g.Expect(os.WriteFile(filepath.Join(root, "overlay", "kustomization.yaml"), []byte("resources: [../base]\n"), 0o644)).To(Succeed())
 	status, stdout, stderr = run(t, "build", "", filepath.Join(root, "overlay"), "--root", root)

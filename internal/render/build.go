@@ -1,16 +1,19 @@
 package render
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 )
 
@@ -21,15 +24,20 @@ import (
 // file the object was read from, taken from kustomize's origin tracking, so
 // that problems name the file a person has to edit.
 //
-// The build is confined to the repository:
+// A commit is untrusted input, so the build reads the work tree and nothing
+// else (see buildFS):
 //
-//   - nothing outside root is read: a path, base or resource that leaves root
-//     (also through a symbolic link) is refused;
-//   - remote bases and resources (http(s) URLs, Git repositories) are refused
-//     with an error naming the kustomization file and the entry, before
-//     kustomize runs, because kustomize would fetch them on sight; a build
-//     never touches the network;
-//   - exec and container plugins and Helm charts are not run.
+//   - nothing outside root is read, nor anything in .git/: a path, base or
+//     resource that leaves root or enters .git/ (also through a symbolic
+//     link) is refused;
+//   - every location a kustomization or a builtin plugin's configuration
+//     makes kustomize load must be a file or directory of the work tree; a
+//     URL or Git address is refused, naming the file and the entry, before
+//     kustomize could fetch it: a build never touches the network;
+//   - exec, container and Go plugins and Helm charts never run;
+//   - it stays within limits (see Limits), and is abandoned when ctx is done:
+//     Build then returns ctx's error at once, and the build stops at its
+//     next file access.
 //
 // A directory without a kustomization file is read like Flux's
 // kustomize-controller reads one: as if it had a kustomization listing every
@@ -40,38 +48,83 @@ import (
 // Files may be referenced from anywhere inside root (kustomize's "load
 // restrictor" is off, as in Flux), so an overlay can use a patch file kept
 // next to its base.
-func Build(root, path string) ([]Document, error) {
-	rootfs, target, err := newRootedFS(root, path)
+func Build(ctx context.Context, root, path string, limits Limits) ([]Document, error) {
+	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
 		return nil, err
 	}
-	kustomizationPath, content, err := topKustomization(rootfs, target)
-	if err != nil {
-		return nil, err
+	type outcome struct {
+		docs []Document
+		err  error
 	}
-	scan := kustomizationScan{fs: rootfs, visited: make(map[string]bool)}
-	scan.scan(kustomizationPath, content)
-	if err := scan.err(); err != nil {
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			// kustomize has panicked on odd input before; a commit must not
+			// take the process down with it.
+			if recovered := recover(); recovered != nil {
+				done <- outcome{err: fmt.Errorf("kustomize build of %s failed: %v", buildFS.display(target), recovered)}
+			}
+		}()
+		docs, err := buildFS.build(target)
+		done <- outcome{docs, err}
+	}()
+	select {
+	case result := <-done:
+		return result.docs, result.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("kustomize build of %s abandoned: %w", buildFS.display(target), context.Cause(ctx))
+	}
+}
+
+// kustomizeRuns lets one kustomize build run at a time. kustomize keeps the
+// OpenAPI schema that decides how patches merge in a process-wide variable,
+// which a kustomization's openapi field replaces: two builds at once would
+// merge with each other's schema, and one commit could change how another
+// ProfileSync's revision renders.
+var kustomizeRuns sync.Mutex
+
+// buildOptions are kustomize's options for every build: no load restrictor
+// (buildFS confines it), builtin plugins only.
+func buildOptions() *krusty.Options {
+	options := krusty.MakeDefaultOptions()
+	options.LoadRestrictions = types.LoadRestrictionsNone
+	options.PluginConfig = types.DisabledPluginConfig()
+	return options
+}
+
+// build runs kustomize on target; see Build.
+func (r *buildFS) build(target string) ([]Document, error) {
+	kustomizationPath, content, err := topKustomization(r, target)
+	if err != nil {
 		return nil, err
 	}
 	withOrigins, err := addOriginAnnotations(content)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rootfs.display(kustomizationPath), err)
+		return nil, fmt.Errorf("%s: %w", r.display(kustomizationPath), err)
 	}
-	rootfs.virtual[kustomizationPath] = withOrigins
+	r.virtual[kustomizationPath] = withOrigins
 
-	options := krusty.MakeDefaultOptions()
-	options.LoadRestrictions = types.LoadRestrictionsNone
-	options.PluginConfig = types.DisabledPluginConfig()
-	resources, err := krusty.MakeKustomizer(options).Run(rootfs, target)
+	kustomizeRuns.Lock()
+	// krusty.Run resets the schema, but keeps a custom one a previous build
+	// set through its openapi field: cleared here, so each build starts from
+	// kustomize's default.
+	openapi.ResetOpenAPI()
+	resources, err := krusty.MakeKustomizer(buildOptions()).Run(r, target)
+	kustomizeRuns.Unlock()
+	if len(r.refusals) > 0 {
+		// kustomize reports a refused read as whatever it tried next; the
+		// refusals say what was wrong and where.
+		return nil, errors.Join(r.refusals...)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build of %s: %w", rootfs.display(target), err)
+		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), err)
 	}
 
-	relTarget := rootfs.display(target)
+	relTarget := r.display(target)
 	files := make([]string, resources.Size())
 	for i, res := range resources.Resources() {
-		files[i] = rootfs.display(kustomizationPath)
+		files[i] = r.display(kustomizationPath)
 		origin, err := res.GetOrigin()
 		if err != nil || origin == nil {
 			continue
@@ -90,19 +143,25 @@ func Build(root, path string) ([]Document, error) {
 		return nil, fmt.Errorf("kustomize build of %s: removing origin annotations: %w", relTarget, err)
 	}
 	docs := make([]Document, resources.Size())
+	var rendered int64
 	for i, res := range resources.Resources() {
 		data, err := res.AsYAML()
 		if err != nil {
 			return nil, fmt.Errorf("%s: encoding %s: %w", files[i], res.CurId(), err)
+		}
+		rendered += int64(len(data))
+		if rendered > r.limits.MaxRenderedSize {
+			return nil, &LimitError{File: relTarget, What: "maximum rendered size", Flag: MaxRenderedSizeFlag,
+				Max: r.limits.MaxRenderedSize, Size: rendered}
 		}
 		docs[i] = Document{File: files[i], Data: data}
 	}
 	return docs, nil
 }
 
-// newRootedFS returns the confined file system for root and the absolute
+// confineBuild returns the confined file system for root and the absolute
 // directory to build.
-func newRootedFS(root, path string) (*rootedFS, string, error) {
+func confineBuild(ctx context.Context, root, path string, limits Limits) (*buildFS, string, error) {
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
 		return nil, "", fmt.Errorf("repository root %s: %w", root, err)
@@ -111,7 +170,7 @@ func newRootedFS(root, path string) (*rootedFS, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("repository root %s: %w", root, err)
 	}
-	rootfs := &rootedFS{root: absRoot, disk: filesys.MakeFsOnDisk(), virtual: make(map[string][]byte)}
+	rootfs := newBuildFS(ctx, absRoot, limits.orDefaults())
 	target := path
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(absRoot, path)
@@ -132,7 +191,7 @@ func newRootedFS(root, path string) (*rootedFS, string, error) {
 
 // topKustomization returns the path and content of the kustomization file in
 // dir, or of one generated for a plain directory of YAML files.
-func topKustomization(rootfs *rootedFS, dir string) (string, []byte, error) {
+func topKustomization(rootfs *buildFS, dir string) (string, []byte, error) {
 	for _, name := range kustomizationFileNames {
 		path := filepath.Join(dir, name)
 		if !rootfs.Exists(path) {
@@ -140,7 +199,7 @@ func topKustomization(rootfs *rootedFS, dir string) (string, []byte, error) {
 		}
 		content, err := rootfs.ReadFile(path)
 		if err != nil {
-			return "", nil, fmt.Errorf("reading %s: %w", rootfs.display(path), err)
+			return "", nil, err // it names the file
 		}
 		return path, content, nil
 	}
@@ -160,15 +219,9 @@ func topKustomization(rootfs *rootedFS, dir string) (string, []byte, error) {
 
 // plainDirectoryResources lists, relative to dir, the YAML files below dir
 // and the subdirectories that have a kustomization of their own.
-func plainDirectoryResources(rootfs *rootedFS, dir string) ([]string, error) {
+func plainDirectoryResources(rootfs *buildFS, dir string) ([]string, error) {
 	var resources []string
-	err := filepath.WalkDir(dir, func(path string, entry fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if _, err := rootfs.resolve(path); err != nil {
-			return err
-		}
+	err := rootfs.walkWorkTree(dir, func(path string, entry fs.DirEntry, _ error) error {
 		rel, err := filepath.Rel(dir, path)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func TestBuildRefusesWhatLeavesTheRepository(t *testing.T) {
 			name:    "a remote Git base is refused naming the kustomization and the entry",
 			files:   map[string]string{"overlay/kustomization.yaml": kustomization("github.com/example/profiles//base?ref=v1")},
 			path:    "overlay",
-			wantErr: []string{"overlay/kustomization.yaml: resources entry \"github.com/example/profiles//base?ref=v1\": remote bases and resources are refused"},
+			wantErr: []string{"overlay/kustomization.yaml: resources entry \"github.com/example/profiles//base?ref=v1\": remote locations are refused"},
 		},
 		{
 			name:    "a remote https resource is refused",
@@ -118,7 +119,7 @@ func TestBuildRefusesWhatLeavesTheRepository(t *testing.T) {
 			writeTree(t, root, tt.files)
 			writeTree(t, filepath.Dir(root), map[string]string{"outside/kustomization.yaml": kustomization()})
 
-			docs, err := Build(root, tt.path)
+			docs, err := buildWithDefaults(t, root, tt.path)
 			g.Expect(docs).To(BeNil())
 			g.Expect(err).To(HaveOccurred())
 			for _, want := range tt.wantErr {
@@ -138,7 +139,7 @@ func TestBuildRefusesASymbolicLinkOutOfTheRepository(t *testing.T) {
 	})
 	g.Expect(os.Symlink(filepath.Join(dir, "outside", "secret.yaml"), filepath.Join(root, "overlay", "secret.yaml"))).To(Succeed())
 
-	_, err := Build(root, "overlay")
+	_, err := buildWithDefaults(t, root, "overlay")
 	g.Expect(err).To(MatchError(And(ContainSubstring("overlay/secret.yaml is a symbolic link to"), ContainSubstring("outside the repository root"))))
 }
 
@@ -156,7 +157,7 @@ func TestBuildReadsAPlainDirectoryLikeFlux(t *testing.T) {
 		"profiles/README.md":                     "not YAML",
 	})
 
-	docs, err := Build(root, "profiles")
+	docs, err := buildWithDefaults(t, root, "profiles")
 	g.Expect(err).NotTo(HaveOccurred())
 	objects, problems := DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
@@ -182,10 +183,20 @@ func TestBuildKeepsTheUsersBuildMetadataAndNamesFilesOfProblems(t *testing.T) {
 		"overlay/kustomization.yaml": kustomization("../base") + "buildMetadata: [managedByLabel]\n",
 	})
 
-	docs, err := Build(root, "overlay")
+	docs, err := buildWithDefaults(t, root, "overlay")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(docs).To(HaveLen(1))
 	g.Expect(string(docs[0].Data)).To(ContainSubstring("app.kubernetes.io/managed-by"))
 	_, problems := DecodeDocuments(docs)
-	g.Expect(problems.Error()).To(Equal(`base/profile.yaml: CloudProfile/local: spec.regionz: unknown field: the API has no such field (check spelling and indentation)`))
+	// kustomize's managed-by label names a version this binary does not
+	// know, "(devel)", which the API server would refuse as a label value.
+	g.Expect(problems.Error()).To(Equal(`base/profile.yaml: CloudProfile/local: metadata.labels: Invalid value: "kustomize-(devel)": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')
+base/profile.yaml: CloudProfile/local: spec.regionz: unknown field: the API has no such field (check spelling and indentation)`))
+}
+
+// buildWithDefaults builds path of root with the default limits and no
+// deadline.
+func buildWithDefaults(t *testing.T, root, path string) ([]Document, error) {
+	t.Helper()
+	return Build(context.Background(), root, path, DefaultLimits())
 }

@@ -1,8 +1,12 @@
 package render
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,22 +18,67 @@ import (
 // only reads the repository.
 var errReadOnly = errors.New("the repository is read-only during a build")
 
-// rootedFS is the file system kustomize builds on: the disk, but only below
-// root (a symbolic link pointing out of root is refused like a path that
-// leaves it), read-only, and with some files replaced by content held in
-// memory (the top-level kustomization with build options added, or one
-// generated for a plain directory of YAML files).
-type rootedFS struct {
+// gitMetadataDir is the directory a build never sees: it is Git's, not the
+// profiles', and it may hold what a commit must never read (the remote's
+// address, hooks, other branches).
+const gitMetadataDir = ".git"
+
+// buildFS is the file system kustomize builds on, and the one place where
+// everything a build reads passes. kustomize's file loader is built into
+// krusty and cannot be replaced; it fetches a location from the network as
+// soon as it is asked to load one, and the only way a location reaches it
+// is inside a file it has read from here. So buildFS refuses, when it reads
+// them, the files that would send the loader elsewhere (see vetKustomization)
+// and serves only:
+//
+//   - the work tree below root, without .git/, read-only; a path or symbolic
+//     link leading out of root is refused like a path that leaves it;
+//   - files within Limits: a file over MaxFileSize (counting its YAML aliases
+//     written out) and reads past MaxRenderedSize in total are refused;
+//   - while ctx lasts: once it is done, every call fails, so an abandoned
+//     build stops at its next file access;
+//   - with some files replaced by content held in memory (the top-level
+//     kustomization with build options added, or one generated for a plain
+//     directory of YAML files).
+//
+// kustomize often tries a file and goes on when it cannot read it, so the
+// refusals are also recorded, and Build reports them instead of what
+// kustomize made of them.
+type buildFS struct {
+	ctx     context.Context
 	root    string // absolute, symbolic links resolved
+	limits  Limits
 	disk    filesys.FileSystem
 	virtual map[string][]byte // absolute path → content
+
+	// read counts the bytes served so far, against limits.MaxRenderedSize.
+	read int64
+	// vetted remembers each kustomization already checked, and its verdict.
+	vetted map[string]error
+	// refusals are the errors of refused reads, in order, each once.
+	refusals []error
 }
 
-var _ filesys.FileSystem = (*rootedFS)(nil)
+var _ filesys.FileSystem = (*buildFS)(nil)
 
-// resolve returns the absolute, cleaned form of path, or an error when it (or
-// the target of a symbolic link on the way) lies outside root.
-func (r *rootedFS) resolve(path string) (string, error) {
+func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
+	return &buildFS{
+		ctx:     ctx,
+		root:    root,
+		limits:  limits,
+		disk:    filesys.MakeFsOnDisk(),
+		virtual: make(map[string][]byte),
+		vetted:  make(map[string]error),
+	}
+}
+
+// resolve returns the absolute, cleaned form of path, or an error when the
+// build is over, or when path (or the target of a symbolic link on the way)
+// lies outside root or inside .git.
+func (r *buildFS) resolve(path string) (string, error) {
+	if err := r.ctx.Err(); err != nil {
+		return "", fmt.Errorf("build abandoned: %w", err)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("resolving %s: %w", path, err)
@@ -40,22 +89,52 @@ func (r *rootedFS) resolve(path string) (string, error) {
 	if !isWithin(r.root, abs) {
 		return "", r.outside(path)
 	}
-	if resolved, err := filepath.EvalSymlinks(abs); err == nil && !isWithin(r.root, resolved) {
-		return "", fmt.Errorf("%s is a symbolic link to %s, outside the repository root: refused", r.display(abs), resolved)
+	if r.inGitMetadata(abs) {
+		return "", fmt.Errorf("%s is in %s/, Git's metadata, which is not part of the build: refused", r.display(abs), gitMetadataDir)
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		if !isWithin(r.root, resolved) {
+			return "", fmt.Errorf("%s is a symbolic link to %s, outside the repository root: refused", r.display(abs), resolved)
+		}
+		if r.inGitMetadata(resolved) {
+			return "", fmt.Errorf("%s is a symbolic link into %s/, Git's metadata, which is not part of the build: refused", r.display(abs), gitMetadataDir)
+		}
 	}
 	return abs, nil
 }
 
-func (r *rootedFS) outside(path string) error {
+// inGitMetadata reports whether abs, inside root, is a .git entry or below
+// one, at any depth (a submodule's too).
+func (r *buildFS) inGitMetadata(abs string) bool {
+	for _, part := range strings.Split(r.display(abs), "/") {
+		if part == gitMetadataDir {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *buildFS) outside(path string) error {
 	return fmt.Errorf("%s is outside the repository root %s: refused", path, r.root)
 }
 
 // display shows path relative to root when it is inside.
-func (r *rootedFS) display(path string) string {
+func (r *buildFS) display(path string) string {
 	if rel, err := filepath.Rel(r.root, path); err == nil && !strings.HasPrefix(rel, "..") {
 		return filepath.ToSlash(rel)
 	}
 	return path
+}
+
+// refuse records err as a refusal and returns it.
+func (r *buildFS) refuse(err error) error {
+	for _, known := range r.refusals {
+		if known.Error() == err.Error() {
+			return err
+		}
+	}
+	r.refusals = append(r.refusals, err)
+	return err
 }
 
 // isWithin reports whether path is root or below it; both must be absolute
@@ -64,24 +143,19 @@ func isWithin(root, path string) bool {
 	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
 }
 
-func (r *rootedFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
-func (r *rootedFS) Mkdir(string) error                  { return errReadOnly }
-func (r *rootedFS) MkdirAll(string) error               { return errReadOnly }
-func (r *rootedFS) RemoveAll(string) error              { return errReadOnly }
-func (r *rootedFS) WriteFile(string, []byte) error      { return errReadOnly }
+func (r *buildFS) Create(string) (filesys.File, error) { return nil, errReadOnly }
+func (r *buildFS) Mkdir(string) error                  { return errReadOnly }
+func (r *buildFS) MkdirAll(string) error               { return errReadOnly }
+func (r *buildFS) RemoveAll(string) error              { return errReadOnly }
+func (r *buildFS) WriteFile(string, []byte) error      { return errReadOnly }
 
-func (r *rootedFS) Open(path string) (filesys.File, error) {
-	abs, err := r.resolve(path)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := r.virtual[abs]; ok {
-		return nil, fmt.Errorf("%s is generated in memory and can only be read whole", r.display(abs))
-	}
-	return r.disk.Open(abs)
+// Open is refused: kustomize reads files whole through ReadFile, where the
+// limits and checks apply; an open file would bypass them.
+func (r *buildFS) Open(path string) (filesys.File, error) {
+	return nil, fmt.Errorf("%s: files of a build are read whole, never opened", r.display(path))
 }
 
-func (r *rootedFS) IsDir(path string) bool {
+func (r *buildFS) IsDir(path string) bool {
 	abs, err := r.resolve(path)
 	if err != nil {
 		return false
@@ -92,15 +166,25 @@ func (r *rootedFS) IsDir(path string) bool {
 	return r.disk.IsDir(abs)
 }
 
-func (r *rootedFS) ReadDir(path string) ([]string, error) {
+func (r *buildFS) ReadDir(path string) ([]string, error) {
 	abs, err := r.resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	return r.disk.ReadDir(abs)
+	names, err := r.disk.ReadDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	visible := names[:0]
+	for _, name := range names {
+		if name != gitMetadataDir {
+			visible = append(visible, name)
+		}
+	}
+	return visible, nil
 }
 
-func (r *rootedFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
+func (r *buildFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error) {
 	if _, err := r.resolve(path); err != nil {
 		return "", "", err
 	}
@@ -114,7 +198,7 @@ func (r *rootedFS) CleanedAbs(path string) (filesys.ConfirmedDir, string, error)
 	return dir, file, nil
 }
 
-func (r *rootedFS) Exists(path string) bool {
+func (r *buildFS) Exists(path string) bool {
 	abs, err := r.resolve(path)
 	if err != nil {
 		return false
@@ -125,7 +209,7 @@ func (r *rootedFS) Exists(path string) bool {
 	return r.disk.Exists(abs)
 }
 
-func (r *rootedFS) Glob(pattern string) ([]string, error) {
+func (r *buildFS) Glob(pattern string) ([]string, error) {
 	if _, err := r.resolve(filepath.Dir(pattern)); err != nil {
 		return nil, err
 	}
@@ -142,26 +226,94 @@ func (r *rootedFS) Glob(pattern string) ([]string, error) {
 	return inside, nil
 }
 
-func (r *rootedFS) ReadFile(path string) ([]byte, error) {
+// ReadFile serves a file of the work tree within the limits. A
+// kustomization is served only once vetKustomization has accepted it.
+func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	abs, err := r.resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	if content, ok := r.virtual[abs]; ok {
-		return content, nil
+	content, ok := r.virtual[abs]
+	if !ok {
+		if content, err = r.readLimited(abs); err != nil {
+			return nil, err
+		}
 	}
-	return r.disk.ReadFile(abs)
+	if isKustomizationFile(filepath.Base(abs)) {
+		if err := r.vetKustomization(abs, content); err != nil {
+			return nil, err
+		}
+	}
+	return content, nil
 }
 
-func (r *rootedFS) Walk(path string, walkFn filepath.WalkFunc) error {
+// readLimited reads the file at abs, refusing it when it is larger than
+// MaxFileSize (with its YAML aliases written out) or would take the build
+// past MaxRenderedSize.
+func (r *buildFS) readLimited(abs string) ([]byte, error) {
+	file, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	tooLarge := func(size int64) error {
+		return r.refuse(&LimitError{File: r.display(abs), What: "maximum file size", Flag: MaxFileSizeFlag, Max: r.limits.MaxFileSize, Size: size})
+	}
+	if info, err := file.Stat(); err == nil && info.Size() > r.limits.MaxFileSize {
+		return nil, tooLarge(info.Size())
+	}
+	// The size can change between Stat and reading; what is read counts.
+	content, err := io.ReadAll(io.LimitReader(file, r.limits.MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", r.display(abs), err)
+	}
+	if int64(len(content)) > r.limits.MaxFileSize {
+		return nil, tooLarge(int64(len(content)))
+	}
+	r.read += int64(len(content))
+	if r.read > r.limits.MaxRenderedSize {
+		return nil, r.refuse(&LimitError{File: r.display(abs), What: "maximum rendered size, which also bounds what a build reads in all,",
+			Flag: MaxRenderedSizeFlag, Max: r.limits.MaxRenderedSize, Size: r.read})
+	}
+	// An alias is always written with '*': without one, nothing expands.
+	if bytes.IndexByte(content, '*') >= 0 {
+		if expandedYAMLSize(content, r.limits.MaxFileSize) > r.limits.MaxFileSize {
+			return nil, r.refuse(&LimitError{File: r.display(abs), What: "maximum file size (with its YAML aliases written out)",
+				Flag: MaxFileSizeFlag, Max: r.limits.MaxFileSize})
+		}
+	}
+	return content, nil
+}
+
+func (r *buildFS) Walk(path string, walkFn filepath.WalkFunc) error {
 	abs, err := r.resolve(path)
 	if err != nil {
 		return err
 	}
 	return r.disk.Walk(abs, func(p string, info os.FileInfo, err error) error {
+		if info != nil && info.IsDir() && info.Name() == gitMetadataDir {
+			return filepath.SkipDir
+		}
 		if _, outside := r.resolve(p); outside != nil {
 			return walkFn(p, info, outside)
 		}
 		return walkFn(p, info, err)
+	})
+}
+
+// walkWorkTree walks the work tree below dir like filepath.WalkDir, without
+// .git/ and refusing what leaves root.
+func (r *buildFS) walkWorkTree(dir string, fn fs.WalkDirFunc) error {
+	return filepath.WalkDir(dir, func(path string, entry fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if entry.IsDir() && entry.Name() == gitMetadataDir {
+			return filepath.SkipDir
+		}
+		if _, err := r.resolve(path); err != nil {
+			return err
+		}
+		return fn(path, entry, nil)
 	})
 }

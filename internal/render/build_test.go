@@ -24,7 +24,7 @@ func TestBuildGolden(t *testing.T) {
 	for _, overlay := range []string{"dev", "prod"} {
 		t.Run(overlay, func(t *testing.T) {
 			g := NewWithT(t)
-			docs, err := Build(profilesRepo, filepath.Join("overlays", overlay))
+			docs, err := buildWithDefaults(t, profilesRepo, filepath.Join("overlays", overlay))
 			g.Expect(err).NotTo(HaveOccurred())
 			assertGolden(t, filepath.Join("testdata", "build", overlay+".yaml"), evaluatedStream(t, docs, buildGoldenTime))
 		})

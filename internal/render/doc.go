@@ -1,11 +1,17 @@
 // Package render turns what is in Git into profiles that can be applied, and
 // a NamespacedCloudProfile into the profile its namespace sees:
 //
-//   - Build kustomize-builds an overlay confined to one checkout (no remote
-//     bases, no paths leaving it, no plugins) and keeps each object's file;
+//   - Build kustomize-builds an overlay from one checkout's work tree and
+//     nothing else (no network, no .git/, no paths leaving it, builtin
+//     plugins only), within Limits and a context, and keeps each object's
+//     file;
 //   - DecodeDocuments reads CloudProfiles and NamespacedCloudProfiles (ours,
-//     or Gardener's core.gardener.cloud/v1beta1) strictly, naming file,
-//     object and field of every problem;
+//     or Gardener's core.gardener.cloud/v1beta1) strictly and refuses what
+//     the API server would refuse: the schema of the CRDs the cluster
+//     installs (compiled in from config/crd, checked with the API server's
+//     own validator) and metadata as apimachinery validates it, naming file,
+//     object and field of every problem; Problems.Summarize cuts a mistake
+//     repeated many times short for people to read;
 //   - ValidateSet checks a set applied together: every profile's lifecycle
 //     rules, duplicates, and every namespaced profile merged with its parent;
 //   - MergeNamespaced renders status.cloudProfileSpec (SEMANTICS.md

@@ -1,0 +1,192 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// paddedProfile is a CloudProfile of exactly size bytes (a comment makes up
+// the difference).
+func paddedProfile(t *testing.T, name string, size int) string {
+	t.Helper()
+	profile := fmt.Sprintf(minimalCloudProfile, name) + "# "
+	if len(profile)+1 > size {
+		t.Fatalf("a profile needs at least %d bytes", len(profile)+1)
+	}
+	return profile + strings.Repeat("x", size-len(profile)-1) + "\n"
+}
+
+func TestBuildLimits(t *testing.T) {
+	const fileSize = 2000
+	// The annotation is read once but rendered on each of the three
+	// profiles, so the output is larger than what is read.
+	annotated := map[string]string{
+		"kustomization.yaml": kustomization("a.yaml", "b.yaml", "c.yaml") + "commonAnnotations:\n  note: " + strings.Repeat("n", 3000) + "\n",
+		"a.yaml":             fmt.Sprintf(minimalCloudProfile, "a"),
+		"b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),
+		"c.yaml":             fmt.Sprintf(minimalCloudProfile, "c"),
+	}
+	renderedSize := func(t *testing.T) int64 {
+		root := t.TempDir()
+		writeTree(t, root, annotated)
+		docs, err := buildWithDefaults(t, root, ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64
+		for _, doc := range docs {
+			size += int64(len(doc.Data))
+		}
+		return size
+	}(t)
+
+	tests := []struct {
+		name   string
+		files  map[string]string
+		limits Limits
+		// wantErr is empty when the build must succeed.
+		wantErr string
+	}{
+		{
+			name:   "a file of exactly the maximum file size is read",
+			files:  map[string]string{"kustomization.yaml": kustomization("p.yaml"), "p.yaml": paddedProfile(t, "p", fileSize)},
+			limits: Limits{MaxFileSize: fileSize, MaxRenderedSize: DefaultMaxRenderedSize},
+		},
+		{
+			name:    "a file one byte over the maximum file size is refused naming it and the flag",
+			files:   map[string]string{"kustomization.yaml": kustomization("p.yaml"), "p.yaml": paddedProfile(t, "p", fileSize+1)},
+			limits:  Limits{MaxFileSize: fileSize, MaxRenderedSize: DefaultMaxRenderedSize},
+			wantErr: "p.yaml: 2001 bytes is over the maximum file size of 2000 bytes (raise it with --max-file-size)",
+		},
+		{
+			name:    "an oversized kustomization is refused too",
+			files:   map[string]string{"kustomization.yaml": kustomization("p.yaml") + "# " + strings.Repeat("x", fileSize) + "\n", "p.yaml": fmt.Sprintf(minimalCloudProfile, "p")},
+			limits:  Limits{MaxFileSize: fileSize, MaxRenderedSize: DefaultMaxRenderedSize},
+			wantErr: "kustomization.yaml: 2",
+		},
+		{
+			name:   "output of exactly the maximum rendered size is accepted",
+			files:  annotated,
+			limits: Limits{MaxFileSize: DefaultMaxFileSize, MaxRenderedSize: renderedSize},
+		},
+		{
+			name:    "output one byte over the maximum rendered size is refused naming the flag",
+			files:   annotated,
+			limits:  Limits{MaxFileSize: DefaultMaxFileSize, MaxRenderedSize: renderedSize - 1},
+			wantErr: fmt.Sprintf(".: %d bytes is over the maximum rendered size of %d bytes (raise it with --max-rendered-size)", renderedSize, renderedSize-1),
+		},
+		{
+			name: "reading more than the maximum rendered size is refused naming the file that went past it",
+			files: map[string]string{
+				"kustomization.yaml": kustomization("a.yaml", "b.yaml"),
+				"a.yaml":             paddedProfile(t, "a", 1500),
+				"b.yaml":             paddedProfile(t, "b", 1500),
+			},
+			limits:  Limits{MaxFileSize: DefaultMaxFileSize, MaxRenderedSize: 2500},
+			wantErr: "b.yaml: ",
+		},
+		{
+			name: "YAML aliases that expand past the maximum file size are refused before kustomize expands them",
+			files: map[string]string{
+				"kustomization.yaml": kustomization("bomb.yaml"),
+				"bomb.yaml":          billionLaughs,
+			},
+			limits:  DefaultLimits(),
+			wantErr: "bomb.yaml: exceeds the maximum file size (with its YAML aliases written out) of 4 MiB (raise it with --max-file-size)",
+		},
+		{
+			name: "a self-referencing alias is refused",
+			files: map[string]string{
+				"kustomization.yaml": kustomization("loop.yaml"),
+				"loop.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loop\ndata: &d\n  self: *d\n",
+			},
+			limits:  DefaultLimits(),
+			wantErr: "loop.yaml: ",
+		},
+		{
+			name: "YAML anchors used the way profiles use them are accepted",
+			files: map[string]string{
+				"kustomization.yaml": kustomization("p.yaml"),
+				"p.yaml": `apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: anchored
+spec:
+  type: local
+  kubernetes:
+    versions:
+    - version: 1.31.1
+      lifecycle: &stages
+      - classification: supported
+        startTime: "2025-01-01T00:00:00Z"
+    - version: 1.31.0
+      lifecycle: *stages
+`,
+			},
+			limits: DefaultLimits(),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, tt.files)
+			docs, err := Build(context.Background(), root, ".", tt.limits)
+			if tt.wantErr == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(docs).NotTo(BeEmpty())
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+			g.Expect(errors.Is(err, ErrLimitExceeded)).To(BeTrue(), "errors.Is(err, ErrLimitExceeded)")
+			g.Expect(docs).To(BeNil())
+		})
+	}
+}
+
+// billionLaughs is a few hundred bytes that a YAML library copying aliases
+// turns into 10^9 strings.
+var billionLaughs = func() string {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  l0: &l0 \"lol\"\n")
+	for level := 1; level <= 9; level++ {
+		fmt.Fprintf(&b, "  l%d: &l%d [", level, level)
+		for i := range 10 {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*l%d", level-1)
+		}
+		b.WriteString("]\n")
+	}
+	return b.String()
+}()
+
+func TestExpandedYAMLSize(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(expandedYAMLSize([]byte("a: [x, y]\n"), 1000)).To(Equal(expandedYAMLSize([]byte("a: &v [x, y]\n"), 1000)),
+		"an anchor costs nothing by itself")
+	once := expandedYAMLSize([]byte("a: &v [x, y]\n"), 1000)
+	twice := expandedYAMLSize([]byte("a: &v [x, y]\nb: *v\n"), 1000)
+	g.Expect(twice).To(BeNumerically(">", once), "an alias counts what it repeats")
+	start := time.Now()
+	g.Expect(expandedYAMLSize([]byte(billionLaughs), 1<<20)).To(BeNumerically(">", 1<<20))
+	g.Expect(time.Since(start)).To(BeNumerically("<", time.Second), "measuring stops once past the limit")
+}
+
+func TestABuildIsAbandonedWhenItsContextEnds(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	docs, err := Build(ctx, filepath.Join(profilesRepo), filepath.Join("overlays", "dev"), DefaultLimits())
+	g.Expect(docs).To(BeNil())
+	g.Expect(err).To(MatchError(context.DeadlineExceeded))
+}

@@ -1,0 +1,372 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/provider"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/api/types"
+)
+
+// kustomizationFileNames are the names kustomize recognises, in the order it
+// tries them.
+var kustomizationFileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+func isKustomizationFile(name string) bool {
+	for _, known := range kustomizationFileNames {
+		if name == known {
+			return true
+		}
+	}
+	return false
+}
+
+// resmapFactory parses resources exactly as the build does, so that an
+// entry is taken for inline content or for a location exactly when
+// kustomize takes it so.
+var resmapFactory = sync.OnceValue(func() *resmap.Factory {
+	return resmap.NewFactory(provider.NewDepProvider().GetResourceFactory())
+})
+
+// locationKind says what kustomize makes of an entry.
+type locationKind int
+
+const (
+	// fileLocation is read as a file.
+	fileLocation locationKind = iota
+	// fileOrDirectoryLocation is read as a file or built as a kustomization.
+	fileOrDirectoryLocation
+)
+
+// vetKustomization checks, before kustomize sees it, every location the
+// kustomization at path makes kustomize load: each must be a relative path
+// to a file or directory of the work tree. The kustomization is decoded the
+// way kustomize decodes it (types.Kustomization, with its deprecated fields
+// folded in by FixKustomization), so every field kustomize knows is seen
+// here; TestEveryKustomizationFieldIsVetted keeps that list complete.
+// Generator, transformer and validator configurations, inline or in files
+// or built from directories, are checked too (see vetPluginConfigs).
+//
+// All problems of one kustomization are reported together, each naming the
+// file and the entry. The verdict is remembered: kustomize reads a base once
+// for each overlay that uses it.
+func (r *buildFS) vetKustomization(path string, content []byte) error {
+	if verdict, ok := r.vetted[path]; ok {
+		return verdict
+	}
+	r.vetted[path] = nil // a kustomization that reaches itself is kustomize's to report
+	verdict := r.checkKustomization(path, content)
+	r.vetted[path] = verdict
+	if verdict != nil {
+		r.refuse(verdict)
+	}
+	return verdict
+}
+
+func (r *buildFS) checkKustomization(path string, content []byte) error {
+	file := r.display(path)
+	var k types.Kustomization
+	if err := k.Unmarshal(content); err != nil {
+		return fmt.Errorf("%s: not a kustomization: %w", file, err)
+	}
+	k.FixKustomization()
+	dir := filepath.Dir(path)
+	v := locationVet{fs: r, file: file, dir: dir}
+
+	v.entries("resources", fileOrDirectoryLocation, k.Resources)
+	v.entries("components", fileOrDirectoryLocation, k.Components)
+	v.entries("crds", fileLocation, k.Crds)
+	v.entries("configurations", fileLocation, k.Configurations)
+	for _, patch := range k.PatchesStrategicMerge {
+		if !isInlinePatch(string(patch)) {
+			v.entry("patchesStrategicMerge", fileLocation, string(patch))
+		}
+	}
+	for _, patch := range k.Patches {
+		v.entry("patches", fileLocation, patch.Path)
+	}
+	for _, patch := range k.PatchesJson6902 {
+		v.entry("patchesJson6902", fileLocation, patch.Path)
+	}
+	for _, replacement := range k.Replacements {
+		v.entry("replacements", fileLocation, replacement.Path)
+	}
+	v.entry("openapi", fileLocation, k.OpenAPI["path"])
+	for _, generator := range k.ConfigMapGenerator {
+		v.entries("configMapGenerator", fileLocation, generatorSources(generator.GeneratorArgs))
+	}
+	for _, generator := range k.SecretGenerator {
+		v.entries("secretGenerator", fileLocation, generatorSources(generator.GeneratorArgs))
+	}
+	if len(k.HelmCharts) > 0 || k.HelmGlobals != nil {
+		v.fail(fmt.Errorf("%s: helmCharts: refused: inflating a chart runs the helm binary and may fetch the chart from the network; render it into the repository instead", file))
+	}
+	v.pluginEntries("generators", k.Generators)
+	v.pluginEntries("transformers", k.Transformers)
+	v.pluginEntries("validators", k.Validators)
+	return errors.Join(v.errs...)
+}
+
+// locationVet collects the problems of the locations one file names.
+type locationVet struct {
+	fs *buildFS
+	// file names the kustomization (or configuration file) in messages.
+	file string
+	// dir is what relative locations are relative to: the directory of the
+	// kustomization that lists them.
+	dir  string
+	errs []error
+}
+
+func (v *locationVet) fail(err error) { v.errs = append(v.errs, err) }
+
+func (v *locationVet) entries(field string, kind locationKind, entries []string) {
+	for _, entry := range entries {
+		v.entry(field, kind, entry)
+	}
+}
+
+// entry checks one location; it returns the absolute path it names, or ""
+// when it is refused (or empty).
+func (v *locationVet) entry(field string, kind locationKind, entry string) string {
+	if entry == "" {
+		return ""
+	}
+	refused := func(format string, args ...any) string {
+		v.fail(fmt.Errorf("%s: %s entry %q: %s", v.file, field, entry, fmt.Sprintf(format, args...)))
+		return ""
+	}
+	switch {
+	case isNetworkLocation(entry):
+		return refused("remote locations are refused: a build reads only the repository, never the network; copy what it names into the repository")
+	case filepath.IsAbs(entry):
+		return refused("absolute paths are refused: use a path relative to the kustomization")
+	}
+	abs, err := v.fs.resolve(filepath.Join(v.dir, entry))
+	if err != nil {
+		return refused("%v", err)
+	}
+	if !v.fs.Exists(abs) {
+		return refused("no such file or directory in the repository")
+	}
+	if kind == fileLocation && v.fs.IsDir(abs) {
+		return refused("is a directory; a file is expected here")
+	}
+	return abs
+}
+
+// pluginEntries checks the generator, transformer or validator entries of
+// a kustomization. kustomize takes an entry that parses as resources for
+// inline configurations, and anything else for a location: a file of
+// configurations, or a directory whose kustomization builds them.
+func (v *locationVet) pluginEntries(field string, entries []string) {
+	for _, entry := range entries {
+		if configs, err := resmapFactory().NewResMapFromBytes([]byte(entry)); err == nil {
+			v.pluginConfigs(v.file, configs.Resources())
+			continue
+		}
+		abs := v.entry(field, fileOrDirectoryLocation, entry)
+		if abs == "" {
+			continue
+		}
+		configs, err := v.fs.pluginConfigsAt(abs)
+		if err != nil {
+			v.fail(fmt.Errorf("%s: %s entry %q: %w", v.file, field, entry, err))
+			continue
+		}
+		v.pluginConfigs(v.fs.display(abs), configs)
+	}
+}
+
+// pluginConfigsAt reads the configurations of a file, or builds them from a
+// directory exactly as kustomize is about to: a directory's kustomization can
+// compute a configuration (a replacement can write a URL into a patch's
+// path), so only its output tells what the plugins will load.
+func (r *buildFS) pluginConfigsAt(abs string) ([]*resource.Resource, error) {
+	if !r.IsDir(abs) {
+		content, err := r.ReadFile(abs)
+		if err != nil {
+			return nil, err
+		}
+		return resmapFactory().RF().SliceFromBytes(content)
+	}
+	built, err := krusty.MakeKustomizer(buildOptions()).Run(r, abs)
+	if err != nil {
+		return nil, err
+	}
+	return built.Resources(), nil
+}
+
+// pluginConfigs checks configurations of builtin plugins. Only kustomize's
+// builtin plugins run in a build (exec and container plugins never do), so
+// a configuration of any other kind is refused here, before kustomize would
+// refuse it with advice about flags that do not exist in ProfileSync. The
+// locations a builtin plugin loads are relative to the kustomization that
+// lists it.
+func (v *locationVet) pluginConfigs(file string, configs []*resource.Resource) {
+	for _, config := range configs {
+		kind := config.GetKind()
+		where := fmt.Sprintf("%s/%s", kind, config.GetName())
+		locations, builtin := builtinPluginLocations[kind]
+		switch {
+		case !builtin:
+			v.fail(fmt.Errorf("%s: %s: refused: only kustomize's builtin generators and transformers run in a build, never exec, container or Go plugins", file, where))
+			continue
+		case kind == helmChartInflationGenerator:
+			v.fail(fmt.Errorf("%s: %s: refused: inflating a chart runs the helm binary and may fetch the chart from the network; render it into the repository instead", file, where))
+			continue
+		case locations == nil:
+			continue
+		}
+		fields, err := config.Map()
+		if err != nil {
+			v.fail(fmt.Errorf("%s: %s: %w", file, where, err))
+			continue
+		}
+		plugin := locationVet{fs: v.fs, file: file + ": " + where, dir: v.dir}
+		for _, location := range locations(fields) {
+			plugin.entry(location.field, fileLocation, location.path)
+		}
+		v.errs = append(v.errs, plugin.errs...)
+	}
+}
+
+// isInlinePatch reports whether kustomize reads a strategic-merge patch
+// entry as the patch itself rather than as the path of a file.
+func isInlinePatch(entry string) bool {
+	_, err := resmapFactory().RF().SliceFromBytes([]byte(entry))
+	return err == nil
+}
+
+// isNetworkLocation reports whether kustomize would, or might, read entry
+// from the network: anything with a URL scheme (its file loader GETs http and
+// https URLs), and anything its own Git address parser accepts (it clones
+// those by running git). The parser is reached through resource.Origin, the
+// one exported function that runs it, so the answer is kustomize's own for
+// github.com/org/repo, git@host:path, ssh:// and the rest.
+func isNetworkLocation(entry string) bool {
+	if u, err := url.Parse(entry); err == nil && u.Scheme != "" {
+		return true
+	}
+	return isGitRepositoryAddress(entry)
+}
+
+func isGitRepositoryAddress(entry string) (repository bool) {
+	defer func() {
+		// The parser slices strings it has not fully checked; what makes
+		// it panic is no local path either.
+		if recover() != nil {
+			repository = true
+		}
+	}()
+	return (&resource.Origin{}).Append(entry).Repo != ""
+}
+
+// generatorSources returns the paths a config map or secret generator
+// reads: files (written "path" or "key=path") and env files.
+func generatorSources(args types.GeneratorArgs) []string {
+	var paths []string
+	for _, source := range args.FileSources {
+		if _, path, found := strings.Cut(source, "="); found {
+			source = path
+		}
+		paths = append(paths, source)
+	}
+	paths = append(paths, args.EnvSources...)
+	if args.EnvSource != "" {
+		paths = append(paths, args.EnvSource)
+	}
+	return paths
+}
+
+// pluginLocation is one path a builtin plugin's configuration makes it load.
+type pluginLocation struct {
+	field, path string
+}
+
+const helmChartInflationGenerator = "HelmChartInflationGenerator"
+
+// builtinPluginLocations lists kustomize's builtin plugins with the
+// locations each loads through the loader; nil for those that load
+// nothing. A kind missing here is not a builtin and never runs.
+// TestEveryBuiltinPluginIsClassified keeps the list complete.
+var builtinPluginLocations = map[string]func(config map[string]any) []pluginLocation{
+	"AnnotationsTransformer":         nil,
+	"ConfigMapGenerator":             generatorConfigLocations,
+	"HashTransformer":                nil,
+	helmChartInflationGenerator:      nil, // refused
+	"IAMPolicyGenerator":             nil,
+	"ImageTagTransformer":            nil,
+	"LabelTransformer":               nil,
+	"NamespaceTransformer":           nil,
+	"PatchJson6902Transformer":       stringLocation("path"),
+	"PatchStrategicMergeTransformer": strategicMergeLocations,
+	"PatchTransformer":               stringLocation("path"),
+	"PrefixSuffixTransformer":        nil,
+	"PrefixTransformer":              nil,
+	"ReplacementTransformer":         replacementLocations,
+	"ReplicaCountTransformer":        nil,
+	"SecretGenerator":                generatorConfigLocations,
+	"SuffixTransformer":              nil,
+	"ValueAddTransformer":            stringLocation("targetFilePath"),
+}
+
+func stringLocation(field string) func(map[string]any) []pluginLocation {
+	return func(config map[string]any) []pluginLocation {
+		path, _ := config[field].(string)
+		return []pluginLocation{{field: field, path: path}}
+	}
+}
+
+func stringsOf(value any) []string {
+	list, _ := value.([]any)
+	var out []string
+	for _, item := range list {
+		if s, ok := item.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func generatorConfigLocations(config map[string]any) []pluginLocation {
+	args := types.GeneratorArgs{KvPairSources: types.KvPairSources{
+		FileSources: stringsOf(config["files"]),
+		EnvSources:  stringsOf(config["envs"]),
+	}}
+	args.EnvSource, _ = config["env"].(string)
+	var locations []pluginLocation
+	for _, path := range generatorSources(args) {
+		locations = append(locations, pluginLocation{field: "files/envs", path: path})
+	}
+	return locations
+}
+
+func strategicMergeLocations(config map[string]any) []pluginLocation {
+	var locations []pluginLocation
+	for _, path := range stringsOf(config["paths"]) {
+		if !isInlinePatch(path) {
+			locations = append(locations, pluginLocation{field: "paths", path: path})
+		}
+	}
+	return locations
+}
+
+func replacementLocations(config map[string]any) []pluginLocation {
+	replacements, _ := config["replacements"].([]any)
+	var locations []pluginLocation
+	for _, replacement := range replacements {
+		fields, _ := replacement.(map[string]any)
+		if path, _ := fields["path"].(string); path != "" {
+			locations = append(locations, pluginLocation{field: "replacements.path", path: path})
+		}
+	}
+	return locations
+}
