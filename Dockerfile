@@ -13,6 +13,8 @@ COPY api/ api/
 COPY controllers/ controllers/
 COPY internal/ internal/
 COPY webhooks/ webhooks/
+# The CRDs are compiled in: the build refuses what their schemas refuse.
+COPY config/crd/ config/crd/
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
     go build -trimpath -ldflags "-s -w" -o /out/profilesync .
 

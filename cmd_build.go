@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -18,10 +19,12 @@ func init() {
 }
 
 var buildHelp = commandHelp{
-	usage: "profilesync build PATH [--at TIME] [--root DIR]",
+	usage: "profilesync build PATH [--at TIME] [--root DIR] [--max-file-size SIZE] [--max-rendered-size SIZE]",
 	description: `Builds the directory PATH the way the sync does (kustomize, confined to the
-repository: no remote bases, no paths outside the root, no plugins; a
-directory without kustomization.yaml is read as all its YAML files), then
+repository's work tree: no remote locations, no paths outside the root or in
+.git/, no plugins but kustomize's builtin ones, within the same size limits
+as the operator; a directory without kustomization.yaml is read as all its
+YAML files), then
 validates and prints the result as 'profilesync evaluate' does. Problems name
 the file each object came from, relative to the repository root.
 
@@ -37,6 +40,8 @@ func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var root string
 	flags.Var(&at, "at", "evaluate at this RFC 3339 time (default now)")
 	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH)")
+	var limits render.Limits
+	bindBuildLimits(flags, &limits)
 	if done, status := parseFlags(flags, args, stderr); done {
 		return status
 	}
@@ -59,7 +64,7 @@ func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "build: %v\n", err)
 		return exitInvalidInput
 	}
-	docs, err := render.Build(absRoot, path)
+	docs, err := render.Build(context.Background(), absRoot, path, limits)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return exitInvalidInput

@@ -20,8 +20,15 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/render"
 	"github.com/profilesync/profilesync/webhooks"
 )
+
+// defaultMaxCheckoutSize is --max-checkout-size's default: ten times the
+// checkout of the largest landscape we know of, and far below the
+// operator's memory.
+const defaultMaxCheckoutSize int64 = 64 << 20
 
 // managerFlags are the operator's command-line settings. Every flag has a
 // help text; `profilesync manager --help` prints them.
@@ -41,6 +48,8 @@ type managerFlags struct {
 	enableAdmission   bool
 	webhookPort       int
 	webhookCertDir    string
+	maxCheckoutSize   int64
+	buildLimits       render.Limits
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -59,6 +68,10 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&f.webhookPort, "webhook-port", 9443, "The port the admission webhook server listens on (with --enable-admission).")
 	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
 		"The directory holding the admission webhook server's tls.crt and tls.key (with --enable-admission).")
+	f.maxCheckoutSize = defaultMaxCheckoutSize
+	fs.Var(byteSize{&f.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
+		"The largest checkout of a revision, Git objects and work tree together; a fetch stops as soon as it writes more (bytes, or a quantity like 64Mi).")
+	bindBuildLimits(fs, &f.buildLimits)
 	f.clientOptions.BindFlags(fs)
 	f.logOptions.BindFlags(fs)
 	f.leaderElection.BindFlags(fs)
@@ -164,5 +177,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags)
 		ClusterProfilesNamespace: flags.clusterProfilesNS,
 		AllowCredentialsOverHTTP: flags.httpCredentials,
 		WebhookAddr:              flags.webhookAddr,
+		MaxCheckoutSize:          flags.maxCheckoutSize,
+		BuildLimits:              flags.buildLimits,
 	})
 }

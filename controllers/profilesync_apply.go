@@ -46,10 +46,10 @@ const (
 // labels, empty when it has none.
 func (i planItem) owner() string {
 	labels := i.live.GetLabels()
-	if labels[OwnerNameLabel] == "" {
+	if labels[v1alpha1.OwnerNameLabel] == "" {
 		return ""
 	}
-	return labels[OwnerNamespaceLabel] + "/" + labels[OwnerNameLabel]
+	return labels[v1alpha1.OwnerNamespaceLabel] + "/" + labels[v1alpha1.OwnerNameLabel]
 }
 
 // applyPlan is what one revision changes: the objects of the revision with
@@ -238,15 +238,16 @@ func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) 
 }
 
 // write server-side applies one change. A refusal of the object itself (a
-// rule of the API server or an admission webhook) is a validation failure of
-// the revision; anything else is retried.
+// rule of the API server or an admission webhook, or an object larger than
+// the API server takes) is a validation failure of the revision; anything
+// else is retried.
 func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts ...client.ApplyOption) error {
 	opts = append(opts, client.FieldOwner(SyncFieldManager), client.ForceOwnership)
 	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
 	switch {
 	case err == nil:
 		return nil
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err):
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err):
 		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
 	default:
 		return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
@@ -299,7 +300,7 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 			return fmt.Errorf("get %s %s to prune: %w", entry.Kind, key, err)
 		}
 		labels := target.GetLabels()
-		if labels[OwnerNamespaceLabel] != self[OwnerNamespaceLabel] || labels[OwnerNameLabel] != self[OwnerNameLabel] {
+		if labels[v1alpha1.OwnerNamespaceLabel] != self[v1alpha1.OwnerNamespaceLabel] || labels[v1alpha1.OwnerNameLabel] != self[v1alpha1.OwnerNameLabel] {
 			continue
 		}
 		if err := r.Delete(ctx, target); client.IgnoreNotFound(err) != nil {
@@ -313,7 +314,7 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 
 // ownerLabels are the labels that name the ProfileSync on what it applies.
 func ownerLabels(obj *v1alpha1.ProfileSync) map[string]string {
-	return map[string]string{OwnerNamespaceLabel: obj.Namespace, OwnerNameLabel: obj.Name}
+	return map[string]string{v1alpha1.OwnerNamespaceLabel: obj.Namespace, v1alpha1.OwnerNameLabel: obj.Name}
 }
 
 // applyObject is the object the sync applies: apiVersion, kind, name,

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -43,13 +44,6 @@ import (
 // owns the profiles' spec and the labels and annotations set in Git.
 const SyncFieldManager = "profilesync"
 
-// Labels the sync puts on every object it applies, so `kubectl get -l` finds
-// a landscape's profiles and two ProfileSyncs cannot fight over one object.
-const (
-	OwnerNameLabel      = "profilesync.io/name"
-	OwnerNamespaceLabel = "profilesync.io/namespace"
-)
-
 // ProfileSyncReconciler keeps one landscape's profiles in sync with a
 // kustomize overlay in Git. A revision is applied whole or not at all: every
 // phase before the apply can stop it, and then nothing is written and the last
@@ -66,6 +60,8 @@ type ProfileSyncReconciler struct {
 	Clock clock.PassiveClock
 	// ApplyConcurrency bounds the parallel writes of one sync.
 	ApplyConcurrency int
+	// BuildLimits bound what building one revision may read and render.
+	BuildLimits render.Limits
 	// ClusterProfilesNamespace is the only namespace whose ProfileSyncs may
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
@@ -158,14 +154,15 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 				conditions.Delete(obj, t)
 			}
 		}
-		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", failed.err)
-		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", failed.err)
+		message := boundedMessage(failed.err.Error())
+		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
+		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
 		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
-		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, failed.err.Error())
+		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
 		if failed.stalled {
 			// No hot loop: the same revision fails the same way. Poll Git at
 			// the interval for a fix; a spec change triggers at once.
-			conditions.MarkStalled(obj, failed.reason, "%s", failed.err)
+			conditions.MarkStalled(obj, failed.reason, "%s", message)
 			return ctrl.Result{RequeueAfter: interval}, nil
 		}
 		conditions.Delete(obj, v1alpha1.StalledCondition)
@@ -175,9 +172,36 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 }
 
+// maxMessageLength bounds the message of a failure in conditions and
+// events. A revision can hold thousands of problems, and the API server
+// refuses a condition message over 32,768 bytes: the sync would then be
+// unable to report anything at all, and retry in a loop.
+const maxMessageLength = 8 << 10
+
+// boundedMessage cuts message, one problem per line, to maxMessageLength at
+// a line end and says how much was left out.
+func boundedMessage(message string) string {
+	if len(message) <= maxMessageLength {
+		return message
+	}
+	kept := message[:maxMessageLength]
+	if end := strings.LastIndexByte(kept, '\n'); end > 0 {
+		kept = kept[:end]
+	} else {
+		kept = strings.ToValidUTF8(kept, "")
+	}
+	omitted := strings.Count(message[len(kept):], "\n") + 1
+	return fmt.Sprintf("%s\n... and %d more lines: run 'profilesync build' on the revision to see them all", kept, omitted)
+}
+
 // sync runs the phases in order and returns the revision applied.
 func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileSync) (string, error) {
-	checkout, err := r.fetch(ctx, obj)
+	// spec.timeout bounds everything the commit decides the length of,
+	// fetch and build together; what follows (reading and writing the
+	// cluster) has the API server's own deadlines.
+	untrusted, cancel := context.WithTimeout(ctx, syncTimeout(obj))
+	defer cancel()
+	checkout, err := r.fetch(untrusted, obj)
 	if err != nil {
 		return "", err
 	}
@@ -190,7 +214,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
-	objects, err := r.render(obj, checkout, live, reportWarnings)
+	objects, err := r.render(untrusted, obj, checkout, live, reportWarnings)
 	if err != nil {
 		return "", err
 	}
@@ -212,13 +236,24 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	return checkout.Revision, nil
 }
 
+// syncTimeout is spec.timeout, at most v1alpha1.MaxSyncTimeout: the API
+// server refuses longer ones, and an object stored before that rule existed
+// must not hold a worker longer either.
+func syncTimeout(obj *v1alpha1.ProfileSync) time.Duration {
+	if obj.Spec.Timeout == nil || obj.Spec.Timeout.Duration <= 0 {
+		return v1alpha1.DefaultSyncTimeout
+	}
+	return min(obj.Spec.Timeout.Duration, v1alpha1.MaxSyncTimeout)
+}
+
 // fetch resolves spec.ref and checks the revision out.
 func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.ProfileSync) (*gitsource.Result, error) {
 	fetchFailed := func(err error) error {
-		// A bad ref, semver range or credential Secret fails the same way
-		// until someone changes it; an unreachable server may come back.
+		// A bad ref, semver range or credential Secret, or a revision over
+		// the checkout size limit, fails the same way until someone changes
+		// it; an unreachable server may come back.
 		return &syncError{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, err: err,
-			stalled: errors.Is(err, gitsource.ErrInvalidRequest)}
+			stalled: errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge)}
 	}
 	var credentials map[string][]byte
 	if obj.Spec.SecretRef != nil {
@@ -238,9 +273,7 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 	if ref := obj.Spec.Ref; ref != nil {
 		request.Ref = gitsource.Ref{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, Commit: ref.Commit}
 	}
-	if obj.Spec.Timeout != nil {
-		request.Timeout = obj.Spec.Timeout.Duration
-	}
+	request.Timeout = syncTimeout(obj)
 	result, err := r.Fetcher.Fetch(ctx, request)
 	if err != nil {
 		return nil, fetchFailed(err)
@@ -283,21 +316,21 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 
 // render builds the overlay of the checkout, decodes it and validates the set.
 // A parent that is not in the revision is looked up on the cluster.
-func (r *ProfileSyncReconciler) render(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) ([]render.Object, error) {
+func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) ([]render.Object, error) {
 	buildFailed := func(err error) error {
 		return &syncError{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, err: err, stalled: true}
 	}
 	key := client.ObjectKeyFromObject(obj).String()
 	objects, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !ok {
-		docs, err := render.Build(checkout.Dir, obj.Spec.Path)
+		docs, err := render.Build(ctx, checkout.Dir, obj.Spec.Path, r.BuildLimits)
 		if err != nil {
 			return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 		}
 		var problems render.Problems
 		objects, problems = render.DecodeDocuments(docs)
 		if len(problems) > 0 {
-			return nil, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems))
+			return nil, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
 		}
 		render.ApplyDefaultNamespace(objects, obj.Namespace)
 		r.decoded.put(key, checkout.Revision, obj.Spec.Path, objects)
@@ -317,12 +350,12 @@ func (r *ProfileSyncReconciler) render(obj *v1alpha1.ProfileSync, checkout *gits
 		return nil, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}
 	if reportWarnings {
-		for _, w := range report.Warnings {
+		for _, w := range report.Warnings.Summarize() {
 			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w.String())
 		}
 	}
 	if len(report.Problems) > 0 {
-		return nil, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems))
+		return nil, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems.Summarize()))
 	}
 	return objects, nil
 }

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,7 +113,7 @@ func TestProfileSyncEndToEnd(t *testing.T) {
 			g.Expect(conditions.IsReady(cp)).To(BeTrue())
 			// The dev overlay adds 1.34.0.
 			g.Expect(kubernetesClassifications(cp.Status.ProfileVersionsStatus)).To(HaveKey("1.34.0"))
-			g.Expect(cp.Labels).To(HaveKeyWithValue(OwnerNameLabel, "dev"))
+			g.Expect(cp.Labels).To(HaveKeyWithValue(v1alpha1.OwnerNameLabel, "dev"))
 			g.Expect(conditions.IsReady(getNamespaced(g, teamA))).To(BeTrue())
 			g.Expect(conditions.IsReady(getNamespaced(g, teamB))).To(BeTrue())
 		}).WithTimeout(30 * time.Second).Should(Succeed())
@@ -427,17 +426,19 @@ func TestProfileSyncAuthenticatesWithItsSecret(t *testing.T) {
 	}).WithTimeout(15 * time.Second).Should(Succeed())
 }
 
-// profileWithZones is a CloudProfile whose region has n zones; the CRD
-// allows at most 64, a bound only the API server checks.
-func profileWithZones(name string, zones int) string {
-	var b strings.Builder
-	b.WriteString("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + name +
-		"\nspec:\n  type: local\n  kubernetes:\n    versions:\n    - version: 1.31.0\n  regions:\n  - name: r\n    zones:\n")
-	for i := range zones {
-		fmt.Fprintf(&b, "    - name: z%d\n", i)
-	}
-	return b.String()
+// profileOfSize is a valid CloudProfile whose providerConfig carries a
+// string of size bytes. Over the API server's 3 MiB request limit it is
+// refused by the API server alone: the build, decoding and every rule accept
+// it.
+func profileOfSize(name string, size int) string {
+	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + name +
+		"\nspec:\n  type: local\n  kubernetes:\n    versions:\n    - version: 1.31.0\n  providerConfig:\n    blob: " +
+		strings.Repeat("x", size) + "\n"
 }
+
+// tooLargeForTheAPIServer is over the API server's request limit (3 MiB)
+// and under the build's maximum file size (4 MiB).
+const tooLargeForTheAPIServer = 3<<20 + 256<<10
 
 func TestARevisionTheAPIServerRefusesWritesNothing(t *testing.T) {
 	ensureNamespace(t, clusterProfilesNamespace)
@@ -448,13 +449,13 @@ func TestARevisionTheAPIServerRefusesWritesNothing(t *testing.T) {
 		{
 			name: "two objects, one refused: the dry run stops the revision before the other is written",
 			files: func(good, bad string) map[string]string {
-				return map[string]string{"a.yaml": profileWithZones(good, 1), "b.yaml": profileWithZones(bad, 65)}
+				return map[string]string{"a.yaml": profileOfSize(good, 10), "b.yaml": profileOfSize(bad, tooLargeForTheAPIServer)}
 			},
 		},
 		{
 			name: "a single refused object: no dry run needed, and nothing is written either",
 			files: func(_, bad string) map[string]string {
-				return map[string]string{"b.yaml": profileWithZones(bad, 65)}
+				return map[string]string{"b.yaml": profileOfSize(bad, tooLargeForTheAPIServer)}
 			},
 		},
 	} {

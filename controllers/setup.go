@@ -13,6 +13,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/render"
 )
 
 // EventSource is the component name on every event the controllers record.
@@ -35,6 +36,12 @@ type Config struct {
 	// WebhookAddr, when set, is the address of the push webhook receiver
 	// (see WebhookReceiver); empty disables it.
 	WebhookAddr string
+	// MaxCheckoutSize bounds a checkout in bytes (gitsource); zero means no
+	// limit.
+	MaxCheckoutSize int64
+	// BuildLimits bound the build of a revision; a zero field takes its
+	// default.
+	BuildLimits render.Limits
 }
 
 // SetupAll registers every reconciler with the manager.
@@ -54,7 +61,10 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
 	}
-	fetcher, err := gitsource.New(cfg.StoragePath, gitsource.FetcherOptions{AllowCredentialsOverHTTP: cfg.AllowCredentialsOverHTTP})
+	fetcher, err := gitsource.New(cfg.StoragePath, gitsource.FetcherOptions{
+		AllowCredentialsOverHTTP: cfg.AllowCredentialsOverHTTP,
+		MaxCheckoutSize:          cfg.MaxCheckoutSize,
+	})
 	if err != nil {
 		return fmt.Errorf("open Git cache at %s: %w", cfg.StoragePath, err)
 	}
@@ -80,6 +90,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Client:                   mgr.GetClient(),
 		SecretReader:             mgr.GetAPIReader(),
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
+		BuildLimits:              cfg.BuildLimits,
 		EventRecorder:            recorder,
 		Fetcher:                  fetcher,
 		Clock:                    cfg.Clock,

@@ -165,6 +165,7 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string
 		// The test Git servers are plain http on loopback.
 		AllowCredentialsOverHTTP: true,
 		WebhookAddr:              webhookAddr,
+		MaxCheckoutSize:          suiteMaxCheckoutSize,
 	})
 }
 

@@ -447,6 +447,23 @@ func TestCreateValidation(t *testing.T) {
 			wantError: "spec.url: Invalid value",
 		},
 		{
+			name: "a ProfileSync timeout of the maximum is accepted",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Timeout = &metav1.Duration{Duration: v1alpha1.MaxSyncTimeout}
+				return ps
+			},
+		},
+		{
+			name: "a ProfileSync timeout over the maximum is refused: one commit may not hold a worker longer",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Timeout = &metav1.Duration{Duration: v1alpha1.MaxSyncTimeout + time.Second}
+				return ps
+			},
+			wantError: "spec.timeout: Invalid value: \"10m1s\": timeout may be at most 10m",
+		},
+		{
 			name: "a ProfileSync secretRef names a secret",
 			object: func() client.Object {
 				ps := validProfileSync()

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -160,7 +161,7 @@ func renderLandscape(dir string, files map[string]string) ([]render.Object, erro
 	if err := writeFiles(dir, files); err != nil {
 		return nil, err
 	}
-	docs, err := render.Build(dir, overlayPath)
+	docs, err := render.Build(context.Background(), dir, overlayPath, render.DefaultLimits())
 	if err != nil {
 		return nil, err
 	}

@@ -271,7 +271,7 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 // would have them already.
 func (l *landscape) createNamespaces(ctx context.Context, opts options, name string) error {
 	namespaces := map[string]bool{operatorNamespace: true}
-	docs, err := render.Build(opts.repoDir, filepath.Join("overlays", name))
+	docs, err := render.Build(ctx, opts.repoDir, filepath.Join("overlays", name), render.DefaultLimits())
 	if err != nil {
 		return fmt.Errorf("build overlays/%s: %w", name, err)
 	}

@@ -1,0 +1,269 @@
+package controllers
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// suiteMaxCheckoutSize is the suite manager's --max-checkout-size: small, so
+// that an oversized repository costs the test little.
+const suiteMaxCheckoutSize = 4 << 20
+
+// refusalMemoryBound is how much the test process's heap may grow while the
+// manager refuses a hostile revision; docs/security.md promises it.
+const refusalMemoryBound = 192 << 20
+
+// heapWatch samples the heap in use until stopped and reports its peak.
+type heapWatch struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func watchHeap() *heapWatch {
+	w := &heapWatch{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		ticker := time.NewTicker(20 * time.Millisecond)
+		defer ticker.Stop()
+		for {
+			var stats runtime.MemStats
+			runtime.ReadMemStats(&stats)
+			if stats.HeapInuse > w.peak.Load() {
+				w.peak.Store(stats.HeapInuse)
+			}
+			select {
+			case <-w.stop:
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return w
+}
+
+func (w *heapWatch) Stop() uint64 {
+	close(w.stop)
+	<-w.done
+	return w.peak.Load()
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var stats runtime.MemStats
+	runtime.ReadMemStats(&stats)
+	return stats.HeapInuse
+}
+
+// randomText is n bytes that do not compress, so that Git stores them as
+// large as they are.
+func randomText(n int) string {
+	raw := make([]byte, n*3/4+3)
+	_, _ = rand.Read(raw)
+	return base64.StdEncoding.EncodeToString(raw)[:n]
+}
+
+// TestAHostileCommitIsRefusedBeforeAnyWrite pushes, after a good revision,
+// one commit of each kind an attacker with push access could try. Each is
+// refused before anything is written, naming the file and the field or
+// limit; the good revision stays applied, no request leaves the build, the
+// manager's memory stays bounded, and it goes on serving other syncs.
+func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
+	ensureNamespace(t, clusterProfilesNamespace)
+	var canaryRequests atomic.Int64
+	canary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		canaryRequests.Add(1)
+		_, _ = w.Write([]byte("canary-secret-token"))
+	}))
+	t.Cleanup(canary.Close)
+	server := startGitServer(t)
+
+	billionLaughs := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n  l0: &l0 \"lol\"\n"
+	for level := 1; level <= 9; level++ {
+		billionLaughs += fmt.Sprintf("  l%d: &l%d [%s]\n", level, level, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d, ", level-1), 10), ", "))
+	}
+
+	rows := []struct {
+		name string
+		// commit returns the files of the hostile commit for the profile
+		// named profile; it replaces profiles.yaml or adds a kustomization.
+		commit     func(profile string) map[string]string
+		wantReason string
+		wantInMsg  []string
+		// measureMemory: the row is about memory.
+		measureMemory bool
+	}{
+		{
+			name: "a generator fetching a metadata endpoint into an annotation",
+			commit: func(profile string) map[string]string {
+				return map[string]string{"kustomization.yaml": "resources:\n- profiles.yaml\nconfigMapGenerator:\n- name: leak\n  options: {annotations: {config.kubernetes.io/local-config: \"true\"}}\n  files:\n  - token=" + canary.URL + "/latest/meta-data\nreplacements:\n- source: {kind: ConfigMap, name: leak, fieldPath: data.token}\n  targets:\n  - select: {kind: CloudProfile}\n    fieldPaths: [metadata.annotations.leak]\n    options: {create: true}\n"}
+			},
+			wantReason: v1alpha1.BuildFailedReason,
+			wantInMsg:  []string{`kustomization.yaml: configMapGenerator entry "` + canary.URL + `/latest/meta-data": remote locations are refused`},
+		},
+		{
+			name: "a generator reading the checkout's Git metadata",
+			commit: func(string) map[string]string {
+				return map[string]string{"kustomization.yaml": "resources:\n- profiles.yaml\nconfigMapGenerator:\n- name: leak\n  files:\n  - .git/config\n"}
+			},
+			wantReason: v1alpha1.BuildFailedReason,
+			wantInMsg:  []string{`kustomization.yaml: configMapGenerator entry ".git/config": .git/config is in .git/, Git's metadata, which is not part of the build: refused`},
+		},
+		{
+			name: "a YAML alias bomb",
+			commit: func(string) map[string]string {
+				return map[string]string{"kustomization.yaml": "resources:\n- profiles.yaml\n- bomb.yaml\n", "bomb.yaml": billionLaughs}
+			},
+			wantReason:    v1alpha1.BuildFailedReason,
+			wantInMsg:     []string{"bomb.yaml: exceeds the maximum file size (with its YAML aliases written out) of 4 MiB (raise it with --max-file-size)"},
+			measureMemory: true,
+		},
+		{
+			name: "a repository larger than the maximum checkout size",
+			commit: func(string) map[string]string {
+				return map[string]string{"blob.txt": randomText(suiteMaxCheckoutSize + 1<<20)}
+			},
+			wantReason:    v1alpha1.FetchFailedReason,
+			wantInMsg:     []string{"maximum checkout size of 4 MiB", "--max-checkout-size"},
+			measureMemory: true,
+		},
+		{
+			name: "a profile with an invalid name",
+			commit: func(string) map[string]string {
+				return map[string]string{"bad.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: Bad_Name!\nspec:\n  type: local\n"}
+			},
+			wantReason: v1alpha1.BuildFailedReason,
+			wantInMsg:  []string{"bad.yaml: CloudProfile/Bad_Name!: metadata.name: Invalid value: \"Bad_Name!\""},
+		},
+		{
+			name: "a profile that claims another sync's owner label",
+			commit: func(profile string) map[string]string {
+				return map[string]string{"profiles.yaml": strings.Replace(singleProfileRepo(profile, "1.31.0")["profiles.yaml"],
+					"  name: "+profile+"\n", "  name: "+profile+"\n  labels:\n    "+v1alpha1.OwnerNameLabel+": someone-else\n", 1)}
+			},
+			wantReason: v1alpha1.BuildFailedReason,
+			wantInMsg:  []string{"profiles.yaml: CloudProfile/", "metadata.labels", v1alpha1.OwnerNameLabel},
+		},
+		{
+			name: "a lifecycle of more stages than the API server accepts",
+			commit: func(profile string) map[string]string {
+				stages := ""
+				for i := range 50 {
+					stages += fmt.Sprintf("      - classification: supported\n        startTime: \"20%02d-01-01T00:00:00Z\"\n", 30+i%60)
+				}
+				return map[string]string{"profiles.yaml": singleProfileRepo(profile, "1.31.0")["profiles.yaml"] + "      lifecycle:\n" + stages}
+			},
+			wantReason: v1alpha1.BuildFailedReason,
+			wantInMsg:  []string{"spec.kubernetes.versions[0].lifecycle: Too many: 50: must have at most 4 items"},
+		},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			repo := uniqueName("hostile")
+			profile := uniqueName("hostile-profile")
+			good, err := server.CreateRepo(repo, singleProfileRepo(profile, "1.31.0"))
+			g.Expect(err).NotTo(HaveOccurred())
+			sync := &v1alpha1.ProfileSync{
+				ObjectMeta: metav1.ObjectMeta{Name: repo, Namespace: clusterProfilesNamespace},
+				Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL(repo), Interval: metav1.Duration{Duration: time.Hour}},
+			}
+			g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+			t.Cleanup(func() {
+				_ = k8sClient.Delete(ctx, sync)
+				_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+			})
+			g.Eventually(func(g Gomega) {
+				g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:" + good))
+			}).WithTimeout(15 * time.Second).Should(Succeed())
+			var applied v1alpha1.CloudProfile
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &applied)).To(Succeed())
+
+			baseline := heapInUse()
+			heap := watchHeap()
+			_, err = server.Commit(repo, row.commit(profile), "hostile")
+			g.Expect(err).NotTo(HaveOccurred())
+			updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
+				ps.Annotations = map[string]string{"reconcile.fluxcd.io/requestedAt": "hostile"}
+			})
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(got.Status.LastHandledReconcileAt).To(Equal("hostile"))
+				g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(row.wantReason))
+				g.Expect(conditions.IsStalled(got)).To(BeTrue(), "the same revision would fail the same way: no retries")
+				for _, want := range row.wantInMsg {
+					g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(want))
+				}
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+			peak := heap.Stop()
+			if row.measureMemory && peak > baseline {
+				t.Logf("heap in use: %d MiB before, %d MiB at the peak of the refusal", baseline>>20, peak>>20)
+				g.Expect(peak-baseline).To(BeNumerically("<", refusalMemoryBound), "heap growth while refusing")
+			}
+
+			got := getProfileSync(g, sync)
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+good), "the good revision stays the applied one")
+			g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).NotTo(ContainSubstring("canary-secret-token"))
+			var after v1alpha1.CloudProfile
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &after)).To(Succeed())
+			// The status controller may still write status; the sync writes
+			// spec and metadata, which move the generation or show here.
+			g.Expect(after.Generation).To(Equal(applied.Generation), "nothing was written")
+			g.Expect(after.Annotations).To(Equal(applied.Annotations), "nothing was written")
+			g.Expect(after.Labels).To(Equal(applied.Labels), "nothing was written")
+		})
+	}
+	NewWithT(t).Expect(canaryRequests.Load()).To(BeZero(), "no build reached the network")
+
+	t.Run("the manager goes on serving other syncs", func(t *testing.T) {
+		g := NewWithT(t)
+		ctx := context.Background()
+		profile := uniqueName("bystander")
+		commit, err := server.CreateRepo("bystander", singleProfileRepo(profile, "1.32.0"))
+		g.Expect(err).NotTo(HaveOccurred())
+		sync := &v1alpha1.ProfileSync{
+			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("bystander"), Namespace: clusterProfilesNamespace},
+			Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL("bystander"), Interval: metav1.Duration{Duration: time.Hour}},
+		}
+		g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+		t.Cleanup(func() {
+			_ = k8sClient.Delete(ctx, sync)
+			_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+		})
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(conditions.IsReady(got)).To(BeTrue())
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+	})
+}
+
+func TestFailureMessagesStayWithinWhatAConditionHolds(t *testing.T) {
+	g := NewWithT(t)
+	var lines []string
+	for i := range 5000 {
+		lines = append(lines, fmt.Sprintf("profiles.yaml: CloudProfile/p: spec.kubernetes.versions[%d].version: Invalid value: \"x\"", i))
+	}
+	message := boundedMessage(strings.Join(lines, "\n"))
+	g.Expect(len(message)).To(BeNumerically("<=", maxMessageLength+200))
+	g.Expect(message).To(HavePrefix(lines[0] + "\n"))
+	g.Expect(message).To(MatchRegexp(`\.\.\. and \d+ more lines: run 'profilesync build' on the revision to see them all$`))
+	g.Expect(boundedMessage("short")).To(Equal("short"))
+}
