@@ -136,19 +136,26 @@ func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
 	return &v1alpha1.ProfileSyncInventory{Entries: entries}
 }
 
-// apply server-side applies every object that differs from the cluster, stage
-// by stage. Each stage is first applied as a dry run, so an object the API
-// server refuses stops the revision before that stage writes anything: when a
-// revision changes only CloudProfiles, or only adds namespaced profiles,
-// nothing at all is written. (A dry run cannot see the writes of an earlier
-// stage, so the stages cannot all be dry-run up front.) A revision that
-// changes a single object skips the dry run. A live object that differs
-// although the revision did not change was edited by hand: it is put back,
-// and an event names the fields.
+// apply server-side applies every object of the plan that differs from the
+// cluster, stage by stage, and records what it did.
 func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan, revision string) error {
-	owner := ownerLabels(obj)
+	changes, err := plan.changes(ownerLabels(obj))
+	if err != nil {
+		return err
+	}
+	if err := r.applyStages(ctx, changes); err != nil {
+		return err
+	}
+	r.recordApplied(obj, changes, revision)
+	return nil
+}
+
+// changes are the writes the plan needs, in stage order: every object that
+// is new, or whose live counterpart lacks something of Git (with the fields
+// it lacks).
+func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 	var changes []applyChange
-	for _, item := range plan.items {
+	for _, item := range p.items {
 		var fields []string
 		if item.live != nil {
 			if upToDate(item, owner) {
@@ -156,7 +163,7 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 			}
 			var err error
 			if fields, err = driftedFields(item, owner); err != nil {
-				return err
+				return nil, err
 			}
 			if len(fields) == 0 {
 				continue
@@ -164,20 +171,28 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 		}
 		desired, err := applyObject(item.object, owner)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		changes = append(changes, applyChange{item: item, desired: desired, fields: fields, stage: plan.stageOf(item.object)})
+		changes = append(changes, applyChange{item: item, desired: desired, fields: fields, stage: p.stageOf(item.object)})
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].stage < changes[j].stage })
+	return changes, nil
+}
 
+// applyStages writes changes stage by stage. Each stage is first applied as
+// a dry run, so an object the API server refuses stops the revision before
+// that stage writes anything: when a revision changes only CloudProfiles, or
+// only adds namespaced profiles, nothing at all is written. (A dry run cannot
+// see the writes of an earlier stage, so the stages cannot all be dry-run up
+// front.) A revision that changes a single object skips the dry run: that
+// one write is whole or nothing by itself.
+func (r *ProfileSyncReconciler) applyStages(ctx context.Context, changes []applyChange) error {
 	for start := 0; start < len(changes); {
 		end := start
 		for end < len(changes) && changes[end].stage == changes[start].stage {
 			end++
 		}
 		stage := changes[start:end]
-		// A revision that changes one object needs no dry run: that one
-		// write is whole or nothing by itself.
 		if len(changes) > 1 {
 			if err := r.forEachChange(ctx, stage, r.dryRun); err != nil {
 				return err
@@ -188,7 +203,13 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 		}
 		start = end
 	}
+	return nil
+}
 
+// recordApplied emits the events of an apply: one summary, and one
+// DriftCorrected per live object that differed although the revision did not
+// change (it was edited by hand and has been put back), naming the fields.
+func (r *ProfileSyncReconciler) recordApplied(obj *v1alpha1.ProfileSync, changes []applyChange, revision string) {
 	var created, configured int
 	for _, c := range changes {
 		if c.item.live == nil {
@@ -202,10 +223,9 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 		}
 	}
 	if created+configured > 0 {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, "Applied",
+		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.AppliedReason,
 			"revision %s: %d created, %d configured", revision, created, configured)
 	}
-	return nil
 }
 
 // applyChange is one object to write, when, and, for a live one, the fields
@@ -250,8 +270,7 @@ func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts .
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err):
 		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
 	default:
-		return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
-			err: fmt.Errorf("apply %s: %w", c.item.object.Ref(), err)}
+		return applyFailed(fmt.Errorf("apply %s: %w", c.item.object.Ref(), err))
 	}
 }
 
@@ -304,10 +323,9 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 			continue
 		}
 		if err := r.Delete(ctx, target); client.IgnoreNotFound(err) != nil {
-			return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason,
-				err: fmt.Errorf("prune %s %s: %w", entry.Kind, key, err)}
+			return applyFailed(fmt.Errorf("prune %s %s: %w", entry.Kind, key, err))
 		}
-		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, "Pruned", "%s %s removed from Git: deleted", entry.Kind, key)
+		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.PrunedReason, "%s %s removed from Git: deleted", entry.Kind, key)
 	}
 	return nil
 }
@@ -356,23 +374,6 @@ func applyObject(o render.Object, owner map[string]string) (*unstructured.Unstru
 	return u, nil
 }
 
-// comparedSpecs returns what the sync compares for an item with a live
-// object: the object from Git, its spec with the API server's defaults, and
-// the live spec.
-// upToDate is the cheap check that a live object already has what Git says:
-// equal typed specs and every label and annotation of Git and of the owner
-// present. Only when it says no does driftedFields look closer.
-// withAPIDefaults returns spec with the defaults the API server sets on a
-// CloudProfile (a machine image's updateStrategy); spec itself when it needs
-// none, so the common case copies nothing.
-// prune deletes the objects of the previous inventory that the revision no
-// longer has, namespaced profiles before CloudProfiles. checkUpdateRules has
-// already refused a revision that would delete a CloudProfile still in use.
-// An object whose labels name another owner is left alone.
-// ownerLabels are the labels that name the ProfileSync on what it applies.
-// applyObject is the object the sync applies: apiVersion, kind, name,
-// namespace, the labels and annotations of Git plus the owner labels, and
-// spec. Status is never sent.
 // driftedFields lists what of Git the live object does not have: the
 // top-level spec fields that differ (after the API server's defaults) and
 // "metadata.labels"/"metadata.annotations" when one set in Git (or an owner

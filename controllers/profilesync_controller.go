@@ -107,6 +107,43 @@ type syncError struct {
 func (e *syncError) Error() string { return e.err.Error() }
 func (e *syncError) Unwrap() error { return e.err }
 
+// failureConditions are the conditions of the phases that can fail; at most
+// one is set, the one of the failure at hand.
+var failureConditions = []string{
+	v1alpha1.FetchFailedCondition,
+	v1alpha1.BuildFailedCondition,
+	v1alpha1.ValidationFailedCondition,
+	v1alpha1.ApplyFailedCondition,
+}
+
+// fetchFailed: the revision could not be fetched. A bad ref, semver range or
+// credential Secret, or a revision over the checkout size limit, fails the
+// same way until someone changes it; an unreachable server may come back.
+func fetchFailed(err error) error {
+	return &syncError{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, err: err,
+		stalled: errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge)}
+}
+
+// buildFailed: the revision does not build or decode; only a new commit helps.
+func buildFailed(err error) error {
+	return &syncError{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, err: err, stalled: true}
+}
+
+// validationFailed: the revision breaks a rule, ours or the API server's.
+func validationFailed(err error) error {
+	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, err: err, stalled: true}
+}
+
+// accessDenied: the revision writes what this ProfileSync may not.
+func accessDenied(err error) error {
+	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.AccessDeniedReason, err: err, stalled: true}
+}
+
+// applyFailed: a write or delete failed for a reason that may pass.
+func applyFailed(err error) error {
+	return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason, err: err}
+}
+
 // Reconcile runs one sync.
 func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.ProfileSync{}
@@ -143,13 +180,13 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	var failed *syncError
 	switch {
 	case err == nil:
-		for _, t := range []string{v1alpha1.FetchFailedCondition, v1alpha1.BuildFailedCondition, v1alpha1.ValidationFailedCondition, v1alpha1.ApplyFailedCondition, v1alpha1.StalledCondition, v1alpha1.ReconcilingCondition} {
+		for _, t := range append(failureConditions, v1alpha1.StalledCondition, v1alpha1.ReconcilingCondition) {
 			conditions.Delete(obj, t)
 		}
 		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, v1alpha1.SucceededReason, "Applied revision %s", revision)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &failed):
-		for _, t := range []string{v1alpha1.FetchFailedCondition, v1alpha1.BuildFailedCondition, v1alpha1.ValidationFailedCondition, v1alpha1.ApplyFailedCondition} {
+		for _, t := range failureConditions {
 			if t != failed.condition {
 				conditions.Delete(obj, t)
 			}
@@ -248,13 +285,6 @@ func syncTimeout(obj *v1alpha1.ProfileSync) time.Duration {
 
 // fetch resolves spec.ref and checks the revision out.
 func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.ProfileSync) (*gitsource.Result, error) {
-	fetchFailed := func(err error) error {
-		// A bad ref, semver range or credential Secret, or a revision over
-		// the checkout size limit, fails the same way until someone changes
-		// it; an unreachable server may come back.
-		return &syncError{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, err: err,
-			stalled: errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge)}
-	}
 	var credentials map[string][]byte
 	if obj.Spec.SecretRef != nil {
 		var secret corev1.Secret
@@ -317,9 +347,6 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 // render builds the overlay of the checkout, decodes it and validates the set.
 // A parent that is not in the revision is looked up on the cluster.
 func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) ([]render.Object, error) {
-	buildFailed := func(err error) error {
-		return &syncError{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, err: err, stalled: true}
-	}
 	key := client.ObjectKeyFromObject(obj).String()
 	objects, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !ok {
@@ -360,10 +387,6 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 	return objects, nil
 }
 
-func validationFailed(err error) error {
-	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, err: err, stalled: true}
-}
-
 // checkAccess enforces tenancy before anything is written. A ProfileSync in
 // the cluster-profiles namespace belongs to the landscape's operators and may
 // write CloudProfiles and NamespacedCloudProfiles anywhere; any other
@@ -387,8 +410,7 @@ func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *app
 		}
 	}
 	if len(denied) > 0 {
-		return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.AccessDeniedReason,
-			err: errors.New(strings.Join(denied, "; ")), stalled: true}
+		return accessDenied(errors.New(strings.Join(denied, "; ")))
 	}
 	return nil
 }

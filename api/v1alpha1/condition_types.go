@@ -75,6 +75,12 @@ const (
 	// Used for events.
 	ClassificationChangedReason = "ClassificationChanged"
 
+	// AppliedReason: a sync created or configured profiles (an event).
+	AppliedReason = "Applied"
+
+	// PrunedReason: a sync deleted a profile removed from Git (an event).
+	PrunedReason = "Pruned"
+
 	// DriftCorrectedReason: a hand edit of a Git-owned field was put back.
 	// Used for events.
 	DriftCorrectedReason = "DriftCorrected"

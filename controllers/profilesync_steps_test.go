@@ -1,0 +1,291 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// The sync's steps one by one, without an API server, in the style of
+// source-controller's reconcileSource tests: each table row is one
+// situation and the step's verdict on it.
+
+func stepSync(namespace string) *v1alpha1.ProfileSync {
+	return &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Name: "landscape", Namespace: namespace}}
+}
+
+func stepCloudProfile(name string, versions ...string) *v1alpha1.CloudProfile {
+	cp := &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.CloudProfileSpec{Type: "local"}}
+	for _, v := range versions {
+		cp.Spec.Kubernetes.Versions = append(cp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: v})
+	}
+	return cp
+}
+
+func stepNamespaced(namespace, name, parent string, versions ...string) *v1alpha1.NamespacedCloudProfile {
+	ncp := &v1alpha1.NamespacedCloudProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       v1alpha1.NamespacedCloudProfileSpec{Parent: v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind, Name: parent}},
+	}
+	if len(versions) > 0 {
+		ncp.Spec.Kubernetes = &v1alpha1.KubernetesSettings{}
+		for _, v := range versions {
+			ncp.Spec.Kubernetes.Versions = append(ncp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: v})
+		}
+	}
+	return ncp
+}
+
+func gitObject(o client.Object) render.Object {
+	switch typed := o.(type) {
+	case *v1alpha1.CloudProfile:
+		return render.Object{File: "profiles.yaml", CloudProfile: typed}
+	default:
+		return render.Object{File: "profiles.yaml", NamespacedCloudProfile: typed.(*v1alpha1.NamespacedCloudProfile)}
+	}
+}
+
+func liveOf(objects ...client.Object) *liveProfiles {
+	live := &liveProfiles{
+		cloudProfiles: map[string]*v1alpha1.CloudProfile{},
+		namespaced:    map[client.ObjectKey]*v1alpha1.NamespacedCloudProfile{},
+	}
+	for _, o := range objects {
+		switch typed := o.(type) {
+		case *v1alpha1.CloudProfile:
+			live.cloudProfiles[typed.Name] = typed
+		case *v1alpha1.NamespacedCloudProfile:
+			live.namespaced[client.ObjectKeyFromObject(typed)] = typed
+		}
+	}
+	return live
+}
+
+// owned returns o with the owner labels of stepSync(namespace).
+func owned[T client.Object](o T, namespace string) T {
+	o.SetLabels(ownerLabels(stepSync(namespace)))
+	return o
+}
+
+func TestApplyPlan_changes(t *testing.T) {
+	const ns = "profilesync-system"
+	tests := []struct {
+		name       string
+		git        []client.Object
+		live       []client.Object
+		wantWrites []string // Ref and, for a live object, the drifted fields
+		wantStages []applyStage
+	}{
+		{
+			name:       "a new object is written",
+			git:        []client.Object{stepCloudProfile("aws", "1.31.0")},
+			wantWrites: []string{"CloudProfile/aws"},
+			wantStages: []applyStage{stageParents},
+		},
+		{
+			name: "an object the cluster already has as Git says is not written",
+			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
+			live: []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
+		},
+		{
+			name:       "a changed spec is written, naming the top-level spec field",
+			git:        []client.Object{stepCloudProfile("aws", "1.31.0", "1.32.0")},
+			live:       []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
+			wantWrites: []string{"CloudProfile/aws spec.kubernetes"},
+			wantStages: []applyStage{stageParents},
+		},
+		{
+			name:       "a missing owner label is written back",
+			git:        []client.Object{stepCloudProfile("aws", "1.31.0")},
+			live:       []client.Object{stepCloudProfile("aws", "1.31.0")},
+			wantWrites: []string{"CloudProfile/aws metadata.labels"},
+			wantStages: []applyStage{stageParents},
+		},
+		{
+			name: "a label Git does not set is left alone",
+			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
+			live: []client.Object{func() client.Object {
+				cp := owned(stepCloudProfile("aws", "1.31.0"), ns)
+				cp.Labels["team"] = "platform"
+				return cp
+			}()},
+		},
+		{
+			name: "namespaced profiles valid against the live parent go first, those needing the new parent last",
+			git: []client.Object{
+				stepCloudProfile("aws", "1.31.0", "1.32.0"),
+				stepNamespaced("team-a", "valid-now", "aws", "1.31.0"),
+				stepNamespaced("team-b", "needs-new-parent", "aws", "1.32.0"),
+			},
+			live:       []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
+			wantWrites: []string{"NamespacedCloudProfile/team-a/valid-now", "CloudProfile/aws spec.kubernetes", "NamespacedCloudProfile/team-b/needs-new-parent"},
+			wantStages: []applyStage{stageValidNow, stageParents, stageNeedsNewParent},
+		},
+		{
+			name:       "a namespaced profile whose parent is not on the cluster yet waits for it",
+			git:        []client.Object{stepNamespaced("team-a", "p", "gcp")},
+			wantWrites: []string{"NamespacedCloudProfile/team-a/p"},
+			wantStages: []applyStage{stageNeedsNewParent},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var objects []render.Object
+			for _, o := range tt.git {
+				objects = append(objects, gitObject(o))
+			}
+			plan := newApplyPlan(stepSync(ns), objects, liveOf(tt.live...))
+			changes, err := plan.changes(ownerLabels(stepSync(ns)))
+			g.Expect(err).NotTo(HaveOccurred())
+			var writes []string
+			var stages []applyStage
+			for _, c := range changes {
+				write := c.item.object.Ref()
+				for _, f := range c.fields {
+					write += " " + f
+				}
+				writes = append(writes, write)
+				stages = append(stages, c.stage)
+			}
+			g.Expect(writes).To(Equal(tt.wantWrites))
+			g.Expect(stages).To(Equal(tt.wantStages))
+		})
+	}
+}
+
+func TestProfileSyncReconciler_checkAccess(t *testing.T) {
+	const privileged = "profilesync-system"
+	tests := []struct {
+		name       string
+		syncIn     string
+		git        client.Object
+		live       client.Object
+		wantDenied string // empty: allowed
+	}{
+		{
+			name:   "the landscape's namespace may write CloudProfiles",
+			syncIn: privileged,
+			git:    stepCloudProfile("aws"),
+		},
+		{
+			name:   "the landscape's namespace may write namespaced profiles anywhere",
+			syncIn: privileged,
+			git:    stepNamespaced("team-a", "p", "aws"),
+		},
+		{
+			name:       "a tenant may not write CloudProfiles",
+			syncIn:     "team-a",
+			git:        stepCloudProfile("aws"),
+			wantDenied: `profiles.yaml: CloudProfile/aws: only ProfileSyncs in namespace "profilesync-system" may write cluster-scoped CloudProfiles`,
+		},
+		{
+			name:   "a tenant may write namespaced profiles in its own namespace",
+			syncIn: "team-a",
+			git:    stepNamespaced("team-a", "p", "aws"),
+		},
+		{
+			name:       "a tenant may not write namespaced profiles elsewhere",
+			syncIn:     "team-a",
+			git:        stepNamespaced("team-b", "p", "aws"),
+			wantDenied: `may write NamespacedCloudProfiles only in its own namespace "team-a"`,
+		},
+		{
+			name:       "an object another ProfileSync manages is refused",
+			syncIn:     privileged,
+			git:        stepCloudProfile("aws"),
+			live:       owned(stepCloudProfile("aws"), "other-landscape"),
+			wantDenied: "profiles.yaml: CloudProfile/aws: already managed by ProfileSync other-landscape/landscape",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			r := &ProfileSyncReconciler{ClusterProfilesNamespace: privileged}
+			var live []client.Object
+			if tt.live != nil {
+				live = append(live, tt.live)
+			}
+			obj := stepSync(tt.syncIn)
+			err := r.checkAccess(obj, newApplyPlan(obj, []render.Object{gitObject(tt.git)}, liveOf(live...)))
+			if tt.wantDenied == "" {
+				g.Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring(tt.wantDenied)))
+			var failed *syncError
+			g.Expect(err).To(BeAssignableToTypeOf(failed))
+			g.Expect(err.(*syncError).reason).To(Equal(v1alpha1.AccessDeniedReason))
+			g.Expect(err.(*syncError).stalled).To(BeTrue())
+		})
+	}
+}
+
+func TestProfileSyncReconciler_prune(t *testing.T) {
+	const ns = "profilesync-system"
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		inventory  []v1alpha1.InventoryEntry
+		git        []client.Object
+		cluster    []client.Object
+		wantGone   []string
+		wantKept   []string
+		wantEvents int
+	}{
+		{
+			name:       "what the revision no longer has is deleted",
+			inventory:  []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "old"}, {Kind: v1alpha1.CloudProfileKind, Name: "aws"}},
+			git:        []client.Object{stepCloudProfile("aws")},
+			cluster:    []client.Object{owned(stepCloudProfile("old"), ns), owned(stepCloudProfile("aws"), ns)},
+			wantGone:   []string{"old"},
+			wantKept:   []string{"aws"},
+			wantEvents: 1,
+		},
+		{
+			name:      "an object another ProfileSync has taken over is left alone",
+			inventory: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "old"}},
+			cluster:   []client.Object{owned(stepCloudProfile("old"), "other")},
+			wantKept:  []string{"old"},
+		},
+		{
+			name:      "an object already gone is no error",
+			inventory: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "old"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.cluster...).Build()
+			recorder := record.NewFakeRecorder(10)
+			r := &ProfileSyncReconciler{Client: c, EventRecorder: recorder}
+			obj := stepSync(ns)
+			obj.Spec.Prune = true
+			obj.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: tt.inventory}
+			var objects []render.Object
+			for _, o := range tt.git {
+				objects = append(objects, gitObject(o))
+			}
+			g.Expect(r.prune(context.Background(), obj, newApplyPlan(obj, objects, liveOf()))).To(Succeed())
+			for _, name := range tt.wantGone {
+				g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, &v1alpha1.CloudProfile{})).NotTo(Succeed(), name)
+			}
+			for _, name := range tt.wantKept {
+				g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, &v1alpha1.CloudProfile{})).To(Succeed(), name)
+			}
+			g.Expect(recorder.Events).To(HaveLen(tt.wantEvents))
+		})
+	}
+}
