@@ -13,6 +13,8 @@ IMG ?= ghcr.io/profilesync/profilesync:latest
 ## Tool versions.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOLANGCI_LINT_VERSION ?= v2.15.0
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 # The envtest control plane (kube-apiserver and etcd) is built from the module
 # in hack/envtest, whose go.mod pins both versions; the binaries are cached in a
@@ -58,6 +60,10 @@ fmt: ## Run go fmt.
 vet: ## Run go vet.
 	go vet ./...
 
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml): kubebuilder's linters and the package boundaries of DEVELOPMENT.md.
+	$(GOLANGCI_LINT) run ./...
+
 .PHONY: test
 test: manifests generate fmt vet envtest ## Run every test: unit, envtest and a short run of each fuzz target.
 	$(TEST_ENV) go test ./... -coverprofile cover.out
@@ -77,7 +83,7 @@ bench: envtest ## Run the benchmarks and print their figures.
 	$(TEST_ENV) go test ./... -run '^$$' -bench . -benchmem
 
 .PHONY: verify
-verify: manifests generate fmt ## Regenerate everything and fail if the tree changed.
+verify: manifests generate fmt vet lint ## Regenerate everything, vet and lint, and fail if the tree changed.
 	go mod tidy
 	@if [ -n "$$(git status --porcelain)" ]; then \
 		echo "generated files are out of date; run 'make manifests generate fmt' and commit:"; \
@@ -106,6 +112,10 @@ run: manifests generate fmt vet ## Run the manager against the cluster of the cu
 
 $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
+
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(LOCALBIN)/golangci-lint $@
 
 $(CONTROLLER_GEN): | $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)

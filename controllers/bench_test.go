@@ -99,7 +99,7 @@ func BenchmarkWakeUpLateness(b *testing.B) {
 			b.Fatalf("create %s: %v", name, err)
 		}
 		seen := map[string]bool{}
-		deadline := time.After(t0.Add(30 * time.Second).Sub(time.Now()))
+		deadline := time.After(time.Until(t0.Add(30 * time.Second)))
 	watch:
 		for len(seen) < 200 {
 			select {

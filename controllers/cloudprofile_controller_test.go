@@ -318,7 +318,7 @@ func TestProfileControllersWriteOnlyStatus(t *testing.T) {
 			}
 			statusEntries++
 			g.Expect(entry.Subresource).To(Equal("status"))
-			fields := string(entry.FieldsV1.Raw)
+			fields := entry.FieldsV1.GetRawString()
 			g.Expect(fields).To(ContainSubstring(`"f:status"`))
 			g.Expect(fields).NotTo(ContainSubstring(`"f:spec"`))
 		}

@@ -259,7 +259,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err := r.checkAccess(obj, plan); err != nil {
 		return "", err
 	}
-	if err := r.checkUpdateRules(obj, plan, live); err != nil {
+	if err := r.checkUpdateRules(plan, live); err != nil {
 		return "", err
 	}
 	if err := r.apply(ctx, obj, plan, checkout.Revision); err != nil {
@@ -419,7 +419,7 @@ func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *app
 // that left unavailable may become unavailable again, and no CloudProfile may
 // lose (or, by pruning, be deleted with) what a NamespacedCloudProfile that
 // stays on the cluster overrides.
-func (r *ProfileSyncReconciler) checkUpdateRules(obj *v1alpha1.ProfileSync, plan *applyPlan, live *liveProfiles) error {
+func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProfiles) error {
 	now := r.Clock.Now()
 	var problems []string
 	report := func(file, ref string, errs field.ErrorList) {

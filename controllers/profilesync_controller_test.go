@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 // fixtureFiles reads the fixture profile repository as path → content.
@@ -124,7 +124,7 @@ func TestProfileSyncEndToEnd(t *testing.T) {
 		cp := getCloudProfile(g, "aws")
 		var syncEntries int
 		for _, entry := range cp.ManagedFields {
-			fields := string(entry.FieldsV1.Raw)
+			fields := entry.FieldsV1.GetRawString()
 			switch entry.Manager {
 			case SyncFieldManager:
 				syncEntries++

@@ -17,7 +17,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
 	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 // syncRevision is a repository with one CloudProfile and one namespaced

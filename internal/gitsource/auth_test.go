@@ -15,7 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 const (

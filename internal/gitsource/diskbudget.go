@@ -227,7 +227,7 @@ func (f *budgetedFile) Write(p []byte) (int, error) {
 	offset := f.budget.size(f.path)
 	if !f.appends {
 		var err error
-		if offset, err = f.File.Seek(0, io.SeekCurrent); err != nil {
+		if offset, err = f.Seek(0, io.SeekCurrent); err != nil {
 			return 0, err
 		}
 	}

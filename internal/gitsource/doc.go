@@ -18,6 +18,6 @@
 // written, and a fetch that would pass the limit stops with
 // ErrCheckoutTooLarge, leaving the previous checkout in place.
 //
-// The subpackage gitserver is a real Git smart-HTTP server for tests and the
-// local demo; operator code must not import it.
+// The loopback Git server that tests and run-local use lives in
+// test/gitserver; a lint rule keeps operator code from importing it.
 package gitsource

@@ -11,7 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 func TestFetchBranchChecksOutItsTip(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
-	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 // sshGitServer is a minimal in-process ssh server that runs

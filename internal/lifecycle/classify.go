@@ -72,7 +72,7 @@ func ClassificationAt(v v1alpha1.ExpirableVersion, t time.Time) v1alpha1.Version
 func classificationAt(stages []v1alpha1.LifecycleStage, t time.Time) v1alpha1.VersionClassification {
 	current := v1alpha1.ClassificationUnavailable
 	for _, s := range stages {
-		if s.StartTime == nil || !s.StartTime.Time.After(t) {
+		if s.StartTime == nil || !s.StartTime.After(t) {
 			current = s.Classification
 		}
 	}
@@ -124,7 +124,7 @@ func evaluate(v v1alpha1.ExpirableVersion, t time.Time) evaluation {
 func evaluateStages(stages []v1alpha1.LifecycleStage, t time.Time) evaluation {
 	e := evaluation{current: v1alpha1.ClassificationUnavailable}
 	for _, s := range stages {
-		if s.StartTime == nil || !s.StartTime.Time.After(t) {
+		if s.StartTime == nil || !s.StartTime.After(t) {
 			e.current = s.Classification
 			continue
 		}

@@ -376,7 +376,9 @@ func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion
 				against = furthestLifecycle
 			}
 			if against != nil && w.overlaps(*against) {
-				warnings = append(warnings, fmt.Sprintf("%s: supported window %s of %s overlaps supported window %s of %s (versions[%d]) in the same minor; only one version per minor should be supported at a time",
+				warnings = append(warnings, fmt.Sprintf(
+					"%s: supported window %s of %s overlaps supported window %s of %s (versions[%d]) in the same minor; "+
+						"only one version per minor should be supported at a time",
 					fldPath.Index(w.index), w, versionAt(w.index).Version, against, versionAt(against.index).Version, against.index))
 			}
 			furthest = reachingFurther(furthest, w)

@@ -30,8 +30,8 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 // fullScaleVariable, set to 1, runs S1 to S3 at the full issue-7 scale: 100

@@ -47,8 +47,8 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
-	"github.com/profilesync/profilesync/internal/gitsource/gitserver"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 // operatorNamespace is where the landscape ProfileSyncs live, as in config/default.
