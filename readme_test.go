@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/cli"
 )
 
 // readmeCommand is one `$ profilesync ...` line of a console block in
@@ -52,10 +54,8 @@ func TestREADMECommandsPrintWhatTheREADMEShows(t *testing.T) {
 	for _, c := range commands {
 		t.Run(c.line, func(t *testing.T) {
 			g := NewWithT(t)
-			cmd, ok := subcommands[c.args[0]]
-			g.Expect(ok).To(BeTrue(), "unknown subcommand %q", c.args[0])
 			var stdout, stderr bytes.Buffer
-			code := cmd.run(c.args[1:], strings.NewReader(""), &stdout, &stderr)
+			code := cli.Execute(c.args, strings.NewReader(""), &stdout, &stderr)
 			g.Expect(code).To(Equal(0), stderr.String())
 			g.Expect(stdout.String()).To(Equal(c.output))
 		})

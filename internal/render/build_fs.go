@@ -239,7 +239,7 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if isKustomizationFile(filepath.Base(abs)) {
+	if IsKustomizationFile(filepath.Base(abs)) {
 		if err := r.vetKustomization(abs, content); err != nil {
 			return nil, err
 		}

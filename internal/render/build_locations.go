@@ -19,7 +19,10 @@ import (
 // tries them.
 var kustomizationFileNames = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
-func isKustomizationFile(name string) bool {
+// IsKustomizationFile reports whether name is a file name kustomize reads
+// as a kustomization. Such a file is never a profile: the CLI skips it when
+// it reads a directory of profiles.
+func IsKustomizationFile(name string) bool {
 	for _, known := range kustomizationFileNames {
 		if name == known {
 			return true

@@ -1,9 +1,11 @@
-package main
+package cli
 
 import (
 	"fmt"
 	"strconv"
+	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -19,6 +21,50 @@ func bindBuildLimits(fs *pflag.FlagSet, limits *render.Limits) {
 		"The largest file a build reads, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
 	fs.Var(byteSize{&limits.MaxRenderedSize}, render.MaxRenderedSizeFlag,
 		"The largest rendered output of a build, and the most it reads in all (bytes, or a quantity like 32Mi).")
+}
+
+// bindFilenames binds -f, the inputs of the commands that read profiles
+// (readInputs).
+func bindFilenames(fs *pflag.FlagSet, paths *[]string) {
+	fs.StringArrayVarP(paths, "filename", "f", nil, "a file, a directory or - (stdin); repeatable")
+}
+
+// inputsOnlyWithFilenameFlag refuses positional arguments of a command that
+// reads its inputs with -f: a forgotten -f would otherwise go unnoticed.
+func inputsOnlyWithFilenameFlag(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q: inputs are given with -f", args[0])
+	}
+	return nil
+}
+
+// timeFlag is an RFC 3339 time flag; zero when not given.
+type timeFlag struct{ time.Time }
+
+func (t *timeFlag) String() string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Time.UTC().Format(time.RFC3339)
+}
+
+func (t *timeFlag) Set(value string) error {
+	parsed, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return fmt.Errorf("not an RFC 3339 time (for example 2025-06-01T00:00:00Z): %q", value)
+	}
+	t.Time = parsed
+	return nil
+}
+
+func (t *timeFlag) Type() string { return "TIME" }
+
+// or returns the flag's time, or fallback when it was not given.
+func (t *timeFlag) or(fallback time.Time) time.Time {
+	if t.IsZero() {
+		return fallback
+	}
+	return t.Time
 }
 
 // byteSize is a flag of a size in bytes, written as a number of bytes or as

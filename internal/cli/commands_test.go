@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -20,17 +20,13 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current output")
 
 // profilesRepo is the fixture repository shared with the render and e2e tests.
-var profilesRepo = filepath.Join("test", "testdata", "profiles-repo")
+var profilesRepo = filepath.Join("..", "..", "test", "testdata", "profiles-repo")
 
-// run calls a subcommand the way main does, with buffers for its streams.
+// run calls a command the way main does, with buffers for its streams.
 func run(t *testing.T, name string, stdin string, args ...string) (status int, stdout, stderr string) {
 	t.Helper()
-	cmd, ok := subcommands[name]
-	if !ok {
-		t.Fatalf("subcommand %q is not registered", name)
-	}
 	var out, errOut bytes.Buffer
-	status = cmd.run(args, strings.NewReader(stdin), &out, &errOut)
+	status = Execute(append([]string{name}, args...), strings.NewReader(stdin), &out, &errOut)
 	return status, out.String(), errOut.String()
 }
 
@@ -94,7 +90,7 @@ func TestHelpPrintsUsageWithAnExampleAndExitsZero(t *testing.T) {
 			status, stdout, stderr := run(t, name, "", "--help")
 			g.Expect(status).To(Equal(exitOK))
 			g.Expect(stdout).To(ContainSubstring("Usage:\n  profilesync " + name))
-			g.Expect(stdout).To(ContainSubstring("Example:\n  profilesync " + name))
+			g.Expect(stdout).To(ContainSubstring("Examples:\n  profilesync " + name))
 			g.Expect(stderr).To(BeEmpty())
 		})
 	}
@@ -383,7 +379,7 @@ func TestTimelineListsTransitionsInTimeOrder(t *testing.T) {
 func TestProfilesyncBinaryEvaluate(t *testing.T) {
 	g := NewWithT(t)
 	binary := filepath.Join(t.TempDir(), "profilesync")
-	build := exec.Command("go", "build", "-o", binary, ".")
+	build := exec.Command("go", "build", "-o", binary, "github.com/profilesync/profilesync")
 	output, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(output))
 

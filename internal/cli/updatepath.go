@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -6,21 +6,30 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
-func init() {
-	subcommands["update-path"] = subcommand{
-		summary: "print the automatic and forced update targets of one version",
-		run:     runUpdatePath,
-	}
+// updatePathOptions are update-path's flags.
+type updatePathOptions struct {
+	at                timeFlag
+	paths             []string
+	profile           string
+	namespace         string
+	kubernetesVersion string
+	machineImage      string
+	imageVersion      string
 }
 
-var updatePathHelp = commandHelp{
-	usage: "profilesync update-path [--at TIME] -f PATH --profile NAME [--namespace NS] (--kubernetes VERSION | --machine-image IMAGE --version VERSION)",
-	description: `Prints where a cluster on a version moves at TIME, as one JSON object
+func newUpdatePathCommand() *cobra.Command {
+	var opts updatePathOptions
+	cmd := &cobra.Command{
+		Use:   "update-path [--at TIME] -f PATH --profile NAME [--namespace NS] (--kubernetes VERSION | --machine-image IMAGE --version VERSION)",
+		Short: "Print the automatic and forced update targets of one version",
+		Long: `Prints where a cluster on a version moves at TIME, as one JSON object
 {"auto": VERSION or null, "force": VERSION or null}: "auto" is the target of an
 automatic update, "force" the target if the version were expired (null for a
 machine image with update strategy major, which has no forced path).
@@ -28,62 +37,63 @@ machine image with update strategy major, which has no forced path).
 --profile names a CloudProfile; with --namespace it names a
 NamespacedCloudProfile, whose merged spec is used (its parent must be among the
 inputs). The inputs are validated as a set first, as 'evaluate' does.`,
-	example: `  profilesync update-path -f profiles/ --profile aws --kubernetes 1.31.6
+		Example: `  profilesync update-path -f profiles/ --profile aws --kubernetes 1.31.6
   profilesync update-path -f profiles/ --profile aws-team-a --namespace team-a \
       --machine-image gardenlinux --version 1443.10.0`,
+		DisableFlagsInUseLine: true,
+		// runUpdatePath refuses arguments after checking the flags, whose
+		// messages say more about a mistyped command line.
+		Args: cobra.ArbitraryArgs,
+		RunE: failOnInput(func(cmd *cobra.Command, args []string) error {
+			return runUpdatePath(opts, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		}),
+	}
+	flags := cmd.Flags()
+	flags.SortFlags = false
+	flags.Var(&opts.at, "at", "decide at this RFC 3339 time (default now)")
+	bindFilenames(flags, &opts.paths)
+	flags.StringVar(&opts.profile, "profile", "", "the profile's name")
+	flags.StringVar(&opts.namespace, "namespace", "", "the namespace of a NamespacedCloudProfile")
+	flags.StringVar(&opts.kubernetesVersion, "kubernetes", "", "the Kubernetes version a cluster runs")
+	flags.StringVar(&opts.machineImage, "machine-image", "", "the machine image a cluster runs")
+	flags.StringVar(&opts.imageVersion, "version", "", "the machine image version a cluster runs")
+	return cmd
 }
 
-func runUpdatePath(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	flags := newFlagSet("update-path", updatePathHelp, stdout)
-	var at timeFlag
-	var paths []string
-	var profile, namespace, kubernetesVersion, machineImage, imageVersion string
-	flags.Var(&at, "at", "decide at this RFC 3339 time (default now)")
-	flags.StringArrayVarP(&paths, "filename", "f", nil, "a file, a directory or - (stdin); repeatable")
-	flags.StringVar(&profile, "profile", "", "the profile's name")
-	flags.StringVar(&namespace, "namespace", "", "the namespace of a NamespacedCloudProfile")
-	flags.StringVar(&kubernetesVersion, "kubernetes", "", "the Kubernetes version a cluster runs")
-	flags.StringVar(&machineImage, "machine-image", "", "the machine image a cluster runs")
-	flags.StringVar(&imageVersion, "version", "", "the machine image version a cluster runs")
-	if done, status := parseFlags(flags, args, stderr); done {
-		return status
-	}
-	subject, err := updateSubject(kubernetesVersion, machineImage, imageVersion)
-	if err == nil && profile == "" {
+func runUpdatePath(opts updatePathOptions, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	subject, err := updateSubject(opts.kubernetesVersion, opts.machineImage, opts.imageVersion)
+	if err == nil && opts.profile == "" {
 		err = fmt.Errorf("--profile is required")
 	}
-	if err == nil && flags.NArg() > 0 {
-		err = fmt.Errorf("unexpected argument %q", flags.Arg(0))
+	if err == nil && len(args) > 0 {
+		err = fmt.Errorf("unexpected argument %q", args[0])
 	}
 	if err != nil {
-		return reportUsageError(flags, err, stderr)
+		return usageError{err: err}
 	}
-	docs, err := readInputs(paths, stdin)
+	docs, err := readInputs(opts.paths, stdin)
 	if err != nil {
-		return inputError("update-path", err, stderr)
+		return err
 	}
-	now := at.or(time.Now())
+	now := opts.at.or(time.Now())
 	evaluated, ok := evaluateProfiles(docs, now, stderr)
 	if !ok {
-		return exitInvalidInput
+		return errInvalidInputReported
 	}
-	object, found := findProfile(evaluated, profile, namespace)
+	object, found := findProfile(evaluated, opts.profile, opts.namespace)
 	if !found {
-		fmt.Fprintf(stderr, "update-path: no %s among the inputs\n", wantedProfile(profile, namespace))
-		return exitInvalidInput
+		return fmt.Errorf("update-path: no %s among the inputs", wantedProfile(opts.profile, opts.namespace))
 	}
 	targets, err := lifecycle.Paths(object.EffectiveSpec(), subject, now)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %s: %v\n", object.File, object.Ref(), err)
-		return exitInvalidInput
+		return fmt.Errorf("%s: %s: %w", object.File, object.Ref(), err)
 	}
 	out, err := json.Marshal(targets)
 	if err != nil {
-		fmt.Fprintf(stderr, "update-path: encoding the result: %v\n", err)
-		return exitInvalidInput
+		return fmt.Errorf("update-path: encoding the result: %w", err)
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
-	return exitOK
+	return nil
 }
 
 // updateSubject checks that exactly one of the two forms was given.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/probes"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -58,7 +59,8 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.IntVar(&f.concurrent, "concurrent", 4, "The number of objects of each kind reconciled at the same time.")
 	fs.StringVar(&f.storagePath, "storage-path", defaultStoragePath(), "The directory where Git checkouts are cached, one subdirectory per ProfileSync.")
 	fs.StringVar(&f.clusterProfilesNS, "cluster-profiles-namespace", defaultClusterProfilesNamespace(),
-		"The namespace of the landscape operators: only its ProfileSyncs may write CloudProfiles, and NamespacedCloudProfiles outside their own namespace. Defaults to the namespace the operator runs in (RUNTIME_NAMESPACE), else profilesync-system.")
+		"The namespace of the landscape operators: only its ProfileSyncs may write CloudProfiles, and NamespacedCloudProfiles outside their own namespace. "+
+			"Defaults to the namespace the operator runs in (RUNTIME_NAMESPACE), else profilesync-system.")
 	fs.BoolVar(&f.httpCredentials, "insecure-allow-http-credentials", false,
 		"Allow Git credentials to be sent to plain http:// URLs, in clear text. Only for test servers and trusted networks.")
 	fs.StringVar(&f.webhookAddr, "webhook-addr", "",
@@ -101,19 +103,39 @@ func newScheme() *runtime.Scheme {
 	return scheme
 }
 
-// runManager parses the manager's flags, starts the controllers and blocks
-// until the process is signalled.
-func runManager(args []string) int {
-	var flags managerFlags
-	fs := pflag.NewFlagSet("profilesync", pflag.ContinueOnError)
-	flags.bind(fs)
-	if err := fs.Parse(args); err != nil {
-		if err == pflag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
+// managerStarter runs the manager with its parsed flags until the process
+// is signalled.
+type managerStarter func(flags *managerFlags) error
 
+func newManagerCommand(startManager managerStarter) *cobra.Command {
+	var flags managerFlags
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the operator: sync profiles from Git and keep their status current",
+		Long: `Runs the operator against the cluster of the kubeconfig (or in-cluster
+config): the ProfileSync, CloudProfile and NamespacedCloudProfile controllers,
+the push webhook receiver with --webhook-addr and the admission webhook with
+--enable-admission. It runs until it is signalled.
+
+'profilesync' without a command does the same and takes the same flags.`,
+		Example: `  profilesync manager --enable-leader-election --storage-path=/data --metrics-addr=:8080
+  KUBECONFIG=~/.kube/config profilesync manager --concurrent 8 --log-level debug`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErrorf("unexpected argument %q: the manager takes only flags", args[0])
+			}
+			return nil
+		},
+		RunE: func(*cobra.Command, []string) error { return startManager(&flags) },
+	}
+	flags.bind(cmd.Flags())
+	return cmd
+}
+
+// runManager starts the controllers and blocks until the process is
+// signalled. It logs why it fails and returns a reportedError: exit status
+// 2 for flags that do not parse further, 1 for anything that fails later.
+func runManager(flags *managerFlags) error {
 	log := logger.NewLogger(flags.logOptions)
 	ctrl.SetLogger(log)
 	setupLog := log.WithName("setup")
@@ -121,7 +143,7 @@ func runManager(args []string) int {
 	watchSelector, err := runtimecontroller.GetWatchSelector(flags.watchOptions)
 	if err != nil {
 		setupLog.Error(err, "invalid --watch-label-selector")
-		return 2
+		return reportedError{status: exitUsage}
 	}
 
 	restConfig := client.GetConfigOrDie(flags.clientOptions)
@@ -142,22 +164,22 @@ func runManager(args []string) int {
 	})
 	if err != nil {
 		setupLog.Error(err, "create manager")
-		return 1
+		return reportedError{status: exitInvalidInput}
 	}
 	probes.SetupChecks(mgr, setupLog)
 
 	ctx := ctrl.SetupSignalHandler()
-	if err := setupControllers(ctx, mgr, flags); err != nil {
+	if err := setupControllers(ctx, mgr, *flags); err != nil {
 		setupLog.Error(err, "set up controllers")
-		return 1
+		return reportedError{status: exitInvalidInput}
 	}
 
 	setupLog.Info("starting manager")
 	if err := mgr.Start(ctx); err != nil {
 		setupLog.Error(err, "run manager")
-		return 1
+		return reportedError{status: exitInvalidInput}
 	}
-	return 0
+	return nil
 }
 
 // setupControllers registers every reconciler with the manager.

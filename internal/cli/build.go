@@ -1,26 +1,25 @@
-package main
+package cli
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/profilesync/profilesync/internal/render"
 )
 
-func init() {
-	subcommands["build"] = subcommand{
-		summary: "kustomize-build an overlay, then evaluate it",
-		run:     runBuild,
-	}
-}
-
-var buildHelp = commandHelp{
-	usage: "profilesync build PATH [--at TIME] [--root DIR] [--max-file-size SIZE] [--max-rendered-size SIZE]",
-	description: `Builds the directory PATH the way the sync does (kustomize, confined to the
+func newBuildCommand() *cobra.Command {
+	var at timeFlag
+	var root string
+	var limits render.Limits
+	cmd := &cobra.Command{
+		Use:   "build PATH [--at TIME] [--root DIR] [--max-file-size SIZE] [--max-rendered-size SIZE]",
+		Short: "Kustomize-build an overlay, then evaluate it",
+		Long: `Builds the directory PATH the way the sync does (kustomize, confined to the
 repository's work tree: no remote locations, no paths outside the root or in
 .git/, no plugins but kustomize's builtin ones, within the same size limits
 as the operator; a directory without kustomization.yaml is read as all its
@@ -31,29 +30,37 @@ the file each object came from, relative to the repository root.
 The repository root is --root, by default the Git work tree that contains PATH
 (the nearest directory above it with a .git entry), else the current
 directory.`,
-	example: `  profilesync build overlays/prod --at 2025-06-01T00:00:00Z`,
-}
-
-func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	flags := newFlagSet("build", buildHelp, stdout)
-	var at timeFlag
-	var root string
+		Example:               `  profilesync build overlays/prod --at 2025-06-01T00:00:00Z`,
+		DisableFlagsInUseLine: true,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErrorf("expected exactly one PATH, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: failOnInput(func(cmd *cobra.Command, args []string) error {
+			docs, err := buildOverlay(cmd.Context(), root, args[0], limits)
+			if err != nil {
+				return err
+			}
+			return printEvaluated(docs, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		}),
+	}
+	flags := cmd.Flags()
+	flags.SortFlags = false
 	flags.Var(&at, "at", "evaluate at this RFC 3339 time (default now)")
 	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH)")
-	var limits render.Limits
 	bindBuildLimits(flags, &limits)
-	if done, status := parseFlags(flags, args, stderr); done {
-		return status
-	}
-	if flags.NArg() != 1 {
-		return reportUsageError(flags, fmt.Errorf("expected exactly one PATH, got %d arguments", flags.NArg()), stderr)
-	}
-	path := flags.Arg(0)
+	return cmd
+}
+
+// buildOverlay kustomize-builds path, confined to root (when empty, the
+// repository that contains path).
+func buildOverlay(ctx context.Context, root, path string, limits render.Limits) ([]render.Document, error) {
 	if root == "" {
 		var err error
 		if root, err = repositoryRoot(path); err != nil {
-			fmt.Fprintf(stderr, "build: %v\n", err)
-			return exitInvalidInput
+			return nil, fmt.Errorf("build: %w", err)
 		}
 	}
 	absRoot, err := filepath.Abs(root)
@@ -61,15 +68,11 @@ func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		path, err = pathInRoot(absRoot, path)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "build: %v\n", err)
-		return exitInvalidInput
+		return nil, fmt.Errorf("build: %w", err)
 	}
-	docs, err := render.Build(context.Background(), absRoot, path, limits)
-	if err != nil {
-		fmt.Fprintf(stderr, "%v\n", err)
-		return exitInvalidInput
-	}
-	return printEvaluated(docs, at.or(time.Now()), stdout, stderr)
+	// render.Build's errors name the file and say what is wrong; they are
+	// printed as they are.
+	return render.Build(ctx, absRoot, path, limits)
 }
 
 // repositoryRoot returns the nearest directory at or above path that holds

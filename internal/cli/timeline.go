@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -7,27 +7,38 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
-func init() {
-	subcommands["timeline"] = subcommand{
-		summary: "list upcoming lifecycle transitions in time order",
-		run:     runTimeline,
-	}
-}
-
-var timelineHelp = commandHelp{
-	usage: "profilesync timeline [--at TIME] [--until TIME] -f PATH [-f PATH]...",
-	description: `Lists every lifecycle transition after --at (default now) up to and including
+func newTimelineCommand() *cobra.Command {
+	var at, until timeFlag
+	var paths []string
+	cmd := &cobra.Command{
+		Use:   "timeline [--at TIME] [--until TIME] -f PATH [-f PATH]...",
+		Short: "List upcoming lifecycle transitions in time order",
+		Long: `Lists every lifecycle transition after --at (default now) up to and including
 --until (default: all), in time order: when, which profile, which Kubernetes
 version or machine image version, and the classification it moves from and
 to. Namespaced profiles are shown with their merged spec, so a retimed stage
 appears at the namespace's time. The inputs are validated as a set first, as
 'evaluate' does.`,
-	example: `  profilesync timeline -f profiles/ --at 2025-06-01T00:00:00Z --until 2025-12-31T23:59:59Z`,
+		Example:               `  profilesync timeline -f profiles/ --at 2025-06-01T00:00:00Z --until 2025-12-31T23:59:59Z`,
+		DisableFlagsInUseLine: true,
+		Args:                  inputsOnlyWithFilenameFlag,
+		RunE: failOnInput(func(cmd *cobra.Command, _ []string) error {
+			return runTimeline(paths, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		}),
+	}
+	flags := cmd.Flags()
+	flags.SortFlags = false
+	flags.Var(&at, "at", "list transitions after this RFC 3339 time (default now)")
+	flags.Var(&until, "until", "list transitions up to this RFC 3339 time (default: all)")
+	bindFilenames(flags, &paths)
+	return cmd
 }
 
 // transition is one change of classification of one version.
@@ -39,32 +50,21 @@ type transition struct {
 	from, to v1alpha1.VersionClassification
 }
 
-func runTimeline(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	flags := newFlagSet("timeline", timelineHelp, stdout)
-	var at, until timeFlag
-	var paths []string
-	flags.Var(&at, "at", "list transitions after this RFC 3339 time (default now)")
-	flags.Var(&until, "until", "list transitions up to this RFC 3339 time (default: all)")
-	flags.StringArrayVarP(&paths, "filename", "f", nil, "a file, a directory or - (stdin); repeatable")
-	if done, status := parseFlags(flags, args, stderr); done {
-		return status
-	}
-	from := at.or(time.Now())
-	if flags.NArg() > 0 {
-		return reportUsageError(flags, fmt.Errorf("unexpected argument %q: inputs are given with -f", flags.Arg(0)), stderr)
-	}
+// runTimeline prints the transitions of the profiles in paths after from
+// and, unless until is zero, not after until.
+func runTimeline(paths []string, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
 	if !until.IsZero() && until.Before(from) {
-		return reportUsageError(flags, fmt.Errorf("--until %s is before --at %s", until.String(), from.UTC().Format(time.RFC3339)), stderr)
+		return usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}
 	docs, err := readInputs(paths, stdin)
 	if err != nil {
-		return inputError("timeline", err, stderr)
+		return err
 	}
 	evaluated, ok := evaluateProfiles(docs, from, stderr)
 	if !ok {
-		return exitInvalidInput
+		return errInvalidInputReported
 	}
-	transitions := upcomingTransitions(evaluated, from, until.Time)
+	transitions := upcomingTransitions(evaluated, from, until)
 
 	table := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(table, "WHEN\tPROFILE\tKIND OF VERSION\tVERSION\tFROM → TO")
@@ -72,10 +72,9 @@ func runTimeline(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s → %s\n", tr.at.UTC().Format(time.RFC3339), tr.profile, tr.subject, tr.version, tr.from, tr.to)
 	}
 	if err := table.Flush(); err != nil {
-		fmt.Fprintf(stderr, "timeline: %v\n", err)
-		return exitInvalidInput
+		return fmt.Errorf("timeline: %w", err)
 	}
-	return exitOK
+	return nil
 }
 
 // upcomingTransitions lists the transitions of every version of every
