@@ -18,6 +18,10 @@
 // written, and a fetch that would pass the limit stops with
 // ErrCheckoutTooLarge, leaving the previous checkout in place.
 //
+// ExportTree writes one revision of a local repository into a directory,
+// for the offline pull-request diff: base and head are built side by side
+// from their own trees, without a checkout and without the git binary.
+//
 // The loopback Git server that tests and run-local use lives in
 // test/gitserver; a lint rule keeps operator code from importing it.
 package gitsource

@@ -1,0 +1,118 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// diffGoldenDir holds a pull request as two checkouts of a profiles
+// repository (a copy of examples/profiles-repo plus an untouched profile):
+// base/ before and head/ after it. The pull request moves stages of
+// Kubernetes 1.33.5 and 1.33.7 (1.33.7 is supported now and deprecated in
+// March, so its classification differs now and later), adds Kubernetes
+// 1.32.12 (which becomes the automatic update target of the other 1.32
+// versions), removes Garden Linux 1443.20.0, adds the image flatcar, changes
+// ubuntu's update strategy (and with it ubuntu's forced update targets) and
+// the deprecated API's expirationDate of ubuntu 22.4.5, retimes the
+// namespaced profile's override, and makes prod support 1.34.2 before dev
+// does (a rollout warning). The renderings are diff.txt, diff.md and
+// diff.json.
+const diffGoldenDir = "testdata/diff"
+
+// diffGoldenTime is the time of the golden diff, the README's "now".
+var diffGoldenTime = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+
+func TestDiffGolden(t *testing.T) {
+	g := NewWithT(t)
+	report := diffGoldenReport(t)
+
+	kinds := map[ChangeKind]bool{}
+	for _, l := range report.Landscapes {
+		for _, p := range l.Profiles {
+			for _, c := range p.Changes {
+				kinds[c.Kind] = true
+			}
+		}
+	}
+	for _, kind := range []ChangeKind{
+		ChangeStageMoved, ChangeVersionAdded, ChangeVersionRemoved, ChangeImageAdded, ChangeUpdateStrategy,
+		ChangeExpirationDate, ChangeClassification, ChangeUpdatePath,
+	} {
+		g.Expect(kinds).To(HaveKey(kind), "the fixture is meant to show a change of kind %s", kind)
+	}
+	g.Expect(report.RolloutWarnings).NotTo(BeEmpty(), "the fixture is meant to show a rollout warning")
+
+	for _, golden := range []struct {
+		file  string
+		write func(io.Writer, DiffReport) error
+	}{
+		{"diff.txt", WriteDiffText},
+		{"diff.md", WriteDiffMarkdown},
+		{"diff.json", WriteDiffJSON},
+	} {
+		t.Run(golden.file, func(t *testing.T) {
+			var out bytes.Buffer
+			NewWithT(t).Expect(golden.write(&out, report)).To(Succeed())
+			assertGolden(t, filepath.Join(diffGoldenDir, golden.file), out.Bytes())
+		})
+	}
+}
+
+func TestDiffJSONRoundTrips(t *testing.T) {
+	g := NewWithT(t)
+	report := diffGoldenReport(t)
+	var out bytes.Buffer
+	g.Expect(WriteDiffJSON(&out, report)).To(Succeed())
+
+	var decoded struct {
+		DiffReport
+		Summary DiffSummary `json:"summary"`
+	}
+	g.Expect(json.Unmarshal(out.Bytes(), &decoded)).To(Succeed())
+	g.Expect(decoded.DiffReport).To(Equal(report), "the JSON holds the whole report")
+	g.Expect(decoded.Summary).To(Equal(report.Summary()))
+}
+
+// diffGoldenReport builds both overlays of both checkouts, diffs each
+// overlay and checks the rollout order of the head.
+func diffGoldenReport(t *testing.T) DiffReport {
+	t.Helper()
+	report := DiffReport{Base: "main", Head: "pull/42/head"}
+	var heads []Landscape
+	for _, overlay := range []string{"dev", "prod"} {
+		base := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "base"), overlay, diffGoldenTime)
+		head := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "head"), overlay, diffGoldenTime)
+		report.Landscapes = append(report.Landscapes, Diff(overlay, base, head, diffGoldenTime, 0))
+		heads = append(heads, Landscape{Name: overlay, Objects: head})
+	}
+	report.RolloutWarnings = CheckRolloutOrder(heads, diffGoldenTime)
+	return report
+}
+
+// evaluatedOverlay builds overlays/<overlay> of the checkout at root the way
+// the CLI does and returns its valid, evaluated objects.
+func evaluatedOverlay(t *testing.T, root, overlay string, at time.Time) []Object {
+	t.Helper()
+	g := NewWithT(t)
+	absRoot, err := filepath.Abs(root)
+	g.Expect(err).NotTo(HaveOccurred())
+	docs, err := Build(context.Background(), absRoot, filepath.Join("overlays", overlay), DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, problems := DecodeDocuments(docs)
+	g.Expect(problems).To(BeEmpty())
+	validation, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(validation.Problems).To(BeEmpty(), "%s of %s is valid", overlay, root)
+	g.Expect(validation.Warnings).To(BeEmpty(), "%s of %s has no warnings", overlay, root)
+	evaluated, problems, err := EvaluateSet(objects, nil, at)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(problems).To(BeEmpty())
+	return evaluated
+}

@@ -1,0 +1,106 @@
+package render
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+func render(t *testing.T, write func(io.Writer, DiffReport) error, report DiffReport) string {
+	t.Helper()
+	var out bytes.Buffer
+	NewWithT(t).Expect(write(&out, report)).To(Succeed())
+	return out.String()
+}
+
+func TestRenderersOfAReportWithoutChanges(t *testing.T) {
+	g := NewWithT(t)
+	same := []Object{cloudProfile("aws", profile())}
+	report := DiffReport{Landscapes: []LandscapeDiff{Diff("dev", same, same, diffNow, 0), Diff("prod", same, same, diffNow, 0)}}
+
+	g.Expect(render(t, WriteDiffText, report)).To(Equal(
+		"At 2026-01-01T00:00:00Z, classifications compared until 2026-06-30T00:00:00Z.\n\n" +
+			"No changes in dev, prod.\n\n" +
+			"Summary: no changes.\n"))
+	g.Expect(render(t, WriteDiffMarkdown, report)).To(Equal(
+		"## Cloud profile changes\n\n" +
+			"At 2026-01-01T00:00:00Z, classifications compared until 2026-06-30T00:00:00Z.\n\n" +
+			"**Summary:** no changes.\n\n" +
+			"### dev\n\nNo changes (1 profile unchanged).\n\n" +
+			"### prod\n\nNo changes (1 profile unchanged).\n"))
+	json := render(t, WriteDiffJSON, DiffReport{})
+	g.Expect(json).To(ContainSubstring(`"landscapes": [],`))
+	g.Expect(json).To(ContainSubstring(`"rolloutWarnings": [],`))
+}
+
+func TestRenderersShowProfilesAddedAndRemoved(t *testing.T) {
+	g := NewWithT(t)
+	report := DiffReport{Base: "main", Head: "topic", Landscapes: []LandscapeDiff{
+		Diff("dev", []Object{cloudProfile("old", profile())}, []Object{cloudProfile("new", profile())}, diffNow, 0),
+	}}
+
+	text := render(t, WriteDiffText, report)
+	g.Expect(text).To(ContainSubstring("dev        CloudProfile/new  -           -        profile added    -     -     -\n"))
+	g.Expect(text).To(ContainSubstring("dev        CloudProfile/old  -           -        profile removed  -     -     -\n"))
+	g.Expect(text).To(HaveSuffix("Summary: 1 profile added, 1 profile removed.\n"))
+
+	markdown := render(t, WriteDiffMarkdown, report)
+	g.Expect(markdown).To(ContainSubstring("Base `main`, head `topic`; at 2026-01-01T00:00:00Z"))
+	g.Expect(markdown).To(ContainSubstring("#### CloudProfile/new\n\nProfile added.\n"))
+	g.Expect(markdown).To(ContainSubstring("#### CloudProfile/old\n\nProfile removed.\n"))
+}
+
+func TestMarkdownEscapesTextFromThePullRequest(t *testing.T) {
+	g := NewWithT(t)
+	base := profile()
+	head := profile()
+	head.MachineImages[0].Name = "evil|<img src=x>_*[link](y)"
+
+	markdown := render(t, WriteDiffMarkdown, DiffReport{Landscapes: []LandscapeDiff{
+		Diff("dev\n# heading", []Object{cloudProfile("aws", base)}, []Object{cloudProfile("aws", head)}, diffNow, 0),
+	}})
+
+	g.Expect(markdown).To(ContainSubstring("### dev \\# heading\n"), "a landscape name stays one line of text")
+	g.Expect(markdown).To(ContainSubstring("| evil\\|\\<img src=x\\>\\_\\*\\[link\\](y) |  | machine image added |"))
+	for _, line := range strings.Split(markdown, "\n") {
+		if strings.HasPrefix(line, "| evil") {
+			g.Expect(strings.Count(line, " |")).To(Equal(6), "the name does not add a column: %s", line)
+		}
+	}
+}
+
+func TestTextKeepsOneLinePerRow(t *testing.T) {
+	g := NewWithT(t)
+	head := profile()
+	head.MachineImages[0].Name = "two\nlines\tand a tab"
+
+	text := render(t, WriteDiffText, DiffReport{Landscapes: []LandscapeDiff{
+		Diff("dev", []Object{cloudProfile("aws", profile())}, []Object{cloudProfile("aws", head)}, diffNow, 0),
+	}})
+
+	g.Expect(text).To(ContainSubstring("CloudProfile/aws  two lines and a tab  -        machine image added"))
+}
+
+func TestSummaryCountsAVersionClassifiedDifferentlyNowOnceAsNow(t *testing.T) {
+	g := NewWithT(t)
+	base := withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), stage(v1alpha1.ClassificationDeprecated, "2026-05-01T00:00:00Z")))
+	head := withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2025-12-01T00:00:00Z"), stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
+	later := withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
+
+	report := DiffReport{Landscapes: []LandscapeDiff{
+		Diff("dev", []Object{cloudProfile("aws", base)}, []Object{cloudProfile("aws", head)}, diffNow, 0),
+		Diff("prod", []Object{cloudProfile("aws", base)}, []Object{cloudProfile("aws", later)}, diffNow, 0),
+	}}
+	summary := report.Summary()
+
+	g.Expect(summary.ClassificationsNow).To(Equal(1), "dev: differs now and again from March")
+	g.Expect(summary.ClassificationsLater).To(Equal(1), "prod: differs only from March")
+	g.Expect(summary.StageChanges).To(Equal(3))
+	g.Expect(summary.Empty()).To(BeFalse())
+	g.Expect(summary.String()).To(Equal("2 profiles changed, 3 lifecycle changes, 1 version classified differently now, 1 version classified differently later"))
+}

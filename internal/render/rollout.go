@@ -1,0 +1,240 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/lifecycle"
+)
+
+// Landscape is one overlay's profiles as EvaluateSet returns them.
+type Landscape struct {
+	// Name names the overlay, e.g. "dev".
+	Name    string
+	Objects []Object
+}
+
+// RolloutWarning is a version that reaches a lifecycle stage in a landscape
+// before an earlier landscape of the rollout order does.
+type RolloutWarning struct {
+	// Landscape is the later landscape, which reaches the stage first, and
+	// EarlierLandscape the one that should have reached it no later.
+	Landscape        string `json:"landscape"`
+	EarlierLandscape string `json:"earlierLandscape"`
+	// Kind, Namespace and Name identify the profile in both landscapes.
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+	// MachineImage is the machine image's name; empty for Kubernetes.
+	MachineImage string `json:"machineImage,omitempty"`
+	Version      string `json:"version"`
+	// Stage is the stage the later landscape declares and reaches first.
+	Stage v1alpha1.VersionClassification `json:"stage"`
+	// At is when the later landscape reaches Stage, nil when it is in that
+	// stage (or beyond) from the beginning.
+	At *time.Time `json:"at"`
+	// EarlierAt is when the earlier landscape reaches it, nil when it never
+	// does.
+	EarlierAt *time.Time `json:"earlierAt"`
+	// EarlierClassification is the earlier landscape's classification at At
+	// (at the time of the check when At is nil).
+	EarlierClassification v1alpha1.VersionClassification `json:"earlierClassification"`
+}
+
+// Ref names the profile as KIND/NAME or KIND/NAMESPACE/NAME.
+func (w RolloutWarning) Ref() string { return objectRef(w.Kind, w.Namespace, w.Name) }
+
+// String describes the warning in one line, naming both landscapes, the
+// profile, the version and both dates, e.g.
+//
+//	prod: CloudProfile/aws: kubernetes 1.34.2 is supported from 2026-11-25T00:00:00Z, 6d before dev (2026-12-01T00:00:00Z)
+func (w RolloutWarning) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s: %s %s is %s ", w.Landscape, w.Ref(), subjectName(w.MachineImage), w.Version, w.Stage)
+	if w.At == nil {
+		b.WriteString("from the beginning")
+	} else {
+		b.WriteString("from " + w.At.UTC().Format(time.RFC3339))
+	}
+	switch {
+	case w.EarlierAt == nil:
+		fmt.Fprintf(&b, ", but never in %s (%s then)", w.EarlierLandscape, w.EarlierClassification)
+	case w.At == nil:
+		fmt.Fprintf(&b, ", before %s (%s)", w.EarlierLandscape, w.EarlierAt.UTC().Format(time.RFC3339))
+	default:
+		ahead := strings.TrimPrefix(formatShift(w.EarlierAt.Sub(*w.At)), "+")
+		fmt.Fprintf(&b, ", %s before %s (%s)", ahead, w.EarlierLandscape, w.EarlierAt.UTC().Format(time.RFC3339))
+	}
+	return b.String()
+}
+
+// subjectName is how tables and messages name what a version belongs to,
+// as the timeline does.
+func subjectName(machineImage string) string {
+	if machineImage == "" {
+		return "kubernetes"
+	}
+	return machineImage
+}
+
+// CheckRolloutOrder checks that changes roll out in the order of
+// landscapes (e.g. dev, staging, prod): no landscape may take a version into
+// a stage before an earlier landscape does. For every pair of landscapes,
+// every profile both have (matched by kind, namespace and name, merged spec
+// for namespaced profiles) and every version both list, and for each stage
+// the later landscape declares (in lifecycle form), it compares when each
+// landscape reaches that stage or a later one. Reaching rather than starting
+// the stage, because a landscape may skip one: a version expired in prod
+// while dev has it deprecated, or never ends it at all, is reported as
+// expired in prod first.
+//
+// Inversions that are entirely over at now (the earlier landscape reached
+// the stage too) are history no change can fix, and are left out. Versions
+// one landscape does not list are not compared: an earlier landscape may
+// already have dropped an expired version a later one still lists.
+//
+// Warnings are ordered by later landscape, earlier landscape, profile,
+// subject, version and stage. The result is never nil.
+func CheckRolloutOrder(landscapes []Landscape, now time.Time) []RolloutWarning {
+	warnings := []RolloutWarning{}
+	indexes := make([]map[profileKey]Object, len(landscapes))
+	for i, l := range landscapes {
+		indexes[i] = indexProfiles(l.Objects)
+	}
+	for later := range landscapes {
+		for earlier := range later {
+			for key, laterObject := range indexes[later] {
+				earlierObject, found := indexes[earlier][key]
+				if !found {
+					continue
+				}
+				check := rolloutPair{
+					landscape: landscapes[later].Name, earlierLandscape: landscapes[earlier].Name,
+					key: key, now: now,
+				}
+				warnings = check.profiles(warnings, effectiveSpecOrEmpty(laterObject), effectiveSpecOrEmpty(earlierObject))
+			}
+		}
+	}
+	order := make(map[string]int, len(landscapes))
+	for i := len(landscapes) - 1; i >= 0; i-- {
+		order[landscapes[i].Name] = i
+	}
+	slices.SortFunc(warnings, func(a, b RolloutWarning) int {
+		return cmp.Or(
+			cmp.Compare(order[a.Landscape], order[b.Landscape]),
+			cmp.Compare(order[a.EarlierLandscape], order[b.EarlierLandscape]),
+			profileKey{a.Kind, a.Namespace, a.Name}.compare(profileKey{b.Kind, b.Namespace, b.Name}),
+			cmp.Compare(a.MachineImage, b.MachineImage),
+			compareVersions(a.Version, b.Version),
+			cmp.Compare(lifecycle.Rank(a.Stage), lifecycle.Rank(b.Stage)),
+		)
+	})
+	return warnings
+}
+
+// rolloutPair checks one profile of a later landscape against an earlier one.
+type rolloutPair struct {
+	landscape, earlierLandscape string
+	key                         profileKey
+	now                         time.Time
+}
+
+func (p rolloutPair) profiles(warnings []RolloutWarning, later, earlier *v1alpha1.CloudProfileSpec) []RolloutWarning {
+	warnings = p.versions(warnings, "", later.Kubernetes.Versions, earlier.Kubernetes.Versions)
+	earlierImages := imagesByName(earlier)
+	for name, image := range imagesByName(later) {
+		if earlierImage, found := earlierImages[name]; found {
+			warnings = p.versions(warnings, name, imageVersions(image), imageVersions(earlierImage))
+		}
+	}
+	return warnings
+}
+
+func (p rolloutPair) versions(warnings []RolloutWarning, image string, later, earlier []v1alpha1.ExpirableVersion) []RolloutWarning {
+	earlierVersions := versionsByName(earlier)
+	for version, laterVersion := range versionsByName(later) {
+		earlierVersion, found := earlierVersions[version]
+		if !found {
+			continue
+		}
+		laterStages, earlierStages := lifecycle.Stages(laterVersion), lifecycle.Stages(earlierVersion)
+		for _, stage := range laterStages {
+			laterReach := reach(laterStages, stage.Classification)
+			earlierReach := reach(earlierStages, stage.Classification)
+			if !laterReach.before(earlierReach) || !earlierReach.after(p.now) {
+				continue
+			}
+			at := p.now
+			if laterReach.start != nil {
+				at = *laterReach.start
+			}
+			warnings = append(warnings, RolloutWarning{
+				Landscape: p.landscape, EarlierLandscape: p.earlierLandscape,
+				Kind: p.key.kind, Namespace: p.key.namespace, Name: p.key.name,
+				MachineImage: image, Version: version, Stage: stage.Classification,
+				At: utcPtr(laterReach.start), EarlierAt: utcPtr(earlierReach.start),
+				EarlierClassification: lifecycle.ClassificationAt(earlierVersion, at),
+			})
+		}
+	}
+	return warnings
+}
+
+// stageReach is when a version first has a classification of some rank or
+// higher: never, from the beginning (start nil), or at start.
+type stageReach struct {
+	never bool
+	start *time.Time
+}
+
+// reach is when stages first reach c or a later stage. Stages of a valid
+// lifecycle are in rank order with starts that never decrease, so that is
+// the earliest start among them.
+func reach(stages []v1alpha1.LifecycleStage, c v1alpha1.VersionClassification) stageReach {
+	result := stageReach{never: true}
+	for _, s := range stages {
+		if lifecycle.Rank(s.Classification) < lifecycle.Rank(c) {
+			continue
+		}
+		if s.StartTime == nil {
+			return stageReach{}
+		}
+		if result.never || s.StartTime.Time.Before(*result.start) {
+			result = stageReach{start: pointer(s.StartTime.Time)}
+		}
+	}
+	return result
+}
+
+// before reports whether r comes strictly before other, "from the beginning"
+// being before every time and "never" after every time.
+func (r stageReach) before(other stageReach) bool {
+	switch {
+	case r.never:
+		return false
+	case other.never:
+		return true
+	case other.start == nil:
+		return false
+	case r.start == nil:
+		return true
+	}
+	return r.start.Before(*other.start)
+}
+
+// after reports whether r is strictly after t.
+func (r stageReach) after(t time.Time) bool {
+	return r.never || (r.start != nil && r.start.After(t))
+}
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	return pointer(t.UTC())
+}

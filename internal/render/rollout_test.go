@@ -1,0 +1,177 @@
+package render
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// landscapesOf makes one landscape per name, each with one CloudProfile aws
+// whose Kubernetes versions are the given one and the newest.
+func landscapesOf(names []string, versions ...v1alpha1.ExpirableVersion) []Landscape {
+	landscapes := make([]Landscape, len(names))
+	for i, name := range names {
+		landscapes[i] = Landscape{Name: name, Objects: []Object{cloudProfile("aws", withKubernetes(versions[i]))}}
+	}
+	return landscapes
+}
+
+func TestCheckRolloutOrder(t *testing.T) {
+	const (
+		preview    = v1alpha1.ClassificationPreview
+		supported  = v1alpha1.ClassificationSupported
+		deprecated = v1alpha1.ClassificationDeprecated
+		expired    = v1alpha1.ClassificationExpired
+	)
+	devProd := []string{"dev", "prod"}
+	previewThenSupported := func(supportedFrom string) v1alpha1.ExpirableVersion {
+		return staged("1.30.0", stage(preview, ""), stage(supported, supportedFrom))
+	}
+	tests := []struct {
+		name       string
+		landscapes []Landscape
+		want       []string
+	}{
+		{
+			name:       "the same dates everywhere are in order",
+			landscapes: landscapesOf(devProd, previewThenSupported("2026-02-01T00:00:00Z"), previewThenSupported("2026-02-01T00:00:00Z")),
+		},
+		{
+			name:       "a later landscape later is in order",
+			landscapes: landscapesOf(devProd, previewThenSupported("2026-02-01T00:00:00Z"), previewThenSupported("2026-03-01T00:00:00Z")),
+		},
+		{
+			name:       "a later landscape that supports a version first is reported with both dates",
+			landscapes: landscapesOf(devProd, previewThenSupported("2026-03-01T00:00:00Z"), previewThenSupported("2026-02-01T00:00:00Z")),
+			want:       []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is supported from 2026-02-01T00:00:00Z, 28d before dev (2026-03-01T00:00:00Z)"},
+		},
+		{
+			name: "a later landscape that previews a version the earlier one has not even announced",
+			landscapes: landscapesOf(devProd,
+				staged("1.30.0", stage(preview, "2026-03-01T00:00:00Z")),
+				staged("1.30.0", stage(preview, "2026-02-01T00:00:00Z"))),
+			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is preview from 2026-02-01T00:00:00Z, 28d before dev (2026-03-01T00:00:00Z)"},
+		},
+		{
+			name: "a later landscape that expires a version the earlier one never expires",
+			landscapes: landscapesOf(devProd,
+				staged("1.30.0", stage(supported, "")),
+				staged("1.30.0", stage(supported, ""), stage(expired, "2026-06-01T00:00:00Z"))),
+			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is expired from 2026-06-01T00:00:00Z, but never in dev (supported then)"},
+		},
+		{
+			name: "a later landscape that skips deprecated and expires first is reported for expired only",
+			landscapes: landscapesOf(devProd,
+				staged("1.30.0", stage(supported, ""), stage(deprecated, "2026-03-01T00:00:00Z"), stage(expired, "2026-06-01T00:00:00Z")),
+				staged("1.30.0", stage(supported, ""), stage(expired, "2026-05-01T00:00:00Z"))),
+			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is expired from 2026-05-01T00:00:00Z, 31d before dev (2026-06-01T00:00:00Z)"},
+		},
+		{
+			name: "a later landscape that expires a version while the earlier one has it deprecated",
+			landscapes: landscapesOf(devProd,
+				deprecatedAPIVersion("1.30.0", deprecated, "2026-06-01T00:00:00Z"),
+				deprecatedAPIVersion("1.30.0", deprecated, "2026-04-01T00:00:00Z")),
+			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is expired from 2026-04-01T00:00:00Z, 61d before dev (2026-06-01T00:00:00Z)"},
+		},
+		{
+			name: "a later landscape that offers a version from the beginning",
+			landscapes: landscapesOf(devProd,
+				previewThenSupported("2026-03-01T00:00:00Z"),
+				staged("1.30.0", stage(supported, ""))),
+			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is supported from the beginning, before dev (2026-03-01T00:00:00Z)"},
+		},
+		{
+			name:       "an inversion entirely in the past is history",
+			landscapes: landscapesOf(devProd, previewThenSupported("2025-12-01T00:00:00Z"), previewThenSupported("2025-11-01T00:00:00Z")),
+		},
+		{
+			name:       "an inversion whose earlier landscape is still ahead is reported, also when the later one is past",
+			landscapes: landscapesOf(devProd, previewThenSupported("2026-01-15T00:00:00Z"), previewThenSupported("2025-12-25T00:00:00Z")),
+			want:       []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is supported from 2025-12-25T00:00:00Z, 21d before dev (2026-01-15T00:00:00Z)"},
+		},
+		{
+			name: "every earlier landscape is compared, in rollout order",
+			landscapes: landscapesOf([]string{"dev", "staging", "prod"},
+				previewThenSupported("2026-05-01T00:00:00Z"),
+				previewThenSupported("2026-03-01T00:00:00Z"),
+				previewThenSupported("2026-02-01T00:00:00Z")),
+			want: []string{
+				"staging: CloudProfile/aws: kubernetes 1.30.0 is supported from 2026-03-01T00:00:00Z, 61d before dev (2026-05-01T00:00:00Z)",
+				"prod: CloudProfile/aws: kubernetes 1.30.0 is supported from 2026-02-01T00:00:00Z, 89d before dev (2026-05-01T00:00:00Z)",
+				"prod: CloudProfile/aws: kubernetes 1.30.0 is supported from 2026-02-01T00:00:00Z, 28d before staging (2026-03-01T00:00:00Z)",
+			},
+		},
+		{
+			name: "a version only one landscape lists is not compared",
+			landscapes: landscapesOf(devProd,
+				staged("1.29.0", stage(supported, "2026-05-01T00:00:00Z")),
+				staged("1.30.0", stage(supported, ""), stage(expired, "2026-02-01T00:00:00Z"))),
+		},
+		{
+			name: "profiles only one landscape has are not compared",
+			landscapes: []Landscape{
+				{Name: "dev", Objects: []Object{cloudProfile("aws", withKubernetes(previewThenSupported("2026-05-01T00:00:00Z")))}},
+				{Name: "prod", Objects: []Object{cloudProfile("gcp", withKubernetes(previewThenSupported("2026-02-01T00:00:00Z")))}},
+			},
+		},
+		{
+			name: "machine image versions and namespaced profiles are checked too",
+			landscapes: []Landscape{
+				{Name: "dev", Objects: []Object{namespacedWithMergedSpec(withImageVersions(
+					staged("1592.2.0", stage(preview, ""), stage(supported, "2026-04-01T00:00:00Z"))))}},
+				{Name: "prod", Objects: []Object{namespacedWithMergedSpec(withImageVersions(
+					staged("1592.2.0", stage(preview, ""), stage(supported, "2026-03-01T00:00:00Z"))))}},
+			},
+			want: []string{"prod: NamespacedCloudProfile/team/aws-team: gardenlinux 1592.2.0 is supported from 2026-03-01T00:00:00Z, 31d before dev (2026-04-01T00:00:00Z)"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			warnings := CheckRolloutOrder(tc.landscapes, diffNow)
+			g.Expect(warnings).NotTo(BeNil())
+			lines := []string{}
+			for _, w := range warnings {
+				lines = append(lines, w.String())
+			}
+			if tc.want == nil {
+				tc.want = []string{}
+			}
+			g.Expect(lines).To(Equal(tc.want))
+		})
+	}
+}
+
+func TestRolloutWarningFields(t *testing.T) {
+	g := NewWithT(t)
+	landscapes := landscapesOf([]string{"dev", "prod"},
+		staged("1.30.0", stage(v1alpha1.ClassificationSupported, "")),
+		staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2026-06-01T00:00:00Z")))
+
+	warnings := CheckRolloutOrder(landscapes, diffNow)
+
+	g.Expect(warnings).To(Equal([]RolloutWarning{{
+		Landscape: "prod", EarlierLandscape: "dev",
+		Kind: v1alpha1.CloudProfileKind, Name: "aws",
+		Version: "1.30.0", Stage: v1alpha1.ClassificationExpired,
+		At: instant("2026-06-01T00:00:00Z"), EarlierAt: nil,
+		EarlierClassification: v1alpha1.ClassificationSupported,
+	}}))
+}
+
+func TestCheckRolloutOrderOfNoLandscapes(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(CheckRolloutOrder(nil, diffNow)).To(BeEmpty())
+	g.Expect(CheckRolloutOrder([]Landscape{{Name: "dev"}}, diffNow)).To(BeEmpty())
+}
+
+// namespacedWithMergedSpec is an evaluated NamespacedCloudProfile
+// team/aws-team whose merged spec is spec.
+func namespacedWithMergedSpec(spec *v1alpha1.CloudProfileSpec) Object {
+	ncp := &v1alpha1.NamespacedCloudProfile{Spec: *namespaced()}
+	ncp.Name, ncp.Namespace = "aws-team", "team"
+	ncp.Status.CloudProfileSpec = spec
+	return Object{NamespacedCloudProfile: ncp}
+}
