@@ -70,7 +70,7 @@ type ProfileSyncReconciler struct {
 	decoded decodedRevisions
 
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
-	// once, bypassing the interval: the webhook receiver sends pushes here.
+	// once, bypassing the interval: the push receiver sends pushes here.
 	Trigger <-chan event.GenericEvent
 }
 

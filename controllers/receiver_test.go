@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/receiver"
 	"github.com/profilesync/profilesync/test/gitserver"
 )
 
@@ -109,7 +110,7 @@ func createWebhookSecret(t *testing.T, data map[string][]byte) string {
 // returns the status code and body.
 func postHook(t *testing.T, base, method, namespace, name string, header map[string]string, body string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(method, base+WebhookPathPrefix+namespace+"/"+name, strings.NewReader(body))
+	req, err := http.NewRequest(method, base+receiver.PathPrefix+namespace+"/"+name, strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("build request: %v", err)
 	}
@@ -130,21 +131,21 @@ func postHook(t *testing.T, base, method, namespace, name string, header map[str
 
 func TestAPushHookOfEachSenderSyncsAtOnce(t *testing.T) {
 	server := startGitServer(t)
-	secret := createWebhookSecret(t, map[string][]byte{WebhookTokenKey: []byte(webhookToken)})
+	secret := createWebhookSecret(t, map[string][]byte{receiver.TokenKey: []byte(webhookToken)})
 	sync := webhookSync(t, server, secret)
 	for i, sender := range []struct {
 		name   string
 		header map[string]string
 	}{
-		{"GitHub's X-Hub-Signature-256", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), "X-GitHub-Event": "push"}},
-		{"GitLab's X-Gitlab-Token", map[string]string{GitLabTokenHeader: webhookToken, "X-Gitlab-Event": "Push Hook"}},
-		{"the generic X-Signature", map[string]string{SignatureHeader: hmacHex(webhookToken, pushBody)}},
+		{"GitHub's X-Hub-Signature-256", map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody), "X-GitHub-Event": "push"}},
+		{"GitLab's X-Gitlab-Token", map[string]string{receiver.GitLabTokenHeader: webhookToken, "X-Gitlab-Event": "Push Hook"}},
+		{"the generic X-Signature", map[string]string{receiver.SignatureHeader: hmacHex(webhookToken, pushBody)}},
 	} {
 		t.Run(sender.name, func(t *testing.T) {
 			g := NewWithT(t)
 			commit, err := server.Commit(sync.Name, singleProfileFiles(sync.Name, fmt.Sprintf("1.30.%d", i+1)), "new patch")
 			g.Expect(err).NotTo(HaveOccurred())
-			status, body := postHook(t, webhookURL, http.MethodPost, sync.Namespace, sync.Name, sender.header, pushBody)
+			status, body := postHook(t, receiverURL, http.MethodPost, sync.Namespace, sync.Name, sender.header, pushBody)
 			g.Expect(status).To(Equal(http.StatusAccepted), body)
 			// The interval is an hour: only the hook can have started this sync.
 			g.Eventually(func(g Gomega) {
@@ -157,12 +158,12 @@ func TestAPushHookOfEachSenderSyncsAtOnce(t *testing.T) {
 
 func TestRefusedHooksSayOnlyTheirStatusAndTriggerNothing(t *testing.T) {
 	server := startGitServer(t)
-	secret := createWebhookSecret(t, map[string][]byte{WebhookTokenKey: []byte(webhookToken)})
+	secret := createWebhookSecret(t, map[string][]byte{receiver.TokenKey: []byte(webhookToken)})
 	withHook := webhookSync(t, server, secret)
 	withoutHook := webhookSync(t, server, "")
 	missingSecret := webhookSync(t, server, "no-such-secret")
 	emptyToken := webhookSync(t, server, createWebhookSecret(t, map[string][]byte{"other": []byte("x")}))
-	signed := map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}
+	signed := map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}
 
 	// A commit the refused hooks must not bring to the cluster.
 	g := NewWithT(t)
@@ -181,21 +182,21 @@ func TestRefusedHooksSayOnlyTheirStatusAndTriggerNothing(t *testing.T) {
 		{"a ProfileSync without spec.webhook is not found either", http.MethodPost, withoutHook.Namespace, withoutHook.Name, signed, pushBody, http.StatusNotFound},
 		{"a ProfileSync whose Secret is missing is not found either", http.MethodPost, missingSecret.Namespace, missingSecret.Name, signed, pushBody, http.StatusNotFound},
 		{"a ProfileSync whose Secret has no token is not found either", http.MethodPost, emptyToken.Namespace, emptyToken.Name, signed, pushBody, http.StatusNotFound},
-		{"a wrong GitHub signature is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{GitHubSignatureHeader: hmacHex("wrong", pushBody)}, pushBody, http.StatusUnauthorized},
+		{"a wrong GitHub signature is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitHubSignatureHeader: hmacHex("wrong", pushBody)}, pushBody, http.StatusUnauthorized},
 		{"a signature of another body is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, signed, pushBody + " ", http.StatusUnauthorized},
-		{"a wrong GitLab token is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{GitLabTokenHeader: webhookToken + "x"}, pushBody, http.StatusUnauthorized},
-		{"a generic signature without its sha256= prefix is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{SignatureHeader: strings.TrimPrefix(hmacHex(webhookToken, pushBody), "sha256=")}, pushBody, http.StatusUnauthorized},
-		{"a valid signature next to a wrong one is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), GitLabTokenHeader: "wrong"}, pushBody, http.StatusUnauthorized},
+		{"a wrong GitLab token is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitLabTokenHeader: webhookToken + "x"}, pushBody, http.StatusUnauthorized},
+		{"a generic signature without its sha256= prefix is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.SignatureHeader: strings.TrimPrefix(hmacHex(webhookToken, pushBody), "sha256=")}, pushBody, http.StatusUnauthorized},
+		{"a valid signature next to a wrong one is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody), receiver.GitLabTokenHeader: "wrong"}, pushBody, http.StatusUnauthorized},
 		{"a request without any signature is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, nil, pushBody, http.StatusUnauthorized},
 		{"a GET is not allowed", http.MethodGet, withHook.Namespace, withHook.Name, signed, "", http.StatusMethodNotAllowed},
 		{"a body over 1 MiB is too large, even signed", http.MethodPost, withHook.Namespace, withHook.Name,
-			map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, strings.Repeat("x", DefaultWebhookMaxBodyBytes+1))},
-			strings.Repeat("x", DefaultWebhookMaxBodyBytes+1), http.StatusRequestEntityTooLarge},
+			map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, strings.Repeat("x", receiver.DefaultMaxBodyBytes+1))},
+			strings.Repeat("x", receiver.DefaultMaxBodyBytes+1), http.StatusRequestEntityTooLarge},
 		{"a path with more segments is not found", http.MethodPost, withHook.Namespace, withHook.Name + "/extra", signed, pushBody, http.StatusNotFound},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			status, body := postHook(t, webhookURL, tc.method, tc.namespace, tc.objectName, tc.header, tc.body)
+			status, body := postHook(t, receiverURL, tc.method, tc.namespace, tc.objectName, tc.header, tc.body)
 			g.Expect(status).To(Equal(tc.want))
 			// Nothing but the status text: no object, Secret or reason.
 			g.Expect(strings.TrimSpace(body)).To(Equal(http.StatusText(tc.want)))
@@ -215,11 +216,11 @@ func TestRefusedHooksSayOnlyTheirStatusAndTriggerNothing(t *testing.T) {
 func TestAHookOnAReplicaThatDoesNotLeadRequestsTheSyncThroughTheAnnotation(t *testing.T) {
 	g := NewWithT(t)
 	server := startGitServer(t)
-	secret := createWebhookSecret(t, map[string][]byte{WebhookTokenKey: []byte(webhookToken)})
+	secret := createWebhookSecret(t, map[string][]byte{receiver.TokenKey: []byte(webhookToken)})
 	sync := webhookSync(t, server, secret)
 	// A second receiver, as on a replica that never became leader: its
 	// controllers do not run, so it must not use a trigger channel.
-	follower := &WebhookReceiver{
+	follower := &receiver.Receiver{
 		Client:       k8sClient,
 		SecretReader: k8sClient,
 		Elected:      make(chan struct{}),
@@ -230,7 +231,7 @@ func TestAHookOnAReplicaThatDoesNotLeadRequestsTheSyncThroughTheAnnotation(t *te
 	commit, err := server.Commit(sync.Name, singleProfileFiles(sync.Name, "1.32.0"), "new minor")
 	g.Expect(err).NotTo(HaveOccurred())
 	status, body := postHook(t, hookServer.URL, http.MethodPost, sync.Namespace, sync.Name,
-		map[string]string{SignatureHeader: hmacHex(webhookToken, pushBody)}, pushBody)
+		map[string]string{receiver.SignatureHeader: hmacHex(webhookToken, pushBody)}, pushBody)
 	g.Expect(status).To(Equal(http.StatusAccepted), body)
 	g.Eventually(func(g Gomega) {
 		got := getProfileSync(g, sync)
@@ -240,57 +241,7 @@ func TestAHookOnAReplicaThatDoesNotLeadRequestsTheSyncThroughTheAnnotation(t *te
 	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 }
 
-func TestHookSignatureVerification(t *testing.T) {
-	body := []byte(pushBody)
-	for _, tc := range []struct {
-		name   string
-		header map[string]string
-		want   bool
-	}{
-		{"a GitHub HMAC of the body verifies", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}, true},
-		{"a generic HMAC of the body verifies", map[string]string{SignatureHeader: hmacHex(webhookToken, pushBody)}, true},
-		{"the GitLab token verifies", map[string]string{GitLabTokenHeader: webhookToken}, true},
-		{"all three together verify", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), SignatureHeader: hmacHex(webhookToken, pushBody), GitLabTokenHeader: webhookToken}, true},
-		{"no header does not verify", map[string]string{"X-GitHub-Event": "push"}, false},
-		{"an HMAC with another key does not verify", map[string]string{SignatureHeader: hmacHex("other", pushBody)}, false},
-		{"a sha1 signature does not verify", map[string]string{GitHubSignatureHeader: "sha1=" + strings.TrimPrefix(hmacHex(webhookToken, pushBody), "sha256=")}, false},
-		{"a signature that is not hex does not verify", map[string]string{SignatureHeader: "sha256=zz"}, false},
-		{"a prefix of the GitLab token does not verify", map[string]string{GitLabTokenHeader: webhookToken[:5]}, false},
-		{"one wrong header among right ones does not verify", map[string]string{GitHubSignatureHeader: hmacHex(webhookToken, pushBody), SignatureHeader: hmacHex("other", pushBody)}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			header := http.Header{}
-			for k, v := range tc.header {
-				header.Set(k, v)
-			}
-			g.Expect(verifyHook(header, body, []byte(webhookToken))).To(Equal(tc.want))
-		})
-	}
-}
 
-func TestHookPathsNameANamespaceAndAName(t *testing.T) {
-	for _, tc := range []struct {
-		path string
-		ok   bool
-	}{
-		{"/hook/team-a/dev", true},
-		{"/hook/team-a/dev.landscape", true},
-		{"/hook/team-a", false},
-		{"/hook/team-a/", false},
-		{"/hook//dev", false},
-		{"/hook/team-a/dev/x", false},
-		{"/hook/Team-A/dev", false},
-		{"/hooks/team-a/dev", false},
-		{"/hook/../dev", false},
-	} {
-		t.Run(tc.path, func(t *testing.T) {
-			g := NewWithT(t)
-			_, ok := hookKey(tc.path)
-			g.Expect(ok).To(Equal(tc.ok))
-		})
-	}
-}
 
 // TestASyncOfAnUnchangedRevisionWritesNothing pins the idle behaviour: with
 // no new commit, each interval lists the remote's refs and renders, but

@@ -13,6 +13,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/receiver"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
@@ -33,9 +34,10 @@ type Config struct {
 	ClusterProfilesNamespace string
 	// AllowCredentialsOverHTTP lets Git credentials go to plain http:// URLs.
 	AllowCredentialsOverHTTP bool
-	// WebhookAddr, when set, is the address of the push webhook receiver
-	// (see WebhookReceiver); empty disables it.
-	WebhookAddr string
+	// ReceiverAddr, when set, is the address of the push receiver (see
+	// receiver.Receiver), where Git hosts post their push webhooks; empty
+	// disables it.
+	ReceiverAddr string
 	// MaxCheckoutSize bounds a checkout in bytes (gitsource); zero means no
 	// limit.
 	MaxCheckoutSize int64
@@ -71,21 +73,21 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		return fmt.Errorf("open Git cache at %s: %w", cfg.StoragePath, err)
 	}
 	var trigger chan event.GenericEvent
-	if cfg.WebhookAddr != "" {
+	if cfg.ReceiverAddr != "" {
 		trigger = make(chan event.GenericEvent, 64)
-		receiver := &WebhookReceiver{
-			Addr:         cfg.WebhookAddr,
+		pushReceiver := &receiver.Receiver{
+			Addr:         cfg.ReceiverAddr,
 			Client:       mgr.GetClient(),
 			SecretReader: mgr.GetAPIReader(),
 			Trigger:      trigger,
 			Elected:      mgr.Elected(),
 		}
 		// Bind now, so a taken port fails the start-up, not the manager later.
-		if err := receiver.Listen(); err != nil {
+		if err := pushReceiver.Listen(); err != nil {
 			return err
 		}
-		if err := mgr.Add(receiver); err != nil {
-			return fmt.Errorf("add webhook receiver: %w", err)
+		if err := mgr.Add(pushReceiver); err != nil {
+			return fmt.Errorf("add push receiver: %w", err)
 		}
 	}
 	if err := (&ProfileSyncReconciler{

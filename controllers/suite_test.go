@@ -148,15 +148,15 @@ func runSuite(m *testing.M) int {
 // clusterProfilesNamespace is where the tests' landscape ProfileSyncs live.
 const clusterProfilesNamespace = "profilesync-system"
 
-// webhookURL is the base URL of the suite manager's webhook receiver.
-var webhookURL string
+// receiverURL is the base URL of the suite manager's push receiver.
+var receiverURL string
 
 func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
-	webhookAddr, err := freeLoopbackAddress()
+	receiverAddr, err := freeLoopbackAddress()
 	if err != nil {
 		return err
 	}
-	webhookURL = "http://" + webhookAddr
+	receiverURL = "http://" + receiverAddr
 	return SetupAll(ctx, mgr, Config{
 		Options:                  Options{MaxConcurrentReconciles: 4},
 		Clock:                    testClock,
@@ -164,7 +164,7 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string
 		ClusterProfilesNamespace: clusterProfilesNamespace,
 		// The test Git servers are plain http on loopback.
 		AllowCredentialsOverHTTP: true,
-		WebhookAddr:              webhookAddr,
+		ReceiverAddr:             receiverAddr,
 		MaxCheckoutSize:          suiteMaxCheckoutSize,
 	})
 }

@@ -111,8 +111,8 @@ type ProfileSyncSpec struct {
 	Prune bool `json:"prune,omitempty"`
 
 	// webhook lets the Git host trigger a sync at once on a push, instead of
-	// waiting for the next interval. It needs the operator's webhook receiver
-	// (flag --webhook-addr).
+	// waiting for the next interval. It needs the operator's push receiver
+	// (flag --receiver-addr).
 	// +optional
 	Webhook *ProfileSyncWebhook `json:"webhook,omitempty"`
 }

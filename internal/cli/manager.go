@@ -45,7 +45,7 @@ type managerFlags struct {
 	storagePath       string
 	clusterProfilesNS string
 	httpCredentials   bool
-	webhookAddr       string
+	receiverAddr      string
 	enableAdmission   bool
 	webhookPort       int
 	webhookCertDir    string
@@ -63,8 +63,11 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 			"Defaults to the namespace the operator runs in (RUNTIME_NAMESPACE), else profilesync-system.")
 	fs.BoolVar(&f.httpCredentials, "insecure-allow-http-credentials", false,
 		"Allow Git credentials to be sent to plain http:// URLs, in clear text. Only for test servers and trusted networks.")
-	fs.StringVar(&f.webhookAddr, "webhook-addr", "",
-		"The address of the push webhook receiver, for example :9292: POST /hook/<namespace>/<name> triggers a sync of a ProfileSync with spec.webhook. Empty (the default) disables it.")
+	fs.StringVar(&f.receiverAddr, "receiver-addr", "",
+		"The address of the push receiver, for example :9292: a Git host's push webhook posted to /hook/<namespace>/<name> triggers a sync of a ProfileSync with spec.webhook. Empty (the default) disables it.")
+	// The receiver's first flag name; "webhook" now names admission only.
+	fs.StringVar(&f.receiverAddr, "webhook-addr", "", "Deprecated name of --receiver-addr.")
+	_ = fs.MarkDeprecated("webhook-addr", "use --receiver-addr")
 	fs.BoolVar(&f.enableAdmission, "enable-admission", false,
 		"Run the validating admission webhook for CloudProfiles and NamespacedCloudProfiles (docs/admission.md); needs config/webhook installed and a serving certificate in --webhook-cert-dir.")
 	fs.IntVar(&f.webhookPort, "webhook-port", 9443, "The port the admission webhook server listens on (with --enable-admission).")
@@ -114,7 +117,7 @@ func newManagerCommand(startManager managerStarter) *cobra.Command {
 		Short: "Run the operator: sync profiles from Git and keep their status current",
 		Long: `Runs the operator against the cluster of the kubeconfig (or in-cluster
 config): the ProfileSync, CloudProfile and NamespacedCloudProfile controllers,
-the push webhook receiver with --webhook-addr and the admission webhook with
+the push receiver with --receiver-addr and the admission webhook with
 --enable-admission. It runs until it is signalled.
 
 'profilesync' without a command does the same and takes the same flags.`,
@@ -198,7 +201,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags)
 		StoragePath:              flags.storagePath,
 		ClusterProfilesNamespace: flags.clusterProfilesNS,
 		AllowCredentialsOverHTTP: flags.httpCredentials,
-		WebhookAddr:              flags.webhookAddr,
+		ReceiverAddr:             flags.receiverAddr,
 		MaxCheckoutSize:          flags.maxCheckoutSize,
 		BuildLimits:              flags.buildLimits,
 	})

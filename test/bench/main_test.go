@@ -50,7 +50,7 @@ var env struct {
 	// floorClient is a plain client with the manager's rate limits.
 	floorClient client.Client
 	manager     manager.Manager
-	webhookURL  string
+	receiverURL  string
 	// writes counts the manager's API requests that are not GETs (create,
 	// update, patch, delete, including events).
 	writes atomic.Int64
@@ -145,15 +145,15 @@ func runWithControlPlane(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "find a port: %v\n", err)
 		return 1
 	}
-	webhookAddr := l.Addr().String()
+	receiverAddr := l.Addr().String()
 	_ = l.Close()
-	env.webhookURL = "http://" + webhookAddr
+	env.receiverURL = "http://" + receiverAddr
 	if err := controllers.SetupAll(ctx, mgr, controllers.Config{
 		Options:                  controllers.Options{MaxConcurrentReconciles: 4},
 		Clock:                    clock.RealClock{},
 		StoragePath:              cacheDir,
 		ClusterProfilesNamespace: clusterProfilesNamespace,
-		WebhookAddr:              webhookAddr,
+		ReceiverAddr:             receiverAddr,
 	}); err != nil {
 		fmt.Fprintf(os.Stderr, "set up controllers: %v\n", err)
 		return 1

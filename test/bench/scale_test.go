@@ -421,7 +421,7 @@ func callWebhook(b *testing.B, name string) {
 	body := []byte(`{"ref":"refs/heads/main"}`)
 	mac := hmac.New(sha256.New, []byte(webhookToken))
 	mac.Write(body)
-	req, err := http.NewRequest(http.MethodPost, env.webhookURL+"/hook/"+clusterProfilesNamespace+"/"+name, bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, env.receiverURL+"/hook/"+clusterProfilesNamespace+"/"+name, bytes.NewReader(body))
 	if err != nil {
 		b.Fatal(err)
 	}

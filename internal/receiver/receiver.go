@@ -1,4 +1,4 @@
-package controllers
+package receiver
 
 import (
 	"context"
@@ -44,18 +44,18 @@ const (
 	SignatureHeader = "X-Signature"
 )
 
-// WebhookTokenKey is the key of the webhook Secret that holds the token.
-const WebhookTokenKey = "token"
+// TokenKey is the key of the webhook Secret that holds the token.
+const TokenKey = "token"
 
-// WebhookPathPrefix is the path under which the receiver serves; a
-// ProfileSync's hook is WebhookPathPrefix + "<namespace>/<name>".
-const WebhookPathPrefix = "/hook/"
+// PathPrefix is the path under which the receiver serves; a
+// ProfileSync's hook is PathPrefix + "<namespace>/<name>".
+const PathPrefix = "/hook/"
 
-// DefaultWebhookMaxBodyBytes bounds the body of a webhook request; GitHub
+// DefaultMaxBodyBytes bounds the body of a webhook request; GitHub
 // caps its payloads at 25 MB, but a push of a profiles repository is a few KiB.
-const DefaultWebhookMaxBodyBytes = 1 << 20
+const DefaultMaxBodyBytes = 1 << 20
 
-// WebhookReceiver is the HTTP server behind --webhook-addr. A POST to
+// Receiver is the HTTP server behind --receiver-addr. A POST to
 // /hook/<namespace>/<name> whose signature verifies against the token of the
 // ProfileSync's spec.webhook.secretRef triggers a sync of that ProfileSync at
 // once. The body is read only to verify it.
@@ -74,7 +74,7 @@ const DefaultWebhookMaxBodyBytes = 1 << 20
 // other replicas, whose controllers do not run, it sets the reconcile request
 // annotation (reconcile.fluxcd.io/requestedAt) on the ProfileSync, which the
 // leader's controller watches. Either way the sync starts at once.
-type WebhookReceiver struct {
+type Receiver struct {
 	// Addr is the TCP address to listen on, for example ":9292".
 	Addr string
 	// Client reads ProfileSyncs (the manager's cached client) and, on a
@@ -84,12 +84,12 @@ type WebhookReceiver struct {
 	// manager's API reader): the operator may only get Secrets, not watch
 	// them all.
 	SecretReader client.Reader
-	// Trigger is the channel of ProfileSyncReconciler.Trigger.
+	// Trigger is the channel of the ProfileSync controller's Trigger.
 	Trigger chan<- event.GenericEvent
 	// Elected is closed when this replica leads (the manager's Elected());
 	// nil means it always leads.
 	Elected <-chan struct{}
-	// MaxBodyBytes bounds request bodies; DefaultWebhookMaxBodyBytes when 0.
+	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
 
 	mu       sync.Mutex
@@ -97,12 +97,12 @@ type WebhookReceiver struct {
 }
 
 // NeedLeaderElection is false: every replica receives hooks (see
-// WebhookReceiver).
-func (r *WebhookReceiver) NeedLeaderElection() bool { return false }
+// Receiver).
+func (r *Receiver) NeedLeaderElection() bool { return false }
 
 // Listen binds Addr, so that a taken port fails at start-up, before the
 // manager runs. Start calls it when it was not called before.
-func (r *WebhookReceiver) Listen() error {
+func (r *Receiver) Listen() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.listener != nil {
@@ -110,14 +110,14 @@ func (r *WebhookReceiver) Listen() error {
 	}
 	l, err := net.Listen("tcp", r.Addr)
 	if err != nil {
-		return fmt.Errorf("webhook receiver: listen on %s: %w", r.Addr, err)
+		return fmt.Errorf("push receiver: listen on %s: %w", r.Addr, err)
 	}
 	r.listener = l
 	return nil
 }
 
 // ListenAddr is the address the receiver listens on, nil before Listen.
-func (r *WebhookReceiver) ListenAddr() net.Addr {
+func (r *Receiver) ListenAddr() net.Addr {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.listener == nil {
@@ -127,7 +127,7 @@ func (r *WebhookReceiver) ListenAddr() net.Addr {
 }
 
 // Start serves until ctx is done, then shuts down gracefully.
-func (r *WebhookReceiver) Start(ctx context.Context) error {
+func (r *Receiver) Start(ctx context.Context) error {
 	if err := r.Listen(); err != nil {
 		return err
 	}
@@ -145,13 +145,13 @@ func (r *WebhookReceiver) Start(ctx context.Context) error {
 	ctrl.LoggerFrom(ctx).WithName("webhook-receiver").Info("serving webhooks", "address", r.listener.Addr().String())
 	select {
 	case err := <-served:
-		return fmt.Errorf("webhook receiver: %w", err)
+		return fmt.Errorf("push receiver: %w", err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := server.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("webhook receiver: shut down: %w", err)
+		return fmt.Errorf("push receiver: shut down: %w", err)
 	}
 	return nil
 }
@@ -160,7 +160,7 @@ func (r *WebhookReceiver) Start(ctx context.Context) error {
 var errNotFound = errors.New("not found")
 
 // ServeHTTP handles one hook.
-func (r *WebhookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	log := ctrl.Log.WithName("webhook-receiver")
 	key, ok := hookKey(req.URL.Path)
 	if !ok {
@@ -174,7 +174,7 @@ func (r *WebhookReceiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	limit := r.MaxBodyBytes
 	if limit <= 0 {
-		limit = DefaultWebhookMaxBodyBytes
+		limit = DefaultMaxBodyBytes
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, limit))
 	if err != nil {
@@ -220,7 +220,7 @@ func respond(w http.ResponseWriter, status int) {
 
 // hookKey parses /hook/<namespace>/<name>; both must be DNS-1123 names.
 func hookKey(path string) (types.NamespacedName, bool) {
-	rest, ok := strings.CutPrefix(path, WebhookPathPrefix)
+	rest, ok := strings.CutPrefix(path, PathPrefix)
 	if !ok {
 		return types.NamespacedName{}, false
 	}
@@ -233,7 +233,7 @@ func hookKey(path string) (types.NamespacedName, bool) {
 
 // token is the webhook token of the ProfileSync key. Every reason why there
 // is none wraps errNotFound.
-func (r *WebhookReceiver) token(ctx context.Context, key types.NamespacedName) ([]byte, error) {
+func (r *Receiver) token(ctx context.Context, key types.NamespacedName) ([]byte, error) {
 	var obj v1alpha1.ProfileSync
 	if err := r.Client.Get(ctx, key, &obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -252,10 +252,10 @@ func (r *WebhookReceiver) token(ctx context.Context, key types.NamespacedName) (
 		}
 		return nil, fmt.Errorf("get Secret %s: %w", secretKey, err)
 	}
-	token := secret.Data[WebhookTokenKey]
+	token := secret.Data[TokenKey]
 	if len(token) == 0 {
 		// An empty key would let anyone sign.
-		return nil, fmt.Errorf("%w: Secret %s has no %q", errNotFound, secretKey, WebhookTokenKey)
+		return nil, fmt.Errorf("%w: Secret %s has no %q", errNotFound, secretKey, TokenKey)
 	}
 	return token, nil
 }
@@ -304,7 +304,7 @@ func verifyHMAC(value string, body, token []byte) bool {
 
 // trigger starts a sync of key: through the controller's queue on the
 // leader, through the reconcile request annotation elsewhere.
-func (r *WebhookReceiver) trigger(ctx context.Context, key types.NamespacedName) error {
+func (r *Receiver) trigger(ctx context.Context, key types.NamespacedName) error {
 	if r.Trigger != nil && r.leads() {
 		obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 		// The controller drains the channel as soon as it runs; the bound
@@ -329,7 +329,7 @@ func (r *WebhookReceiver) trigger(ctx context.Context, key types.NamespacedName)
 	return nil
 }
 
-func (r *WebhookReceiver) leads() bool {
+func (r *Receiver) leads() bool {
 	if r.Elected == nil {
 		return true
 	}
