@@ -79,8 +79,12 @@ type ExpirableVersion struct {
 	// (preview, supported, deprecated, expired; any may be left out), each with
 	// the time it starts. A stage is current from its start time until the next
 	// stage starts; before the first start the version is unavailable.
+	// Stages are keyed by classification: each appears at most once, and a
+	// kustomize strategic-merge patch changes a stage by naming its
+	// classification.
 	// +optional
-	// +listType=atomic
+	// +listType=map
+	// +listMapKey=classification
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=4
 	// +kubebuilder:validation:XValidation:rule="self.all(s, self.exists_one(o, o.classification == s.classification))",message="a lifecycle stage may appear only once"

@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
@@ -48,32 +50,86 @@ import (
 // Files may be referenced from anywhere inside root (kustomize's "load
 // restrictor" is off, as in Flux), so an overlay can use a patch file kept
 // next to its base.
+//
+// Strategic-merge patches merge CloudProfiles and NamespacedCloudProfiles by
+// the keys of their lists (Kubernetes and image versions by version,
+// lifecycle stages by classification, images, types and regions by name),
+// so an overlay can name the version it changes instead of counting its
+// position in the base. kustomize knows those keys only from an OpenAPI
+// schema, so every build registers OpenAPISchema as if the top-level
+// kustomization said `openapi: {path: ...}`, unless that kustomization sets
+// its own openapi field: then its schema is used, as plain kustomize would.
+// kustomize takes the schema of the top-level kustomization and ignores the
+// openapi field of every base once one is set, so a base's own schema is
+// ignored too.
+//
+// The entries of those keyed lists keep the order of the file each object
+// was read from, where kustomize moves the entries a strategic-merge patch
+// names to the front (see restoreKeyedListOrder). That is the one way Build
+// differs from plain `kustomize build` with the schema written to a file and
+// named in the overlay's openapi field: the objects are the same, but plain
+// kustomize may list a patched version first, or a lifecycle's stages out of
+// rank order.
 func Build(ctx context.Context, root, path string, limits Limits) ([]Document, error) {
+	docs, _, err := BuildWithWarnings(ctx, root, path, limits)
+	return docs, err
+}
+
+// BuildWithWarnings is Build that also returns warnings about the overlay,
+// which never fail the build. Each warning names the kustomization file
+// that holds a JSON patch (patches with a list of operations, or
+// patchesJson6902) whose path addresses a keyed list by index, and the entry
+// that index selects today: an insertion in the base silently moves such a
+// patch onto another version. See indexPatchWarnings for how the entry is
+// found.
+func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([]Document, Problems, error) {
 	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type outcome struct {
 		docs []Document
 		err  error
 	}
-	done := make(chan outcome, 1)
+	built := make(chan outcome, 1)
+	warned := make(chan Problems, 1)
 	go func() {
+		builtSent := false
 		defer func() {
 			// kustomize has panicked on odd input before; a commit must not
 			// take the process down with it.
 			if recovered := recover(); recovered != nil {
-				done <- outcome{err: fmt.Errorf("kustomize build of %s failed: %v", buildFS.display(target), recovered)}
+				if builtSent {
+					warned <- nil
+					return
+				}
+				built <- outcome{err: fmt.Errorf("kustomize build of %s failed: %v", buildFS.display(target), recovered)}
 			}
 		}()
 		docs, err := buildFS.build(target)
-		done <- outcome{docs, err}
+		built <- outcome{docs, err}
+		builtSent = true
+		if err == nil {
+			warned <- buildFS.indexPatchWarnings()
+		}
 	}()
+	var result outcome
 	select {
-	case result := <-done:
-		return result.docs, result.err
+	case result = <-built:
+		if result.err != nil {
+			return nil, nil, result.err
+		}
 	case <-ctx.Done():
-		return nil, fmt.Errorf("kustomize build of %s abandoned: %w", buildFS.display(target), context.Cause(ctx))
+		return nil, nil, fmt.Errorf("kustomize build of %s abandoned: %w", buildFS.display(target), context.Cause(ctx))
+	}
+	// The check for index patches comes after the build and must never fail
+	// it, not even by running out of time.
+	select {
+	case warnings := <-warned:
+		return result.docs, warnings, nil
+	case <-ctx.Done():
+		return result.docs, Problems{{File: buildFS.display(target),
+			Message: fmt.Sprintf("JSON patches were not all checked for list entries addressed by index: %v", context.Cause(ctx))}}, nil
 	}
 }
 
@@ -99,26 +155,19 @@ func (r *buildFS) build(target string) ([]Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	withOrigins, err := addOriginAnnotations(content)
+	resources, err := func() (resmap.ResMap, error) {
+		// Released by defer: a panic in kustomize is recovered by Build and
+		// must not leave every later build waiting.
+		kustomizeRuns.Lock()
+		defer kustomizeRuns.Unlock()
+		resources, err := r.kustomize(target, kustomizationPath, content)
+		if err != nil {
+			return nil, err
+		}
+		return resources, r.restoreKeyedListOrder(target, resources)
+	}()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.display(kustomizationPath), err)
-	}
-	r.virtual[kustomizationPath] = withOrigins
-
-	kustomizeRuns.Lock()
-	// krusty.Run resets the schema, but keeps a custom one a previous build
-	// set through its openapi field: cleared here, so each build starts from
-	// kustomize's default.
-	openapi.ResetOpenAPI()
-	resources, err := krusty.MakeKustomizer(buildOptions()).Run(r, target)
-	kustomizeRuns.Unlock()
-	if len(r.refusals) > 0 {
-		// kustomize reports a refused read as whatever it tried next; the
-		// refusals say what was wrong and where.
-		return nil, errors.Join(r.refusals...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), err)
+		return nil, err
 	}
 
 	relTarget := r.display(target)
@@ -253,23 +302,93 @@ func plainDirectoryResources(rootfs *buildFS, dir string) ([]string, error) {
 	return resources, nil
 }
 
-// addOriginAnnotations returns the kustomization with originAnnotations added
-// to buildMetadata, so that kustomize records every object's source file.
-// kustomize passes the top-level build options down to every base.
-func addOriginAnnotations(content []byte) ([]byte, error) {
+// kustomize runs kustomize on target, whose kustomization file at
+// kustomizationPath is served as content with the build's options added (see
+// addBuildOptions). The caller holds kustomizeRuns, and may go on using the
+// OpenAPI schema the run registered until it releases it.
+func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (resmap.ResMap, error) {
+	schemaPath := r.unusedPath(filepath.Dir(kustomizationPath), openAPISchemaFileName)
+	withOptions, usesOurSchema, err := addBuildOptions(content, filepath.Base(schemaPath))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.display(kustomizationPath), err)
+	}
+	if usesOurSchema {
+		schema, err := kustomizeOpenAPISchema()
+		if err != nil {
+			return nil, err
+		}
+		r.virtual[schemaPath] = schema
+	}
+	r.virtual[kustomizationPath] = withOptions
+
+	// krusty.Run resets the schema, but keeps a custom one a previous build
+	// set through its openapi field: cleared here, so each build starts from
+	// nothing but what its own kustomization says.
+	openapi.ResetOpenAPI()
+	resources, err := krusty.MakeKustomizer(buildOptions()).Run(r, target)
+	if len(r.refusals) > 0 {
+		// kustomize reports a refused read as whatever it tried next; the
+		// refusals say what was wrong and where.
+		return nil, errors.Join(r.refusals...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), err)
+	}
+	return resources, nil
+}
+
+// openAPISchemaFileName is the name under which a build serves
+// OpenAPISchema, from memory, next to the top-level kustomization.
+const openAPISchemaFileName = "profilesync-openapi.json"
+
+// unusedPath returns dir/name, or dir/N-name for the smallest N that names
+// nothing in the work tree: a file served from memory must not hide one of
+// the repository's.
+func (r *buildFS) unusedPath(dir, name string) string {
+	path := filepath.Join(dir, name)
+	for n := 1; r.disk.Exists(path); n++ {
+		path = filepath.Join(dir, fmt.Sprintf("%d-%s", n, name))
+	}
+	return path
+}
+
+// addBuildOptions returns the top-level kustomization with the options every
+// build needs: originAnnotations in buildMetadata, so that kustomize records
+// every object's source file (kustomize passes the top-level build options
+// down to every base), and, unless the kustomization has an openapi field of
+// its own, `openapi: {path: schemaFile}`. usesOurSchema says whether the
+// openapi field was added.
+func addBuildOptions(content []byte, schemaFile string) (withOptions []byte, usesOurSchema bool, err error) {
+	// kustomize decodes field names case-insensitively (`openAPI:` is its
+	// openapi field too), so whether the field is set is asked of kustomize's
+	// own decoding.
+	var decoded types.Kustomization
+	if err := decoded.Unmarshal(content); err != nil {
+		return nil, false, fmt.Errorf("not a kustomization: %w", err)
+	}
 	var kustomization map[string]any
 	if err := yaml.Unmarshal(content, &kustomization); err != nil {
-		return nil, fmt.Errorf("not a kustomization: %w", err)
+		return nil, false, fmt.Errorf("not a kustomization: %w", err)
 	}
 	if kustomization == nil {
 		kustomization = map[string]any{}
 	}
-	metadata, _ := kustomization["buildMetadata"].([]any)
-	for _, option := range metadata {
-		if option == types.OriginAnnotations {
-			return content, nil
+	if len(decoded.OpenAPI) == 0 {
+		for field := range kustomization {
+			if strings.EqualFold(field, "openapi") {
+				delete(kustomization, field) // empty: kustomize's default schema
+			}
 		}
+		kustomization["openapi"] = map[string]any{"path": schemaFile}
+		usesOurSchema = true
 	}
-	kustomization["buildMetadata"] = append(metadata, types.OriginAnnotations)
-	return yaml.Marshal(kustomization)
+	metadata, _ := kustomization["buildMetadata"].([]any)
+	if !slices.Contains(metadata, any(types.OriginAnnotations)) {
+		kustomization["buildMetadata"] = append(metadata, types.OriginAnnotations)
+	}
+	withOptions, err = yaml.Marshal(kustomization)
+	if err != nil {
+		return nil, false, fmt.Errorf("adding build options: %w", err)
+	}
+	return withOptions, usesOurSchema, nil
 }

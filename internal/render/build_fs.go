@@ -53,6 +53,10 @@ type buildFS struct {
 
 	// read counts the bytes served so far, against limits.MaxRenderedSize.
 	read int64
+	// served keeps what kustomize read from the work tree, by absolute
+	// path, for what a build reads again once kustomize is done (see
+	// sourceContent): that must not count against the limits twice.
+	served map[string][]byte
 	// vetted remembers each kustomization already checked, and its verdict.
 	vetted map[string]error
 	// refusals are the errors of refused reads, in order, each once.
@@ -68,6 +72,7 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		limits:  limits,
 		disk:    filesys.MakeFsOnDisk(),
 		virtual: make(map[string][]byte),
+		served:  make(map[string][]byte),
 		vetted:  make(map[string]error),
 	}
 }
@@ -238,6 +243,7 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 		if content, err = r.readLimited(abs); err != nil {
 			return nil, err
 		}
+		r.served[abs] = content
 	}
 	if IsKustomizationFile(filepath.Base(abs)) {
 		if err := r.vetKustomization(abs, content); err != nil {

@@ -8,10 +8,11 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// versionsMergeByKeySchema is a kustomize OpenAPI schema that merges a
-// CloudProfile's Kubernetes versions by their version in strategic-merge
-// patches.
-const versionsMergeByKeySchema = `{"definitions": {
+// versionsReplacedSchema is a kustomize OpenAPI schema that gives a
+// CloudProfile's Kubernetes versions no merge key, so that a strategic-merge
+// patch replaces the whole list: the opposite of the schema every build
+// registers unless its kustomization brings its own.
+const versionsReplacedSchema = `{"definitions": {
   "io.profilesync.core.v1alpha1.CloudProfile": {
     "type": "object",
     "x-kubernetes-group-version-kind": [{"group": "core.profilesync.io", "kind": "CloudProfile", "version": "v1alpha1"}],
@@ -23,25 +24,16 @@ const versionsMergeByKeySchema = `{"definitions": {
   },
   "io.profilesync.core.v1alpha1.KubernetesSettings": {
     "type": "object",
-    "properties": {"versions": {
-      "type": "array",
-      "items": {"$ref": "#/definitions/io.profilesync.core.v1alpha1.ExpirableVersion"},
-      "x-kubernetes-patch-merge-key": "version",
-      "x-kubernetes-patch-strategy": "merge"
-    }}
-  },
-  "io.profilesync.core.v1alpha1.ExpirableVersion": {
-    "type": "object",
-    "properties": {"version": {"type": "string"}}
+    "properties": {"versions": {"type": "array", "items": {"type": "object"}}}
   }
 }}`
 
 // TestConcurrentBuildsDoNotShareAKustomizationsSchema builds a repository
-// whose kustomization brings its own OpenAPI schema and one that does not,
-// one after the other and then at the same time. kustomize keeps the schema
-// in a process-wide variable and never clears a custom one: without a reset
-// before each build and one build at a time, one commit's schema changes how
-// another repository's patches merge.
+// whose kustomization brings its own OpenAPI schema and one that uses the
+// schema every build registers, one after the other and then at the same
+// time. kustomize keeps the schema in a process-wide variable and never
+// clears a custom one: without a reset before each build and one build at a
+// time, one commit's schema changes how another repository's patches merge.
 func TestConcurrentBuildsDoNotShareAKustomizationsSchema(t *testing.T) {
 	g := NewWithT(t)
 	profile := fmt.Sprintf(minimalCloudProfile, "p") + "    - version: 1.30.0\n"
@@ -51,7 +43,7 @@ func TestConcurrentBuildsDoNotShareAKustomizationsSchema(t *testing.T) {
 		"kustomization.yaml": kustomization("profile.yaml") + "patches:\n- path: patch.yaml\nopenapi:\n  path: schema.json\n",
 		"profile.yaml":       profile,
 		"patch.yaml":         patch,
-		"schema.json":        versionsMergeByKeySchema,
+		"schema.json":        versionsReplacedSchema,
 	})
 	writeTree(t, without, map[string]string{
 		"kustomization.yaml": kustomization("profile.yaml") + "patches:\n- path: patch.yaml\n",
@@ -65,9 +57,10 @@ func TestConcurrentBuildsDoNotShareAKustomizationsSchema(t *testing.T) {
 		return string(docs[0].Data)
 	}
 	wantWithSchema, wantWithout := alone(withSchema), alone(without)
-	g.Expect(wantWithSchema).To(ContainSubstring("    - classification: deprecated\n      version: 1.31.0\n    - version: 1.30.0\n"),
+	g.Expect(wantWithout).To(ContainSubstring("    - classification: deprecated\n      version: 1.31.0\n    - version: 1.30.0\n"),
 		"merged by version: the patch changes 1.31.0 and keeps 1.30.0")
-	g.Expect(wantWithout).NotTo(Equal(wantWithSchema), "without the merge key the patch merges differently")
+	g.Expect(wantWithSchema).To(ContainSubstring("    - classification: deprecated\n      version: 1.31.0\n"))
+	g.Expect(wantWithSchema).NotTo(ContainSubstring("1.30.0"), "the kustomization's own schema has no merge key: the patch replaces the list")
 
 	var wg sync.WaitGroup
 	for range 40 {

@@ -74,7 +74,12 @@ func TestDecodeDocumentsRefusesWhatTheCRDSchemaRefusesWithTheAPIServersMessages(
 		{
 			name:   "a lifecycle of five stages is one too many",
 			stream: cloudProfileWithVersions("{version: 1.30.0, lifecycle: "+stages(5)+"}", "{version: 1.31.0}"),
-			want:   []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle: Too many: 5: must have at most 4 items`},
+			// There are four classifications, and stages are keyed by theirs:
+			// a fifth stage always repeats one, which the API server reports too.
+			want: []string{
+				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle: Too many: 5: must have at most 4 items`,
+				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle[2]: Duplicate value: {"classification":"supported"}`,
+			},
 		},
 		{
 			name:   "more than 1,000 Kubernetes versions are refused",
@@ -159,7 +164,8 @@ func TestDecodeDocumentsReportsATenThousandStageLifecycleOnce(t *testing.T) {
 	g.Expect(objects).To(BeEmpty(), "an object the schema refuses never reaches the lifecycle rules")
 	g.Expect(problemLines(problems)).To(Equal([]string{
 		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle: Too many: 10000: must have at most 4 items`,
-	}))
+		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle[2]: Duplicate value: {"classification":"supported"}`,
+	}), "a classification repeated 9,999 times is one duplicate")
 }
 
 func TestDecodeDocumentsChecksMetadataAsTheAPIServerDoes(t *testing.T) {

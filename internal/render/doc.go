@@ -4,7 +4,10 @@
 //   - Build kustomize-builds an overlay from one checkout's work tree and
 //     nothing else (no network, no .git/, no paths leaving it, builtin
 //     plugins only), within Limits and a context, and keeps each object's
-//     file;
+//     file; strategic-merge patches merge lists by their keys (versions by
+//     version, stages by classification) with OpenAPISchema, generated from
+//     the CRDs, and BuildWithWarnings also names every JSON patch that
+//     addresses such a list entry by index;
 //   - DecodeDocuments reads CloudProfiles and NamespacedCloudProfiles (ours,
 //     or Gardener's core.gardener.cloud/v1beta1) strictly and refuses what
 //     the API server would refuse: the schema of the CRDs the cluster
@@ -15,9 +18,9 @@
 //   - ValidateSet checks a set applied together: every profile's lifecycle
 //     rules, duplicates, and every namespaced profile merged with its parent;
 //   - MergeNamespaced renders status.cloudProfileSpec (SEMANTICS.md
-//     section 3), and CheckParentKeepsOverrides guards a parent against
-//     changes that would pull an overridden entry out from under a namespaced
-//     profile;
+//     section 3), and CheckCloudProfileChange guards a parent against
+//     changes that would make a version unavailable again or pull an
+//     overridden entry out from under a namespaced profile;
 //   - Diff compares a landscape built from two revisions (a pull request's
 //     base and head) by what changes for clusters: versions, images and
 //     stages added, removed or moved, classifications that differ now or
