@@ -95,7 +95,7 @@ func TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath(t *testing.T) {
 		{"unavailable is never declared", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: unavailable}]\n    - version: 1.31.0\n"),
 			`CloudProfile/p: spec.kubernetes.versions[0].lifecycle[0].classification: Unsupported value: "unavailable": supported values: "preview", "supported", "deprecated", "expired"`},
 		{"no stage twice", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: supported}, {classification: supported, startTime: \"2025-01-01T00:00:00Z\"}]\n    - version: 1.31.0\n"),
-			"CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].classification: Duplicate value"},
+			"CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1]: Duplicate value"},
 		{"stages in rank order", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: deprecated}, {classification: preview, startTime: \"2025-01-01T00:00:00Z\"}]\n    - version: 1.31.0\n"),
 			`CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].classification: Invalid value: "preview"`},
 		{"only the first stage omits startTime", profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.30.0\n      lifecycle: [{classification: preview}, {classification: supported}]\n    - version: 1.31.0\n"),
