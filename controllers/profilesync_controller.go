@@ -30,7 +30,6 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
@@ -415,7 +414,8 @@ func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *app
 	return nil
 }
 
-// checkUpdateRules compares the revision with the live objects: no version
+// checkUpdateRules compares the revision with the live objects with
+// render.CheckCloudProfileChange, as the admission webhook does: no version
 // that left unavailable may become unavailable again, and no CloudProfile may
 // lose (or, by pruning, be deleted with) what a NamespacedCloudProfile that
 // stays on the cluster overrides.
@@ -445,15 +445,14 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 			continue
 		}
 		liveCP := item.live.(*v1alpha1.CloudProfile)
-		report(item.object.File, item.object.Ref(), lifecycle.ValidateUpdate(&liveCP.Spec, &cp.Spec, now, field.NewPath("spec")))
-		report(item.object.File, item.object.Ref(), render.CheckParentKeepsOverrides(cp.Name, &liveCP.Spec, &cp.Spec, remaining))
+		report(item.object.File, item.object.Ref(), render.CheckCloudProfileChange(cp.Name, &liveCP.Spec, &cp.Spec, remaining, now))
 	}
 	for _, entry := range plan.pruned {
 		if entry.Kind != v1alpha1.CloudProfileKind {
 			continue
 		}
 		if liveCP, ok := live.cloudProfiles[entry.Name]; ok {
-			report("(removed from Git)", "CloudProfile/"+entry.Name, render.CheckParentKeepsOverrides(entry.Name, &liveCP.Spec, nil, remaining))
+			report("(removed from Git)", "CloudProfile/"+entry.Name, render.CheckCloudProfileChange(entry.Name, &liveCP.Spec, nil, remaining, now))
 		}
 	}
 	if len(problems) > 0 {

@@ -6,13 +6,11 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
@@ -26,7 +24,7 @@ var cloudProfileResource = v1alpha1.GroupVersion.WithResource("cloudprofiles").G
 type CloudProfileValidator struct {
 	// Reader lists the NamespacedCloudProfiles that may extend the profile.
 	Reader client.Reader
-	// Clock is the source of "now" for lifecycle.ValidateUpdate.
+	// Clock is the source of "now" for render.CheckCloudProfileChange.
 	Clock clock.PassiveClock
 }
 
@@ -39,10 +37,11 @@ func (v *CloudProfileValidator) ValidateCreate(context.Context, *v1alpha1.CloudP
 }
 
 // ValidateUpdate refuses a spec change that makes a version unavailable again
-// after it left that stage (lifecycle.ValidateUpdate at the clock's now), or
-// that removes a Kubernetes version, machine image, image version or lifecycle
-// stage a NamespacedCloudProfile overrides (render.CheckParentKeepsOverrides).
-// All errors are reported together, as Invalid at paths of the CloudProfile.
+// after it left that stage (at the clock's now), or that removes a Kubernetes
+// version, machine image, image version or lifecycle stage a
+// NamespacedCloudProfile overrides: render.CheckCloudProfileChange, as the
+// sync checks before it applies. All errors are reported together, as Invalid
+// at paths of the CloudProfile.
 func (v *CloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloudProfile) (admission.Warnings, error) {
 	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
 		return nil, nil
@@ -51,9 +50,7 @@ func (v *CloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newO
 	if err != nil {
 		return nil, err
 	}
-	errs := lifecycle.ValidateUpdate(&oldObj.Spec, &newObj.Spec, v.Clock.Now(), field.NewPath("spec"))
-	errs = append(errs, render.CheckParentKeepsOverrides(newObj.Name, &oldObj.Spec, &newObj.Spec, children)...)
-	if len(errs) > 0 {
+	if errs := render.CheckCloudProfileChange(newObj.Name, &oldObj.Spec, &newObj.Spec, children, v.Clock.Now()); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.CloudProfileKind).GroupKind(), newObj.Name, errs)
 	}
 	return nil, nil
@@ -67,14 +64,14 @@ func (v *CloudProfileValidator) ValidateDelete(ctx context.Context, obj *v1alpha
 	if err != nil {
 		return nil, err
 	}
-	if errs := render.CheckParentKeepsOverrides(obj.Name, &obj.Spec, nil, children); len(errs) > 0 {
+	if errs := render.CheckCloudProfileChange(obj.Name, &obj.Spec, nil, children, v.Clock.Now()); len(errs) > 0 {
 		return nil, apierrors.NewForbidden(cloudProfileResource, obj.Name, errs.ToAggregate())
 	}
 	return nil, nil
 }
 
 // namespacedProfiles lists every NamespacedCloudProfile in the cluster;
-// CheckParentKeepsOverrides itself skips those with another parent. The list
+// render.CheckCloudProfileChange itself skips those with another parent. The list
 // is read from the API server, not a cache, so a namespaced profile created a
 // moment ago already protects its parent.
 func (v *CloudProfileValidator) namespacedProfiles(ctx context.Context, parentName string) ([]v1alpha1.NamespacedCloudProfile, error) {

@@ -87,14 +87,9 @@ func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj
 			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
 	}
 	// A missing parent is MergeNamespaced's spec.parent.name Not found.
-	_, errs := render.MergeNamespaced(parentSpec, &obj.Spec)
-	for _, e := range errs {
-		if e.Type == field.ErrorTypeNotFound && e.Field == "spec.parent.name" && e.Detail == "" {
-			e.Detail = "no CloudProfile of that name in the cluster"
-		}
-	}
-	if len(errs) > 0 {
-		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name, errs)
+	if _, errs := render.MergeNamespaced(parentSpec, &obj.Spec); len(errs) > 0 {
+		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name,
+			render.ExplainMissingParent(errs, "in the cluster"))
 	}
 	return nil
 }

@@ -9,10 +9,10 @@
 //     modify-spec-machineimages on namespacedcloudprofiles (GEP-25), checked
 //     with a SubjectAccessReview for the requesting user; the parent must
 //     exist and render.MergeNamespaced must accept the override (SEMANTICS 3).
-//   - CloudProfile update: lifecycle.ValidateUpdate (no version made
-//     unavailable again) and render.CheckParentKeepsOverrides (nothing a
-//     NamespacedCloudProfile overrides is removed).
-//   - CloudProfile delete: refused while NamespacedCloudProfiles extend it.
+//   - CloudProfile update: render.CheckCloudProfileChange (no version made
+//     unavailable again, nothing a NamespacedCloudProfile overrides removed).
+//   - CloudProfile delete: refused while NamespacedCloudProfiles extend it
+//     (render.CheckCloudProfileChange too).
 //
 // The webhook is registered for the main resources only: status writes of the
 // controllers never pass through it. docs/admission.md explains the verbs and

@@ -80,14 +80,15 @@ func readInputFile(file string, stdin io.Reader) ([]render.Document, error) {
 
 // loadProfiles decodes and validates docs as one set. It writes warnings
 // to stderr, and when the set is invalid every problem, one per line; ok is
-// false then.
-func loadProfiles(docs []render.Document, stderr io.Writer) (objects []render.Object, ok bool) {
+// false then. The report holds the merged namespaced profiles for
+// render.EvaluateSet.
+func loadProfiles(docs []render.Document, stderr io.Writer) (objects []render.Object, report render.Report, ok bool) {
 	objects, problems := render.DecodeDocuments(docs)
 	report, err := render.ValidateSet(objects, nil)
 	if err != nil {
 		// Without a parent lookup ValidateSet has nothing that can fail.
 		fmt.Fprintf(stderr, "validating profiles: %v\n", err)
-		return nil, false
+		return nil, report, false
 	}
 	for _, w := range report.Warnings.Summarize() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
@@ -95,9 +96,9 @@ func loadProfiles(docs []render.Document, stderr io.Writer) (objects []render.Ob
 	problems = append(problems, report.Problems...)
 	if len(problems) > 0 {
 		printProblems(problems, stderr)
-		return nil, false
+		return nil, report, false
 	}
-	return objects, true
+	return objects, report, true
 }
 
 // printProblems writes one problem per line, a mistake repeated many times
@@ -111,18 +112,9 @@ func printProblems(problems render.Problems, stderr io.Writer) {
 // evaluateProfiles loads docs and computes every object's status at t; ok is
 // false when the input is invalid (reported on stderr).
 func evaluateProfiles(docs []render.Document, at time.Time, stderr io.Writer) ([]render.Object, bool) {
-	objects, ok := loadProfiles(docs, stderr)
+	objects, report, ok := loadProfiles(docs, stderr)
 	if !ok {
 		return nil, false
 	}
-	evaluated, problems, err := render.EvaluateSet(objects, nil, at)
-	if err != nil {
-		fmt.Fprintf(stderr, "evaluating profiles: %v\n", err)
-		return nil, false
-	}
-	if len(problems) > 0 {
-		printProblems(problems, stderr)
-		return nil, false
-	}
-	return evaluated, true
+	return render.EvaluateSet(objects, report, at), true
 }

@@ -191,10 +191,16 @@ func redactText(text string, secrets []string) string {
 	return text
 }
 
-// oneLine joins the lines of a message with spaces and drops the empty
-// tails transports leave (go-git appends the server's response body, which
-// may be empty or end in a newline), so the message fits a condition.
-func oneLine(message string) string {
+// oneLineWithoutEmptyTail joins the lines of a message with spaces and drops
+// the empty tails transports leave (go-git appends the server's response
+// body, which may be empty or end in a newline), so the message fits a
+// condition.
+//
+// render has a oneLine of its own for problems. The two are kept apart on
+// purpose, not only because the packages may not import each other: render's
+// only joins lines, so a problem still says what it said, while this one also
+// cuts the ": " a transport puts before an empty body.
+func oneLineWithoutEmptyTail(message string) string {
 	lines := strings.Split(message, "\n")
 	kept := lines[:0]
 	for _, line := range lines {
@@ -240,7 +246,7 @@ func redactError(err error, secrets []string) error {
 	if err == nil {
 		return nil
 	}
-	redacted := &redactedError{message: oneLine(redactText(err.Error(), secrets))}
+	redacted := &redactedError{message: oneLineWithoutEmptyTail(redactText(err.Error(), secrets))}
 	for _, cause := range safeCauses {
 		if errors.Is(err, cause) {
 			redacted.causes = append(redacted.causes, cause)

@@ -42,11 +42,7 @@ func Stages(v v1alpha1.ExpirableVersion) []v1alpha1.LifecycleStage {
 	if len(v.Lifecycle) > 0 {
 		return v.Lifecycle
 	}
-	first := v1alpha1.ClassificationSupported
-	if v.Classification != nil {
-		first = *v.Classification
-	}
-	stages := []v1alpha1.LifecycleStage{{Classification: first}}
+	stages := []v1alpha1.LifecycleStage{{Classification: deprecatedAPIClassification(v.Classification)}}
 	if v.ExpirationDate != nil {
 		stages = append(stages, v1alpha1.LifecycleStage{
 			Classification: v1alpha1.ClassificationExpired,
@@ -54,6 +50,18 @@ func Stages(v v1alpha1.ExpirableVersion) []v1alpha1.LifecycleStage {
 		})
 	}
 	return stages
+}
+
+// deprecatedAPIClassification is the classification a version written in the
+// deprecated API has until its expirationDate: the classification field, or
+// supported when that is unset (SEMANTICS 1.1). Stages and evaluate both read
+// the deprecated API, evaluate without building the stages, so the default is
+// kept here rather than in either of them.
+func deprecatedAPIClassification(classification *v1alpha1.VersionClassification) v1alpha1.VersionClassification {
+	if classification == nil {
+		return v1alpha1.ClassificationSupported
+	}
+	return *classification
 }
 
 // ClassificationAt returns the classification of v at time t (SEMANTICS 1.3).
@@ -107,10 +115,7 @@ func evaluate(v v1alpha1.ExpirableVersion, t time.Time) evaluation {
 	if len(v.Lifecycle) > 0 {
 		return evaluateStages(v.Lifecycle, t)
 	}
-	first := v1alpha1.ClassificationSupported
-	if v.Classification != nil {
-		first = *v.Classification
-	}
+	first := deprecatedAPIClassification(v.Classification)
 	if v.ExpirationDate == nil {
 		return evaluation{current: first}
 	}

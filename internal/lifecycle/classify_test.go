@@ -208,3 +208,23 @@ func TestClassificationAtDoesNotAllocate(t *testing.T) {
 	})
 	g.Expect(allocs).To(BeZero())
 }
+
+func TestDeprecatedAPIClassification(t *testing.T) {
+	tests := []struct {
+		name           string
+		classification *v1alpha1.VersionClassification
+		want           v1alpha1.VersionClassification
+	}{
+		{"an unset classification means supported", nil, supported},
+		{"a preview classification is kept", ptrTo(preview), preview},
+		{"a deprecated classification is kept", ptrTo(deprecated), deprecated},
+		{"an invalid classification is kept for validation to report", ptrTo(expired), expired},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(deprecatedAPIClassification(tt.classification)).To(Equal(tt.want))
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

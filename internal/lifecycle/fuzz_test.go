@@ -204,16 +204,16 @@ func FuzzValidate(f *testing.F) {
 		}
 
 		_ = Status(spec, now)
-		_, _ = NextProfileTransition(spec, now)
+		_, _ = nextProfileTransition(spec, now)
 		_ = ValidateUpdate(specFromBytes(append([]byte{1}, data...)), spec, now, root)
 
 		for _, v := range spec.Kubernetes.Versions {
-			_, _ = Maintenance(spec, UpdateSubject{Version: v.Version}, now)
+			_, _ = maintenance(spec, UpdateSubject{Version: v.Version}, now)
 			_, _ = Paths(spec, UpdateSubject{Version: v.Version}, now)
 		}
 		for _, image := range spec.MachineImages {
 			for _, v := range image.Versions {
-				_, _ = Maintenance(spec, UpdateSubject{MachineImage: image.Name, Version: v.Version}, now)
+				_, _ = maintenance(spec, UpdateSubject{MachineImage: image.Name, Version: v.Version}, now)
 				_, _ = Paths(spec, UpdateSubject{MachineImage: image.Name, Version: v.Version}, now)
 			}
 		}

@@ -78,12 +78,12 @@ func Status(spec *v1alpha1.CloudProfileSpec, now time.Time) v1alpha1.ProfileVers
 	return status
 }
 
-// NextProfileTransition returns the earliest time after now at which any
+// nextProfileTransition returns the earliest time after now at which any
 // Kubernetes or machine image version of spec changes classification
 // (SEMANTICS 1.5). ok is false when nothing is scheduled, which means no
 // requeue is needed. It computes the same instant as
 // Status(spec, now).NextTransitionTime without building the status.
-func NextProfileTransition(spec *v1alpha1.CloudProfileSpec, now time.Time) (at time.Time, ok bool) {
+func nextProfileTransition(spec *v1alpha1.CloudProfileSpec, now time.Time) (at time.Time, ok bool) {
 	if spec == nil {
 		return time.Time{}, false
 	}

@@ -110,7 +110,7 @@ func TestStatus(t *testing.T) {
 			got := Status(tt.spec, now)
 			g.Expect(got).To(Equal(tt.want))
 
-			at, ok := NextProfileTransition(tt.spec, now)
+			at, ok := nextProfileTransition(tt.spec, now)
 			if tt.want.NextTransitionTime == nil {
 				g.Expect(ok).To(BeFalse())
 			} else {

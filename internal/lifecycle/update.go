@@ -22,10 +22,10 @@ import (
 // them).
 
 var (
-	// ErrNoSuitableVersion is returned, wrapped, when a maintenance run must
+	// errNoSuitableVersion is returned, wrapped, when a maintenance run must
 	// move a cluster off an expired version and the profile offers nowhere
 	// to go. It is a profile error: the operator has to add a version.
-	ErrNoSuitableVersion = errors.New("no suitable version")
+	errNoSuitableVersion = errors.New("no suitable version")
 
 	// ErrNoForcedUpdatePath is returned, wrapped, for a forced update of a
 	// machine image whose update strategy is major: that strategy means the
@@ -68,8 +68,8 @@ type UpdatePaths struct {
 	Force *string `json:"force"`
 }
 
-// MaintenanceDecision is the outcome of a maintenance run for one version.
-type MaintenanceDecision struct {
+// maintenanceDecision is the outcome of a maintenance run for one version.
+type maintenanceDecision struct {
 	// Target is the version to move to; empty when the cluster stays.
 	Target string
 	// Forced is true when Target was chosen by the forced path because the
@@ -126,7 +126,7 @@ func MachineImageAutoUpdate(spec *v1alpha1.CloudProfileSpec, imageName, current 
 	if target, ok = autoTarget(c, cur, sameMinorAs(cur)); ok {
 		return target, true, nil
 	}
-	switch updateStrategyOf(image) {
+	switch UpdateStrategyOrDefault(image.UpdateStrategy) {
 	case v1alpha1.UpdateStrategyMinor:
 		target, ok = autoTarget(c, cur, func(v *semver.Version) bool { return v.Major() == cur.Major() })
 	case v1alpha1.UpdateStrategyMajor:
@@ -151,7 +151,7 @@ func MachineImageForcedUpdate(spec *v1alpha1.CloudProfileSpec, imageName, curren
 		return "", false, err
 	}
 	c := machineImageCandidates(image, now)
-	switch strategy := updateStrategyOf(image); strategy {
+	switch strategy := UpdateStrategyOrDefault(image.UpdateStrategy); strategy {
 	case v1alpha1.UpdateStrategyPatch:
 		minor, found := lowestAbove(c, func(v *semver.Version) (uint64, bool) { return v.Minor(), v.Major() == cur.Major() }, cur.Minor())
 		if !found {
@@ -171,14 +171,14 @@ func MachineImageForcedUpdate(spec *v1alpha1.CloudProfileSpec, imageName, curren
 	return target, ok, nil
 }
 
-// Maintenance decides what a maintenance run does with subject (SEMANTICS 4):
+// maintenance decides what a maintenance run does with subject (SEMANTICS 4):
 // the automatic path first; only when it finds nothing and the current version
 // is expired, the forced path. A current version the profile no longer lists
 // counts as expired, since clusters must leave it. An expired version with no
-// forced target is a profile error wrapping ErrNoSuitableVersion (and, for
+// forced target is a profile error wrapping errNoSuitableVersion (and, for
 // strategy major, ErrNoForcedUpdatePath). A zero decision with a nil error
 // means the cluster stays where it is.
-func Maintenance(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject, now time.Time) (MaintenanceDecision, error) {
+func maintenance(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject, now time.Time) (maintenanceDecision, error) {
 	auto, forced := KubernetesAutoUpdate, KubernetesForcedUpdate
 	if subject.MachineImage != "" {
 		auto = func(spec *v1alpha1.CloudProfileSpec, current string, now time.Time) (string, bool, error) {
@@ -191,24 +191,24 @@ func Maintenance(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject, now tim
 
 	target, ok, err := auto(spec, subject.Version, now)
 	if err != nil {
-		return MaintenanceDecision{}, err
+		return maintenanceDecision{}, err
 	}
 	if ok {
-		return MaintenanceDecision{Target: target}, nil
+		return maintenanceDecision{Target: target}, nil
 	}
 	leave, why := mustLeave(spec, subject, now)
 	if !leave {
-		return MaintenanceDecision{}, nil
+		return maintenanceDecision{}, nil
 	}
 	target, ok, err = forced(spec, subject.Version, now)
 	if err != nil {
-		return MaintenanceDecision{}, fmt.Errorf("%w: %w", ErrNoSuitableVersion, err)
+		return maintenanceDecision{}, fmt.Errorf("%w: %w", errNoSuitableVersion, err)
 	}
 	if !ok {
-		return MaintenanceDecision{}, fmt.Errorf("%s %s and the profile offers %w to move to (%s)",
-			subject, why, ErrNoSuitableVersion, forcedScopeOf(spec, subject))
+		return maintenanceDecision{}, fmt.Errorf("%s %s and the profile offers %w to move to (%s)",
+			subject, why, errNoSuitableVersion, forcedScopeOf(spec, subject))
 	}
-	return MaintenanceDecision{Target: target, Forced: true}, nil
+	return maintenanceDecision{Target: target, Forced: true}, nil
 }
 
 // Paths returns both update targets of subject for display: Auto as a
@@ -389,15 +389,6 @@ func findMachineImage(spec *v1alpha1.CloudProfileSpec, name string) *v1alpha1.Ma
 	return nil
 }
 
-// updateStrategyOf returns the image's update strategy, major when unset
-// (the API default, also applied here for specs that were never defaulted).
-func updateStrategyOf(image *v1alpha1.MachineImage) v1alpha1.MachineImageUpdateStrategy {
-	if image.UpdateStrategy == nil {
-		return v1alpha1.UpdateStrategyMajor
-	}
-	return *image.UpdateStrategy
-}
-
 // mustLeave reports whether a cluster on subject must be moved even without
 // an automatic update, and why: its version is expired, or the profile (or
 // the image) no longer lists it. Versions are matched by semver, so a cluster
@@ -443,7 +434,7 @@ func forcedScopeOf(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject) strin
 	if subject.MachineImage == "" {
 		return fmt.Sprintf("no supported, deprecated or expired version of the next minor %d.%d; Kubernetes minors may not be skipped", cur.Major(), cur.Minor()+1)
 	}
-	if image := findMachineImage(spec, subject.MachineImage); image != nil && updateStrategyOf(image) == v1alpha1.UpdateStrategyPatch {
+	if image := findMachineImage(spec, subject.MachineImage); image != nil && UpdateStrategyOrDefault(image.UpdateStrategy) == v1alpha1.UpdateStrategyPatch {
 		return fmt.Sprintf("no supported, deprecated or expired version of a higher minor of major %d", cur.Major())
 	}
 	return fmt.Sprintf("no supported, deprecated or expired version of a major above %d", cur.Major())

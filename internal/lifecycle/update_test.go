@@ -158,56 +158,56 @@ func TestMaintenance(t *testing.T) {
 		name      string
 		spec      *v1alpha1.CloudProfileSpec
 		subject   UpdateSubject
-		want      MaintenanceDecision
+		want      maintenanceDecision
 		wantError []error
 	}{
 		{
 			name:    "the auto path is taken first",
 			spec:    kubernetesProfile(withDeprecatedAPI("1.29.1", "", past), plain("1.29.2"), plain("1.30.0")),
 			subject: UpdateSubject{Version: "1.29.1"},
-			want:    MaintenanceDecision{Target: "1.29.2"},
+			want:    maintenanceDecision{Target: "1.29.2"},
 		},
 		{
 			name:    "an expired version with no auto target takes the forced path",
 			spec:    kubernetesProfile(withDeprecatedAPI("1.29.2", "", past), plain("1.30.0")),
 			subject: UpdateSubject{Version: "1.29.2"},
-			want:    MaintenanceDecision{Target: "1.30.0", Forced: true},
+			want:    maintenanceDecision{Target: "1.30.0", Forced: true},
 		},
 		{
 			name:    "a version that is not expired and has no auto target stays",
 			spec:    kubernetesProfile(withDeprecatedAPI("1.29.2", deprecated, ""), plain("1.30.0")),
 			subject: UpdateSubject{Version: "1.29.2"},
-			want:    MaintenanceDecision{},
+			want:    maintenanceDecision{},
 		},
 		{
 			name:    "a version no longer in the profile is forced off",
 			spec:    kubernetesProfile(plain("1.30.0")),
 			subject: UpdateSubject{Version: "1.29.2"},
-			want:    MaintenanceDecision{Target: "1.30.0", Forced: true},
+			want:    maintenanceDecision{Target: "1.30.0", Forced: true},
 		},
 		{
 			name:      "an expired version with nowhere to go is a profile error",
 			spec:      kubernetesProfile(withDeprecatedAPI("1.29.2", "", past), plain("1.31.0")),
 			subject:   UpdateSubject{Version: "1.29.2"},
-			wantError: []error{ErrNoSuitableVersion},
+			wantError: []error{errNoSuitableVersion},
 		},
 		{
 			name:    "an expired image version takes the forced path of its strategy",
 			spec:    imageProfile(patch, withDeprecatedAPI("1.1.0", "", past), plain("1.2.0")),
 			subject: UpdateSubject{MachineImage: "os", Version: "1.1.0"},
-			want:    MaintenanceDecision{Target: "1.2.0", Forced: true},
+			want:    maintenanceDecision{Target: "1.2.0", Forced: true},
 		},
 		{
 			name:    "an image version written short matches the profile by semver",
 			spec:    imageProfile(patch, withDeprecatedAPI("1.1.0", "", past), plain("1.2.0")),
 			subject: UpdateSubject{MachineImage: "os", Version: "1.1"},
-			want:    MaintenanceDecision{Target: "1.2.0", Forced: true},
+			want:    maintenanceDecision{Target: "1.2.0", Forced: true},
 		},
 		{
 			name:      "an expired image version of strategy major at end of life tells the operator to migrate",
 			spec:      imageProfile(nil, withDeprecatedAPI("1.1.0", "", past)),
 			subject:   UpdateSubject{MachineImage: "os", Version: "1.1.0"},
-			wantError: []error{ErrNoSuitableVersion, ErrNoForcedUpdatePath},
+			wantError: []error{errNoSuitableVersion, ErrNoForcedUpdatePath},
 		},
 		{
 			name:      "an unknown image is an error",
@@ -219,7 +219,7 @@ func TestMaintenance(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			got, err := Maintenance(tt.spec, tt.subject, updateNow)
+			got, err := maintenance(tt.spec, tt.subject, updateNow)
 			if len(tt.wantError) > 0 {
 				for _, want := range tt.wantError {
 					g.Expect(errors.Is(err, want)).To(BeTrue(), "error %v should wrap %v", err, want)
@@ -235,7 +235,7 @@ func TestMaintenance(t *testing.T) {
 
 func TestMaintenanceErrorExplainsTheMissingMinor(t *testing.T) {
 	g := NewWithT(t)
-	_, err := Maintenance(kubernetesProfile(withDeprecatedAPI("1.29.2", "", past), plain("1.31.0")), UpdateSubject{Version: "1.29.2"}, updateNow)
+	_, err := maintenance(kubernetesProfile(withDeprecatedAPI("1.29.2", "", past), plain("1.31.0")), UpdateSubject{Version: "1.29.2"}, updateNow)
 	g.Expect(err).To(MatchError("Kubernetes version 1.29.2 is expired and the profile offers no suitable version to move to " +
 		"(no supported, deprecated or expired version of the next minor 1.30; Kubernetes minors may not be skipped)"))
 }

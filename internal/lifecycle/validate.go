@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -24,18 +25,27 @@ var declarableClassifications = []string{
 	string(v1alpha1.ClassificationDeprecated),
 }
 
-// declarableStages may appear in a lifecycle; unavailable is derived.
-var declarableStages = []string{
-	string(v1alpha1.ClassificationPreview),
-	string(v1alpha1.ClassificationSupported),
-	string(v1alpha1.ClassificationDeprecated),
-	string(v1alpha1.ClassificationExpired),
+// declarableStages are the classifications a lifecycle may list, in rank
+// order; unavailable is derived (every stage starts in the future), never
+// declared.
+var declarableStages = []v1alpha1.VersionClassification{
+	v1alpha1.ClassificationPreview,
+	v1alpha1.ClassificationSupported,
+	v1alpha1.ClassificationDeprecated,
+	v1alpha1.ClassificationExpired,
 }
 
-var updateStrategies = []string{
-	string(v1alpha1.UpdateStrategyPatch),
-	string(v1alpha1.UpdateStrategyMinor),
-	string(v1alpha1.UpdateStrategyMajor),
+// IsDeclarableStage reports whether a lifecycle may list a stage of
+// classification c (SEMANTICS 2): preview, supported, deprecated or expired.
+func IsDeclarableStage(c v1alpha1.VersionClassification) bool {
+	return slices.Contains(declarableStages, c)
+}
+
+// StageNotDeclarable is the error for a lifecycle stage whose classification
+// IsDeclarableStage refuses; it lists the classifications that may be
+// declared. fldPath is the stage's classification field.
+func StageNotDeclarable(fldPath *field.Path, c v1alpha1.VersionClassification) *field.Error {
+	return field.NotSupported(fldPath, c, declarableStages)
 }
 
 var architectures = []string{"amd64", "arm64"}
@@ -120,8 +130,8 @@ func validateLifecycle(stages []v1alpha1.LifecycleStage, versionPath *field.Path
 		case stage.Classification == v1alpha1.ClassificationUnavailable:
 			errs = append(errs, field.Invalid(pathOf(i, "classification"), stage.Classification,
 				"unavailable is derived (every stage starts in the future) and may not be declared"))
-		case rank < 0:
-			errs = append(errs, field.NotSupported(pathOf(i, "classification"), stage.Classification, declarableStages))
+		case !IsDeclarableStage(stage.Classification):
+			errs = append(errs, StageNotDeclarable(pathOf(i, "classification"), stage.Classification))
 		case seenAt[rank] >= 0:
 			errs = append(errs, field.Duplicate(pathOf(i, "classification"), stage.Classification))
 		case rank < highestRank:
@@ -415,13 +425,7 @@ func validateMachineImages(images []v1alpha1.MachineImage, fldPath *field.Path) 
 		} else {
 			firstIndexOf[image.Name] = i
 		}
-		if image.UpdateStrategy != nil {
-			switch *image.UpdateStrategy {
-			case v1alpha1.UpdateStrategyPatch, v1alpha1.UpdateStrategyMinor, v1alpha1.UpdateStrategyMajor:
-			default:
-				errs = append(errs, field.NotSupported(imagePath.Child("updateStrategy"), *image.UpdateStrategy, updateStrategies))
-			}
-		}
+		errs = append(errs, ValidateUpdateStrategy(image.UpdateStrategy, imagePath.Child("updateStrategy"))...)
 		imageErrs, imageWarnings := validateMachineImageVersions(image, imagePath.Child("versions"), constraintErrs)
 		errs = append(errs, imageErrs...)
 		warnings = append(warnings, imageWarnings...)

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -506,5 +507,33 @@ func TestValidateCloudProfileSpecWarningsAreOnePerVersion(t *testing.T) {
 	g.Expect(warnings).To(HaveLen(4))
 	for _, w := range warnings {
 		g.Expect(strings.Count(w, "overlaps")).To(Equal(1))
+	}
+}
+
+func TestIsDeclarableStage(t *testing.T) {
+	path := field.NewPath("spec", "kubernetes", "versions").Index(0).Child("lifecycle").Index(1).Child("classification")
+	const supportedValues = `supported values: "preview", "supported", "deprecated", "expired"`
+	tests := []struct {
+		name           string
+		classification v1alpha1.VersionClassification
+		want           bool
+	}{
+		{"preview may be declared", preview, true},
+		{"supported may be declared", supported, true},
+		{"deprecated may be declared", deprecated, true},
+		{"expired may be declared", expired, true},
+		{"unavailable is derived, never declared", unavailable, false},
+		{"an unknown classification may not be declared", "retired", false},
+		{"an empty classification may not be declared", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(IsDeclarableStage(tt.classification)).To(Equal(tt.want))
+			if !tt.want {
+				g.Expect(StageNotDeclarable(path, tt.classification).Error()).To(Equal(
+					fmt.Sprintf("spec.kubernetes.versions[0].lifecycle[1].classification: Unsupported value: %q: %s", tt.classification, supportedValues)))
+			}
+		})
 	}
 }

@@ -126,7 +126,12 @@ func (p Problem) String() string {
 }
 
 // oneLine joins the lines of a multi-line message (YAML parsers report
-// several errors that way) so that every problem is exactly one line.
+// several errors that way) so that every problem is exactly one line; a
+// message that already is one line is left exactly as written.
+//
+// gitsource's oneLineWithoutEmptyTail looks alike but serves another purpose:
+// it also cuts the trailing ": " a Git transport leaves before an empty
+// response body, which here would change what a problem says.
 func oneLine(message string) string {
 	if !strings.Contains(message, "\n") {
 		return message

@@ -44,11 +44,12 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("problem spans several lines: %q", line)
 			}
 		}
-		if _, err := ValidateSet(objects, nil); err != nil {
+		report, err := ValidateSet(objects, nil)
+		if err != nil {
 			t.Fatalf("ValidateSet without a lookup failed: %v", err)
 		}
-		if _, _, err := EvaluateSet(objects, nil, now); err != nil {
-			t.Fatalf("EvaluateSet without a lookup failed: %v", err)
+		if evaluated := EvaluateSet(objects, report, now); len(report.Problems) == 0 && len(evaluated) != len(objects) {
+			t.Fatalf("EvaluateSet of a valid set returned %d of its %d objects", len(evaluated), len(objects))
 		}
 
 		var encoded bytes.Buffer

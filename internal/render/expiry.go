@@ -97,8 +97,8 @@ func validateOverrideStages(overrides, parentStages []v1alpha1.LifecycleStage, f
 		path := fldPath.Index(i)
 		rank := lifecycle.Rank(s.Classification)
 		switch {
-		case rank < lifecycle.Rank(v1alpha1.ClassificationPreview):
-			errs = append(errs, field.NotSupported(path.Child("classification"), s.Classification, declarableStages))
+		case !lifecycle.IsDeclarableStage(s.Classification):
+			errs = append(errs, lifecycle.StageNotDeclarable(path.Child("classification"), s.Classification))
 			continue
 		case seen[s.Classification]:
 			errs = append(errs, field.Duplicate(path.Child("classification"), s.Classification))
@@ -131,13 +131,6 @@ func validateOverrideStages(overrides, parentStages []v1alpha1.LifecycleStage, f
 		previousStart = s.StartTime
 	}
 	return errs
-}
-
-// declarableStages are the classifications a lifecycle may list; unavailable
-// is derived, never declared.
-var declarableStages = []v1alpha1.VersionClassification{
-	v1alpha1.ClassificationPreview, v1alpha1.ClassificationSupported,
-	v1alpha1.ClassificationDeprecated, v1alpha1.ClassificationExpired,
 }
 
 func hasStage(stages []v1alpha1.LifecycleStage, c v1alpha1.VersionClassification) bool {

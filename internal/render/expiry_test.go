@@ -112,10 +112,16 @@ func overridesOf(parent []v1alpha1.LifecycleStage, instants []*metav1.Time) [][]
 
 // stageSubsets returns every non-empty subset of the declarable stages, in rank order.
 func stageSubsets() [][]v1alpha1.VersionClassification {
+	var declarable []v1alpha1.VersionClassification
+	for _, c := range []v1alpha1.VersionClassification{unavailable, preview, supported, deprecated, expired} {
+		if lifecycle.IsDeclarableStage(c) {
+			declarable = append(declarable, c)
+		}
+	}
 	var subsets [][]v1alpha1.VersionClassification
-	for mask := 1; mask < 1<<len(declarableStages); mask++ {
+	for mask := 1; mask < 1<<len(declarable); mask++ {
 		var subset []v1alpha1.VersionClassification
-		for i, c := range declarableStages {
+		for i, c := range declarable {
 			if mask&(1<<i) != 0 {
 				subset = append(subset, c)
 			}

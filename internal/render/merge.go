@@ -83,16 +83,28 @@ import (
 // When there is any error the merged spec is nil, so callers keep the previous
 // status.cloudProfileSpec rather than publish a half-merged profile.
 func MergeNamespaced(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	merged, errs, _ := mergeAndValidate(parent, ncp)
+	return merged, errs
+}
+
+// mergeAndValidate is MergeNamespaced that also returns the validation
+// warnings of the merged spec (at status.cloudProfileSpec paths), so that
+// ValidateSet can report them without validating the merged spec again.
+func mergeAndValidate(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
 	merged, errs := mergeOverrides(parent, ncp)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, errs, nil
 	}
-	validationErrs, _ := lifecycle.ValidateCloudProfileSpec(merged, field.NewPath("status", "cloudProfileSpec"))
+	validationErrs, warnings := lifecycle.ValidateCloudProfileSpec(merged, mergedSpecPath)
 	if len(validationErrs) > 0 {
-		return nil, validationErrs
+		return nil, validationErrs, nil
 	}
-	return merged, nil
+	return merged, nil, warnings
 }
+
+// mergedSpecPath is where a NamespacedCloudProfile shows its merged spec;
+// problems of the merged spec are reported there.
+var mergedSpecPath = field.NewPath("status", "cloudProfileSpec")
 
 // mergeOverrides is MergeNamespaced without the final validation of the merged
 // spec. It returns the merged spec even when there are errors so that tests can
@@ -164,62 +176,42 @@ func validateParentReference(ref v1alpha1.CloudProfileReference, fldPath *field.
 // versions. Every override must name a parent version: a namespaced profile
 // may keep a version around longer, never introduce one (GEP-25 non-goal).
 func (m *merge) mergeKubernetes(overrides []v1alpha1.ExpirableVersion, fldPath *field.Path) {
-	indexOf := make(map[string]int, len(m.spec.Kubernetes.Versions))
-	for i, v := range m.spec.Kubernetes.Versions {
-		indexOf[v.Version] = i
-	}
-	seen := make(map[string]bool, len(overrides))
-	for i, o := range overrides {
-		path := fldPath.Index(i)
-		if seen[o.Version] {
-			m.errs = append(m.errs, field.Duplicate(path.Child("version"), o.Version))
-			continue
-		}
-		seen[o.Version] = true
-		parentIndex, ok := indexOf[o.Version]
-		if !ok {
-			m.notInParent(path.Child("version"), o.Version, "Kubernetes version")
-			continue
-		}
-		merged, errs := mergeExpiry(m.spec.Kubernetes.Versions[parentIndex], o, path, m.parentName)
-		m.errs = append(m.errs, errs...)
-		if len(errs) == 0 {
-			m.spec.Kubernetes.Versions[parentIndex] = merged
-		}
-	}
+	versionOf := func(v v1alpha1.ExpirableVersion) string { return v.Version }
+	mergeByKey(m, m.spec.Kubernetes.Versions, versionOf, overrides, versionOf, "version", fldPath,
+		func(o v1alpha1.ExpirableVersion, path *field.Path, parentIndex int) {
+			if parentIndex < 0 {
+				m.notInParent(path.Child("version"), o.Version, "Kubernetes version")
+				return
+			}
+			merged, errs := mergeExpiry(m.spec.Kubernetes.Versions[parentIndex], o, path, m.parentName)
+			m.errs = append(m.errs, errs...)
+			if len(errs) == 0 {
+				m.spec.Kubernetes.Versions[parentIndex] = merged
+			}
+		})
 }
 
 // mergeMachineImages applies image overrides: new images are appended whole;
 // for a parent image the override may set updateStrategy, override the
 // expiry of existing versions and append new versions.
 func (m *merge) mergeMachineImages(overrides []v1alpha1.NamespacedMachineImage, fldPath *field.Path) {
-	indexOf := make(map[string]int, len(m.spec.MachineImages))
-	for i, image := range m.spec.MachineImages {
-		indexOf[image.Name] = i
-	}
-	seen := make(map[string]bool, len(overrides))
-	for i, o := range overrides {
-		path := fldPath.Index(i)
-		if seen[o.Name] {
-			m.errs = append(m.errs, field.Duplicate(path.Child("name"), o.Name))
-			continue
-		}
-		seen[o.Name] = true
-		if o.UpdateStrategy != nil && !isUpdateStrategy(*o.UpdateStrategy) {
-			m.errs = append(m.errs, field.NotSupported(path.Child("updateStrategy"), *o.UpdateStrategy, updateStrategies))
-			continue
-		}
-		parentIndex, ok := indexOf[o.Name]
-		if !ok {
-			m.appendMachineImage(o, path)
-			continue
-		}
-		image := &m.spec.MachineImages[parentIndex]
-		if o.UpdateStrategy != nil {
-			image.UpdateStrategy = o.UpdateStrategy
-		}
-		m.mergeMachineImageVersions(image, o.Versions, path.Child("versions"))
-	}
+	mergeByKey(m, m.spec.MachineImages, func(image v1alpha1.MachineImage) string { return image.Name },
+		overrides, func(o v1alpha1.NamespacedMachineImage) string { return o.Name }, "name", fldPath,
+		func(o v1alpha1.NamespacedMachineImage, path *field.Path, parentIndex int) {
+			if errs := lifecycle.ValidateUpdateStrategy(o.UpdateStrategy, path.Child("updateStrategy")); len(errs) > 0 {
+				m.errs = append(m.errs, errs...)
+				return
+			}
+			if parentIndex < 0 {
+				m.appendMachineImage(o, path)
+				return
+			}
+			image := &m.spec.MachineImages[parentIndex]
+			if o.UpdateStrategy != nil {
+				image.UpdateStrategy = o.UpdateStrategy
+			}
+			m.mergeMachineImageVersions(image, o.Versions, path.Child("versions"))
+		})
 }
 
 // appendMachineImage adds an image the parent does not have. It must stand on
@@ -227,19 +219,16 @@ func (m *merge) mergeMachineImages(overrides []v1alpha1.NamespacedMachineImage, 
 // which is checked here to point at the override, the validation of the
 // merged spec reports what is wrong with it.
 //
-// An unset updateStrategy becomes major, the default the API server gives a
-// CloudProfile's image, so the merged spec reads the same as a CloudProfile
-// written out in full.
+// An unset updateStrategy is written out as lifecycle.UpdateStrategyOrDefault
+// gives it, the default the API server gives a CloudProfile's image, so the
+// merged spec reads the same as a CloudProfile written out in full.
 func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *field.Path) {
 	if len(o.Versions) == 0 {
 		m.errs = append(m.errs, field.Required(fldPath.Child("versions"),
 			fmt.Sprintf("machine image %q is not in parent CloudProfile %q, so it is added and needs at least one version", o.Name, m.parentName)))
 		return
 	}
-	strategy := v1alpha1.UpdateStrategyMajor
-	if o.UpdateStrategy != nil {
-		strategy = *o.UpdateStrategy
-	}
+	strategy := lifecycle.UpdateStrategyOrDefault(o.UpdateStrategy)
 	m.spec.MachineImages = append(m.spec.MachineImages, v1alpha1.MachineImage{
 		Name:           o.Name,
 		Versions:       o.Versions,
@@ -251,71 +240,72 @@ func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *f
 // image: a version the image has may change only its expiry; other versions
 // are appended in override order.
 func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, overrides []v1alpha1.MachineImageVersion, fldPath *field.Path) {
-	indexOf := make(map[string]int, len(image.Versions))
-	for i, v := range image.Versions {
-		indexOf[v.Version] = i
-	}
-	seen := make(map[string]bool, len(overrides))
-	for i, o := range overrides {
-		path := fldPath.Index(i)
-		if seen[o.Version] {
-			m.errs = append(m.errs, field.Duplicate(path.Child("version"), o.Version))
-			continue
-		}
-		seen[o.Version] = true
-		parentIndex, ok := indexOf[o.Version]
-		if !ok {
-			image.Versions = append(image.Versions, o)
-			continue
-		}
-		parentVersion := image.Versions[parentIndex]
-		errs := onlyExpiryDiffers(parentVersion, o, path)
-		merged, expiryErrs := mergeExpiry(parentVersion.ExpirableVersion, o.ExpirableVersion, path, m.parentName)
-		errs = append(errs, expiryErrs...)
-		m.errs = append(m.errs, errs...)
-		if len(errs) == 0 {
-			image.Versions[parentIndex].ExpirableVersion = merged
-		}
-	}
-}
-
-var updateStrategies = []v1alpha1.MachineImageUpdateStrategy{
-	v1alpha1.UpdateStrategyPatch, v1alpha1.UpdateStrategyMinor, v1alpha1.UpdateStrategyMajor,
-}
-
-func isUpdateStrategy(s v1alpha1.MachineImageUpdateStrategy) bool {
-	for _, known := range updateStrategies {
-		if s == known {
-			return true
-		}
-	}
-	return false
+	versionOf := func(v v1alpha1.MachineImageVersion) string { return v.Version }
+	mergeByKey(m, image.Versions, versionOf, overrides, versionOf, "version", fldPath,
+		func(o v1alpha1.MachineImageVersion, path *field.Path, parentIndex int) {
+			if parentIndex < 0 {
+				image.Versions = append(image.Versions, o)
+				return
+			}
+			parentVersion := image.Versions[parentIndex]
+			errs := onlyExpiryDiffers(parentVersion, o, path)
+			merged, expiryErrs := mergeExpiry(parentVersion.ExpirableVersion, o.ExpirableVersion, path, m.parentName)
+			errs = append(errs, expiryErrs...)
+			m.errs = append(m.errs, errs...)
+			if len(errs) == 0 {
+				image.Versions[parentIndex].ExpirableVersion = merged
+			}
+		})
 }
 
 // mergeNamed replaces the parent's entries by the override's entry of the same
-// name, in place, and appends entries with new names in override order. Two
-// override entries with the same name are an error: which one should win is
-// not something to guess.
+// name, in place, and appends entries with new names in override order.
 func mergeNamed[T any](m *merge, parentEntries, overrides []T, nameOf func(T) string, fldPath *field.Path) []T {
+	merged := parentEntries
+	mergeByKey(m, parentEntries, nameOf, overrides, nameOf, "name", fldPath, func(o T, _ *field.Path, parentIndex int) {
+		if parentIndex < 0 {
+			merged = append(merged, o)
+			return
+		}
+		merged[parentIndex] = o
+	})
+	return merged
+}
+
+// mergeByKey matches each override entry, in override order, with the
+// parent's entry of the same key (a name or a version) and hands it to apply
+// with its path below fldPath and the parent entry's index, or -1 when the
+// parent has none. The index is into parentEntries as passed, so apply may
+// append to that list; what it appends is never matched. When the parent
+// lists a key twice, the later entry is the one matched.
+//
+// Two override entries with the same key are an error, a Duplicate at
+// fldPath[i].<keyField>, and the later one is not applied: which one should
+// win is not something to guess.
+func mergeByKey[P, O any](m *merge,
+	parentEntries []P, parentKey func(P) string,
+	overrides []O, overrideKey func(O) string, keyField string, fldPath *field.Path,
+	apply func(o O, path *field.Path, parentIndex int),
+) {
 	indexOf := make(map[string]int, len(parentEntries))
 	for i, e := range parentEntries {
-		indexOf[nameOf(e)] = i
+		indexOf[parentKey(e)] = i
 	}
 	seen := make(map[string]bool, len(overrides))
 	for i, o := range overrides {
-		name := nameOf(o)
-		if seen[name] {
-			m.errs = append(m.errs, field.Duplicate(fldPath.Index(i).Child("name"), name))
+		key := overrideKey(o)
+		path := fldPath.Index(i)
+		if seen[key] {
+			m.errs = append(m.errs, field.Duplicate(path.Child(keyField), key))
 			continue
 		}
-		seen[name] = true
-		if parentIndex, ok := indexOf[name]; ok {
-			parentEntries[parentIndex] = o
-			continue
+		seen[key] = true
+		parentIndex, ok := indexOf[key]
+		if !ok {
+			parentIndex = -1
 		}
-		parentEntries = append(parentEntries, o)
+		apply(o, path, parentIndex)
 	}
-	return parentEntries
 }
 
 // concatCABundles returns the parent's bundle followed by the override's. An

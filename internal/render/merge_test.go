@@ -1,11 +1,13 @@
 package render
 
 import (
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -298,4 +300,65 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 		g.Expect(errs).To(BeEmpty())
 		g.Expect(merged).To(Equal(want))
 	})
+}
+
+// TestMergeByKey checks the matching every list of an override goes through.
+func TestMergeByKey(t *testing.T) {
+	type entry struct{ key, value string }
+	keyOf := func(e entry) string { return e.key }
+	tests := []struct {
+		name       string
+		parent     []entry
+		overrides  []entry
+		wantCalls  []string
+		wantErrors []string
+	}{
+		{
+			name:      "an override of a parent entry gets the parent entry's index",
+			parent:    []entry{{"a", "1"}, {"b", "2"}},
+			overrides: []entry{{"b", "3"}},
+			wantCalls: []string{"b@spec.list[0]->1"},
+		},
+		{
+			name:      "an override the parent lacks gets -1, in override order",
+			parent:    []entry{{"a", "1"}},
+			overrides: []entry{{"c", "3"}, {"a", "4"}},
+			wantCalls: []string{"c@spec.list[0]->-1", "a@spec.list[1]->0"},
+		},
+		{
+			name:       "a key twice in the overrides is a Duplicate and the later entry is not applied",
+			parent:     []entry{{"a", "1"}},
+			overrides:  []entry{{"a", "2"}, {"b", "3"}, {"a", "4"}},
+			wantCalls:  []string{"a@spec.list[0]->0", "b@spec.list[1]->-1"},
+			wantErrors: []string{`spec.list[2].key: Duplicate value: "a"`},
+		},
+		{
+			name:      "a key twice in the parent matches its later entry",
+			parent:    []entry{{"a", "1"}, {"a", "2"}},
+			overrides: []entry{{"a", "3"}},
+			wantCalls: []string{"a@spec.list[0]->1"},
+		},
+		{
+			name:      "no overrides, no calls",
+			parent:    []entry{{"a", "1"}},
+			overrides: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			m := &merge{}
+			var calls []string
+			mergeByKey(m, tt.parent, keyOf, tt.overrides, keyOf, "key", field.NewPath("spec", "list"),
+				func(o entry, path *field.Path, parentIndex int) {
+					calls = append(calls, fmt.Sprintf("%s@%s->%d", o.key, path, parentIndex))
+				})
+			g.Expect(calls).To(Equal(tt.wantCalls))
+			var errs []string
+			for _, e := range m.errs {
+				errs = append(errs, e.Error())
+			}
+			g.Expect(errs).To(Equal(tt.wantErrors))
+		})
+	}
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -10,7 +11,26 @@ import (
 	"github.com/profilesync/profilesync/internal/lifecycle"
 )
 
-// CheckParentKeepsOverrides refuses a change of the CloudProfile parentName
+// CheckCloudProfileChange checks a change of the CloudProfile name from
+// current (as the cluster has it) to updated against the rules that need the
+// live object, and returns every error, at paths of the CloudProfile:
+//
+//   - no Kubernetes or machine image version that is not unavailable at now
+//     may become unavailable again (lifecycle.ValidateUpdate, SEMANTICS 2);
+//   - nothing a NamespacedCloudProfile among children overrides may be taken
+//     away: a Kubernetes version, machine image, image version or lifecycle
+//     stage (SEMANTICS 3, last rule; see checkParentKeepsOverrides).
+//
+// updated == nil means the CloudProfile is deleted, which every namespaced
+// profile extending it forbids. The sync calls it before it applies or prunes
+// a CloudProfile, the admission webhook for an update or a deletion, so both
+// refuse the same changes with the same messages.
+func CheckCloudProfileChange(name string, current, updated *v1alpha1.CloudProfileSpec, children []v1alpha1.NamespacedCloudProfile, now time.Time) field.ErrorList {
+	errs := lifecycle.ValidateUpdate(current, updated, now, field.NewPath("spec"))
+	return append(errs, checkParentKeepsOverrides(name, current, updated, children)...)
+}
+
+// checkParentKeepsOverrides refuses a change of the CloudProfile parentName
 // from current to updated that would take away something a namespaced
 // profile overrides (SEMANTICS 3, last rule; GEP-25 "Preventing deletion of
 // certain fields in parent CloudProfile"): a Kubernetes version, a machine
@@ -18,10 +38,10 @@ import (
 // namespaced profile moves. updated == nil means the parent is being deleted,
 // which every namespaced profile extending it forbids.
 //
-// The sync calls it before applying a parent; the admission webhook calls it
-// with the old and new object. children may be every NamespacedCloudProfile
-// in the cluster: those whose spec.parent names another CloudProfile are
-// skipped (an empty parent kind counts as CloudProfile, so a profile that
+// CheckCloudProfileChange is its one caller, so that the sync and the
+// admission webhook refuse the same changes. children may be every
+// NamespacedCloudProfile in the cluster: those whose spec.parent names another
+// CloudProfile are skipped (an empty parent kind counts as CloudProfile, so a profile that
 // skipped defaulting is still protected).
 //
 // What a namespaced profile overrides is decided against current, the parent
@@ -34,7 +54,7 @@ import (
 // Errors are reported at paths of the parent CloudProfile, because that is
 // the object being refused, and name the namespaced profile as
 // namespace/name together with the path of its override.
-func CheckParentKeepsOverrides(parentName string, current, updated *v1alpha1.CloudProfileSpec, children []v1alpha1.NamespacedCloudProfile) field.ErrorList {
+func checkParentKeepsOverrides(parentName string, current, updated *v1alpha1.CloudProfileSpec, children []v1alpha1.NamespacedCloudProfile) field.ErrorList {
 	var errs field.ErrorList
 	for i := range children {
 		child := &children[i]

@@ -2,6 +2,7 @@ package render
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,7 +200,102 @@ func TestCheckParentKeepsOverrides(t *testing.T) {
 				currentCopy = tt.current.DeepCopy()
 			}
 
-			errs := CheckParentKeepsOverrides("local", tt.current, tt.updated(currentCopy), tt.children)
+			errs := checkParentKeepsOverrides("local", tt.current, tt.updated(currentCopy), tt.children)
+
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestCheckCloudProfileChange checks that both rules a CloudProfile change
+// must pass are applied, in order, for an update and for a deletion.
+func TestCheckCloudProfileChange(t *testing.T) {
+	now := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	overridesKubernetes := child("project-a", "a", kubernetesOverride(deprecatedAPIVersion("1.30.0", "", "2027-01-01T00:00:00Z")))
+	const madeUnavailable = `Forbidden: version 1.40.0 is supported now and may not be made unavailable again: a version that has been offered may already be in use`
+	const overriddenRemoved = `spec.kubernetes.versions: Forbidden: Kubernetes version "1.30.0" may not be removed: ` +
+		`NamespacedCloudProfile project-a/a overrides it at spec.kubernetes.versions[0]`
+	postponed := staged(newestKubernetesVersion, stage(preview, "2030-01-01T00:00:00Z"))
+	tests := []struct {
+		name     string
+		current  *v1alpha1.CloudProfileSpec
+		updated  func(*v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec
+		children []v1alpha1.NamespacedCloudProfile
+		want     []string
+	}{
+		{
+			name:     "an unchanged profile passes",
+			current:  guardedParent(),
+			updated:  func(p *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec { return p },
+			children: []v1alpha1.NamespacedCloudProfile{overridesKubernetes},
+		},
+		{
+			name:    "a version made unavailable again is refused",
+			current: guardedParent(),
+			updated: func(p *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec {
+				p.Kubernetes.Versions[1] = postponed
+				return p
+			},
+			want: []string{"spec.kubernetes.versions[1].lifecycle: " + madeUnavailable},
+		},
+		{
+			name:    "removing what a child overrides is refused",
+			current: guardedParent(),
+			updated: func(p *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec {
+				p.Kubernetes.Versions = p.Kubernetes.Versions[1:]
+				return p
+			},
+			children: []v1alpha1.NamespacedCloudProfile{overridesKubernetes},
+			want:     []string{overriddenRemoved},
+		},
+		{
+			name:    "both rules are reported, the update rule first",
+			current: guardedParent(),
+			updated: func(p *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec {
+				p.Kubernetes.Versions = []v1alpha1.ExpirableVersion{postponed}
+				return p
+			},
+			children: []v1alpha1.NamespacedCloudProfile{overridesKubernetes},
+			want:     []string{"spec.kubernetes.versions[0].lifecycle: " + madeUnavailable, overriddenRemoved},
+		},
+		{
+			name:     "children of another parent do not count",
+			current:  guardedParent(),
+			updated:  func(p *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec { return nil },
+			children: []v1alpha1.NamespacedCloudProfile{child("project-a", "a", v1alpha1.NamespacedCloudProfileSpec{Parent: v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind, Name: "other"}})},
+		},
+		{
+			name:     "deleting a profile a child extends is refused",
+			current:  guardedParent(),
+			updated:  func(p *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec { return nil },
+			children: []v1alpha1.NamespacedCloudProfile{overridesKubernetes},
+			want:     []string{`spec: Forbidden: CloudProfile "local" may not be deleted: NamespacedCloudProfile project-a/a extends it`},
+		},
+		{
+			name:    "deleting a profile no child extends passes",
+			current: guardedParent(),
+			updated: func(p *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec { return nil },
+		},
+		{
+			name:     "creating a profile passes",
+			current:  nil,
+			updated:  func(*v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec { return guardedParent() },
+			children: []v1alpha1.NamespacedCloudProfile{overridesKubernetes},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var currentCopy *v1alpha1.CloudProfileSpec
+			if tt.current != nil {
+				currentCopy = tt.current.DeepCopy()
+			}
+
+			errs := CheckCloudProfileChange("local", tt.current, tt.updated(currentCopy), tt.children, now)
 
 			var got []string
 			for _, e := range errs {

@@ -22,6 +22,19 @@ type ParentLookup func(name string) (spec *v1alpha1.CloudProfileSpec, found bool
 type Report struct {
 	Problems Problems
 	Warnings Problems
+	// merged is status.cloudProfileSpec of every NamespacedCloudProfile of
+	// the set that merged with its parent, by the object ValidateSet was
+	// given (not by name: a set may hold the same name twice), so that
+	// EvaluateSet does not merge a second time.
+	merged map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec
+}
+
+// MergedSpec returns status.cloudProfileSpec of ncp, an object of the set, as
+// ValidateSet merged it with its parent; nil when it could not be merged
+// (Problems says why). The spec is shared with the report: copy it before
+// changing it.
+func (r Report) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudProfileSpec {
+	return r.merged[ncp]
 }
 
 // ApplyDefaultNamespace sets namespace on every NamespacedCloudProfile that
@@ -51,11 +64,12 @@ func ApplyDefaultNamespace(objects []Object, namespace string) {
 //     set wins over lookupParent, because the set is what will be applied.
 //     MergeNamespaced must accept the override; warnings of the merged spec
 //     that the parent does not already have are reported under
-//     status.cloudProfileSpec.
+//     status.cloudProfileSpec. The merged spec is kept in the report
+//     (Report.MergedSpec) for EvaluateSet.
 //
 // The error is only for a failed lookupParent.
 func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
-	var report Report
+	report := Report{merged: make(map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec)}
 	parents := newParentIndex(objects, lookupParent)
 	firstIndexOf := make(map[string]int, len(objects))
 	for i, o := range objects {
@@ -92,26 +106,24 @@ func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
 				fmt.Sprintf("Invalid value: %q: the parent CloudProfile is invalid (see its problems), so this profile cannot be merged", ncp.Spec.Parent.Name)))
 			continue
 		}
-		_, errs := MergeNamespaced(parent.spec, &ncp.Spec)
-		report.Problems = append(report.Problems, o.fieldErrorProblems(explainMissingParent(errs, parents.where()))...)
+		merged, errs, warnings := mergeAndValidate(parent.spec, &ncp.Spec)
+		report.Problems = append(report.Problems, o.fieldErrorProblems(ExplainMissingParent(errs, parents.where()))...)
 		if len(errs) == 0 {
-			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, &ncp.Spec)...)
+			report.merged[ncp] = merged
+			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, warnings)...)
 		}
 	}
 	return report, nil
 }
 
-// mergedWarnings returns the validation warnings of the merged spec that the
-// parent's spec does not have already: those are the parent's to fix and are
-// reported there.
-func (o Object) mergedWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) Problems {
-	merged, errs := MergeNamespaced(parent, ncp)
-	if len(errs) > 0 {
+// mergedWarnings returns those of the merged spec's validation warnings that
+// the parent's spec does not have already: those are the parent's to fix and
+// are reported there.
+func (o Object) mergedWarnings(parent *v1alpha1.CloudProfileSpec, warnings []string) Problems {
+	if len(warnings) == 0 {
 		return nil
 	}
-	mergedPath := field.NewPath("status", "cloudProfileSpec")
-	_, parentWarnings := lifecycle.ValidateCloudProfileSpec(parent, mergedPath)
-	_, warnings := lifecycle.ValidateCloudProfileSpec(merged, mergedPath)
+	_, parentWarnings := lifecycle.ValidateCloudProfileSpec(parent, mergedSpecPath)
 	known := make(map[string]bool, len(parentWarnings))
 	for _, w := range parentWarnings {
 		known[w] = true
@@ -136,9 +148,12 @@ func (o Object) warningProblems(warnings []string, skip map[string]bool) Problem
 	return problems
 }
 
-// explainMissingParent adds to MergeNamespaced's bare "Not found" of the
-// parent's name where the parent was looked for.
-func explainMissingParent(errs field.ErrorList, where string) field.ErrorList {
+// ExplainMissingParent completes MergeNamespaced's bare "Not found" of
+// spec.parent.name, which knows only that it was given no parent, with where
+// the caller looked for it (for example "in the cluster"), so that a missing
+// parent is worded the same by every caller. It changes errs in place and
+// returns it.
+func ExplainMissingParent(errs field.ErrorList, where string) field.ErrorList {
 	for _, e := range errs {
 		if e.Type == field.ErrorTypeNotFound && e.Field == "spec.parent.name" && e.Detail == "" {
 			e.Detail = "no CloudProfile of that name " + where
@@ -216,9 +231,9 @@ func WithServerDefaults(spec *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileS
 	}
 	defaulted := spec.DeepCopy()
 	for i := range defaulted.MachineImages {
-		if defaulted.MachineImages[i].UpdateStrategy == nil {
-			major := v1alpha1.UpdateStrategyMajor
-			defaulted.MachineImages[i].UpdateStrategy = &major
+		if image := &defaulted.MachineImages[i]; image.UpdateStrategy == nil {
+			strategy := lifecycle.UpdateStrategyOrDefault(image.UpdateStrategy)
+			image.UpdateStrategy = &strategy
 		}
 	}
 	return defaulted
@@ -235,24 +250,30 @@ func NamespacedStatus(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Namespace
 	if len(errs) > 0 {
 		return v1alpha1.NamespacedCloudProfileStatus{}, errs
 	}
+	return namespacedStatusOf(merged, now), nil
+}
+
+// namespacedStatusOf is the status of a NamespacedCloudProfile whose merged
+// spec is merged.
+func namespacedStatusOf(merged *v1alpha1.CloudProfileSpec, now time.Time) v1alpha1.NamespacedCloudProfileStatus {
 	return v1alpha1.NamespacedCloudProfileStatus{
 		CloudProfileSpec:      merged,
 		ProfileVersionsStatus: lifecycle.Status(merged, now),
-	}, nil
+	}
 }
 
 // EvaluateSet returns copies of objects, in the same order, with the status
 // the controllers write at now: for a CloudProfile lifecycle.Status of its
-// spec, for a NamespacedCloudProfile NamespacedStatus with its parent (from
-// the set, else lookupParent, with the API server's defaults). Conditions and
+// spec, for a NamespacedCloudProfile the spec ValidateSet merged into report
+// (with its parent from the set, else from ValidateSet's lookupParent, with
+// the API server's defaults) and lifecycle.Status of that. Conditions and
 // observedGeneration are left empty: they describe a cluster.
 //
-// Run ValidateSet first; a namespaced profile that cannot be merged here is
-// reported as a problem and left out of the result.
-func EvaluateSet(objects []Object, lookupParent ParentLookup, now time.Time) ([]Object, Problems, error) {
-	parents := newParentIndex(objects, lookupParent)
+// report is ValidateSet's for the same objects. A namespaced profile that
+// ValidateSet could not merge is left out of the result; report.Problems says
+// why, so evaluate only a set without problems.
+func EvaluateSet(objects []Object, report Report, now time.Time) []Object {
 	evaluated := make([]Object, 0, len(objects))
-	var problems Problems
 	for _, o := range objects {
 		if o.CloudProfile != nil {
 			cp := o.CloudProfile.DeepCopy()
@@ -260,20 +281,15 @@ func EvaluateSet(objects []Object, lookupParent ParentLookup, now time.Time) ([]
 			evaluated = append(evaluated, Object{File: o.File, CloudProfile: cp})
 			continue
 		}
-		ncp := o.NamespacedCloudProfile.DeepCopy()
-		parent, err := parents.find(ncp.Spec.Parent.Name)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %s: looking up parent CloudProfile %q: %w", o.File, o.Ref(), ncp.Spec.Parent.Name, err)
-		}
-		status, errs := NamespacedStatus(parent.spec, &ncp.Spec, now)
-		if len(errs) > 0 {
-			problems = append(problems, o.fieldErrorProblems(explainMissingParent(errs, parents.where()))...)
+		merged := report.MergedSpec(o.NamespacedCloudProfile)
+		if merged == nil {
 			continue
 		}
-		ncp.Status = status
+		ncp := o.NamespacedCloudProfile.DeepCopy()
+		ncp.Status = namespacedStatusOf(merged.DeepCopy(), now)
 		evaluated = append(evaluated, Object{File: o.File, NamespacedCloudProfile: ncp})
 	}
-	return evaluated, problems, nil
+	return evaluated
 }
 
 // EffectiveSpec returns the spec the lifecycle rules apply to: a CloudProfile's own

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -173,9 +174,8 @@ func TestEvaluateSetGEP32NamespacedExample(t *testing.T) {
 	g.Expect(report.Problems).To(BeEmpty())
 
 	at := time.Date(2024, 12, 3, 0, 0, 0, 0, time.UTC)
-	evaluated, problems, err := EvaluateSet(objects, nil, at)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problems).To(BeEmpty())
+	evaluated := EvaluateSet(objects, report, at)
+	g.Expect(evaluated).To(HaveLen(len(objects)))
 	g.Expect(parent.Status.Kubernetes).To(BeNil(), "the inputs are not modified")
 
 	status := evaluated[1].NamespacedCloudProfile.Status
@@ -200,9 +200,85 @@ func TestEvaluateSetMergesWithTheParentAsTheAPIServerStoresIt(t *testing.T) {
     - version: "1592.4"
 ---
 `+fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws"))
-	evaluated, problems, err := EvaluateSet(objects, nil, time.Now())
+	report, err := ValidateSet(objects, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problems).To(BeEmpty())
+	g.Expect(report.Problems).To(BeEmpty())
+	evaluated := EvaluateSet(objects, report, time.Now())
+	g.Expect(evaluated).To(HaveLen(len(objects)))
 	g.Expect(evaluated[0].CloudProfile.Spec.MachineImages[0].UpdateStrategy).To(BeNil(), "the printed spec stays as written")
 	g.Expect(*evaluated[1].NamespacedCloudProfile.Status.CloudProfileSpec.MachineImages[0].UpdateStrategy).To(Equal(v1alpha1.UpdateStrategyMajor))
+}
+
+// TestValidateSetKeepsTheMergedSpecsForEvaluateSet checks that ValidateSet
+// hands out the merge it did, so that EvaluateSet needs no second one, and
+// that a namespaced profile it could not merge is left out of the evaluation.
+func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
+	g := NewWithT(t)
+	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "good", "team-a", "aws")+`  machineImages:
+  - name: ubuntu
+    versions:
+    - version: "24.4"
+---
+`+fmt.Sprintf(namespacedProfileOf, "bad", "team-b", "aws")+`  kubernetes:
+    versions:
+    - version: 1.99.0
+`)
+	g.Expect(problems).To(BeEmpty())
+	parent, good, bad := objects[0].CloudProfile, objects[1].NamespacedCloudProfile, objects[2].NamespacedCloudProfile
+
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(problemLines(report.Problems)).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0].version: Not found: "1.99.0"`)))
+
+	want, errs := MergeNamespaced(WithServerDefaults(&parent.Spec), &good.Spec)
+	g.Expect(errs).To(BeEmpty())
+	g.Expect(report.MergedSpec(good)).To(Equal(want))
+	g.Expect(report.MergedSpec(bad)).To(BeNil(), "a profile that does not merge has no merged spec")
+	g.Expect(report.MergedSpec(good.DeepCopy())).To(BeNil(), "merged specs belong to the objects validated, not to their names")
+
+	evaluated := EvaluateSet(objects, report, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(evaluated).To(HaveLen(2), "the profile that does not merge is left out")
+	g.Expect(evaluated[1].NamespacedCloudProfile.Name).To(Equal("good"))
+	g.Expect(evaluated[1].EffectiveSpec()).To(Equal(want))
+	g.Expect(evaluated[1].EffectiveSpec()).NotTo(BeIdenticalTo(report.MergedSpec(good)), "the evaluated objects are copies")
+	g.Expect(good.Status.CloudProfileSpec).To(BeNil(), "the inputs are not modified")
+}
+
+func TestExplainMissingParent(t *testing.T) {
+	parentName := field.NewPath("spec", "parent", "name")
+	tests := []struct {
+		name string
+		err  *field.Error
+		want string
+	}{
+		{
+			name: "a bare Not found of the parent's name says where the parent was looked for",
+			err:  field.NotFound(parentName, "aws"),
+			want: `spec.parent.name: Not found: "aws": no CloudProfile of that name in the cluster`,
+		},
+		{
+			name: "a Not found of the parent's name that explains itself is kept",
+			err:  &field.Error{Type: field.ErrorTypeNotFound, Field: "spec.parent.name", BadValue: "aws", Detail: "somewhere else"},
+			want: `spec.parent.name: Not found: "aws": somewhere else`,
+		},
+		{
+			name: "a Not found of another field is kept",
+			err:  field.NotFound(field.NewPath("spec", "kubernetes", "versions").Index(0).Child("version"), "1.99.0"),
+			want: `spec.kubernetes.versions[0].version: Not found: "1.99.0"`,
+		},
+		{
+			name: "another error of the parent's name is kept",
+			err:  field.Required(parentName, "the parent CloudProfile must be named"),
+			want: `spec.parent.name: Required value: the parent CloudProfile must be named`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			errs := ExplainMissingParent(field.ErrorList{tt.err}, "in the cluster")
+			g.Expect(errs).To(HaveLen(1))
+			g.Expect(errs[0].Error()).To(Equal(tt.want))
+		})
+	}
 }
