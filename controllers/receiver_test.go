@@ -241,8 +241,6 @@ func TestAHookOnAReplicaThatDoesNotLeadRequestsTheSyncThroughTheAnnotation(t *te
 	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 }
 
-
-
 // TestASyncOfAnUnchangedRevisionWritesNothing pins the idle behaviour: with
 // no new commit, each interval lists the remote's refs and renders, but
 // neither the ProfileSync nor the profiles it applied are written.

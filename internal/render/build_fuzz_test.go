@@ -17,9 +17,8 @@ import (
 // counts every request, and `git` on PATH is a script that records its
 // arguments and fails (kustomize clones by running it).
 type networkAttempts struct {
-	http    atomic.Int64
-	gitLog  string
-	restore func()
+	http   atomic.Int64
+	gitLog string
 }
 
 type refusingTransport struct{ attempts *atomic.Int64 }

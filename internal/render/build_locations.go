@@ -68,9 +68,9 @@ func (r *buildFS) vetKustomization(path string, content []byte) error {
 	verdict := r.checkKustomization(path, content)
 	r.vetted[path] = verdict
 	if verdict != nil {
-		r.refuse(verdict)
+		return r.refuse(verdict)
 	}
-	return verdict
+	return nil
 }
 
 func (r *buildFS) checkKustomization(path string, content []byte) error {
@@ -345,8 +345,9 @@ func generatorConfigLocations(config map[string]any) []pluginLocation {
 		EnvSources:  stringsOf(config["envs"]),
 	}}
 	args.EnvSource, _ = config["env"].(string)
-	var locations []pluginLocation
-	for _, path := range generatorSources(args) {
+	sources := generatorSources(args)
+	locations := make([]pluginLocation, 0, len(sources))
+	for _, path := range sources {
 		locations = append(locations, pluginLocation{field: "files/envs", path: path})
 	}
 	return locations

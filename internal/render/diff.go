@@ -536,10 +536,7 @@ func versionList(image *v1alpha1.MachineImage) string {
 // strategyOf is the image's update strategy with the API's default, so that
 // writing out the default is not a change.
 func strategyOf(image *v1alpha1.MachineImage) v1alpha1.MachineImageUpdateStrategy {
-	if image.UpdateStrategy == nil {
-		return v1alpha1.UpdateStrategyMajor
-	}
-	return *image.UpdateStrategy
+	return lifecycle.UpdateStrategyOrDefault(image.UpdateStrategy)
 }
 
 // unionOfKeys returns the keys of both maps, sorted by compare.

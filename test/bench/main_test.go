@@ -50,7 +50,7 @@ var env struct {
 	// floorClient is a plain client with the manager's rate limits.
 	floorClient client.Client
 	manager     manager.Manager
-	receiverURL  string
+	receiverURL string
 	// writes counts the manager's API requests that are not GETs (create,
 	// update, patch, delete, including events).
 	writes atomic.Int64
