@@ -347,20 +347,21 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 // A parent that is not in the revision is looked up on the cluster.
 func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) ([]render.Object, error) {
 	key := client.ObjectKeyFromObject(obj).String()
-	objects, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
+	decoded, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !ok {
-		docs, err := render.Build(ctx, checkout.Dir, obj.Spec.Path, r.BuildLimits)
+		docs, buildWarnings, err := render.BuildWithWarnings(ctx, checkout.Dir, obj.Spec.Path, r.BuildLimits)
 		if err != nil {
 			return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 		}
-		var problems render.Problems
-		objects, problems = render.DecodeDocuments(docs)
+		objects, problems := render.DecodeDocuments(docs)
 		if len(problems) > 0 {
 			return nil, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
 		}
 		render.ApplyDefaultNamespace(objects, obj.Namespace)
-		r.decoded.put(key, checkout.Revision, obj.Spec.Path, objects)
+		decoded = decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, buildWarnings: buildWarnings}
+		r.decoded.put(key, decoded)
 	}
+	objects := decoded.objects
 	report, err := render.ValidateSet(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
@@ -376,6 +377,11 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 		return nil, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}
 	if reportWarnings {
+		// Patches that address keyed lists by index still build, but the
+		// next version added to a base moves what they change.
+		for _, w := range decoded.buildWarnings.Summarize() {
+			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.BuildWarningReason, w.String())
+		}
 		for _, w := range report.Warnings.Summarize() {
 			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w.String())
 		}
@@ -487,25 +493,28 @@ type decodedRevisions struct {
 type decodedRevision struct {
 	revision, path string
 	objects        []render.Object
+	// buildWarnings are the build's warnings, reported with the
+	// validation warnings once per revision.
+	buildWarnings render.Problems
 }
 
-func (d *decodedRevisions) get(key, revision, path string) ([]render.Object, bool) {
+func (d *decodedRevisions) get(key, revision, path string) (decodedRevision, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, ok := d.entries[key]
 	if !ok || e.revision != revision || e.path != path {
-		return nil, false
+		return decodedRevision{}, false
 	}
-	return e.objects, true
+	return e, true
 }
 
-func (d *decodedRevisions) put(key, revision, path string, objects []render.Object) {
+func (d *decodedRevisions) put(key string, decoded decodedRevision) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.entries == nil {
 		d.entries = map[string]decodedRevision{}
 	}
-	d.entries[key] = decodedRevision{revision: revision, path: path, objects: objects}
+	d.entries[key] = decoded
 }
 
 func (d *decodedRevisions) forget(key string) {

@@ -15,7 +15,9 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -266,4 +268,70 @@ func TestFailureMessagesStayWithinWhatAConditionHolds(t *testing.T) {
 	g.Expect(message).To(HavePrefix(lines[0] + "\n"))
 	g.Expect(message).To(MatchRegexp(`\.\.\. and \d+ more lines: run 'profilesync build' on the revision to see them all$`))
 	g.Expect(boundedMessage("short")).To(Equal("short"))
+}
+
+// TestAnIndexPatchIsReportedOnceAsABuildWarning syncs an overlay that
+// retimes a version through a JSON patch by list index: the revision is
+// applied, and a BuildWarning event names the version the index hits now,
+// once for the revision, not at every sync.
+func TestAnIndexPatchIsReportedOnceAsABuildWarning(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	profile := uniqueName("indexed")
+	files := map[string]string{
+		"base/profiles.yaml":      singleProfileRepo(profile, "1.31.0")["profiles.yaml"] + "    - version: 1.30.0\n",
+		"base/kustomization.yaml": "resources:\n- profiles.yaml\n",
+		"overlay/kustomization.yaml": "resources:\n- ../base\npatches:\n- target: {kind: CloudProfile, name: " + profile + "}\n" +
+			"  patch: |-\n    - op: add\n      path: /spec/kubernetes/versions/1/expirationDate\n      value: \"2030-01-01T00:00:00Z\"\n",
+	}
+	repo := uniqueName("indexed")
+	commit, err := server.CreateRepo(repo, files)
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: repo, Namespace: clusterProfilesNamespace},
+		Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL(repo), Path: "overlay", Interval: metav1.Duration{Duration: time.Hour}},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	g.Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	buildWarnings := func(g Gomega) []corev1.Event {
+		var events corev1.EventList
+		g.Expect(k8sClient.List(ctx, &events, client.InNamespace(clusterProfilesNamespace))).To(Succeed())
+		var found []corev1.Event
+		for _, e := range events.Items {
+			if e.InvolvedObject.Name == sync.Name && e.Reason == v1alpha1.BuildWarningReason {
+				found = append(found, e)
+			}
+		}
+		return found
+	}
+	g.Eventually(func(g Gomega) {
+		warnings := buildWarnings(g)
+		g.Expect(warnings).To(HaveLen(1))
+		g.Expect(warnings[0].Type).To(Equal(corev1.EventTypeWarning))
+		g.Expect(warnings[0].Message).To(ContainSubstring("overlay/kustomization.yaml"))
+		g.Expect(warnings[0].Message).To(ContainSubstring("/spec/kubernetes/versions/1 is 1.30.0"))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	// A merge patch of the annotation alone: an update of the whole object
+	// would re-serialize spec.timeout and bump the generation, which reports
+	// warnings again by design (once per revision and spec).
+	g.Expect(k8sClient.Patch(ctx, sync, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"again"}}}`)))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, sync).Status.LastHandledReconcileAt).To(Equal("again"))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		warnings := buildWarnings(g)
+		g.Expect(warnings).To(HaveLen(1))
+		g.Expect(warnings[0].Count).To(BeNumerically("<=", 1), "reported once per revision")
+	}).WithTimeout(2 * time.Second).Should(Succeed())
 }

@@ -75,6 +75,11 @@ const (
 	// Used for events.
 	ClassificationChangedReason = "ClassificationChanged"
 
+	// BuildWarningReason: the revision builds, but a kustomization does
+	// something fragile, like a JSON patch that addresses a keyed list by
+	// index (a Warning event, once per revision).
+	BuildWarningReason = "BuildWarning"
+
 	// AppliedReason: a sync created or configured profiles (an event).
 	AppliedReason = "Applied"
 
