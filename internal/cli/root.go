@@ -53,6 +53,7 @@ lists them). The other commands work without a cluster, with the same code
 the operator runs: they check a change to the profiles in a pull request.`,
 		Example: `  profilesync --enable-leader-election --storage-path=/data   # the operator, as config/manager runs it
   profilesync build overlays/prod                             # check a landscape before merging
+  profilesync diff --base origin/main --head HEAD             # what a change does to every landscape
   profilesync completion bash > /etc/bash_completion.d/profilesync`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -72,6 +73,7 @@ the operator runs: they check a change to the profiles in a pull request.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err: err} })
 	root.AddCommand(
 		newBuildCommand(),
+		newDiffCommand(),
 		newEvaluateCommand(),
 		newTimelineCommand(),
 		newUpdatePathCommand(),
