@@ -39,9 +39,12 @@ directory.`,
 			return nil
 		},
 		RunE: failOnInput(func(cmd *cobra.Command, args []string) error {
-			docs, err := buildOverlay(cmd.Context(), root, args[0], limits)
+			docs, warnings, err := buildOverlay(cmd.Context(), root, args[0], limits)
 			if err != nil {
 				return err
+			}
+			for _, w := range warnings.Summarize() {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 			}
 			return printEvaluated(docs, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
@@ -55,12 +58,13 @@ directory.`,
 }
 
 // buildOverlay kustomize-builds path, confined to root (when empty, the
-// repository that contains path).
-func buildOverlay(ctx context.Context, root, path string, limits render.Limits) ([]render.Document, error) {
+// repository that contains path), and returns the build's warnings too
+// (a JSON patch addressing a keyed list by index).
+func buildOverlay(ctx context.Context, root, path string, limits render.Limits) ([]render.Document, render.Problems, error) {
 	if root == "" {
 		var err error
 		if root, err = repositoryRoot(path); err != nil {
-			return nil, fmt.Errorf("build: %w", err)
+			return nil, nil, fmt.Errorf("build: %w", err)
 		}
 	}
 	absRoot, err := filepath.Abs(root)
@@ -68,11 +72,11 @@ func buildOverlay(ctx context.Context, root, path string, limits render.Limits) 
 		path, err = pathInRoot(absRoot, path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("build: %w", err)
+		return nil, nil, fmt.Errorf("build: %w", err)
 	}
 	// render.Build's errors name the file and say what is wrong; they are
 	// printed as they are.
-	return render.Build(ctx, absRoot, path, limits)
+	return render.BuildWithWarnings(ctx, absRoot, path, limits)
 }
 
 // repositoryRoot returns the nearest directory at or above path that holds

@@ -84,7 +84,7 @@ func classifications(versions []v1alpha1.VersionStatus) []string {
 }
 
 func TestHelpPrintsUsageWithAnExampleAndExitsZero(t *testing.T) {
-	for _, name := range []string{"evaluate", "build", "diff", "update-path", "timeline"} {
+	for _, name := range []string{"evaluate", "build", "diff", "update-path", "timeline", "openapi"} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			status, stdout, stderr := run(t, name, "", "--help")

@@ -64,7 +64,8 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.httpCredentials, "insecure-allow-http-credentials", false,
 		"Allow Git credentials to be sent to plain http:// URLs, in clear text. Only for test servers and trusted networks.")
 	fs.StringVar(&f.receiverAddr, "receiver-addr", "",
-		"The address of the push receiver, for example :9292: a Git host's push webhook posted to /hook/<namespace>/<name> triggers a sync of a ProfileSync with spec.webhook. Empty (the default) disables it.")
+		"The address of the push receiver, for example :9292: a Git host's push webhook posted to "+
+			"/hook/<namespace>/<name> triggers a sync of a ProfileSync with spec.webhook. Empty (the default) disables it.")
 	// The receiver's first flag name; "webhook" now names admission only.
 	fs.StringVar(&f.receiverAddr, "webhook-addr", "", "Deprecated name of --receiver-addr.")
 	_ = fs.MarkDeprecated("webhook-addr", "use --receiver-addr")

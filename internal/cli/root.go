@@ -78,6 +78,7 @@ the operator runs: they check a change to the profiles in a pull request.`,
 		newTimelineCommand(),
 		newUpdatePathCommand(),
 		newManagerCommand(startManager),
+		newOpenAPICommand(),
 	)
 	addCompletionCommand(root)
 	return root
