@@ -111,7 +111,11 @@ func FuzzBuildStaysInTheRepository(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		start := time.Now()
 		docs, err := Build(ctx, root, ".", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 256 << 10})
+		if took := time.Since(start); took > 3*time.Second {
+			t.Fatalf("a build of a few small files took %s: %v", took, err)
+		}
 		attempts.check(t)
 		for _, doc := range docs {
 			for _, secret := range []string{outsideSecret, gitSecret} {
