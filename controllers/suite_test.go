@@ -3,28 +3,21 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // The suite runs one envtest control plane and one manager with every
@@ -32,11 +25,10 @@ import (
 // reconcile at an exact instant also call the reconcilers directly, with the
 // same clock, so both always agree on "now".
 var (
-	testEnv    *envtest.Environment
 	restConfig *rest.Config
 	k8sClient  client.Client // uncached: reads what the API server has now
 	testClock  = &switchableClock{}
-	testScheme = runtime.NewScheme()
+	testScheme *runtime.Scheme
 )
 
 // switchableClock is real time unless a test fixes it to an instant.
@@ -69,80 +61,9 @@ func (c *switchableClock) Set(tb testing.TB, t time.Time) {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds kube-apiserver and etcd into bin/")
-		return 1
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapcore.ErrorLevel)))
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(testScheme); err != nil {
-			fmt.Fprintf(os.Stderr, "build scheme: %v\n", err)
-			return 1
-		}
-	}
-
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	var err error
-	restConfig, err = testEnv.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := testEnv.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop envtest: %v\n", err)
-		}
-	}()
-	k8sClient, err = client.New(restConfig, client.Options{Scheme: testScheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "create client: %v\n", err)
-		return 1
-	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:  testScheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "create manager: %v\n", err)
-		cancel()
-		return 1
-	}
-	cacheDir, err := os.MkdirTemp("", "profilesync-cache-")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "create Git cache: %v\n", err)
-		cancel()
-		return 1
-	}
-	defer os.RemoveAll(cacheDir)
-	if err := setupTestReconcilers(ctx, mgr, cacheDir); err != nil {
-		fmt.Fprintf(os.Stderr, "set up reconcilers: %v\n", err)
-		cancel()
-		return 1
-	}
-	managerDone := make(chan error, 1)
-	go func() { managerDone <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		fmt.Fprintln(os.Stderr, "manager cache did not sync")
-		cancel()
-		return 1
-	}
-
-	code := m.Run()
-	cancel()
-	if err := <-managerDone; err != nil {
-		fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		return 1
-	}
-	return code
+	os.Exit(testenv.Run(m, func(env *testenv.Env) {
+		restConfig, k8sClient, testScheme = env.Config, env.Client, env.Scheme
+	}, testenv.WithErrorLog(), testenv.WithManager(testenv.ManagerOptions{Setup: setupTestReconcilers})))
 }
 
 // clusterProfilesNamespace is where the tests' landscape ProfileSyncs live.
@@ -151,8 +72,12 @@ const clusterProfilesNamespace = "profilesync-system"
 // receiverURL is the base URL of the suite manager's push receiver.
 var receiverURL string
 
-func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string) error {
-	receiverAddr, err := freeLoopbackAddress()
+func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, env *testenv.Env) error {
+	cacheDir, err := env.TempDir("profilesync-cache-")
+	if err != nil {
+		return fmt.Errorf("create Git cache: %w", err)
+	}
+	receiverAddr, err := testenv.FreeLoopbackAddress()
 	if err != nil {
 		return err
 	}
@@ -167,17 +92,6 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, cacheDir string
 		ReceiverAddr:             receiverAddr,
 		MaxCheckoutSize:          suiteMaxCheckoutSize,
 	})
-}
-
-// freeLoopbackAddress is a loopback address with a port that was free a
-// moment ago.
-func freeLoopbackAddress() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // directCloudProfileReconciler is a reconciler a test calls itself, with an

@@ -2,36 +2,28 @@ package webhooks
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // The suite runs one envtest control plane with the generated
@@ -40,105 +32,21 @@ import (
 // client (system:masters) sets up fixtures; tests act as other users by
 // impersonation, with RBAC they grant themselves.
 var (
-	testEnv     *envtest.Environment
 	adminConfig *rest.Config
 	adminClient client.Client
-	testScheme  = runtime.NewScheme()
+	testScheme  *runtime.Scheme
 	// testNow is "now" for the CloudProfile update rule.
 	testNow = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds kube-apiserver and etcd into bin/")
-		return 1
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapcore.ErrorLevel)))
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(testScheme); err != nil {
-			fmt.Fprintf(os.Stderr, "build scheme: %v\n", err)
-			return 1
-		}
-	}
-
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			Paths: []string{filepath.Join("..", "config", "webhook", "manifests.yaml")},
+	os.Exit(testenv.Run(m, func(env *testenv.Env) {
+		adminConfig, adminClient, testScheme = env.Config, env.Client, env.Scheme
+	}, testenv.WithErrorLog(), testenv.WithWebhooks(), testenv.WithManager(testenv.ManagerOptions{
+		Setup: func(_ context.Context, mgr manager.Manager, _ *testenv.Env) error {
+			return SetupWithManager(mgr, clocktesting.NewFakePassiveClock(testNow))
 		},
-	}
-	var err error
-	adminConfig, err = testEnv.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := testEnv.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop envtest: %v\n", err)
-		}
-	}()
-	adminClient, err = client.New(adminConfig, client.Options{Scheme: testScheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "create client: %v\n", err)
-		return 1
-	}
-
-	install := &testEnv.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(adminConfig, ctrl.Options{
-		Scheme:  testScheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host:    install.LocalServingHost,
-			Port:    install.LocalServingPort,
-			CertDir: install.LocalServingCertDir,
-		}),
-	})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "create manager: %v\n", err)
-		return 1
-	}
-	if err := SetupWithManager(mgr, clocktesting.NewFakePassiveClock(testNow)); err != nil {
-		fmt.Fprintf(os.Stderr, "set up webhooks: %v\n", err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	managerDone := make(chan error, 1)
-	go func() { managerDone <- mgr.Start(ctx) }()
-	if err := waitForWebhookServer(install); err != nil {
-		fmt.Fprintf(os.Stderr, "webhook server: %v\n", err)
-		cancel()
-		return 1
-	}
-
-	code := m.Run()
-	cancel()
-	if err := <-managerDone; err != nil {
-		fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		return 1
-	}
-	return code
-}
-
-// waitForWebhookServer waits until the webhook server accepts TLS connections.
-func waitForWebhookServer(install *envtest.WebhookInstallOptions) error {
-	address := net.JoinHostPort(install.LocalServingHost, strconv.Itoa(install.LocalServingPort))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // only checks that it listens
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not serving on %s: %w", address, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	})))
 }
 
 var nameCounter atomic.Int64

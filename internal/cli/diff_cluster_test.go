@@ -12,41 +12,22 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // startCluster starts an envtest API server with the CRDs for this test
 // only, and returns a kubeconfig file for it and a client.
 func startCluster(t *testing.T) (kubeconfig string, c client.Client) {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds kube-apiserver and etcd into bin/")
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	restConfig, err := env.Start()
-	if err != nil {
-		t.Fatalf("start envtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Errorf("stop envtest: %v", err)
-		}
-	})
-	c, err = client.New(restConfig, client.Options{Scheme: newScheme()})
-	if err != nil {
-		t.Fatalf("create client: %v", err)
-	}
+	env := testenv.StartForTest(t, testenv.WithScheme(newScheme()))
 	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+	if err := os.WriteFile(kubeconfig, env.Environment.KubeConfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return kubeconfig, c
+	return kubeconfig, env.Client
 }
 
 // apply creates the objects of an overlay's build, or of a file, in the

@@ -8,27 +8,19 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // clusterProfilesNamespace holds the landscape's ProfileSync.
@@ -82,94 +74,50 @@ func runWithControlPlane(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the benchmarks with 'make bench'")
 		return 1
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
-	env.scheme = runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(env.scheme); err != nil {
-			fmt.Fprintf(os.Stderr, "build scheme: %v\n", err)
-			return 1
-		}
-	}
-	testEnv := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := testEnv.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start envtest: %v\n", err)
-		return 1
-	}
-	defer func() { _ = testEnv.Stop() }()
-	// The driver's requests are many and large; do not let client-side
-	// throttling of the driver slow down what is measured.
-	cfg.QPS, cfg.Burst = 1000, 2000
-	env.restConfig = cfg
-	if env.client, err = client.New(cfg, client.Options{Scheme: env.scheme}); err != nil {
-		fmt.Fprintf(os.Stderr, "create client: %v\n", err)
-		return 1
-	}
+	return testenv.Run(m, func(e *testenv.Env) {
+		env.scheme, env.restConfig, env.client, env.manager = e.Scheme, e.Config, e.Client, e.Manager
+	},
+		testenv.WithErrorLog(),
+		// The driver's requests are many and large; do not let client-side
+		// throttling of the driver slow down what is measured.
+		testenv.WithRESTConfig(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 1000, 2000 }),
+		testenv.WithManager(testenv.ManagerOptions{
+			// The operator's defaults (fluxcd/pkg/runtime/client flags
+			// --kube-api-qps and --kube-api-burst), with its writes counted.
+			RESTConfig: func(cfg *rest.Config) {
+				cfg.QPS, cfg.Burst = managerQPS, managerBurst
+				cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+					return countingTransport{next: rt, writes: &env.writes}
+				}
+			},
+			Cache: controllers.CacheOptions(nil),
+			Setup: setupControllers,
+		}))
+}
 
-	floorConfig := rest.CopyConfig(cfg)
+// setupControllers adds every controller to the manager under measurement
+// and makes the floor's client, which has the manager's rate limits.
+func setupControllers(ctx context.Context, mgr manager.Manager, e *testenv.Env) error {
+	floorConfig := rest.CopyConfig(e.Config)
 	floorConfig.QPS, floorConfig.Burst = managerQPS, managerBurst
-	if env.floorClient, err = client.New(floorConfig, client.Options{Scheme: env.scheme}); err != nil {
-		fmt.Fprintf(os.Stderr, "create client: %v\n", err)
-		return 1
+	var err error
+	if env.floorClient, err = client.New(floorConfig, client.Options{Scheme: e.Scheme}); err != nil {
+		return fmt.Errorf("create client: %w", err)
 	}
-
-	managerConfig := rest.CopyConfig(cfg)
-	// The operator's defaults (fluxcd/pkg/runtime/client flags
-	// --kube-api-qps and --kube-api-burst).
-	managerConfig.QPS, managerConfig.Burst = managerQPS, managerBurst
-	managerConfig.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return countingTransport{next: rt, writes: &env.writes}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{
-		Scheme:  env.scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   controllers.CacheOptions(nil),
-	})
+	cacheDir, err := e.TempDir("profilesync-bench-cache-")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "create manager: %v\n", err)
-		return 1
+		return fmt.Errorf("create Git cache: %w", err)
 	}
-	cacheDir, err := os.MkdirTemp("", "profilesync-bench-cache-")
+	receiverAddr, err := testenv.FreeLoopbackAddress()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "create Git cache: %v\n", err)
-		return 1
+		return err
 	}
-	defer os.RemoveAll(cacheDir)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "find a port: %v\n", err)
-		return 1
-	}
-	receiverAddr := l.Addr().String()
-	_ = l.Close()
 	env.receiverURL = "http://" + receiverAddr
-	if err := controllers.SetupAll(ctx, mgr, controllers.Config{
+	return controllers.SetupAll(ctx, mgr, controllers.Config{
 		Options:                  controllers.Options{MaxConcurrentReconciles: 4},
 		Clock:                    clock.RealClock{},
 		StoragePath:              cacheDir,
 		ClusterProfilesNamespace: clusterProfilesNamespace,
 		ReceiverAddr:             receiverAddr,
-	}); err != nil {
-		fmt.Fprintf(os.Stderr, "set up controllers: %v\n", err)
-		return 1
-	}
-	env.manager = mgr
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		fmt.Fprintln(os.Stderr, "manager cache did not sync")
-		return 1
-	}
-	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
-		fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		return 1
-	}
-	return code
+	})
 }

@@ -6,17 +6,15 @@ package deploy
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // The suite runs one envtest control plane without any CRDs: the tests
@@ -27,34 +25,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with 'make test', which builds kube-apiserver and etcd into bin/")
-		return 1
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(false), zap.Level(zapcore.ErrorLevel)))
-
-	testEnv := &envtest.Environment{}
-	var err error
-	restConfig, err = testEnv.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start envtest: %v\n", err)
-		return 1
-	}
-	defer func() {
-		if err := testEnv.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stop envtest: %v\n", err)
-		}
-	}()
-	k8sClient, err = client.New(restConfig, client.Options{})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "create client: %v\n", err)
-		return 1
-	}
-	return m.Run()
+	os.Exit(testenv.Run(m, func(env *testenv.Env) {
+		restConfig, k8sClient = env.Config, env.Client
+	}, testenv.WithErrorLog(), testenv.WithoutCRDs(), testenv.WithScheme(clientgoscheme.Scheme)))
 }
 
 // warningRecorder collects the warnings the API server returns (for example
