@@ -183,18 +183,8 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 			profile := uniqueName("hostile-profile")
 			good, err := server.CreateRepo(repo, singleProfileRepo(profile, "1.31.0"))
 			g.Expect(err).NotTo(HaveOccurred())
-			sync := &v1alpha1.ProfileSync{
-				ObjectMeta: metav1.ObjectMeta{Name: repo, Namespace: clusterProfilesNamespace},
-				Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL(repo), Interval: metav1.Duration{Duration: time.Hour}},
-			}
-			g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
-			t.Cleanup(func() {
-				_ = k8sClient.Delete(ctx, sync)
-				_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
-			})
-			g.Eventually(func(g Gomega) {
-				g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:" + good))
-			}).WithTimeout(15 * time.Second).Should(Succeed())
+			sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", profile)
+			waitApplied(t, sync, good)
 			var applied v1alpha1.CloudProfile
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &applied)).To(Succeed())
 
@@ -236,24 +226,12 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 
 	t.Run("the manager goes on serving other syncs", func(t *testing.T) {
 		g := NewWithT(t)
-		ctx := context.Background()
 		profile := uniqueName("bystander")
 		commit, err := server.CreateRepo("bystander", singleProfileRepo(profile, "1.32.0"))
 		g.Expect(err).NotTo(HaveOccurred())
-		sync := &v1alpha1.ProfileSync{
-			ObjectMeta: metav1.ObjectMeta{Name: uniqueName("bystander"), Namespace: clusterProfilesNamespace},
-			Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL("bystander"), Interval: metav1.Duration{Duration: time.Hour}},
-		}
-		g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
-		t.Cleanup(func() {
-			_ = k8sClient.Delete(ctx, sync)
-			_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
-		})
-		g.Eventually(func(g Gomega) {
-			got := getProfileSync(g, sync)
-			g.Expect(conditions.IsReady(got)).To(BeTrue())
-			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
-		}).WithTimeout(15 * time.Second).Should(Succeed())
+		sync := createLandscapeSync(t, uniqueName("bystander"), server.RepoURL("bystander"), "", profile)
+		waitApplied(t, sync, commit)
+		g.Expect(conditions.IsReady(getProfileSync(g, sync))).To(BeTrue())
 	})
 }
 
@@ -289,18 +267,8 @@ func TestAnIndexPatchIsReportedOnceAsABuildWarning(t *testing.T) {
 	repo := uniqueName("indexed")
 	commit, err := server.CreateRepo(repo, files)
 	g.Expect(err).NotTo(HaveOccurred())
-	sync := &v1alpha1.ProfileSync{
-		ObjectMeta: metav1.ObjectMeta{Name: repo, Namespace: clusterProfilesNamespace},
-		Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL(repo), Path: "overlay", Interval: metav1.Duration{Duration: time.Hour}},
-	}
-	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
-	t.Cleanup(func() {
-		_ = k8sClient.Delete(ctx, sync)
-		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
-	})
-	g.Eventually(func(g Gomega) {
-		g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
-	}).WithTimeout(15 * time.Second).Should(Succeed())
+	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "overlay", profile)
+	waitApplied(t, sync, commit)
 
 	buildWarnings := func(g Gomega) []corev1.Event {
 		var events corev1.EventList
@@ -334,4 +302,35 @@ func TestAnIndexPatchIsReportedOnceAsABuildWarning(t *testing.T) {
 		g.Expect(warnings).To(HaveLen(1))
 		g.Expect(warnings[0].Count).To(BeNumerically("<=", 1), "reported once per revision")
 	}).WithTimeout(2 * time.Second).Should(Succeed())
+}
+
+// createLandscapeSync creates a ProfileSync named name in the landscape
+// namespace for the overlay at path of the repository at url. Its interval
+// is an hour, so only requests and spec changes sync it. The ProfileSync and
+// the CloudProfiles named are deleted when the test ends.
+func createLandscapeSync(t *testing.T, name, url, path string, profiles ...string) *v1alpha1.ProfileSync {
+	t.Helper()
+	ctx := context.Background()
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: clusterProfilesNamespace},
+		Spec:       v1alpha1.ProfileSyncSpec{URL: url, Path: path, Interval: metav1.Duration{Duration: time.Hour}},
+	}
+	if err := k8sClient.Create(ctx, sync); err != nil {
+		t.Fatalf("create ProfileSync %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		for _, profile := range profiles {
+			_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+		}
+	})
+	return sync
+}
+
+// waitApplied waits until sync has applied commit of the main branch.
+func waitApplied(t *testing.T, sync *v1alpha1.ProfileSync, commit string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
 }
