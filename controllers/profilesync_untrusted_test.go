@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -192,9 +193,7 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 			heap := watchHeap()
 			_, err = server.Commit(repo, row.commit(profile), "hostile")
 			g.Expect(err).NotTo(HaveOccurred())
-			updateSpec(t, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
-				ps.Annotations = map[string]string{"reconcile.fluxcd.io/requestedAt": "hostile"}
-			})
+			requestSync(t, sync, "hostile")
 			g.Eventually(func(g Gomega) {
 				got := getProfileSync(g, sync)
 				g.Expect(got.Status.LastHandledReconcileAt).To(Equal("hostile"))
@@ -289,11 +288,7 @@ func TestAnIndexPatchIsReportedOnceAsABuildWarning(t *testing.T) {
 		g.Expect(warnings[0].Message).To(ContainSubstring("/spec/kubernetes/versions/1 is 1.30.0"))
 	}).WithTimeout(15 * time.Second).Should(Succeed())
 
-	// A merge patch of the annotation alone: an update of the whole object
-	// would re-serialize spec.timeout and bump the generation, which reports
-	// warnings again by design (once per revision and spec).
-	g.Expect(k8sClient.Patch(ctx, sync, client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"reconcile.fluxcd.io/requestedAt":"again"}}}`)))).To(Succeed())
+	requestSync(t, sync, "again")
 	g.Eventually(func(g Gomega) {
 		g.Expect(getProfileSync(g, sync).Status.LastHandledReconcileAt).To(Equal("again"))
 	}).WithTimeout(15 * time.Second).Should(Succeed())
@@ -333,4 +328,16 @@ func waitApplied(t *testing.T, sync *v1alpha1.ProfileSync, commit string) {
 	NewWithT(t).Eventually(func(g Gomega) {
 		g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
 	}).WithTimeout(15 * time.Second).Should(Succeed())
+}
+
+// requestSync asks for a sync of sync now, with the reconcile-request
+// annotation set to token. It patches the annotation alone: an update of
+// the whole object would re-serialize spec.timeout and bump the generation,
+// which a sync treats as a spec change (warnings are reported again).
+func requestSync(t *testing.T, sync *v1alpha1.ProfileSync, token string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, token)
+	if err := k8sClient.Patch(context.Background(), sync.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("request a sync of %s: %v", sync.Name, err)
+	}
 }
