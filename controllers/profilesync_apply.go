@@ -80,14 +80,56 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *live
 		plan.items = append(plan.items, item)
 	}
 
-	if obj.Spec.Prune && obj.Status.Inventory != nil {
-		for _, entry := range obj.Status.Inventory.Entries {
+	if obj.Spec.Prune {
+		for _, entry := range pruneCandidates(obj, live) {
 			if !plan.keys[inventoryKey(entry.Kind, entry.Namespace, entry.Name)] {
 				plan.pruned = append(plan.pruned, entry)
 			}
 		}
 	}
 	return plan
+}
+
+// pruneCandidates are the objects this ProfileSync has written: its
+// inventory, and every live profile whose owner labels name it. The labels
+// are written with the object, the inventory only after the whole revision
+// is applied; an object written by a sync that was stopped before its status
+// patch is still found, and pruned when Git no longer has it.
+func pruneCandidates(obj *v1alpha1.ProfileSync, live *liveProfiles) []v1alpha1.InventoryEntry {
+	var entries []v1alpha1.InventoryEntry
+	seen := map[string]bool{}
+	add := func(kind, namespace, name string) {
+		if key := inventoryKey(kind, namespace, name); !seen[key] {
+			seen[key] = true
+			entries = append(entries, v1alpha1.InventoryEntry{Kind: kind, Namespace: namespace, Name: name})
+		}
+	}
+	if obj.Status.Inventory != nil {
+		for _, e := range obj.Status.Inventory.Entries {
+			add(e.Kind, e.Namespace, e.Name)
+		}
+	}
+	for name, cp := range live.cloudProfiles {
+		if isOwnedBy(cp, obj) {
+			add(v1alpha1.CloudProfileKind, "", name)
+		}
+	}
+	for key, ncp := range live.namespaced {
+		if isOwnedBy(ncp, obj) {
+			add(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name)
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		return inventoryKey(entries[i].Kind, entries[i].Namespace, entries[i].Name) <
+			inventoryKey(entries[j].Kind, entries[j].Namespace, entries[j].Name)
+	})
+	return entries
+}
+
+// isOwnedBy tells whether the owner labels of o name the ProfileSync.
+func isOwnedBy(o client.Object, sync *v1alpha1.ProfileSync) bool {
+	labels := o.GetLabels()
+	return labels[v1alpha1.OwnerNamespaceLabel] == sync.Namespace && labels[v1alpha1.OwnerNameLabel] == sync.Name
 }
 
 // stageOf is when an object of the revision is written. The revision as a
@@ -305,7 +347,6 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 	sort.SliceStable(pruned, func(i, j int) bool {
 		return pruned[i].Kind == v1alpha1.NamespacedCloudProfileKind && pruned[j].Kind != v1alpha1.NamespacedCloudProfileKind
 	})
-	self := ownerLabels(obj)
 	for _, entry := range pruned {
 		var target client.Object = &v1alpha1.NamespacedCloudProfile{}
 		if entry.Kind == v1alpha1.CloudProfileKind {
@@ -318,8 +359,7 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 			}
 			return fmt.Errorf("get %s %s to prune: %w", entry.Kind, key, err)
 		}
-		labels := target.GetLabels()
-		if labels[v1alpha1.OwnerNamespaceLabel] != self[v1alpha1.OwnerNamespaceLabel] || labels[v1alpha1.OwnerNameLabel] != self[v1alpha1.OwnerNameLabel] {
+		if !isOwnedBy(target, obj) {
 			continue
 		}
 		if err := r.Delete(ctx, target); client.IgnoreNotFound(err) != nil {

@@ -363,15 +363,13 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 	}
 	objects := decoded.objects
 	report, err := render.ValidateSet(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+		cp, ok := live.cloudProfiles[name]
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
-		if obj.Spec.Prune && inInventory(obj, v1alpha1.CloudProfileKind, "", name) {
+		if !ok || obj.Spec.Prune && isOwnedBy(cp, obj) {
 			return nil, false, nil
 		}
-		if cp, ok := live.cloudProfiles[name]; ok {
-			return &cp.Spec, true, nil
-		}
-		return nil, false, nil
+		return &cp.Spec, true, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
@@ -465,18 +463,6 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 		return validationFailed(errors.New(strings.Join(problems, "; ")))
 	}
 	return nil
-}
-
-func inInventory(obj *v1alpha1.ProfileSync, kind, namespace, name string) bool {
-	if obj.Status.Inventory == nil {
-		return false
-	}
-	for _, e := range obj.Status.Inventory.Entries {
-		if e.Kind == kind && e.Namespace == namespace && e.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // decodedRevisions keeps, per ProfileSync, the objects of the last revision
