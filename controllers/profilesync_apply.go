@@ -305,7 +305,9 @@ func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) 
 // else is retried.
 func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts ...client.ApplyOption) error {
 	opts = append(opts, client.FieldOwner(SyncFieldManager), client.ForceOwnership)
-	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
+	err := retryTransient(func() error {
+		return r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
+	})
 	switch {
 	case err == nil:
 		return nil
@@ -362,7 +364,7 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 		if !isOwnedBy(target, obj) {
 			continue
 		}
-		if err := r.Delete(ctx, target); client.IgnoreNotFound(err) != nil {
+		if err := retryTransient(func() error { return r.Delete(ctx, target) }); client.IgnoreNotFound(err) != nil {
 			return applyFailed(fmt.Errorf("prune %s %s: %w", entry.Kind, key, err))
 		}
 		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.PrunedReason, "%s %s removed from Git: deleted", entry.Kind, key)

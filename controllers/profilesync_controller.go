@@ -67,6 +67,8 @@ type ProfileSyncReconciler struct {
 	ClusterProfilesNamespace string
 	// decoded keeps each ProfileSync's last decoded revision.
 	decoded decodedRevisions
+	// failures keeps each ProfileSync's last failure reported as an event.
+	failures reportedFailures
 
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
@@ -151,6 +153,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			// Deleted: its checkout is no longer needed. The profiles it
 			// applied stay; deleting a ProfileSync never deletes profiles.
 			r.decoded.forget(req.String())
+			r.failures.forget(req.String())
 			return ctrl.Result{}, r.Fetcher.Forget(req.String())
 		}
 		return ctrl.Result{}, err
@@ -183,6 +186,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			conditions.Delete(obj, t)
 		}
 		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, v1alpha1.SucceededReason, "Applied revision %s", revision)
+		r.failures.forget(req.String())
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &failed):
 		for _, t := range failureConditions {
@@ -194,7 +198,9 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
 		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
 		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
-		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
+		if r.failures.firstReport(req.String(), failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
+			r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
+		}
 		if failed.stalled {
 			// No hot loop: the same revision fails the same way. Poll Git at
 			// the interval for a fix; a spec change triggers at once.

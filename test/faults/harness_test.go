@@ -12,6 +12,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	runtimecontroller "github.com/fluxcd/pkg/runtime/controller"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -75,6 +77,10 @@ type managerConfig struct {
 	// leaderElection runs the manager as one of several replicas.
 	leaderElection bool
 	leaseDuration  time.Duration
+	// releaseLease gives up the lease when the manager stops, as the
+	// operator does on SIGTERM (--leader-election-release-on-cancel); a
+	// killed process cannot.
+	releaseLease bool
 }
 
 // startManager starts a manager with every controller, as the operator's
@@ -104,7 +110,7 @@ func (l *landscape) startManager(cfg managerConfig) *testenv.Manager {
 			o.LeaderElection = true
 			o.LeaderElectionID = "profilesync-leader"
 			o.LeaderElectionNamespace = landscapeNamespace
-			o.LeaderElectionReleaseOnCancel = false // a killed Pod does not release
+			o.LeaderElectionReleaseOnCancel = cfg.releaseLease
 			lease := cfg.leaseDuration
 			if lease == 0 {
 				lease = 4 * time.Second
@@ -114,7 +120,9 @@ func (l *landscape) startManager(cfg managerConfig) *testenv.Manager {
 		},
 		Setup: func(ctx context.Context, mgr ctrl.Manager, _ *testenv.Env) error {
 			return controllers.SetupAll(ctx, mgr, controllers.Config{
-				Options:                  controllers.Options{MaxConcurrentReconciles: 4},
+				// The operator's defaults: 4 workers, retries from 750 ms
+				// doubling up to 15 minutes.
+				Options:                  controllers.Options{MaxConcurrentReconciles: 4, RateLimiter: runtimecontroller.GetDefaultRateLimiter()},
 				Clock:                    clk,
 				StoragePath:              cacheDir,
 				ClusterProfilesNamespace: landscapeNamespace,
@@ -224,18 +232,20 @@ func (l *landscape) onCluster(g Gomega) []string {
 	return keys
 }
 
-// warningEvents are the Warning events recorded for the ProfileSync, by
-// reason, counting each event's repetitions.
-func (l *landscape) warningEvents(g Gomega) map[string]int {
+// warningEvents are the messages of the Warning events recorded for the
+// ProfileSync, by reason, a message repeated as often as the event was.
+func (l *landscape) warningEvents(g Gomega) map[string][]string {
 	var events corev1.EventList
 	g.Expect(l.env.Client.List(context.Background(), &events, client.InNamespace(landscapeNamespace))).To(Succeed())
-	counts := map[string]int{}
+	messages := map[string][]string{}
 	for _, e := range events.Items {
 		if e.InvolvedObject.Kind == v1alpha1.ProfileSyncKind && e.InvolvedObject.Name == l.sync.Name && e.Type == corev1.EventTypeWarning {
-			counts[e.Reason] += max(int(e.Count), 1)
+			for range max(int(e.Count), 1) {
+				messages[e.Reason] = append(messages[e.Reason], e.Message)
+			}
 		}
 	}
-	return counts
+	return messages
 }
 
 // profilesRepo is a repository of CloudProfiles named cps (each offering
@@ -269,6 +279,8 @@ type write struct {
 	Method, Resource, Name string
 	Subresource            string
 	DryRun                 bool
+	// Body is the request body of a status write of a ProfileSync.
+	Body string
 }
 
 func (w write) String() string {
@@ -292,10 +304,17 @@ func (f *faultTransport) wrap(next http.RoundTripper) http.RoundTripper {
 				return resp, err
 			}
 		}
+		w := parseWrite(req)
+		if isWrite(req) && w.Resource == "profilesyncs" && w.Subresource == "status" && req.GetBody != nil {
+			if body, err := req.GetBody(); err == nil {
+				content, _ := io.ReadAll(body)
+				w.Body = string(content)
+			}
+		}
 		resp, err := next.RoundTrip(req)
 		if err == nil && resp.StatusCode < 300 && isWrite(req) {
 			f.mu.Lock()
-			f.writes = append(f.writes, parseWrite(req))
+			f.writes = append(f.writes, w)
 			f.mu.Unlock()
 		}
 		return resp, err
