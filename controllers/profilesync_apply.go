@@ -261,13 +261,25 @@ func (r *ProfileSyncReconciler) recordApplied(obj *v1alpha1.ProfileSync, changes
 		configured++
 		if obj.Status.LastAppliedRevision == revision {
 			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.DriftCorrectedReason,
-				"%s: %s changed on the cluster; restored from %s", c.item.object.Ref(), strings.Join(c.fields, ", "), revision)
+				"%s: %s changed on the cluster; restored from %s", c.item.object.Ref(), fieldList(c.fields), revision)
 		}
 	}
 	if created+configured > 0 {
 		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.AppliedReason,
 			"revision %s: %d created, %d configured", revision, created, configured)
 	}
+}
+
+// maxListedFields bounds the fields an event names; a profile edited in
+// many places would otherwise make an event of every version.
+const maxListedFields = 10
+
+// fieldList joins fields for a message, at most maxListedFields of them.
+func fieldList(fields []string) string {
+	if len(fields) <= maxListedFields {
+		return strings.Join(fields, ", ")
+	}
+	return fmt.Sprintf("%s and %d more fields", strings.Join(fields[:maxListedFields], ", "), len(fields)-maxListedFields)
 }
 
 // applyChange is one object to write, when, and, for a live one, the fields
@@ -416,10 +428,11 @@ func applyObject(o render.Object, owner map[string]string) (*unstructured.Unstru
 	return u, nil
 }
 
-// driftedFields lists what of Git the live object does not have: the
-// top-level spec fields that differ (after the API server's defaults) and
-// "metadata.labels"/"metadata.annotations" when one set in Git (or an owner
-// label) is missing or different. Empty means the object needs no write.
+// driftedFields lists what of Git the live object does not have: the spec
+// fields Git sets that differ on the cluster, by their path
+// (render.DriftedFields), and each label and annotation of Git (or owner
+// label) that is missing or different. Fields only the cluster has are left
+// to whoever set them. Empty means the object needs no write.
 func driftedFields(item planItem, ownerLabels map[string]string) ([]string, error) {
 	desired, desiredSpec, liveSpec := comparedSpecs(item)
 	desiredFields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desiredSpec)
@@ -430,27 +443,26 @@ func driftedFields(item planItem, ownerLabels map[string]string) ([]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
 	}
-	keys := map[string]bool{}
-	for k := range desiredFields {
-		keys[k] = true
+	fields, err := render.DriftedFields(item.object.Kind(), "spec", desiredFields, liveFields)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", item.object.Ref(), err)
 	}
-	for k := range liveFields {
-		keys[k] = true
-	}
-	var fields []string
-	for k := range keys {
-		if !equality.Semantic.DeepEqual(desiredFields[k], liveFields[k]) {
-			fields = append(fields, "spec."+k)
+	fields = append(fields, driftedKeys("metadata.labels", ownerLabels, item.live.GetLabels())...)
+	fields = append(fields, driftedKeys("metadata.labels", desired.GetLabels(), item.live.GetLabels())...)
+	fields = append(fields, driftedKeys("metadata.annotations", desired.GetAnnotations(), item.live.GetAnnotations())...)
+	return fields, nil
+}
+
+// driftedKeys names the keys of want that have missing or other values.
+func driftedKeys(path string, want, have map[string]string) []string {
+	var keys []string
+	for k, v := range want {
+		if value, ok := have[k]; !ok || value != v {
+			keys = append(keys, fmt.Sprintf("%s[%s]", path, k))
 		}
 	}
-	sort.Strings(fields)
-	if !isSubset(ownerLabels, item.live.GetLabels()) || !isSubset(desired.GetLabels(), item.live.GetLabels()) {
-		fields = append(fields, "metadata.labels")
-	}
-	if !isSubset(desired.GetAnnotations(), item.live.GetAnnotations()) {
-		fields = append(fields, "metadata.annotations")
-	}
-	return fields, nil
+	sort.Strings(keys)
+	return keys
 }
 
 func isSubset(want, have map[string]string) bool {

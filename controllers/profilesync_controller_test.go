@@ -206,7 +206,7 @@ func TestProfileSyncEndToEnd(t *testing.T) {
 					drift = append(drift, e.Message)
 				}
 			}
-			g.Expect(drift).To(ContainElement(ContainSubstring("CloudProfile/aws: spec.machineTypes changed on the cluster")))
+			g.Expect(drift).To(ContainElement(ContainSubstring("CloudProfile/aws: spec.machineTypes[0] (m5.large).memory changed on the cluster")))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 

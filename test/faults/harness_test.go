@@ -202,6 +202,19 @@ func (l *landscape) requestSync(token string) {
 	}
 }
 
+// waitSynced requests a sync and waits until it has run and succeeded.
+func (l *landscape) waitSynced(token string) {
+	l.t.Helper()
+	l.requestSync(token)
+	NewWithT(l.t).Eventually(func(g Gomega) {
+		got := l.current(g)
+		g.Expect(got.Status.LastHandledReconcileAt).To(Equal(token))
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+}
+
 // inventory is the ProfileSync's inventory as "Kind/namespace/name" keys.
 func inventory(ps *v1alpha1.ProfileSync) []string {
 	if ps.Status.Inventory == nil {
@@ -249,12 +262,12 @@ func (l *landscape) warningEvents(g Gomega) map[string][]string {
 }
 
 // profilesRepo is a repository of CloudProfiles named cps (each offering
-// versions) and NamespacedCloudProfiles "team-a/<name>" for each name of
+// versions and the machine type m5.large) and NamespacedCloudProfiles "team-a/<name>" for each name of
 // ncps, each adding a machine type to the last CloudProfile of cps.
 func profilesRepo(versions []string, cps []string, ncps []string) map[string]string {
 	var b strings.Builder
 	for _, name := range cps {
-		fmt.Fprintf(&b, "---\napiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: %s\nspec:\n  type: local\n  kubernetes:\n    versions:\n", name)
+		fmt.Fprintf(&b, "---\napiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: %s\nspec:\n  type: local\n  machineTypes:\n  - name: m5.large\n    cpu: \"2\"\n    gpu: \"0\"\n    memory: 8Gi\n  kubernetes:\n    versions:\n", name)
 		for _, v := range versions {
 			fmt.Fprintf(&b, "    - version: %s\n", v)
 		}
