@@ -91,7 +91,7 @@ func TestLeaderElectionOneWriterAndHandovers(t *testing.T) {
 	l.requestSync("changed")
 	l.waitApplied(changed, 30*time.Second)
 	written := map[string]int{}
-	for _, w := range thirdWrites.recorded(func(w write) bool { return apiWrite("cloudprofiles")(w) || apiWrite("namespacedcloudprofiles")(w) }) {
+	for _, w := range thirdWrites.recorded(objectWrites) {
 		written[w.Resource+"/"+w.Name]++
 	}
 	g.Expect(written).To(Equal(map[string]int{"cloudprofiles/aws": 1, "cloudprofiles/gcp": 1}), "only what the commit changed is written, once")

@@ -42,8 +42,11 @@ func TestRestartBetweenStagesConvergesToTheWholeRevision(t *testing.T) {
 	g.Expect(l.onCluster(g)).To(Equal([]string{"CloudProfile//aws", "CloudProfile//gcp"}), "killed after the parents' stage")
 	g.Expect(inventory(l.current(g))).To(Equal([]string{"CloudProfile//aws"}), "the status still has the first revision")
 
-	l.startManager(managerConfig{})
+	counter := &faultTransport{}
+	start := time.Now()
+	l.startManager(managerConfig{faults: counter})
 	applied := l.waitApplied(second, 30*time.Second)
+	t.Logf("converged %s after the restart, %d object writes", time.Since(start).Round(100*time.Millisecond), len(counter.recorded(objectWrites)))
 	want := []string{"CloudProfile//aws", "CloudProfile//gcp", "NamespacedCloudProfile/team-a/gcp-team"}
 	g.Expect(inventory(applied)).To(Equal(want))
 	g.Expect(l.onCluster(g)).To(Equal(want))
@@ -70,8 +73,10 @@ func TestRestartBetweenStagesThenARevertPrunesWhatWasWritten(t *testing.T) {
 	g.Expect(m1.Stop()).To(Succeed())
 
 	reverted := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
+	start := time.Now()
 	l.startManager(managerConfig{})
 	applied := l.waitApplied(reverted, 30*time.Second)
+	t.Logf("converged %s after the restart", time.Since(start).Round(100*time.Millisecond))
 	g.Expect(inventory(applied)).To(Equal([]string{"CloudProfile//aws"}))
 	g.Eventually(l.onCluster).Should(Equal([]string{"CloudProfile//aws"}), "the half-applied CloudProfile is pruned")
 }
@@ -101,9 +106,16 @@ func TestRestartBeforeTheStatusPatchRewritesNothing(t *testing.T) {
 	g.Expect(l.onCluster(g)).To(Equal(want))
 
 	counter := &faultTransport{}
+	start := time.Now()
 	l.startManager(managerConfig{faults: counter})
 	applied := l.waitApplied(second, 30*time.Second)
+	t.Logf("converged %s after the restart", time.Since(start).Round(100*time.Millisecond))
 	g.Expect(inventory(applied)).To(Equal(want))
 	g.Expect(counter.recorded(apiWrite("cloudprofiles"))).To(BeEmpty(), "unchanged CloudProfiles are not written again")
 	g.Expect(counter.recorded(apiWrite("namespacedcloudprofiles"))).To(BeEmpty(), "unchanged NamespacedCloudProfiles are not written again")
+}
+
+// objectWrites are writes of profiles themselves, dry runs excluded.
+func objectWrites(w write) bool {
+	return apiWrite("cloudprofiles")(w) || apiWrite("namespacedcloudprofiles")(w)
 }
