@@ -65,6 +65,8 @@ type ProfileSyncReconciler struct {
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
 	ClusterProfilesNamespace string
+	// Metrics, when set, records the syncs (metrics.go).
+	Metrics *Metrics
 	// decoded keeps each ProfileSync's last decoded revision.
 	decoded decodedRevisions
 	// failures keeps each ProfileSync's last failure reported as an event.
@@ -154,16 +156,20 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			// applied stay; deleting a ProfileSync never deletes profiles.
 			r.decoded.forget(req.String())
 			r.failures.forget(req.String())
+			r.Metrics.forgetSync(req.NamespacedName)
 			return ctrl.Result{}, r.Fetcher.Forget(req.String())
 		}
 		return ctrl.Result{}, err
 	}
 
 	before := obj.DeepCopy()
+	ctx = r.Metrics.startSync(ctx, obj)
 	defer func() {
+		startPhase(ctx, phaseStatus)
 		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
+		finishSync(ctx)
 	}()
 
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
@@ -187,6 +193,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, v1alpha1.SucceededReason, "Applied revision %s", revision)
 		r.failures.forget(req.String())
+		r.Metrics.appliedRevision(obj)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &failed):
 		for _, t := range failureConditions {
@@ -198,8 +205,10 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
 		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
 		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
+		// A failure retried with backoff is one event and one count.
 		if r.failures.firstReport(req.String(), failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
 			r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
+			r.Metrics.refusedRevision(obj, failed.reason)
 		}
 		if failed.stalled {
 			// No hot loop: the same revision fails the same way. Poll Git at
@@ -243,6 +252,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	// cluster) has the API server's own deadlines.
 	untrusted, cancel := context.WithTimeout(ctx, syncTimeout(obj))
 	defer cancel()
+	startPhase(ctx, phaseFetch)
 	checkout, err := r.fetch(untrusted, obj)
 	if err != nil {
 		return "", err
@@ -252,6 +262,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	reportWarnings := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
 	obj.Status.LastAttemptedRevision = checkout.Revision
 
+	startPhase(ctx, phaseValidate)
 	live, err := r.listLive(ctx)
 	if err != nil {
 		return "", err
@@ -267,9 +278,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err := r.checkUpdateRules(plan, live); err != nil {
 		return "", err
 	}
+	startPhase(ctx, phaseApply)
 	if err := r.apply(ctx, obj, plan, checkout.Revision); err != nil {
 		return "", err
 	}
+	startPhase(ctx, phasePrune)
 	if err := r.prune(ctx, obj, plan); err != nil {
 		return "", err
 	}
@@ -355,6 +368,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 	key := client.ObjectKeyFromObject(obj).String()
 	decoded, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !ok {
+		startPhase(ctx, phaseBuild)
 		docs, buildWarnings, err := render.BuildWithWarnings(ctx, checkout.Dir, obj.Spec.Path, r.BuildLimits)
 		if err != nil {
 			return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
@@ -367,6 +381,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 		decoded = decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, buildWarnings: buildWarnings}
 		r.decoded.put(key, decoded)
 	}
+	startPhase(ctx, phaseValidate)
 	objects := decoded.objects
 	report, err := render.ValidateSet(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, ok := live.cloudProfiles[name]
