@@ -63,6 +63,9 @@ func EntryPath(parent *field.Path, list string, i int, key string) *field.Path {
 	return parent.Child(fmt.Sprintf("%s[%d] (%s)", list, i, key))
 }
 
+// versionsField is the JSON name of every list of versions in a profile.
+const versionsField = "versions"
+
 // listPath is a list field of a profile, so that its entries' paths can name
 // them (EntryPath).
 type listPath struct {
@@ -93,7 +96,7 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 	if spec.Type == "" {
 		errs = append(errs, field.Required(fldPath.Child("type"), "the provider type is required"))
 	}
-	kubernetesErrs, kubernetesWarnings := validateKubernetesVersions(spec.Kubernetes.Versions, listPath{fldPath.Child("kubernetes"), "versions"})
+	kubernetesErrs, kubernetesWarnings := validateKubernetesVersions(spec.Kubernetes.Versions, listPath{fldPath.Child("kubernetes"), versionsField})
 	errs = append(errs, kubernetesErrs...)
 	warnings = append(warnings, kubernetesWarnings...)
 
@@ -460,7 +463,7 @@ func validateMachineImages(images []v1alpha1.MachineImage, specPath *field.Path)
 			firstIndexOf[image.Name] = i
 		}
 		errs = append(errs, ValidateUpdateStrategy(image.UpdateStrategy, imagePath.Child("updateStrategy"))...)
-		imageErrs, imageWarnings := validateMachineImageVersions(image, listPath{imagePath, "versions"}, constraintErrs)
+		imageErrs, imageWarnings := validateMachineImageVersions(image, listPath{imagePath, versionsField}, constraintErrs)
 		errs = append(errs, imageErrs...)
 		warnings = append(warnings, imageWarnings...)
 	}

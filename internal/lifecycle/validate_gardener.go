@@ -33,7 +33,7 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 		imagePath := EntryPath(specPath, "machineImages", i, image.Name)
 		for j := range image.Versions {
 			v := &image.Versions[j]
-			versionPath := EntryPath(imagePath, "versions", j, v.Version)
+			versionPath := EntryPath(imagePath, versionsField, j, v.Version)
 			errs = append(errs, validateImageVersionCapabilities(v, definitions, versionPath)...)
 			errs = append(errs, validateInPlaceUpdates(v, versionPath.Child("inPlaceUpdates"))...)
 		}

@@ -26,7 +26,7 @@ func ValidateUpdate(old, updated *v1alpha1.CloudProfileSpec, now time.Time, fldP
 	errs = append(errs, validateNotMadeUnavailable(
 		old.Kubernetes.Versions, updated.Kubernetes.Versions,
 		func(v *v1alpha1.ExpirableVersion) *v1alpha1.ExpirableVersion { return v },
-		now, listPath{fldPath.Child("kubernetes"), "versions"})...)
+		now, listPath{fldPath.Child("kubernetes"), versionsField})...)
 
 	oldImages := make(map[string]*v1alpha1.MachineImage, len(old.MachineImages))
 	for i := range old.MachineImages {
@@ -43,7 +43,7 @@ func ValidateUpdate(old, updated *v1alpha1.CloudProfileSpec, now time.Time, fldP
 		errs = append(errs, validateNotMadeUnavailable(
 			oldImage.Versions, image.Versions,
 			func(v *v1alpha1.MachineImageVersion) *v1alpha1.ExpirableVersion { return &v.ExpirableVersion },
-			now, listPath{EntryPath(fldPath, "machineImages", i, image.Name), "versions"})...)
+			now, listPath{EntryPath(fldPath, "machineImages", i, image.Name), versionsField})...)
 	}
 	return errs
 }

@@ -555,6 +555,10 @@ func EncodeDocuments(w io.Writer, objects []Object) error {
 // pathToken is one step of a field path: a field name or a list index.
 var pathToken = regexp.MustCompile(`([^.\[\]]+)|\[([0-9]+)\]`)
 
+// entryKeys are the fields that name an entry of a profile's lists, in the
+// order they are tried: images and types have a name, versions a version.
+var entryKeys = []string{"name", versionKey}
+
 // nameEntries rewrites a field path into obj, as the CRD schema reports it
 // (spec.machineImages[0].versions[4].version), so that every index into a
 // list of named entries also names the entry, as lifecycle.EntryPath does for
@@ -581,7 +585,7 @@ func nameEntries(path string, obj map[string]any) string {
 		}
 		at = list[i]
 		if entry, ok := at.(map[string]any); ok {
-			for _, key := range []string{"name", "version"} {
+			for _, key := range entryKeys {
 				if value, ok := entry[key].(string); ok && value != "" {
 					b.WriteString(" (" + value + ")")
 					break

@@ -181,6 +181,10 @@ func overrideEntryOf(mergedPath string, parent *v1alpha1.CloudProfileSpec, ncp *
 	return ""
 }
 
+// versionKey is the field that names a version, the key of every list of
+// versions.
+const versionKey = "version"
+
 // mergedSpecPath is where a NamespacedCloudProfile shows its merged spec;
 // problems of the merged spec are reported there.
 var mergedSpecPath = field.NewPath("status", "cloudProfileSpec")
@@ -258,7 +262,7 @@ func validateParentReference(ref v1alpha1.CloudProfileReference, fldPath *field.
 // kubernetesPath is spec.kubernetes.
 func (m *merge) mergeKubernetes(overrides []v1alpha1.ExpirableVersion, kubernetesPath *field.Path) {
 	versionOf := func(v v1alpha1.ExpirableVersion) string { return v.Version }
-	mergeByKey(m, m.spec.Kubernetes.Versions, versionOf, overrides, versionOf, "version", kubernetesPath, "versions",
+	mergeByKey(m, m.spec.Kubernetes.Versions, versionOf, overrides, versionOf, versionKey, kubernetesPath, "versions",
 		func(o v1alpha1.ExpirableVersion, path *field.Path, parentIndex int) {
 			if parentIndex < 0 {
 				m.notInParent(path.Child("version"), o.Version, "Kubernetes version")
@@ -322,7 +326,7 @@ func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *f
 // are appended in override order. imagePath is the override image's path.
 func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, overrides []v1alpha1.MachineImageVersion, imagePath *field.Path) {
 	versionOf := func(v v1alpha1.MachineImageVersion) string { return v.Version }
-	mergeByKey(m, image.Versions, versionOf, overrides, versionOf, "version", imagePath, "versions",
+	mergeByKey(m, image.Versions, versionOf, overrides, versionOf, versionKey, imagePath, "versions",
 		func(o v1alpha1.MachineImageVersion, path *field.Path, parentIndex int) {
 			if parentIndex < 0 {
 				image.Versions = append(image.Versions, o)
