@@ -193,28 +193,44 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 }
 
 // changes are the writes the plan needs, in stage order: every object that
-// is new, or whose live counterpart lacks something of Git (with the fields
-// it lacks).
+// is new, that Git changed since it was applied (its digest differs), or
+// whose live counterpart lacks something of Git (with the fields it lacks).
+// What only the live object has is not a reason to write: it is not Git's.
 func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 	var changes []applyChange
 	for _, item := range p.items {
+		digest, err := render.ContentDigest(item.object)
+		if err != nil {
+			return nil, err
+		}
 		var fields []string
 		if item.live != nil {
-			if upToDate(item, owner) {
+			applied := item.live.GetAnnotations()[v1alpha1.AppliedDigestAnnotation] == digest
+			if applied && upToDate(item, owner) {
 				continue
 			}
-			var err error
 			if fields, err = driftedFields(item, owner); err != nil {
 				return nil, err
 			}
 			if len(fields) == 0 {
-				continue
+				if applied {
+					continue
+				}
+				// Git changed (or dropped) only fields the cluster has
+				// more of; the apply removes what Git no longer sets.
+				fields = []string{fmt.Sprintf("metadata.annotations[%s]", v1alpha1.AppliedDigestAnnotation)}
 			}
 		}
 		desired, err := applyObject(item.object, owner)
 		if err != nil {
 			return nil, err
 		}
+		annotations := desired.GetAnnotations()
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[v1alpha1.AppliedDigestAnnotation] = digest
+		desired.SetAnnotations(annotations)
 		changes = append(changes, applyChange{item: item, desired: desired, fields: fields, stage: p.stageOf(item.object)})
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].stage < changes[j].stage })

@@ -76,6 +76,22 @@ func owned[T client.Object](o T, namespace string) T {
 	return o
 }
 
+// appliedFrom marks o as the sync leaves an object it applied from the Git
+// object from: with the digest of what Git said.
+func appliedFrom[T client.Object](o T, from client.Object) T {
+	digest, err := render.ContentDigest(gitObject(from))
+	if err != nil {
+		panic(err)
+	}
+	annotations := o.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[v1alpha1.AppliedDigestAnnotation] = digest
+	o.SetAnnotations(annotations)
+	return o
+}
+
 func TestApplyPlan_changes(t *testing.T) {
 	const ns = "profilesync-system"
 	tests := []struct {
@@ -94,12 +110,12 @@ func TestApplyPlan_changes(t *testing.T) {
 		{
 			name: "an object the cluster already has as Git says is not written",
 			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
-			live: []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
+			live: []client.Object{appliedFrom(owned(stepCloudProfile("aws", "1.31.0"), ns), stepCloudProfile("aws", "1.31.0"))},
 		},
 		{
 			name:       "a changed spec is written, naming the field that differs",
 			git:        []client.Object{stepCloudProfile("aws", "1.31.0", "1.32.0")},
-			live:       []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
+			live:       []client.Object{appliedFrom(owned(stepCloudProfile("aws", "1.31.0"), ns), stepCloudProfile("aws", "1.31.0"))},
 			wantWrites: []string{"CloudProfile/aws spec.kubernetes.versions[1] (1.32.0)"},
 			wantStages: []applyStage{stageParents},
 		},
@@ -113,13 +129,20 @@ func TestApplyPlan_changes(t *testing.T) {
 		{
 			name: "a version only the cluster has is not Git's: left alone",
 			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
-			live: []client.Object{owned(stepCloudProfile("aws", "1.31.0", "1.99.0"), ns)},
+			live: []client.Object{appliedFrom(owned(stepCloudProfile("aws", "1.31.0", "1.99.0"), ns), stepCloudProfile("aws", "1.31.0"))},
+		},
+		{
+			name:       "a version Git dropped is written, so that server-side apply removes it",
+			git:        []client.Object{stepCloudProfile("aws", "1.31.0")},
+			live:       []client.Object{appliedFrom(owned(stepCloudProfile("aws", "1.31.0", "1.30.0"), ns), stepCloudProfile("aws", "1.31.0", "1.30.0"))},
+			wantWrites: []string{"CloudProfile/aws metadata.annotations[profilesync.io/applied-digest]"},
+			wantStages: []applyStage{stageParents},
 		},
 		{
 			name: "a label Git does not set is left alone",
 			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
 			live: []client.Object{func() client.Object {
-				cp := owned(stepCloudProfile("aws", "1.31.0"), ns)
+				cp := appliedFrom(owned(stepCloudProfile("aws", "1.31.0"), ns), stepCloudProfile("aws", "1.31.0"))
 				cp.Labels["team"] = "platform"
 				return cp
 			}()},
@@ -131,7 +154,7 @@ func TestApplyPlan_changes(t *testing.T) {
 				stepNamespaced("team-a", "valid-now", "aws", "1.31.0"),
 				stepNamespaced("team-b", "needs-new-parent", "aws", "1.32.0"),
 			},
-			live:       []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
+			live:       []client.Object{appliedFrom(owned(stepCloudProfile("aws", "1.31.0"), ns), stepCloudProfile("aws", "1.31.0"))},
 			wantWrites: []string{"NamespacedCloudProfile/team-a/valid-now", "CloudProfile/aws spec.kubernetes.versions[1] (1.32.0)", "NamespacedCloudProfile/team-b/needs-new-parent"},
 			wantStages: []applyStage{stageValidNow, stageParents, stageNeedsNewParent},
 		},

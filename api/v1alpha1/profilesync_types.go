@@ -25,8 +25,16 @@ const (
 	OwnerNameLabel      = ReservedLabelDomain + "/name"
 	OwnerNamespaceLabel = ReservedLabelDomain + "/namespace"
 
-	// ReservedLabelDomain is the prefix of the labels only the sync writes.
+	// ReservedLabelDomain is the prefix of the labels and annotations only
+	// the sync writes.
 	ReservedLabelDomain = "profilesync.io"
+
+	// AppliedDigestAnnotation is the digest of what Git said of an object
+	// (spec, labels, annotations) when the sync last applied it. It tells a
+	// change in Git, which the sync applies whole (server-side apply then
+	// removes what Git dropped), from fields only the cluster has, which
+	// belong to whoever set them and are left alone.
+	AppliedDigestAnnotation = ReservedLabelDomain + "/applied-digest"
 )
 
 // GitReference says which commit of the repository to sync. When none of its

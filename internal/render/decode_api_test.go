@@ -212,6 +212,12 @@ func TestDecodeDocumentsChecksMetadataAsTheAPIServerDoes(t *testing.T) {
 			want:   []string{`p.yaml: CloudProfile/p: metadata.labels[team.profilesync.io/owner]: ` + reserved},
 		},
 		{
+			name:   "the sync's digest annotation may not come from Git",
+			stream: cloudProfileWithMetadata("  name: p\n  annotations:\n    profilesync.io/applied-digest: sha256:0\n"),
+			want: []string{`p.yaml: CloudProfile/p: metadata.annotations[profilesync.io/applied-digest]: ` +
+				`Forbidden: the profilesync.io/ domain is reserved: the sync sets profilesync.io/applied-digest itself to record what it applied`},
+		},
+		{
 			name:   "annotations over 256 KiB together",
 			stream: cloudProfileWithMetadata(fmt.Sprintf("  name: p\n  annotations:\n    a: %s\n    b: %s\n", annotation, annotation)),
 			want:   []string{`p.yaml: CloudProfile/p: metadata.annotations: Too long: may not be more than 262144 bytes`},

@@ -1,6 +1,9 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -134,4 +137,26 @@ func keyOfEntry(entry any, keys []string) (string, bool) {
 		}
 	}
 	return strings.Join(values, ","), len(values) > 0
+}
+
+// ContentDigest is a digest of what Git says of o: its labels, annotations
+// and spec. Equal digests mean Git did not change the object.
+func ContentDigest(o Object) (string, error) {
+	var content struct {
+		Labels      map[string]string `json:"labels,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+		Spec        any               `json:"spec"`
+	}
+	if cp := o.CloudProfile; cp != nil {
+		content.Labels, content.Annotations, content.Spec = cp.Labels, cp.Annotations, &cp.Spec
+	} else {
+		ncp := o.NamespacedCloudProfile
+		content.Labels, content.Annotations, content.Spec = ncp.Labels, ncp.Annotations, &ncp.Spec
+	}
+	data, err := json.Marshal(content)
+	if err != nil {
+		return "", fmt.Errorf("digest of %s: %w", o.Ref(), err)
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }

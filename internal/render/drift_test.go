@@ -101,3 +101,37 @@ caBundle: added-by-hand
 		})
 	}
 }
+
+func TestContentDigestChangesWithWhatGitSays(t *testing.T) {
+	decode := func(t *testing.T, metadata, version string) Object {
+		t.Helper()
+		objects, problems := DecodeDocuments([]Document{{File: "p.yaml", Data: []byte(
+			"apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\n" + metadata +
+				"spec:\n  type: local\n  kubernetes:\n    versions:\n    - version: " + version + "\n")}})
+		if len(problems) > 0 {
+			t.Fatal(problems)
+		}
+		return objects[0]
+	}
+	digest := func(t *testing.T, o Object) string {
+		t.Helper()
+		d, err := ContentDigest(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	base := digest(t, decode(t, "", "1.33.0"))
+	if again := digest(t, decode(t, "", "1.33.0")); again != base {
+		t.Errorf("the same object has two digests: %s, %s", base, again)
+	}
+	for name, o := range map[string]Object{
+		"spec":       decode(t, "", "1.33.1"),
+		"label":      decode(t, "  labels:\n    team: a\n", "1.33.0"),
+		"annotation": decode(t, "  annotations:\n    note: a\n", "1.33.0"),
+	} {
+		if digest(t, o) == base {
+			t.Errorf("a change of the %s leaves the digest as it was", name)
+		}
+	}
+}

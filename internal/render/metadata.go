@@ -95,6 +95,14 @@ func validateObjectMeta(meta *metav1.ObjectMeta, namespaced bool) field.ErrorLis
 				v1alpha1.ReservedLabelDomain, v1alpha1.OwnerNameLabel, v1alpha1.OwnerNamespaceLabel)))
 		}
 	}
+	annotationsPath := metadataPath.Child("annotations")
+	for key := range meta.Annotations {
+		if isReservedLabel(key) {
+			errs = append(errs, field.Forbidden(annotationsPath.Key(key), fmt.Sprintf(
+				"the %s/ domain is reserved: the sync sets %s itself to record what it applied",
+				v1alpha1.ReservedLabelDomain, v1alpha1.AppliedDigestAnnotation)))
+		}
+	}
 	sortFieldErrors(errs)
 	return errs
 }
