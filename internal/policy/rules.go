@@ -57,12 +57,16 @@ func (p *Policy) checkSpec(spec *v1alpha1.CloudProfileSpec, at time.Time) []find
 func (r *SupportedRule) check(subjects []subject, at time.Time) []finding {
 	var findings []finding
 	for _, s := range subjects {
-		n, unit := r.Minors, "minors"
+		n, unit, units := r.Minors, "minor", "minors"
 		if !s.kubernetes() {
-			n, unit = r.MachineImageGroups, "groups of "+s.image
+			n, unit, units = r.MachineImageGroups, "group of "+s.image, "groups of "+s.image
 		}
 		if n == 0 {
 			continue
+		}
+		newest := "the newest " + unit + " needs"
+		if n > 1 {
+			newest = fmt.Sprintf("each of the newest %d %s needs", n, units)
 		}
 		var released []group
 		for _, g := range groupsOf(s) {
@@ -83,7 +87,7 @@ func (r *SupportedRule) check(subjects []subject, at time.Time) []finding {
 			switch len(supported) {
 			case 0:
 				findings = append(findings, finding{rule: RuleSupported, severity: r.Severity, field: g.highest().path,
-					message: fmt.Sprintf("%s has no supported %s; each of the newest %d %s needs exactly one", g.label, s.memberName(), n, unit)})
+					message: fmt.Sprintf("%s has no supported %s; %s exactly one", g.label, s.memberName(), newest)})
 			case 1:
 			default:
 				latest := supported[len(supported)-1]
