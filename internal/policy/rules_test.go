@@ -92,6 +92,17 @@ func TestSupportedRule(t *testing.T) {
 	images := &Policy{Rules: Rules{Supported: &SupportedRule{Severity: SeverityWarning, Minors: 1, MachineImageGroups: 2}}}
 	runRuleCases(t, images, []ruleCase{
 		{
+			name: "with one minor only the newest is checked",
+			spec: kubernetes(supportedUntil("1.33.2", "2026-11-01T00:00:00Z", "2027-06-01T00:00:00Z"), plain("1.34.0")),
+			at:   now,
+		},
+		{
+			name: "with one minor the newest has none",
+			spec: kubernetes(supportedUntil("1.33.2", "", ""), supportedUntil("1.34.0", "2026-11-01T00:00:00Z", "")),
+			at:   now,
+			want: []string{"warning kubernetes.versions[1]: minor 1.34 has no supported patch; the newest minor needs exactly one"},
+		},
+		{
 			name: "an image with strategy minor is grouped by major",
 			spec: withImage(kubernetes(supportedUntil("1.33.2", "", "")), v1alpha1.UpdateStrategyMinor,
 				supportedUntil("1.0.0", "", ""), supportedUntil("2.0.0", "", ""), supportedUntil("2.1.0", "", "")),
