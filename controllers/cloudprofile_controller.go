@@ -7,6 +7,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
@@ -35,6 +36,8 @@ type CloudProfileReconciler struct {
 	EventRecorder record.EventRecorder
 	// Clock is the source of "now"; tests move it.
 	Clock clock.PassiveClock
+	// Metrics, when set, records the status written (metrics.go).
+	Metrics *Metrics
 }
 
 // SetupWithManager registers the reconciler. Only spec changes (generation)
@@ -57,6 +60,9 @@ func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts Options
 func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.CloudProfile{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forgetProfile(v1alpha1.CloudProfileKind, req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -65,7 +71,9 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		obj.Status.ObservedGeneration = obj.Generation
 		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
+			return
 		}
+		r.Metrics.observeProfile(v1alpha1.CloudProfileKind, obj, &obj.Status.ProfileVersionsStatus)
 	}()
 
 	now := r.Clock.Now()

@@ -285,7 +285,7 @@ func TestCloudProfileThatBreaksALifecycleRuleIsStalled(t *testing.T) {
 		g.Expect(conditions.IsFalse(got, v1alpha1.ReadyCondition)).To(BeTrue())
 		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.ValidationFailedReason))
 		g.Expect(conditions.IsStalled(got)).To(BeTrue())
-		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("spec.kubernetes.versions[1].expirationDate"))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("spec.kubernetes.versions[1] (1.31.0).expirationDate"))
 		g.Expect(got.Status.Kubernetes).To(BeNil())
 		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 	}).WithTimeout(10 * time.Second).Should(Succeed())

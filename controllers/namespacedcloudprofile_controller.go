@@ -42,6 +42,8 @@ type NamespacedCloudProfileReconciler struct {
 	EventRecorder record.EventRecorder
 	// Clock is the source of "now"; tests move it.
 	Clock clock.PassiveClock
+	// Metrics, when set, records the status written (metrics.go).
+	Metrics *Metrics
 }
 
 // SetupWithManager registers the reconciler, the parent-name index and the
@@ -94,6 +96,9 @@ func (r *NamespacedCloudProfileReconciler) childrenOf(ctx context.Context, paren
 func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.NamespacedCloudProfile{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forgetProfile(v1alpha1.NamespacedCloudProfileKind, req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -102,7 +107,9 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 		obj.Status.ObservedGeneration = obj.Generation
 		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
+			return
 		}
+		r.Metrics.observeProfile(v1alpha1.NamespacedCloudProfileKind, obj, &obj.Status.ProfileVersionsStatus)
 	}()
 
 	now := r.Clock.Now()

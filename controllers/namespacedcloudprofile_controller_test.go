@@ -190,7 +190,7 @@ func TestNamespacedProfileWithABadOverrideKeepsItsPreviousSpec(t *testing.T) {
 		got := getNamespaced(g, ncp)
 		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.ValidationFailedReason))
 		g.Expect(conditions.IsStalled(got)).To(BeTrue())
-		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("spec.kubernetes.versions[2]"))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("spec.kubernetes.versions[2] (1.99.0)"))
 		g.Expect(got.Status.CloudProfileSpec).To(Equal(previous))
 	}).WithTimeout(10 * time.Second).Should(Succeed())
 }

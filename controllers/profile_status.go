@@ -49,7 +49,10 @@ func patchStatus(ctx context.Context, c client.Client, before, after client.Obje
 	if equality.Semantic.DeepEqual(before, after) {
 		return nil
 	}
-	err := c.Status().Patch(ctx, after, client.MergeFrom(before), client.FieldOwner(StatusFieldManager))
+	patch := client.MergeFrom(before)
+	err := retryTransient(func() error {
+		return c.Status().Patch(ctx, after, patch, client.FieldOwner(StatusFieldManager))
+	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("patch status of %s: %w", after.GetName(), err)
 	}

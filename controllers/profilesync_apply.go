@@ -80,14 +80,56 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *live
 		plan.items = append(plan.items, item)
 	}
 
-	if obj.Spec.Prune && obj.Status.Inventory != nil {
-		for _, entry := range obj.Status.Inventory.Entries {
+	if obj.Spec.Prune {
+		for _, entry := range pruneCandidates(obj, live) {
 			if !plan.keys[inventoryKey(entry.Kind, entry.Namespace, entry.Name)] {
 				plan.pruned = append(plan.pruned, entry)
 			}
 		}
 	}
 	return plan
+}
+
+// pruneCandidates are the objects this ProfileSync has written: its
+// inventory, and every live profile whose owner labels name it. The labels
+// are written with the object, the inventory only after the whole revision
+// is applied; an object written by a sync that was stopped before its status
+// patch is still found, and pruned when Git no longer has it.
+func pruneCandidates(obj *v1alpha1.ProfileSync, live *liveProfiles) []v1alpha1.InventoryEntry {
+	var entries []v1alpha1.InventoryEntry
+	seen := map[string]bool{}
+	add := func(kind, namespace, name string) {
+		if key := inventoryKey(kind, namespace, name); !seen[key] {
+			seen[key] = true
+			entries = append(entries, v1alpha1.InventoryEntry{Kind: kind, Namespace: namespace, Name: name})
+		}
+	}
+	if obj.Status.Inventory != nil {
+		for _, e := range obj.Status.Inventory.Entries {
+			add(e.Kind, e.Namespace, e.Name)
+		}
+	}
+	for name, cp := range live.cloudProfiles {
+		if isOwnedBy(cp, obj) {
+			add(v1alpha1.CloudProfileKind, "", name)
+		}
+	}
+	for key, ncp := range live.namespaced {
+		if isOwnedBy(ncp, obj) {
+			add(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name)
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		return inventoryKey(entries[i].Kind, entries[i].Namespace, entries[i].Name) <
+			inventoryKey(entries[j].Kind, entries[j].Namespace, entries[j].Name)
+	})
+	return entries
+}
+
+// isOwnedBy tells whether the owner labels of o name the ProfileSync.
+func isOwnedBy(o client.Object, sync *v1alpha1.ProfileSync) bool {
+	labels := o.GetLabels()
+	return labels[v1alpha1.OwnerNamespaceLabel] == sync.Namespace && labels[v1alpha1.OwnerNameLabel] == sync.Name
 }
 
 // stageOf is when an object of the revision is written. The revision as a
@@ -219,13 +261,25 @@ func (r *ProfileSyncReconciler) recordApplied(obj *v1alpha1.ProfileSync, changes
 		configured++
 		if obj.Status.LastAppliedRevision == revision {
 			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.DriftCorrectedReason,
-				"%s: %s changed on the cluster; restored from %s", c.item.object.Ref(), strings.Join(c.fields, ", "), revision)
+				"%s: %s changed on the cluster; restored from %s", c.item.object.Ref(), fieldList(c.fields), revision)
 		}
 	}
 	if created+configured > 0 {
 		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.AppliedReason,
 			"revision %s: %d created, %d configured", revision, created, configured)
 	}
+}
+
+// maxListedFields bounds the fields an event names; a profile edited in
+// many places would otherwise make an event of every version.
+const maxListedFields = 10
+
+// fieldList joins fields for a message, at most maxListedFields of them.
+func fieldList(fields []string) string {
+	if len(fields) <= maxListedFields {
+		return strings.Join(fields, ", ")
+	}
+	return fmt.Sprintf("%s and %d more fields", strings.Join(fields[:maxListedFields], ", "), len(fields)-maxListedFields)
 }
 
 // applyChange is one object to write, when, and, for a live one, the fields
@@ -263,7 +317,9 @@ func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) 
 // else is retried.
 func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts ...client.ApplyOption) error {
 	opts = append(opts, client.FieldOwner(SyncFieldManager), client.ForceOwnership)
-	err := r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
+	err := retryTransient(func() error {
+		return r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
+	})
 	switch {
 	case err == nil:
 		return nil
@@ -305,7 +361,6 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 	sort.SliceStable(pruned, func(i, j int) bool {
 		return pruned[i].Kind == v1alpha1.NamespacedCloudProfileKind && pruned[j].Kind != v1alpha1.NamespacedCloudProfileKind
 	})
-	self := ownerLabels(obj)
 	for _, entry := range pruned {
 		var target client.Object = &v1alpha1.NamespacedCloudProfile{}
 		if entry.Kind == v1alpha1.CloudProfileKind {
@@ -318,11 +373,10 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 			}
 			return fmt.Errorf("get %s %s to prune: %w", entry.Kind, key, err)
 		}
-		labels := target.GetLabels()
-		if labels[v1alpha1.OwnerNamespaceLabel] != self[v1alpha1.OwnerNamespaceLabel] || labels[v1alpha1.OwnerNameLabel] != self[v1alpha1.OwnerNameLabel] {
+		if !isOwnedBy(target, obj) {
 			continue
 		}
-		if err := r.Delete(ctx, target); client.IgnoreNotFound(err) != nil {
+		if err := retryTransient(func() error { return r.Delete(ctx, target) }); client.IgnoreNotFound(err) != nil {
 			return applyFailed(fmt.Errorf("prune %s %s: %w", entry.Kind, key, err))
 		}
 		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.PrunedReason, "%s %s removed from Git: deleted", entry.Kind, key)
@@ -374,10 +428,11 @@ func applyObject(o render.Object, owner map[string]string) (*unstructured.Unstru
 	return u, nil
 }
 
-// driftedFields lists what of Git the live object does not have: the
-// top-level spec fields that differ (after the API server's defaults) and
-// "metadata.labels"/"metadata.annotations" when one set in Git (or an owner
-// label) is missing or different. Empty means the object needs no write.
+// driftedFields lists what of Git the live object does not have: the spec
+// fields Git sets that differ on the cluster, by their path
+// (render.DriftedFields), and each label and annotation of Git (or owner
+// label) that is missing or different. Fields only the cluster has are left
+// to whoever set them. Empty means the object needs no write.
 func driftedFields(item planItem, ownerLabels map[string]string) ([]string, error) {
 	desired, desiredSpec, liveSpec := comparedSpecs(item)
 	desiredFields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desiredSpec)
@@ -388,27 +443,26 @@ func driftedFields(item planItem, ownerLabels map[string]string) ([]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
 	}
-	keys := map[string]bool{}
-	for k := range desiredFields {
-		keys[k] = true
+	fields, err := render.DriftedFields(item.object.Kind(), "spec", desiredFields, liveFields)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s: %w", item.object.Ref(), err)
 	}
-	for k := range liveFields {
-		keys[k] = true
-	}
-	var fields []string
-	for k := range keys {
-		if !equality.Semantic.DeepEqual(desiredFields[k], liveFields[k]) {
-			fields = append(fields, "spec."+k)
+	fields = append(fields, driftedKeys("metadata.labels", ownerLabels, item.live.GetLabels())...)
+	fields = append(fields, driftedKeys("metadata.labels", desired.GetLabels(), item.live.GetLabels())...)
+	fields = append(fields, driftedKeys("metadata.annotations", desired.GetAnnotations(), item.live.GetAnnotations())...)
+	return fields, nil
+}
+
+// driftedKeys names the keys of want that have missing or other values.
+func driftedKeys(path string, want, have map[string]string) []string {
+	var keys []string
+	for k, v := range want {
+		if value, ok := have[k]; !ok || value != v {
+			keys = append(keys, fmt.Sprintf("%s[%s]", path, k))
 		}
 	}
-	sort.Strings(fields)
-	if !isSubset(ownerLabels, item.live.GetLabels()) || !isSubset(desired.GetLabels(), item.live.GetLabels()) {
-		fields = append(fields, "metadata.labels")
-	}
-	if !isSubset(desired.GetAnnotations(), item.live.GetAnnotations()) {
-		fields = append(fields, "metadata.annotations")
-	}
-	return fields, nil
+	sort.Strings(keys)
+	return keys
 }
 
 func isSubset(want, have map[string]string) bool {

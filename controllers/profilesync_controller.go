@@ -65,8 +65,12 @@ type ProfileSyncReconciler struct {
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
 	ClusterProfilesNamespace string
+	// Metrics, when set, records the syncs (metrics.go).
+	Metrics *Metrics
 	// decoded keeps each ProfileSync's last decoded revision.
 	decoded decodedRevisions
+	// failures keeps each ProfileSync's last failure reported as an event.
+	failures reportedFailures
 
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
@@ -157,16 +161,21 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			// Deleted: its checkout is no longer needed. The profiles it
 			// applied stay; deleting a ProfileSync never deletes profiles.
 			r.decoded.forget(req.String())
+			r.failures.forget(req.String())
+			r.Metrics.forgetSync(req.NamespacedName)
 			return ctrl.Result{}, r.Fetcher.Forget(req.String())
 		}
 		return ctrl.Result{}, err
 	}
 
 	before := obj.DeepCopy()
+	ctx = r.Metrics.startSync(ctx, obj)
 	defer func() {
+		startPhase(ctx, phaseStatus)
 		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
+		finishSync(ctx)
 	}()
 
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
@@ -189,6 +198,8 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			conditions.Delete(obj, t)
 		}
 		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, v1alpha1.SucceededReason, "Applied revision %s", revision)
+		r.failures.forget(req.String())
+		r.Metrics.appliedRevision(obj)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &failed):
 		for _, t := range failureConditions {
@@ -200,7 +211,11 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
 		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
 		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
-		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
+		// A failure retried with backoff is one event and one count.
+		if r.failures.firstReport(req.String(), failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
+			r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
+			r.Metrics.refusedRevision(obj, failed.reason)
+		}
 		if failed.stalled {
 			// No hot loop: the same revision fails the same way. Poll Git at
 			// the interval for a fix; a spec change triggers at once.
@@ -243,6 +258,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	// cluster) has the API server's own deadlines.
 	untrusted, cancel := context.WithTimeout(ctx, syncTimeout(obj))
 	defer cancel()
+	startPhase(ctx, phaseFetch)
 	checkout, err := r.fetch(untrusted, obj)
 	if err != nil {
 		return "", err
@@ -252,6 +268,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	reportWarnings := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
 	obj.Status.LastAttemptedRevision = checkout.Revision
 
+	startPhase(ctx, phaseValidate)
 	live, err := r.listLive(ctx)
 	if err != nil {
 		return "", err
@@ -267,9 +284,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err := r.checkUpdateRules(plan, live); err != nil {
 		return "", err
 	}
+	startPhase(ctx, phaseApply)
 	if err := r.apply(ctx, obj, plan, checkout.Revision); err != nil {
 		return "", err
 	}
+	startPhase(ctx, phasePrune)
 	if err := r.prune(ctx, obj, plan); err != nil {
 		return "", err
 	}
@@ -356,6 +375,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 	key := client.ObjectKeyFromObject(obj).String()
 	decoded, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !ok {
+		startPhase(ctx, phaseBuild)
 		docs, buildWarnings, err := render.BuildWithWarnings(ctx, checkout.Dir, obj.Spec.Path, r.BuildLimits)
 		if err != nil {
 			return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
@@ -368,17 +388,16 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 		decoded = decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, buildWarnings: buildWarnings}
 		r.decoded.put(key, decoded)
 	}
+	startPhase(ctx, phaseValidate)
 	objects := decoded.objects
 	report, err := render.ValidateSet(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+		cp, ok := live.cloudProfiles[name]
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
-		if obj.Spec.Prune && inInventory(obj, v1alpha1.CloudProfileKind, "", name) {
+		if !ok || obj.Spec.Prune && isOwnedBy(cp, obj) {
 			return nil, false, nil
 		}
-		if cp, ok := live.cloudProfiles[name]; ok {
-			return &cp.Spec, true, nil
-		}
-		return nil, false, nil
+		return &cp.Spec, true, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
@@ -475,18 +494,6 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 		return validationFailed(errors.New(strings.Join(problems, "; ")))
 	}
 	return nil
-}
-
-func inInventory(obj *v1alpha1.ProfileSync, kind, namespace, name string) bool {
-	if obj.Status.Inventory == nil {
-		return false
-	}
-	for _, e := range obj.Status.Inventory.Entries {
-		if e.Kind == kind && e.Namespace == namespace && e.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // decodedRevisions keeps, per ProfileSync, the objects of the last revision

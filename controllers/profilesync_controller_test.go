@@ -169,7 +169,7 @@ func TestProfileSyncEndToEnd(t *testing.T) {
 			g.Expect(conditions.IsStalled(got)).To(BeTrue())
 			msg := conditions.GetMessage(got, v1alpha1.ReadyCondition)
 			g.Expect(msg).To(ContainSubstring("base/cloudprofiles.yaml"))
-			g.Expect(msg).To(ContainSubstring("spec.kubernetes.versions[0].lifecycle[2].startTime"))
+			g.Expect(msg).To(ContainSubstring("spec.kubernetes.versions[0] (1.30.10).lifecycle[2].startTime"))
 			g.Expect(got.Status.LastAppliedRevision).To(Equal(applied))
 		}).WithTimeout(15 * time.Second).Should(Succeed())
 		g.Expect(getCloudProfile(g, "aws").Spec).To(Equal(before))
@@ -206,7 +206,7 @@ func TestProfileSyncEndToEnd(t *testing.T) {
 					drift = append(drift, e.Message)
 				}
 			}
-			g.Expect(drift).To(ContainElement(ContainSubstring("CloudProfile/aws: spec.machineTypes changed on the cluster")))
+			g.Expect(drift).To(ContainElement(ContainSubstring("CloudProfile/aws: spec.machineTypes[0] (m5.large).memory changed on the cluster")))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 

@@ -97,18 +97,23 @@ func TestApplyPlan_changes(t *testing.T) {
 			live: []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
 		},
 		{
-			name:       "a changed spec is written, naming the top-level spec field",
+			name:       "a changed spec is written, naming the field that differs",
 			git:        []client.Object{stepCloudProfile("aws", "1.31.0", "1.32.0")},
 			live:       []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
-			wantWrites: []string{"CloudProfile/aws spec.kubernetes"},
+			wantWrites: []string{"CloudProfile/aws spec.kubernetes.versions[1] (1.32.0)"},
 			wantStages: []applyStage{stageParents},
 		},
 		{
 			name:       "a missing owner label is written back",
 			git:        []client.Object{stepCloudProfile("aws", "1.31.0")},
 			live:       []client.Object{stepCloudProfile("aws", "1.31.0")},
-			wantWrites: []string{"CloudProfile/aws metadata.labels"},
+			wantWrites: []string{"CloudProfile/aws metadata.labels[profilesync.io/name] metadata.labels[profilesync.io/namespace]"},
 			wantStages: []applyStage{stageParents},
+		},
+		{
+			name: "a version only the cluster has is not Git's: left alone",
+			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
+			live: []client.Object{owned(stepCloudProfile("aws", "1.31.0", "1.99.0"), ns)},
 		},
 		{
 			name: "a label Git does not set is left alone",
@@ -127,7 +132,7 @@ func TestApplyPlan_changes(t *testing.T) {
 				stepNamespaced("team-b", "needs-new-parent", "aws", "1.32.0"),
 			},
 			live:       []client.Object{owned(stepCloudProfile("aws", "1.31.0"), ns)},
-			wantWrites: []string{"NamespacedCloudProfile/team-a/valid-now", "CloudProfile/aws spec.kubernetes", "NamespacedCloudProfile/team-b/needs-new-parent"},
+			wantWrites: []string{"NamespacedCloudProfile/team-a/valid-now", "CloudProfile/aws spec.kubernetes.versions[1] (1.32.0)", "NamespacedCloudProfile/team-b/needs-new-parent"},
 			wantStages: []applyStage{stageValidNow, stageParents, stageNeedsNewParent},
 		},
 		{

@@ -173,7 +173,7 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 				return map[string]string{"profiles.yaml": singleProfileRepo(profile, "1.31.0")["profiles.yaml"] + "      lifecycle:\n" + stages}
 			},
 			wantReason: v1alpha1.BuildFailedReason,
-			wantInMsg:  []string{"spec.kubernetes.versions[0].lifecycle: Too many: 50: must have at most 4 items"},
+			wantInMsg:  []string{"spec.kubernetes.versions[0] (1.31.0).lifecycle: Too many: 50: must have at most 4 items"},
 		},
 	}
 	for _, row := range rows {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,6 +45,12 @@ type Config struct {
 	// BuildLimits bound the build of a revision; a zero field takes its
 	// default.
 	BuildLimits render.Limits
+	// MetricsRegistry, when set, is where the controllers' own metrics
+	// (NewMetrics) are registered: controller-runtime's metrics.Registry,
+	// which the manager serves, in the operator; a registry of their own in
+	// tests. Nil records none, as a process running several managers must
+	// (each would register the same names).
+	MetricsRegistry prometheus.Registerer
 }
 
 // SetupAll registers every reconciler with the manager.
@@ -51,10 +58,18 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	// The events.k8s.io recorder takes different arguments at every call
 	// site; moving to it is its own change.
 	recorder := mgr.GetEventRecorderFor(EventSource) //nolint:staticcheck // SA1019, see above
+	var metrics *Metrics
+	if cfg.MetricsRegistry != nil {
+		metrics = NewMetrics(cfg.Clock)
+		if err := cfg.MetricsRegistry.Register(metrics); err != nil {
+			return fmt.Errorf("register metrics: %w", err)
+		}
+	}
 	if err := (&CloudProfileReconciler{
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
+		Metrics:       metrics,
 	}).SetupWithManager(mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
 	}
@@ -62,6 +77,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
+		Metrics:       metrics,
 	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
 	}
@@ -100,6 +116,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Clock:                    cfg.Clock,
 		ClusterProfilesNamespace: cfg.ClusterProfilesNamespace,
 		Trigger:                  trigger,
+		Metrics:                  metrics,
 	}).SetupWithManager(mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up ProfileSync controller: %w", err)
 	}

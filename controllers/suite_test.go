@@ -10,6 +10,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -29,6 +30,9 @@ var (
 	k8sClient  client.Client // uncached: reads what the API server has now
 	testClock  = &switchableClock{}
 	testScheme *runtime.Scheme
+	// testMetrics is where the suite manager's controllers register their
+	// metrics (metrics.go); the tests read it.
+	testMetrics = prometheus.NewRegistry()
 )
 
 // switchableClock is real time unless a test fixes it to an instant.
@@ -91,6 +95,7 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, env *testenv.En
 		AllowCredentialsOverHTTP: true,
 		ReceiverAddr:             receiverAddr,
 		MaxCheckoutSize:          suiteMaxCheckoutSize,
+		MetricsRegistry:          testMetrics,
 	})
 }
 

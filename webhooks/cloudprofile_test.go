@@ -71,7 +71,7 @@ func TestRemovingAMachineImageVersionThatANamespacedProfileOverridesIsRefused(t 
 		cp.Spec.MachineImages[0].Versions[0].Version = "1592.2.0"
 	})
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
-	g.Expect(err.Error()).To(ContainSubstring(`spec.machineImages[0].versions: Forbidden: version "1592.1.0" of machine image "gardenlinux" may not be removed: NamespacedCloudProfile ` +
+	g.Expect(err.Error()).To(ContainSubstring(`spec.machineImages[0] (gardenlinux).versions: Forbidden: version "1592.1.0" of machine image "gardenlinux" may not be removed: NamespacedCloudProfile ` +
 		namespace + "/" + ncp.Name))
 }
 
@@ -114,7 +114,7 @@ func TestTurningAStartedVersionBackToUnavailableIsRefused(t *testing.T) {
 	})
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(`CloudProfile.core.profilesync.io "` + parent.Name + `" is invalid`))
-	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes.versions[0].lifecycle: Forbidden: version 1.30.1 is supported now and may not be made unavailable again`))
+	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes.versions[0] (1.30.1).lifecycle: Forbidden: version 1.30.1 is supported now and may not be made unavailable again`))
 }
 
 func TestAVersionThatHasNotStartedMayStillBeMovedLater(t *testing.T) {

@@ -194,7 +194,7 @@ func TestAnOverrideOfSomethingTheParentLacksIsInvalidAtItsSpecPath(t *testing.T)
 
 	err := adminClient.Create(context.Background(), ncp)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
-	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes.versions[0].version: Not found: "1.29.9": Kubernetes version not in parent CloudProfile "` + parent.Name + `"`))
+	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes.versions[0] (1.29.9).version: Not found: "1.29.9": Kubernetes version not in parent CloudProfile "` + parent.Name + `"`))
 }
 
 func TestAMergedProfileThatBreaksARuleIsInvalidUnderStatusCloudProfileSpec(t *testing.T) {

@@ -59,6 +59,32 @@ type CloudProfileSpec struct {
 	// +optional
 	// +kubebuilder:pruning:PreserveUnknownFields
 	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
+
+	// seedSelector selects the seeds whose clusters may use this profile: by
+	// their labels, and by provider type when clusters may run on seeds of
+	// another provider. Unset means every seed of the profile's type.
+	// +optional
+	SeedSelector *SeedSelector `json:"seedSelector,omitempty"`
+
+	// bastion names the machine type and image of bastion hosts. Both must be
+	// in this profile, and the image must be built for the type's architecture.
+	// +optional
+	Bastion *Bastion `json:"bastion,omitempty"`
+
+	// limits are operational limits of clusters using this profile.
+	// +optional
+	Limits *Limits `json:"limits,omitempty"`
+
+	// machineCapabilities defines every capability that machine types and
+	// machine image versions may name, each with its possible values, most
+	// preferred first. When set it must define architecture; machine types'
+	// capabilities and image versions' capabilityFlavors may then use only
+	// these names and values.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	MachineCapabilities []CapabilityDefinition `json:"machineCapabilities,omitempty"`
 }
 
 // CloudProfileStatus is what the CloudProfile controller observed.

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // NamespacedCloudProfileKind is the kind of a NamespacedCloudProfile.
@@ -86,6 +87,20 @@ type NamespacedCloudProfileSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1048576
 	CABundle *string `json:"caBundle,omitempty"`
+
+	// limits are operational limits of clusters using this profile. A limit
+	// the parent sets may only be made more restrictive.
+	// +optional
+	Limits *Limits `json:"limits,omitempty"`
+
+	// providerConfig is provider-specific configuration for the provider's
+	// extension, passed through unchanged. It is not merged into
+	// status.cloudProfileSpec, whose providerConfig is the parent's: as in
+	// Gardener, merging provider-specific configuration is the provider
+	// extension's business.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
 }
 
 // NamespacedCloudProfileStatus is what the NamespacedCloudProfile controller observed.

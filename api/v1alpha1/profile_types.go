@@ -165,6 +165,123 @@ type MachineImageVersion struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	KubeletVersionConstraint *string `json:"kubeletVersionConstraint,omitempty"`
+
+	// inPlaceUpdates says whether machines may be updated to this version in
+	// place, without being replaced.
+	// +optional
+	InPlaceUpdates *InPlaceUpdates `json:"inPlaceUpdates,omitempty"`
+
+	// capabilityFlavors lists the combinations of capabilities the version is
+	// built for, one map of capability name to values per flavor. It may be
+	// set only when the profile defines machineCapabilities; a capability a
+	// flavor leaves out has all the values the profile defines.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	CapabilityFlavors []Capabilities `json:"capabilityFlavors,omitempty"`
+}
+
+// InPlaceUpdates says whether a machine image version can be reached by an
+// in-place update.
+type InPlaceUpdates struct {
+	// supported says whether machines may be updated to this version in place.
+	// +required
+	Supported bool `json:"supported"`
+
+	// minVersionForUpdate is the lowest version of the image from which an
+	// in-place update to this version is possible. It must be a semantic
+	// version not higher than this one.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	MinVersionForUpdate *string `json:"minVersionForUpdate,omitempty"`
+}
+
+// CapabilityValues are the values of one capability, most preferred first.
+// +kubebuilder:validation:MaxItems=64
+// +kubebuilder:validation:items:MinLength=1
+// +kubebuilder:validation:items:MaxLength=253
+type CapabilityValues []string
+
+// Capabilities maps capability names (for example architecture) to values.
+type Capabilities map[string]CapabilityValues
+
+// CapabilityDefinition is one capability a profile defines, with every value
+// it may take.
+type CapabilityDefinition struct {
+	// name is the capability's name, for example architecture.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// values are the capability's possible values, most preferred first.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=253
+	Values []string `json:"values"`
+}
+
+// SeedSelector selects the seeds whose clusters may use a profile.
+type SeedSelector struct {
+	metav1.LabelSelector `json:",inline"`
+
+	// providerTypes lists the provider types of seeds that may host clusters
+	// of this profile; "*" means any. Unset means only seeds of the profile's
+	// own type.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=63
+	ProviderTypes []string `json:"providerTypes,omitempty"`
+}
+
+// Bastion names the machine type and image of bastion hosts.
+// +kubebuilder:validation:XValidation:rule="has(self.machineImage) || has(self.machineType)",message="bastion needs a machineImage or a machineType"
+type Bastion struct {
+	// machineImage is the image bastion hosts boot.
+	// +optional
+	MachineImage *BastionMachineImage `json:"machineImage,omitempty"`
+
+	// machineType is the machine type of bastion hosts.
+	// +optional
+	MachineType *BastionMachineType `json:"machineType,omitempty"`
+}
+
+// BastionMachineImage is the machine image of bastion hosts.
+type BastionMachineImage struct {
+	// name is the name of one of the profile's machine images.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// version is one of that image's versions; unset means any supported one.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	Version *string `json:"version,omitempty"`
+}
+
+// BastionMachineType is the machine type of bastion hosts.
+type BastionMachineType struct {
+	// name is the name of one of the profile's machine types.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Limits are operational limits of the clusters using a profile.
+type Limits struct {
+	// maxNodesTotal is the most nodes a cluster may have at any time.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaxNodesTotal *int32 `json:"maxNodesTotal,omitempty"`
 }
 
 // CRIName is the name of a container runtime interface.
@@ -222,10 +339,17 @@ type MachineType struct {
 	// +optional
 	Usable *bool `json:"usable,omitempty"`
 
-	// architecture is the type's CPU architecture.
+	// architecture is the type's CPU architecture. When the profile defines
+	// machineCapabilities it must agree with capabilities.architecture.
 	// +optional
 	// +kubebuilder:validation:Enum=amd64;arm64
 	Architecture *string `json:"architecture,omitempty"`
+
+	// capabilities are the type's capabilities, each with values the profile's
+	// machineCapabilities define. It may be set only when the profile defines
+	// machineCapabilities; a capability left out has all the defined values.
+	// +optional
+	Capabilities Capabilities `json:"capabilities,omitempty"`
 }
 
 // MachineTypeStorage is the disk of a machine type.
@@ -289,6 +413,23 @@ type Region struct {
 	// labels are labels of the region, for scheduling decisions.
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
+
+	// accessRestrictions lists the access restrictions clusters in this
+	// region may request.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	AccessRestrictions []AccessRestriction `json:"accessRestrictions,omitempty"`
+}
+
+// AccessRestriction is an access restriction clusters of a region may request.
+type AccessRestriction struct {
+	// name is the access restriction's name, for example eu-access-only.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }
 
 // AvailabilityZone is an availability zone of a region.

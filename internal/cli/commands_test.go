@@ -223,9 +223,9 @@ func TestEvaluateReportsEveryProblemOfADirectoryAtOnce(t *testing.T) {
 	dir := filepath.Join("testdata", "mixed")
 	g.Expect(strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")).To(HaveExactElements(
 		filepath.Join(dir, "nested", "c-unknown-field.yml")+`: NamespacedCloudProfile/team-a/aws-team-a: spec.machineTypez: unknown field: the API has no such field (check spelling and indentation)`,
-		filepath.Join(dir, "b-invalid-lifecycle.yaml")+`: CloudProfile/gcp: spec.kubernetes.versions[0].lifecycle[1].classification: Invalid value: "supported": stages must be in the order preview, supported, deprecated, expired, but supported comes after deprecated (lifecycle[0])`,
-		filepath.Join(dir, "b-invalid-lifecycle.yaml")+`: CloudProfile/gcp: spec.kubernetes.versions[0].lifecycle[1].startTime: Required value: only the first lifecycle stage may omit startTime`,
-		filepath.Join(dir, "b-invalid-lifecycle.yaml")+`: CloudProfile/gcp: spec.kubernetes.versions[1].expirationDate: Forbidden: 1.32.0 is the highest Kubernetes version and may not expire: clusters must always have a version to move to`,
+		filepath.Join(dir, "b-invalid-lifecycle.yaml")+`: CloudProfile/gcp: spec.kubernetes.versions[0] (1.31.6).lifecycle[1].classification: Invalid value: "supported": stages must be in the order preview, supported, deprecated, expired, but supported comes after deprecated (lifecycle[0])`,
+		filepath.Join(dir, "b-invalid-lifecycle.yaml")+`: CloudProfile/gcp: spec.kubernetes.versions[0] (1.31.6).lifecycle[1].startTime: Required value: only the first lifecycle stage may omit startTime`,
+		filepath.Join(dir, "b-invalid-lifecycle.yaml")+`: CloudProfile/gcp: spec.kubernetes.versions[1] (1.32.0).expirationDate: Forbidden: 1.32.0 is the highest Kubernetes version and may not expire: clusters must always have a version to move to`,
 		HavePrefix(filepath.Join(dir, "nested", "c-unknown-field.yml")+`: NamespacedCloudProfile/team-b/aws-team-b: spec.parent.name: Not found: "azure"`),
 	))
 }
@@ -237,7 +237,7 @@ func TestEvaluatePrintsWarningsAndSucceeds(t *testing.T) {
 	status, stdout, stderr := run(t, "evaluate", string(input), "-f", "-", "--at", "2025-06-01T00:00:00Z")
 	g.Expect(status).To(Equal(exitOK))
 	g.Expect(stdout).To(ContainSubstring("kind: CloudProfile"))
-	g.Expect(stderr).To(HavePrefix("warning: <stdin>: CloudProfile/aws: spec.kubernetes.versions[1]: supported window"))
+	g.Expect(stderr).To(HavePrefix("warning: <stdin>: CloudProfile/aws: spec.kubernetes.versions[1] (1.31.1): supported window"))
 }
 
 func TestEvaluateMissingFileExitsOne(t *testing.T) {
@@ -282,7 +282,7 @@ func TestBuildNamesTheFileOfEachProblem(t *testing.T) {
 	status, stdout, stderr = run(t, "build", "", filepath.Join(root, "overlay"), "--root", root)
 	g.Expect(status).To(Equal(exitInvalidInput))
 	g.Expect(stdout).To(BeEmpty())
-	g.Expect(stderr).To(HavePrefix(`base/profile.yaml: CloudProfile/aws: spec.kubernetes.versions[0].version: Invalid value: "1.31"`))
+	g.Expect(stderr).To(HavePrefix(`base/profile.yaml: CloudProfile/aws: spec.kubernetes.versions[0] (1.31).version: Invalid value: "1.31"`))
 }
 
 func TestUpdatePath(t *testing.T) {

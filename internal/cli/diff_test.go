@@ -282,7 +282,7 @@ func TestDiffOfAnInvalidHeadPrintsEveryProblemAndExitsOne(t *testing.T) {
 	assertGolden(t, filepath.Join("testdata", "diff", "head-invalid.stderr"), stderr)
 
 	g.Expect(stderr).To(ContainSubstring("overlays/dev/kustomization.yaml"), "dev does not build")
-	g.Expect(strings.Count(stderr, `base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[1].version: Invalid value: "1.32.x"`)).
+	g.Expect(strings.Count(stderr, `base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.32.x).version: Invalid value: "1.32.x"`)).
 		To(Equal(1), "a problem of a file two landscapes share is printed once")
 	g.Expect(stderr).To(ContainSubstring("overlays/prod/namespacedcloudprofiles.yaml: NamespacedCloudProfile/team-payments/aws-payments: spec.parent.name"))
 }
@@ -451,7 +451,7 @@ func TestDiffPrintsTheWarningsOfTheHead(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	g.Expect(lines).To(ConsistOf(
 		HavePrefix("warning: overlays/dev/kustomization.yaml: CloudProfile/aws: "),
-		HavePrefix("warning: base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[1]: supported window"),
-		HavePrefix("warning: base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[2]: supported window"),
+		HavePrefix("warning: base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.32.12): supported window"),
+		HavePrefix("warning: base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[2] (1.32.13): supported window"),
 	), "the warnings of the base both landscapes share are printed once")
 }

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/fluxcd/pkg/runtime/client"
 	runtimecontroller "github.com/fluxcd/pkg/runtime/controller"
@@ -16,6 +19,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -35,6 +40,8 @@ const defaultMaxCheckoutSize int64 = 64 << 20
 // help text; `profilesync manager --help` prints them.
 type managerFlags struct {
 	metricsAddr       string
+	metricsSecure     bool
+	metricsCertDir    string
 	healthAddr        string
 	concurrent        int
 	clientOptions     client.Options
@@ -54,7 +61,12 @@ type managerFlags struct {
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
-	fs.StringVar(&f.metricsAddr, "metrics-addr", ":8080", "The address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", ":8443", "The address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.BoolVar(&f.metricsSecure, "metrics-secure", true,
+		"Serve the metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes for GET /metrics (SubjectAccessReview); "+
+			"false serves them over plain HTTP to anyone who reaches the port (docs/metrics.md).")
+	fs.StringVar(&f.metricsCertDir, "metrics-cert-dir", "",
+		"The directory holding the metrics server's tls.crt and tls.key (with --metrics-secure); empty (the default) serves a self-signed certificate made at start-up.")
 	fs.StringVar(&f.healthAddr, "health-addr", ":9440", "The address the health (/healthz) and readiness (/readyz) probes bind to.")
 	fs.IntVar(&f.concurrent, "concurrent", 4, "The number of objects of each kind reconciled at the same time.")
 	fs.StringVar(&f.storagePath, "storage-path", defaultStoragePath(), "The directory where Git checkouts are cached, one subdirectory per ProfileSync.")
@@ -122,7 +134,8 @@ the push receiver with --receiver-addr and the admission webhook with
 --enable-admission. It runs until it is signalled.
 
 'profilesync' without a command does the same and takes the same flags.`,
-		Example: `  profilesync manager --enable-leader-election --storage-path=/data --metrics-addr=:8080
+		Example: `  profilesync manager --enable-leader-election --storage-path=/data --metrics-addr=:8443
+  profilesync manager --metrics-addr=127.0.0.1:8080 --metrics-secure=false
   KUBECONFIG=~/.kube/config profilesync manager --concurrent 8 --log-level debug`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -150,11 +163,16 @@ func runManager(flags *managerFlags) error {
 		return reportedError{status: exitUsage}
 	}
 
+	metricsOptions, err := metricsServerOptions(flags)
+	if err != nil {
+		setupLog.Error(err, "invalid metrics flags")
+		return reportedError{status: exitUsage}
+	}
 	restConfig := client.GetConfigOrDie(flags.clientOptions)
 	leaderElectionID := leaderelection.GenerateID("profilesync-leader-election", flags.watchOptions.LabelSelector)
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                        newScheme(),
-		Metrics:                       metricsserver.Options{BindAddress: flags.metricsAddr},
+		Metrics:                       metricsOptions,
 		HealthProbeBindAddress:        flags.healthAddr,
 		LeaderElection:                flags.leaderElection.Enable,
 		LeaderElectionReleaseOnCancel: flags.leaderElection.ReleaseOnCancel,
@@ -205,5 +223,40 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags)
 		ReceiverAddr:             flags.receiverAddr,
 		MaxCheckoutSize:          flags.maxCheckoutSize,
 		BuildLimits:              flags.buildLimits,
+		// The registry the manager's metrics server serves.
+		MetricsRegistry: crmetrics.Registry,
 	})
+}
+
+// metricsServerOptions are the metrics server's settings. By default
+// (--metrics-secure) it serves HTTPS and lets through only requests whose
+// bearer token the API server accepts and whose user may GET /metrics
+// (config/rbac/metrics_reader_role.yaml); the manager's own identity needs to
+// create TokenReviews and SubjectAccessReviews for that
+// (config/rbac/metrics_auth_role.yaml).
+func metricsServerOptions(flags *managerFlags) (metricsserver.Options, error) {
+	opts := metricsserver.Options{BindAddress: flags.metricsAddr}
+	if !flags.metricsSecure {
+		if flags.metricsCertDir != "" {
+			return opts, errors.New("--metrics-cert-dir needs --metrics-secure")
+		}
+		return opts, nil
+	}
+	opts.SecureServing = true
+	opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	// HTTP/2 stays off: its stream handling has been the way to exhaust
+	// servers (CVE-2023-44487, CVE-2023-39325), and a scrape gains nothing
+	// from it.
+	opts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	if flags.metricsCertDir != "" {
+		// controller-runtime falls back to a self-signed certificate when
+		// the files are missing; a directory given on purpose must hold them.
+		for _, name := range []string{"tls.crt", "tls.key"} {
+			if _, err := os.Stat(filepath.Join(flags.metricsCertDir, name)); err != nil {
+				return opts, fmt.Errorf("--metrics-cert-dir: %w", err)
+			}
+		}
+		opts.CertDir = flags.metricsCertDir
+	}
+	return opts, nil
 }

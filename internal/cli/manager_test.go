@@ -26,7 +26,7 @@ func runWithManager(t *testing.T, startErr error, args ...string) (started *mana
 // --flag...`, people type `profilesync manager --flag...`; both start the
 // same manager with the same flags.
 func TestManagerRunsWithOrWithoutItsName(t *testing.T) {
-	deploymentArgs := []string{"--enable-leader-election", "--storage-path=/data", "--metrics-addr=:8080", "--health-addr=:9440"}
+	deploymentArgs := []string{"--enable-leader-election", "--storage-path=/data", "--metrics-addr=:8443", "--health-addr=:9440"}
 	for _, prefix := range [][]string{nil, {"manager"}} {
 		t.Run(strings.Join(append([]string{"profilesync"}, prefix...), " "), func(t *testing.T) {
 			g := NewWithT(t)

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -50,6 +51,32 @@ func StageNotDeclarable(fldPath *field.Path, c v1alpha1.VersionClassification) *
 
 var architectures = []string{"amd64", "arm64"}
 
+// EntryPath is the path of the i-th entry of the list field list below
+// parent, naming the entry by key (its name or version) as the user wrote it:
+// spec.kubernetes.versions[3] (1.33.7). The index alone is hard to find in a
+// long list, and after a kustomize build it is the index in the built output,
+// not in any file. An empty key gives the plain path, list[i].
+func EntryPath(parent *field.Path, list string, i int, key string) *field.Path {
+	if key == "" {
+		return parent.Child(list).Index(i)
+	}
+	return parent.Child(fmt.Sprintf("%s[%d] (%s)", list, i, key))
+}
+
+// versionsField is the JSON name of every list of versions in a profile.
+const versionsField = "versions"
+
+// listPath is a list field of a profile, so that its entries' paths can name
+// them (EntryPath).
+type listPath struct {
+	parent *field.Path
+	name   string
+}
+
+func (l listPath) path() *field.Path { return l.parent.Child(l.name) }
+
+func (l listPath) entry(i int, key string) *field.Path { return EntryPath(l.parent, l.name, i, key) }
+
 // ValidateCloudProfileSpec checks spec against every rule of SEMANTICS 2 that
 // a single profile can break. All errors are collected, each with its field
 // path below fldPath (for example spec.kubernetes.versions[3].lifecycle[1].startTime);
@@ -69,13 +96,14 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 	if spec.Type == "" {
 		errs = append(errs, field.Required(fldPath.Child("type"), "the provider type is required"))
 	}
-	kubernetesErrs, kubernetesWarnings := validateKubernetesVersions(spec.Kubernetes.Versions, fldPath.Child("kubernetes", "versions"))
+	kubernetesErrs, kubernetesWarnings := validateKubernetesVersions(spec.Kubernetes.Versions, listPath{fldPath.Child("kubernetes"), versionsField})
 	errs = append(errs, kubernetesErrs...)
 	warnings = append(warnings, kubernetesWarnings...)
 
-	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath.Child("machineImages"))
+	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath)
 	errs = append(errs, imageErrs...)
 	warnings = append(warnings, imageWarnings...)
+	errs = append(errs, validateGardenerFields(spec, fldPath)...)
 	return errs, warnings
 }
 
@@ -172,17 +200,17 @@ type parsedVersion struct {
 	version *semver.Version
 }
 
-func validateKubernetesVersions(versions []v1alpha1.ExpirableVersion, fldPath *field.Path) (field.ErrorList, []string) {
+func validateKubernetesVersions(versions []v1alpha1.ExpirableVersion, list listPath) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	if len(versions) == 0 {
-		return field.ErrorList{field.Required(fldPath, "at least one Kubernetes version is required")}, nil
+		return field.ErrorList{field.Required(list.path(), "at least one Kubernetes version is required")}, nil
 	}
 
 	firstIndexOf := make(map[string]int, len(versions))
 	parsed := make([]parsedVersion, 0, len(versions))
 	for i := range versions {
 		v := &versions[i]
-		versionPath := fldPath.Index(i)
+		versionPath := list.entry(i, v.Version)
 		switch first, seen := firstIndexOf[v.Version]; {
 		case !kubernetesVersionPattern.MatchString(v.Version):
 			errs = append(errs, field.Invalid(versionPath.Child("version"), v.Version,
@@ -204,15 +232,15 @@ func validateKubernetesVersions(versions []v1alpha1.ExpirableVersion, fldPath *f
 		errs = append(errs, ValidateExpirableVersion(*v, versionPath)...)
 	}
 
-	errs = append(errs, validateHighestKubernetesVersion(versions, parsed, fldPath)...)
-	supportedErrs, warnings := validateOneSupportedPerMinor(expirableAt(versions), parsed, fldPath)
+	errs = append(errs, validateHighestKubernetesVersion(versions, parsed, list)...)
+	supportedErrs, warnings := validateOneSupportedPerMinor(expirableAt(versions), parsed, list)
 	return append(errs, supportedErrs...), warnings
 }
 
 // validateHighestKubernetesVersion rejects an expiry on the highest Kubernetes
 // version by semver, preview and future (unavailable) versions included:
 // clusters on it would have nowhere to be forced to.
-func validateHighestKubernetesVersion(versions []v1alpha1.ExpirableVersion, parsed []parsedVersion, fldPath *field.Path) field.ErrorList {
+func validateHighestKubernetesVersion(versions []v1alpha1.ExpirableVersion, parsed []parsedVersion, list listPath) field.ErrorList {
 	if len(parsed) == 0 {
 		return nil
 	}
@@ -223,7 +251,7 @@ func validateHighestKubernetesVersion(versions []v1alpha1.ExpirableVersion, pars
 		}
 	}
 	v := &versions[highest.index]
-	versionPath := fldPath.Index(highest.index)
+	versionPath := list.entry(highest.index, v.Version)
 	var errs field.ErrorList
 	if v.ExpirationDate != nil {
 		errs = append(errs, field.Forbidden(versionPath.Child("expirationDate"),
@@ -313,15 +341,16 @@ func declaredSupportedWindow(v *v1alpha1.ExpirableVersion) (start, end time.Time
 // (SEMANTICS 2) to one list of versions. versionAt gives the list's i-th
 // version.
 //
-// Among versions using the deprecated API, a second version whose
-// classification field is supported in the same major.minor is an error on
-// that version, as in Gardener. When at least one of two overlapping versions
+// Among versions using the deprecated API, two or more versions whose
+// classification field is supported in the same major.minor are an error on
+// every one of them, each naming the others, as in Gardener: which of them is
+// the mistake is for the user to decide. When at least one of two overlapping versions
 // uses lifecycle, the overlap of their supported windows is a warning (ours):
 // Gardener checks nothing for lifecycles, and a profile Gardener accepts must
 // still be accepted. Each version is reported at most once, against the
 // earlier-starting version it overlaps, so a minor with many versions does not
 // flood the output.
-func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion, parsed []parsedVersion, fldPath *field.Path) (field.ErrorList, []string) {
+func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion, parsed []parsedVersion, list listPath) (field.ErrorList, []string) {
 	var windows []supportedWindow
 	for _, p := range parsed {
 		v := versionAt(p.index)
@@ -358,18 +387,24 @@ func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion
 			continue
 		}
 
-		firstDeprecatedAPI := -1
+		var deprecatedAPI []int
 		for _, w := range group {
-			if w.hasLifecycle {
-				continue
+			if !w.hasLifecycle {
+				deprecatedAPI = append(deprecatedAPI, w.index)
 			}
-			if firstDeprecatedAPI < 0 {
-				firstDeprecatedAPI = w.index
-				continue
+		}
+		if len(deprecatedAPI) > 1 {
+			for _, i := range deprecatedAPI {
+				var others []string
+				for _, j := range deprecatedAPI {
+					if j != i {
+						others = append(others, list.entry(j, versionAt(j).Version).String())
+					}
+				}
+				errs = append(errs, field.Forbidden(list.entry(i, versionAt(i).Version).Child("classification"),
+					fmt.Sprintf("only one supported version per minor is allowed, but %s is classified supported too",
+						strings.Join(others, " and "))))
 			}
-			errs = append(errs, field.Forbidden(fldPath.Index(w.index).Child("classification"),
-				fmt.Sprintf("only one supported version per minor is allowed, but %s and %s (versions[%d]) are both classified supported",
-					versionAt(w.index).Version, versionAt(firstDeprecatedAPI).Version, firstDeprecatedAPI)))
 		}
 
 		// Sweep in order of start (list order among equal starts). A window
@@ -387,9 +422,10 @@ func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion
 			}
 			if against != nil && w.overlaps(*against) {
 				warnings = append(warnings, fmt.Sprintf(
-					"%s: supported window %s of %s overlaps supported window %s of %s (versions[%d]) in the same minor; "+
+					"%s: supported window %s of %s overlaps supported window %s of %s (%s[%d]) in the same minor; "+
 						"only one version per minor should be supported at a time",
-					fldPath.Index(w.index), w, versionAt(w.index).Version, against, versionAt(against.index).Version, against.index))
+					list.entry(w.index, versionAt(w.index).Version), w, versionAt(w.index).Version, against,
+					versionAt(against.index).Version, list.name, against.index))
 			}
 			furthest = reachingFurther(furthest, w)
 			if w.hasLifecycle {
@@ -408,7 +444,8 @@ func machineImageExpirableAt(versions []v1alpha1.MachineImageVersion) func(int) 
 	return func(i int) *v1alpha1.ExpirableVersion { return &versions[i].ExpirableVersion }
 }
 
-func validateMachineImages(images []v1alpha1.MachineImage, fldPath *field.Path) (field.ErrorList, []string) {
+// validateMachineImages checks spec.machineImages; specPath is the spec's path.
+func validateMachineImages(images []v1alpha1.MachineImage, specPath *field.Path) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	var warnings []string
 	firstIndexOf := make(map[string]int, len(images))
@@ -417,7 +454,7 @@ func validateMachineImages(images []v1alpha1.MachineImage, fldPath *field.Path) 
 	constraintErrs := make(map[string]error)
 	for i := range images {
 		image := &images[i]
-		imagePath := fldPath.Index(i)
+		imagePath := EntryPath(specPath, "machineImages", i, image.Name)
 		if image.Name == "" {
 			errs = append(errs, field.Required(imagePath.Child("name"), "a machine image needs a name"))
 		} else if first, seen := firstIndexOf[image.Name]; seen {
@@ -426,7 +463,7 @@ func validateMachineImages(images []v1alpha1.MachineImage, fldPath *field.Path) 
 			firstIndexOf[image.Name] = i
 		}
 		errs = append(errs, ValidateUpdateStrategy(image.UpdateStrategy, imagePath.Child("updateStrategy"))...)
-		imageErrs, imageWarnings := validateMachineImageVersions(image, imagePath.Child("versions"), constraintErrs)
+		imageErrs, imageWarnings := validateMachineImageVersions(image, listPath{imagePath, versionsField}, constraintErrs)
 		errs = append(errs, imageErrs...)
 		warnings = append(warnings, imageWarnings...)
 	}
@@ -441,17 +478,17 @@ func validateMachineImages(images []v1alpha1.MachineImage, fldPath *field.Path) 
 // accepts such a pair (it compares strings only); we reject it, naming the
 // earlier entry, because a profile that means two things at once is a
 // mistake the operator wants to hear about before clusters are updated.
-func validateMachineImageVersions(image *v1alpha1.MachineImage, fldPath *field.Path, constraintErrs map[string]error) (field.ErrorList, []string) {
+func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, constraintErrs map[string]error) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	if len(image.Versions) == 0 {
-		return field.ErrorList{field.Required(fldPath, fmt.Sprintf("machine image %q needs at least one version", image.Name))}, nil
+		return field.ErrorList{field.Required(list.path(), fmt.Sprintf("machine image %q needs at least one version", image.Name))}, nil
 	}
 	firstIndexOf := make(map[string]int, len(image.Versions))
 	firstIndexOfSemver := make(map[string]int, len(image.Versions))
 	parsed := make([]parsedVersion, 0, len(image.Versions))
 	for i := range image.Versions {
 		v := &image.Versions[i]
-		versionPath := fldPath.Index(i)
+		versionPath := list.entry(i, v.Version)
 		if v.Version == "" {
 			errs = append(errs, field.Required(versionPath.Child("version"), "a machine image version needs a version"))
 		} else if first, seen := firstIndexOf[v.Version]; seen {
@@ -483,7 +520,7 @@ func validateMachineImageVersions(image *v1alpha1.MachineImage, fldPath *field.P
 		}
 		errs = append(errs, ValidateExpirableVersion(v.ExpirableVersion, versionPath)...)
 	}
-	supportedErrs, warnings := validateOneSupportedPerMinor(machineImageExpirableAt(image.Versions), parsed, fldPath)
+	supportedErrs, warnings := validateOneSupportedPerMinor(machineImageExpirableAt(image.Versions), parsed, list)
 	return append(errs, supportedErrs...), warnings
 }
 

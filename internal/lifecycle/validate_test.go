@@ -83,28 +83,28 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4].Version = "v1.28.0"
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4].version"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4] (v1.28.0).version"},
 		},
 		{
 			name: "a Kubernetes version without a patch is rejected",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4].Version = "1.28"
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4].version"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4] (1.28).version"},
 		},
 		{
 			name: "a Kubernetes pre-release version is rejected",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4].Version = "1.28.0-rc.1"
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4].version"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4] (1.28.0-rc.1).version"},
 		},
 		{
 			name: "a duplicate Kubernetes version is rejected on the second entry",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions = append(s.Kubernetes.Versions, plain("1.28.0"))
 			},
-			wantErrors: []string{"FieldValueDuplicate spec.kubernetes.versions[5].version"},
+			wantErrors: []string{"FieldValueDuplicate spec.kubernetes.versions[5] (1.28.0).version"},
 		},
 		// Deprecated classification
 		{
@@ -112,21 +112,21 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withDeprecatedAPI("1.28.0", expired, "")
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4].classification"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4] (1.28.0).classification"},
 		},
 		{
 			name: "unavailable may not be written as a classification",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withDeprecatedAPI("1.28.0", unavailable, "")
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4].classification"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4] (1.28.0).classification"},
 		},
 		{
 			name: "an unknown classification is not supported",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withDeprecatedAPI("1.28.0", "retired", "")
 			},
-			wantErrors: []string{"FieldValueNotSupported spec.kubernetes.versions[4].classification"},
+			wantErrors: []string{"FieldValueNotSupported spec.kubernetes.versions[4] (1.28.0).classification"},
 		},
 		{
 			name: "preview may be written as a classification",
@@ -141,14 +141,14 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 				c := supported
 				s.Kubernetes.Versions[1].Classification = &c
 			},
-			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[1].classification"},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[1] (1.30.2).classification"},
 		},
 		{
 			name: "lifecycle may not be combined with expirationDate",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[1].ExpirationDate = metaAt("2025-01-01T00:00:00Z")
 			},
-			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[1].expirationDate"},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[1] (1.30.2).expirationDate"},
 		},
 		// lifecycle stages
 		{
@@ -156,28 +156,28 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withLifecycle("1.28.0", stage(unavailable, ""), stage(supported, "2024-01-01T00:00:00Z"))
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4].lifecycle[0].classification"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4] (1.28.0).lifecycle[0].classification"},
 		},
 		{
 			name: "an unknown stage is not supported",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withLifecycle("1.28.0", stage("retired", ""))
 			},
-			wantErrors: []string{"FieldValueNotSupported spec.kubernetes.versions[4].lifecycle[0].classification"},
+			wantErrors: []string{"FieldValueNotSupported spec.kubernetes.versions[4] (1.28.0).lifecycle[0].classification"},
 		},
 		{
 			name: "a stage may not appear twice",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withLifecycle("1.28.0", stage(supported, ""), stage(supported, "2024-01-01T00:00:00Z"))
 			},
-			wantErrors: []string{"FieldValueDuplicate spec.kubernetes.versions[4].lifecycle[1].classification"},
+			wantErrors: []string{"FieldValueDuplicate spec.kubernetes.versions[4] (1.28.0).lifecycle[1].classification"},
 		},
 		{
 			name: "stages must be in rank order",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withLifecycle("1.28.0", stage(deprecated, ""), stage(supported, "2024-01-01T00:00:00Z"))
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4].lifecycle[1].classification"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[4] (1.28.0).lifecycle[1].classification"},
 		},
 		{
 			name: "stages may leave gaps in the rank order",
@@ -190,7 +190,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[4] = withLifecycle("1.28.0", stage(supported, ""), stage(deprecated, ""))
 			},
-			wantErrors: []string{"FieldValueRequired spec.kubernetes.versions[4].lifecycle[1].startTime"},
+			wantErrors: []string{"FieldValueRequired spec.kubernetes.versions[4] (1.28.0).lifecycle[1].startTime"},
 		},
 		{
 			name: "the first stage may have a startTime",
@@ -203,7 +203,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[1].Lifecycle[3].StartTime = metaAt("2024-05-01T00:00:00Z")
 			},
-			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[1].lifecycle[3].startTime"},
+			wantErrors: []string{"FieldValueInvalid spec.kubernetes.versions[1] (1.30.2).lifecycle[3].startTime"},
 		},
 		{
 			name: "equal start times are allowed",
@@ -217,21 +217,21 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[0] = withDeprecatedAPI("1.31.0", preview, "2030-01-01T00:00:00Z")
 			},
-			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[0].expirationDate"},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[0] (1.31.0).expirationDate"},
 		},
 		{
 			name: "the highest Kubernetes version's lifecycle may not end in expired",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[0] = withLifecycle("1.31.0", stage(preview, ""), stage(expired, "2030-01-01T00:00:00Z"))
 			},
-			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[0].lifecycle[1].classification"},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[0] (1.31.0).lifecycle[1].classification"},
 		},
 		{
 			name: "the highest Kubernetes version is found by semver, not by list order or string order",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withDeprecatedAPI("1.100.0", "", "2030-01-01T00:00:00Z"))
 			},
-			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[5].expirationDate"},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[5] (1.100.0).expirationDate"},
 		},
 		{
 			name: "a version below the highest may expire",
@@ -247,11 +247,26 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 		},
 		// one supported per minor
 		{
-			name: "two deprecated-API versions classified supported in one minor are an error",
+			name: "two deprecated-API versions classified supported in one minor are an error on both",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions[3] = withDeprecatedAPI("1.29.4", supported, "")
 			},
-			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[3].classification"},
+			wantErrors: []string{
+				"FieldValueForbidden spec.kubernetes.versions[2] (1.29.5).classification",
+				"FieldValueForbidden spec.kubernetes.versions[3] (1.29.4).classification",
+			},
+		},
+		{
+			name: "three deprecated-API versions classified supported in one minor are an error on each",
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Kubernetes.Versions[3] = withDeprecatedAPI("1.29.4", supported, "")
+				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withDeprecatedAPI("1.29.1", supported, ""))
+			},
+			wantErrors: []string{
+				"FieldValueForbidden spec.kubernetes.versions[2] (1.29.5).classification",
+				"FieldValueForbidden spec.kubernetes.versions[3] (1.29.4).classification",
+				"FieldValueForbidden spec.kubernetes.versions[5] (1.29.1).classification",
+			},
 		},
 		{
 			name: "versions supported only by default do not count towards one supported per minor",
@@ -272,7 +287,10 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 				*s.MachineImages[0].Versions[1].Classification = supported
 				s.MachineImages[0].Versions = append(s.MachineImages[0].Versions, v1alpha1.MachineImageVersion{ExpirableVersion: withDeprecatedAPI("1443.2.1", supported, "")})
 			},
-			wantErrors: []string{"FieldValueForbidden spec.machineImages[0].versions[3].classification"},
+			wantErrors: []string{
+				"FieldValueForbidden spec.machineImages[0] (gardenlinux).versions[1] (1443.2).classification",
+				"FieldValueForbidden spec.machineImages[0] (gardenlinux).versions[3] (1443.2.1).classification",
+			},
 		},
 		{
 			name: "overlapping supported windows of lifecycle versions in one minor are a warning, not an error",
@@ -280,7 +298,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withLifecycle("1.30.3",
 					stage(preview, ""), stage(supported, "2024-05-01T00:00:00Z")))
 			},
-			wantWarnings: []string{"spec.kubernetes.versions[5]: "},
+			wantWarnings: []string{"spec.kubernetes.versions[5] (1.30.3): "},
 		},
 		{
 			name: "supported windows that abut do not overlap",
@@ -295,7 +313,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withLifecycle("1.29.6",
 					stage(supported, "2024-05-01T00:00:00Z")))
 			},
-			wantWarnings: []string{"spec.kubernetes.versions[5]: "},
+			wantWarnings: []string{"spec.kubernetes.versions[5] (1.29.6): "},
 		},
 		{
 			name: "a supported stage replaced at its own start time has an empty window",
@@ -317,21 +335,21 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Name = "gardenlinux"
 			},
-			wantErrors: []string{"FieldValueDuplicate spec.machineImages[1].name"},
+			wantErrors: []string{"FieldValueDuplicate spec.machineImages[1] (gardenlinux).name"},
 		},
 		{
 			name: "a machine image needs at least one version",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Versions = nil
 			},
-			wantErrors: []string{"FieldValueRequired spec.machineImages[1].versions"},
+			wantErrors: []string{"FieldValueRequired spec.machineImages[1] (suse).versions"},
 		},
 		{
 			name: "an unknown update strategy is not supported",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].UpdateStrategy = strategy("latest")
 			},
-			wantErrors: []string{"FieldValueNotSupported spec.machineImages[1].updateStrategy"},
+			wantErrors: []string{"FieldValueNotSupported spec.machineImages[1] (suse).updateStrategy"},
 		},
 		{
 			name: "update strategy patch is accepted",
@@ -344,14 +362,14 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Versions[0].Version = "fifteen"
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[1].versions[0].version"},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[1] (suse).versions[0] (fifteen).version"},
 		},
 		{
 			name: "a machine image version may not be empty",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Versions[0].Version = ""
 			},
-			wantErrors: []string{"FieldValueRequired spec.machineImages[1].versions[0].version"},
+			wantErrors: []string{"FieldValueRequired spec.machineImages[1] (suse).versions[0].version"},
 		},
 		{
 			name: "short machine image versions are semver",
@@ -364,14 +382,14 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Versions = imageVersions(plain("15.4"), plain("15.4"))
 			},
-			wantErrors: []string{"FieldValueDuplicate spec.machineImages[1].versions[1].version"},
+			wantErrors: []string{"FieldValueDuplicate spec.machineImages[1] (suse).versions[1] (15.4).version"},
 		},
 		{
 			name: "1.7 and 1.7.0 are the same semantic version and rejected as a duplicate",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Versions = imageVersions(plain("1.7"), plain("1.7.0"))
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[1].versions[1].version"},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[1] (suse).versions[1] (1.7.0).version"},
 		},
 		{
 			name: "the same version in two images is fine",
@@ -384,14 +402,14 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[0].Architectures = []string{"amd64", "s390x"}
 			},
-			wantErrors: []string{"FieldValueNotSupported spec.machineImages[0].versions[0].architectures[1]"},
+			wantErrors: []string{"FieldValueNotSupported spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures[1]"},
 		},
 		{
 			name: "an architecture is listed once",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[0].Architectures = []string{"arm64", "arm64"}
 			},
-			wantErrors: []string{"FieldValueDuplicate spec.machineImages[0].versions[0].architectures[1]"},
+			wantErrors: []string{"FieldValueDuplicate spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures[1]"},
 		},
 		{
 			name: "the kubelet version constraint must parse",
@@ -399,7 +417,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 				c := ">= one.twenty"
 				s.MachineImages[0].Versions[1].KubeletVersionConstraint = &c
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[0].versions[1].kubeletVersionConstraint"},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[1] (1443.2).kubeletVersionConstraint"},
 		},
 		{
 			name: "a range kubelet version constraint parses",
@@ -413,7 +431,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Versions[0].Lifecycle = []v1alpha1.LifecycleStage{stage(expired, ""), stage(preview, "2024-01-01T00:00:00Z")}
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[1].versions[0].lifecycle[1].classification"},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[1] (suse).versions[0] (15.4).lifecycle[1].classification"},
 		},
 		// ours: already expired when first applied
 		{
@@ -431,8 +449,8 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			},
 			wantErrors: []string{
 				"FieldValueRequired spec.type",
-				"FieldValueInvalid spec.kubernetes.versions[4].version",
-				"FieldValueInvalid spec.machineImages[1].versions[0].version",
+				"FieldValueInvalid spec.kubernetes.versions[4] (1.28).version",
+				"FieldValueInvalid spec.machineImages[1] (suse).versions[0] (x).version",
 			},
 		},
 	}
@@ -466,10 +484,13 @@ func TestValidateCloudProfileSpecMessagesNameTheVersions(t *testing.T) {
 
 	errs, warnings := ValidateCloudProfileSpec(spec, field.NewPath("spec"))
 
-	g.Expect(errs).To(HaveLen(1))
-	g.Expect(errs[0].Detail).To(ContainSubstring("1.29.4 and 1.29.5 (versions[2])"))
+	g.Expect(errs).To(HaveLen(2))
+	g.Expect(errs[0].Field).To(Equal("spec.kubernetes.versions[2] (1.29.5).classification"))
+	g.Expect(errs[0].Detail).To(Equal("only one supported version per minor is allowed, but spec.kubernetes.versions[3] (1.29.4) is classified supported too"))
+	g.Expect(errs[1].Field).To(Equal("spec.kubernetes.versions[3] (1.29.4).classification"))
+	g.Expect(errs[1].Detail).To(Equal("only one supported version per minor is allowed, but spec.kubernetes.versions[2] (1.29.5) is classified supported too"))
 	g.Expect(warnings).To(ConsistOf(
-		"spec.kubernetes.versions[5]: supported window [2024-05-01T00:00:00Z, forever) of 1.30.3 overlaps supported window [2024-02-01T00:00:00Z, 2024-06-01T00:00:00Z) of 1.30.2 (versions[1]) in the same minor; only one version per minor should be supported at a time",
+		"spec.kubernetes.versions[5] (1.30.3): supported window [2024-05-01T00:00:00Z, forever) of 1.30.3 overlaps supported window [2024-02-01T00:00:00Z, 2024-06-01T00:00:00Z) of 1.30.2 (versions[1]) in the same minor; only one version per minor should be supported at a time",
 	))
 }
 

@@ -26,7 +26,7 @@ func ValidateUpdate(old, updated *v1alpha1.CloudProfileSpec, now time.Time, fldP
 	errs = append(errs, validateNotMadeUnavailable(
 		old.Kubernetes.Versions, updated.Kubernetes.Versions,
 		func(v *v1alpha1.ExpirableVersion) *v1alpha1.ExpirableVersion { return v },
-		now, fldPath.Child("kubernetes", "versions"))...)
+		now, listPath{fldPath.Child("kubernetes"), versionsField})...)
 
 	oldImages := make(map[string]*v1alpha1.MachineImage, len(old.MachineImages))
 	for i := range old.MachineImages {
@@ -43,12 +43,12 @@ func ValidateUpdate(old, updated *v1alpha1.CloudProfileSpec, now time.Time, fldP
 		errs = append(errs, validateNotMadeUnavailable(
 			oldImage.Versions, image.Versions,
 			func(v *v1alpha1.MachineImageVersion) *v1alpha1.ExpirableVersion { return &v.ExpirableVersion },
-			now, fldPath.Child("machineImages").Index(i).Child("versions"))...)
+			now, listPath{EntryPath(fldPath, "machineImages", i, image.Name), versionsField})...)
 	}
 	return errs
 }
 
-func validateNotMadeUnavailable[V any](old, updated []V, expirable func(*V) *v1alpha1.ExpirableVersion, now time.Time, fldPath *field.Path) field.ErrorList {
+func validateNotMadeUnavailable[V any](old, updated []V, expirable func(*V) *v1alpha1.ExpirableVersion, now time.Time, list listPath) field.ErrorList {
 	wasAvailable := make(map[string]v1alpha1.VersionClassification, len(old))
 	for i := range old {
 		v := expirable(&old[i])
@@ -63,7 +63,7 @@ func validateNotMadeUnavailable[V any](old, updated []V, expirable func(*V) *v1a
 		if !ok || ClassificationAt(*v, now) != v1alpha1.ClassificationUnavailable {
 			continue
 		}
-		path := fldPath.Index(i)
+		path := list.entry(i, v.Version)
 		if len(v.Lifecycle) > 0 {
 			path = path.Child("lifecycle")
 		}

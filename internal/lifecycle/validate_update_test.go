@@ -37,13 +37,13 @@ func TestValidateUpdate(t *testing.T) {
 			name:       "a Kubernetes version that left unavailable may not become unavailable again",
 			old:        profile(offered, offeredImage),
 			new:        profile(postponed, offeredImage),
-			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[1].lifecycle"},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[1] (1.30.0).lifecycle"},
 		},
 		{
 			name:       "a machine image version that left unavailable may not become unavailable again",
 			old:        profile(offered, offeredImage),
 			new:        profile(offered, postponedImage),
-			wantErrors: []string{"FieldValueForbidden spec.machineImages[0].versions[1].lifecycle"},
+			wantErrors: []string{"FieldValueForbidden spec.machineImages[0] (suse).versions[1] (15.4).lifecycle"},
 		},
 		{
 			name: "a still unavailable version may be postponed further",

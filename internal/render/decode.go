@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -338,6 +340,9 @@ func decodeDocument(doc Document, n int) (*Object, Problems) {
 		problems = append(problems, located("metadata.name", "Required value: every profile needs a name"))
 	}
 	schemaErrs, pruned := schema.check(obj)
+	for _, e := range schemaErrs {
+		e.Field = nameEntries(e.Field, obj)
+	}
 	problems = append(problems, locatedErrors(schemaErrs)...)
 	unknownFields = append(unknownFields, pruned...)
 	explained = explained || len(schemaErrs) > 0
@@ -545,4 +550,49 @@ func EncodeDocuments(w io.Writer, objects []Object) error {
 		}
 	}
 	return nil
+}
+
+// pathToken is one step of a field path: a field name or a list index.
+var pathToken = regexp.MustCompile(`([^.\[\]]+)|\[([0-9]+)\]`)
+
+// entryKeys are the fields that name an entry of a profile's lists, in the
+// order they are tried: images and types have a name, versions a version.
+var entryKeys = []string{"name", versionKey}
+
+// nameEntries rewrites a field path into obj, as the CRD schema reports it
+// (spec.machineImages[0].versions[4].version), so that every index into a
+// list of named entries also names the entry, as lifecycle.EntryPath does for
+// the rules of lifecycle and render: spec.machineImages[0] (gardenlinux).versions[4] (1592.9.0).version.
+// An entry is named by its name, else its version; a path that leaves obj
+// (a field the object lacks) is named as far as it goes.
+func nameEntries(path string, obj map[string]any) string {
+	var b strings.Builder
+	var at any = obj
+	last := 0
+	for _, m := range pathToken.FindAllStringSubmatchIndex(path, -1) {
+		b.WriteString(path[last:m[1]])
+		last = m[1]
+		if m[2] >= 0 { // a field name
+			fields, _ := at.(map[string]any)
+			at = fields[path[m[2]:m[3]]]
+			continue
+		}
+		list, _ := at.([]any)
+		i, err := strconv.Atoi(path[m[4]:m[5]])
+		if err != nil || i >= len(list) {
+			at = nil
+			continue
+		}
+		at = list[i]
+		if entry, ok := at.(map[string]any); ok {
+			for _, key := range entryKeys {
+				if value, ok := entry[key].(string); ok && value != "" {
+					b.WriteString(" (" + value + ")")
+					break
+				}
+			}
+		}
+	}
+	b.WriteString(path[last:])
+	return b.String()
 }

@@ -77,8 +77,8 @@ func TestDecodeDocumentsRefusesWhatTheCRDSchemaRefusesWithTheAPIServersMessages(
 			// There are four classifications, and stages are keyed by theirs:
 			// a fifth stage always repeats one, which the API server reports too.
 			want: []string{
-				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle: Too many: 5: must have at most 4 items`,
-				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle[2]: Duplicate value: {"classification":"supported"}`,
+				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).lifecycle: Too many: 5: must have at most 4 items`,
+				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).lifecycle[2]: Duplicate value: {"classification":"supported"}`,
 			},
 		},
 		{
@@ -89,17 +89,17 @@ func TestDecodeDocumentsRefusesWhatTheCRDSchemaRefusesWithTheAPIServersMessages(
 		{
 			name:   "a start time that is no date is named with its indices",
 			stream: cloudProfileWithVersions(`{version: 1.30.0, lifecycle: [{classification: preview}, {classification: supported, startTime: "2026-13-01"}]}`, "{version: 1.31.0}"),
-			want:   []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1].startTime: Invalid value: "2026-13-01": spec.kubernetes.versions[0].lifecycle[1].startTime in body must be of type date-time: "2026-13-01"`},
+			want:   []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).lifecycle[1].startTime: Invalid value: "2026-13-01": spec.kubernetes.versions[0].lifecycle[1].startTime in body must be of type date-time: "2026-13-01"`},
 		},
 		{
 			name:   "a date-time the API server stores but clients cannot read is refused",
 			stream: cloudProfileWithVersions(`{version: 1.30.0, expirationDate: "2025-01-01t00:00:00z"}`, "{version: 1.31.0}"),
-			want:   []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].expirationDate: Invalid value: "2025-01-01t00:00:00z": must be an RFC 3339 date-time as clients read it, for example 2025-06-01T00:00:00Z`},
+			want:   []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).expirationDate: Invalid value: "2025-01-01t00:00:00z": must be an RFC 3339 date-time as clients read it, for example 2025-06-01T00:00:00Z`},
 		},
 		{
 			name:   "an update strategy outside the enum",
 			stream: cloudProfileWith("  machineImages:\n  - name: gl\n    updateStrategy: always\n    versions: [{version: 1.0.0}]\n"),
-			want:   []string{`p.yaml: CloudProfile/p: spec.machineImages[0].updateStrategy: Unsupported value: "always": supported values: "patch", "minor", "major"`},
+			want:   []string{`p.yaml: CloudProfile/p: spec.machineImages[0] (gl).updateStrategy: Unsupported value: "always": supported values: "patch", "minor", "major"`},
 		},
 		{
 			name:   "a provider type longer than 63 bytes",
@@ -109,12 +109,12 @@ func TestDecodeDocumentsRefusesWhatTheCRDSchemaRefusesWithTheAPIServersMessages(
 		{
 			name:   "a machine type given twice breaks the list's unique key",
 			stream: cloudProfileWith("  machineTypes:\n  - {name: m5, cpu: 2, gpu: 0, memory: 8Gi}\n  - {name: m5, cpu: 4, gpu: 0, memory: 16Gi}\n"),
-			want:   []string{`p.yaml: CloudProfile/p: spec.machineTypes[1]: Duplicate value: {"name":"m5"}`},
+			want:   []string{`p.yaml: CloudProfile/p: spec.machineTypes[1] (m5): Duplicate value: {"name":"m5"}`},
 		},
 		{
 			name:   "a quantity that is none",
 			stream: cloudProfileWith("  machineTypes:\n  - {name: m5, cpu: 4.5.5, gpu: 0, memory: 8Gi}\n"),
-			want:   []string{`p.yaml: CloudProfile/p: spec.machineTypes[0].cpu: Invalid value: "4.5.5": spec.machineTypes[0].cpu in body should match '^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$'`},
+			want:   []string{`p.yaml: CloudProfile/p: spec.machineTypes[0] (m5).cpu: Invalid value: "4.5.5": spec.machineTypes[0].cpu in body should match '^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$'`},
 		},
 		{
 			name:   "a required field left out",
@@ -131,10 +131,10 @@ func TestDecodeDocumentsRefusesWhatTheCRDSchemaRefusesWithTheAPIServersMessages(
 			stream: cloudProfileWith("  machineImages:\n  - name: gl\n    updateStrategy: always\n    versions: [{version: 1.0.0, architectures: [s390x]}]\n  regionz: []\n") +
 				"---\n" + namespacedWithMetadata("  name: team-a\n  namespace: team-a\n") + "  machineTypes:\n  - {name: m5, cpu: many, gpu: 0, memory: 8Gi}\n",
 			want: []string{
-				`p.yaml: CloudProfile/p: spec.machineImages[0].updateStrategy: Unsupported value: "always": supported values: "patch", "minor", "major"`,
-				`p.yaml: CloudProfile/p: spec.machineImages[0].versions[0].architectures[0]: Unsupported value: "s390x": supported values: "amd64", "arm64"`,
+				`p.yaml: CloudProfile/p: spec.machineImages[0] (gl).updateStrategy: Unsupported value: "always": supported values: "patch", "minor", "major"`,
+				`p.yaml: CloudProfile/p: spec.machineImages[0] (gl).versions[0] (1.0.0).architectures[0]: Unsupported value: "s390x": supported values: "amd64", "arm64"`,
 				`p.yaml: CloudProfile/p: spec.regionz: unknown field: the API has no such field (check spelling and indentation)`,
-				`p.yaml: NamespacedCloudProfile/team-a/team-a: spec.machineTypes[0].cpu: Invalid value: "many": spec.machineTypes[0].cpu in body should match '^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$'`,
+				`p.yaml: NamespacedCloudProfile/team-a/team-a: spec.machineTypes[0] (m5).cpu: Invalid value: "many": spec.machineTypes[0].cpu in body should match '^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$'`,
 			},
 		},
 		{
@@ -163,8 +163,8 @@ func TestDecodeDocumentsReportsATenThousandStageLifecycleOnce(t *testing.T) {
 	objects, problems := decodeString(t, "p.yaml", cloudProfileWithVersions("{version: 1.30.0, lifecycle: "+stages(10000)+"}", "{version: 1.31.0}"))
 	g.Expect(objects).To(BeEmpty(), "an object the schema refuses never reaches the lifecycle rules")
 	g.Expect(problemLines(problems)).To(Equal([]string{
-		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle: Too many: 10000: must have at most 4 items`,
-		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle[2]: Duplicate value: {"classification":"supported"}`,
+		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).lifecycle: Too many: 10000: must have at most 4 items`,
+		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).lifecycle[2]: Duplicate value: {"classification":"supported"}`,
 	}), "a classification repeated 9,999 times is one duplicate")
 }
 
@@ -282,7 +282,7 @@ func TestDecodeDocumentsNeverShowsGoTypesOrTimeLayouts(t *testing.T) {
 		{
 			name:   "a status time that is no time",
 			stream: cloudProfileWith("") + "status:\n  kubernetes:\n    versions: [{version: 1.31.0, classification: supported, nextTransitionTime: soon}]\n",
-			want:   []string{`p.yaml: CloudProfile/p: status.kubernetes.versions[0].nextTransitionTime: Invalid value: "soon": status.kubernetes.versions[0].nextTransitionTime in body must be of type date-time: "soon"`},
+			want:   []string{`p.yaml: CloudProfile/p: status.kubernetes.versions[0] (1.31.0).nextTransitionTime: Invalid value: "soon": status.kubernetes.versions[0].nextTransitionTime in body must be of type date-time: "soon"`},
 		},
 		{
 			name:   "a value of the wrong type in the merged spec of a namespaced profile, which the schema leaves open",

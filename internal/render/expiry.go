@@ -37,9 +37,12 @@ const onlyExpiryDetail = "must equal the parent's version or be left out: a name
 // undoes an earlier override.
 //
 // Where the spec is silent:
-//   - An override stage must have a startTime. A stage without one would mean
-//     "always", which can only be the first stage; leaving the stage out of
-//     the override keeps the parent's start.
+//   - An override stage without a startTime is accepted, as Gardener accepts
+//     it, when the parent's stage of that classification has none either: it
+//     says what the parent says and changes nothing. When the parent's stage
+//     has a start, it is refused: "no start" would mean "always", which would
+//     silently pull the stage back to the beginning of time, and leaving the
+//     stage out is how an override keeps the parent's start.
 //   - Override stages must themselves be a well-formed lifecycle fragment:
 //     no stage twice, rank order, start times not decreasing. Otherwise the
 //     result would depend on the order they are listed in.
@@ -78,8 +81,15 @@ func mergeExpiry(parent, override v1alpha1.ExpirableVersion, fldPath *field.Path
 		if len(errs) > 0 {
 			return parent, errs
 		}
+		moved := false
 		for _, s := range override.Lifecycle {
-			stages = moveStage(stages, s.Classification, *s.StartTime)
+			if s.StartTime != nil { // a stage without one repeats the parent's, which has none either
+				stages = moveStage(stages, s.Classification, *s.StartTime)
+				moved = true
+			}
+		}
+		if !moved {
+			return parent, nil
 		}
 		return lifecycleVersion(parent.Version, stages), nil
 	}
@@ -120,8 +130,11 @@ func validateOverrideStages(overrides, parentStages []v1alpha1.LifecycleStage, f
 			previousRank = rank
 		}
 		if s.StartTime == nil {
-			errs = append(errs, field.Required(path.Child("startTime"),
-				"an override stage sets the stage's start time; leave the stage out to keep the parent's"))
+			if start, _ := stageStart(parentStages, s.Classification); start != nil {
+				errs = append(errs, field.Required(path.Child("startTime"),
+					fmt.Sprintf("the parent's %s stage starts at %s, and an override stage without startTime would mean it always applied; "+
+						"set the start time, or leave the stage out to keep the parent's", s.Classification, start.UTC().Format(time.RFC3339))))
+			}
 			continue
 		}
 		if previousStart != nil && s.StartTime.Before(previousStart) {
@@ -188,20 +201,18 @@ func onlyExpiryDiffers(parent, override v1alpha1.MachineImageVersion, fldPath *f
 	if len(override.CRI) > 0 && !equality.Semantic.DeepEqual(override.CRI, parent.CRI) {
 		errs = append(errs, field.Forbidden(fldPath.Child("cri"), onlyExpiryDetail))
 	}
-	if len(override.Architectures) > 0 && !sameSet(override.Architectures, parent.Architectures) {
+	if len(override.Architectures) > 0 && !lifecycle.SameSet(override.Architectures, parent.Architectures) {
 		errs = append(errs, field.Forbidden(fldPath.Child("architectures"), onlyExpiryDetail))
+	}
+	if len(override.CapabilityFlavors) > 0 && !equality.Semantic.DeepEqual(override.CapabilityFlavors, parent.CapabilityFlavors) {
+		errs = append(errs, field.Forbidden(fldPath.Child("capabilityFlavors"), onlyExpiryDetail))
+	}
+	if override.InPlaceUpdates != nil && !equality.Semantic.DeepEqual(override.InPlaceUpdates, parent.InPlaceUpdates) {
+		errs = append(errs, field.Forbidden(fldPath.Child("inPlaceUpdates"), onlyExpiryDetail))
 	}
 	if override.KubeletVersionConstraint != nil &&
 		(parent.KubeletVersionConstraint == nil || *override.KubeletVersionConstraint != *parent.KubeletVersionConstraint) {
 		errs = append(errs, field.Forbidden(fldPath.Child("kubeletVersionConstraint"), onlyExpiryDetail))
 	}
 	return errs
-}
-
-// sameSet compares architectures as the set they are declared to be.
-func sameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -97,10 +99,91 @@ func mergeAndValidate(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Namespace
 	}
 	validationErrs, warnings := lifecycle.ValidateCloudProfileSpec(merged, mergedSpecPath)
 	if len(validationErrs) > 0 {
+		for _, e := range validationErrs {
+			if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
+				e.Detail += " (from " + from + ")"
+			}
+		}
 		return nil, validationErrs, nil
+	}
+	for i, w := range warnings {
+		if at, message, ok := strings.Cut(w, ": "); ok {
+			if from := overrideEntryOf(at, parent, ncp); from != "" {
+				warnings[i] = at + ": " + message + " (from " + from + ")"
+			}
+		}
 	}
 	return merged, nil, warnings
 }
+
+// mergedEntry matches a path into the merged spec that names an entry of one
+// of the lists an override can change: its list and key, and for an image's
+// versions the version (lifecycle.EntryPath writes the keys).
+var mergedEntry = regexp.MustCompile(`^status\.cloudProfileSpec\.(kubernetes\.versions|machineImages|machineTypes|volumeTypes|limits)(?:\[[0-9]+\] \(([^)]*)\))?(?:\.versions\[[0-9]+\] \(([^)]*)\))?`)
+
+// overrideEntryOf returns the path of the entry of the namespaced profile's
+// spec that put the merged spec's field at mergedPath there, when there is
+// one: the override of the same Kubernetes version, machine image (version),
+// machine or volume type, or spec.limits. Entries the merged spec has only
+// from the parent give "".
+func overrideEntryOf(mergedPath string, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) string {
+	match := mergedEntry.FindStringSubmatch(mergedPath)
+	if match == nil {
+		return ""
+	}
+	list, key, version := match[1], match[2], match[3]
+	spec := field.NewPath("spec")
+	switch list {
+	case "kubernetes.versions":
+		if ncp.Kubernetes == nil {
+			return ""
+		}
+		for i, v := range ncp.Kubernetes.Versions {
+			if v.Version == key {
+				return lifecycle.EntryPath(spec.Child("kubernetes"), "versions", i, key).String()
+			}
+		}
+	case "machineImages":
+		for i, image := range ncp.MachineImages {
+			if image.Name != key {
+				continue
+			}
+			imagePath := lifecycle.EntryPath(spec, "machineImages", i, key)
+			for j, v := range image.Versions {
+				if version != "" && v.Version == version {
+					return lifecycle.EntryPath(imagePath, "versions", j, version).String()
+				}
+			}
+			// Image-level fields come from the override; so does everything
+			// of an image the parent does not have.
+			inParent := slices.ContainsFunc(parent.MachineImages, func(p v1alpha1.MachineImage) bool { return p.Name == key })
+			if version == "" || !inParent {
+				return imagePath.String()
+			}
+		}
+	case "machineTypes":
+		for i, t := range ncp.MachineTypes {
+			if t.Name == key {
+				return lifecycle.EntryPath(spec, "machineTypes", i, key).String()
+			}
+		}
+	case "volumeTypes":
+		for i, t := range ncp.VolumeTypes {
+			if t.Name == key {
+				return lifecycle.EntryPath(spec, "volumeTypes", i, key).String()
+			}
+		}
+	case "limits":
+		if ncp.Limits != nil {
+			return spec.Child("limits").String()
+		}
+	}
+	return ""
+}
+
+// versionKey is the field that names a version, the key of every list of
+// versions.
+const versionKey = "version"
 
 // mergedSpecPath is where a NamespacedCloudProfile shows its merged spec;
 // problems of the merged spec are reported there.
@@ -129,14 +212,15 @@ func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedC
 	override := ncp.DeepCopy()
 
 	if override.Kubernetes != nil {
-		m.mergeKubernetes(override.Kubernetes.Versions, specPath.Child("kubernetes", "versions"))
+		m.mergeKubernetes(override.Kubernetes.Versions, specPath.Child("kubernetes"))
 	}
-	m.mergeMachineImages(override.MachineImages, specPath.Child("machineImages"))
+	m.mergeMachineImages(override.MachineImages, specPath)
 	m.spec.MachineTypes = mergeNamed(m, m.spec.MachineTypes, override.MachineTypes,
-		func(t v1alpha1.MachineType) string { return t.Name }, specPath.Child("machineTypes"))
+		func(t v1alpha1.MachineType) string { return t.Name }, specPath, "machineTypes")
 	m.spec.VolumeTypes = mergeNamed(m, m.spec.VolumeTypes, override.VolumeTypes,
-		func(t v1alpha1.VolumeType) string { return t.Name }, specPath.Child("volumeTypes"))
+		func(t v1alpha1.VolumeType) string { return t.Name }, specPath, "volumeTypes")
 	m.spec.CABundle = concatCABundles(m.spec.CABundle, override.CABundle)
+	m.mergeLimits(override.Limits, specPath.Child("limits"))
 
 	return m.spec, m.errs
 }
@@ -175,9 +259,10 @@ func validateParentReference(ref v1alpha1.CloudProfileReference, fldPath *field.
 // mergeKubernetes applies expiry overrides to the parent's Kubernetes
 // versions. Every override must name a parent version: a namespaced profile
 // may keep a version around longer, never introduce one (GEP-25 non-goal).
-func (m *merge) mergeKubernetes(overrides []v1alpha1.ExpirableVersion, fldPath *field.Path) {
+// kubernetesPath is spec.kubernetes.
+func (m *merge) mergeKubernetes(overrides []v1alpha1.ExpirableVersion, kubernetesPath *field.Path) {
 	versionOf := func(v v1alpha1.ExpirableVersion) string { return v.Version }
-	mergeByKey(m, m.spec.Kubernetes.Versions, versionOf, overrides, versionOf, "version", fldPath,
+	mergeByKey(m, m.spec.Kubernetes.Versions, versionOf, overrides, versionOf, versionKey, kubernetesPath, "versions",
 		func(o v1alpha1.ExpirableVersion, path *field.Path, parentIndex int) {
 			if parentIndex < 0 {
 				m.notInParent(path.Child("version"), o.Version, "Kubernetes version")
@@ -193,10 +278,10 @@ func (m *merge) mergeKubernetes(overrides []v1alpha1.ExpirableVersion, fldPath *
 
 // mergeMachineImages applies image overrides: new images are appended whole;
 // for a parent image the override may set updateStrategy, override the
-// expiry of existing versions and append new versions.
-func (m *merge) mergeMachineImages(overrides []v1alpha1.NamespacedMachineImage, fldPath *field.Path) {
+// expiry of existing versions and append new versions. specPath is spec.
+func (m *merge) mergeMachineImages(overrides []v1alpha1.NamespacedMachineImage, specPath *field.Path) {
 	mergeByKey(m, m.spec.MachineImages, func(image v1alpha1.MachineImage) string { return image.Name },
-		overrides, func(o v1alpha1.NamespacedMachineImage) string { return o.Name }, "name", fldPath,
+		overrides, func(o v1alpha1.NamespacedMachineImage) string { return o.Name }, "name", specPath, "machineImages",
 		func(o v1alpha1.NamespacedMachineImage, path *field.Path, parentIndex int) {
 			if errs := lifecycle.ValidateUpdateStrategy(o.UpdateStrategy, path.Child("updateStrategy")); len(errs) > 0 {
 				m.errs = append(m.errs, errs...)
@@ -210,7 +295,7 @@ func (m *merge) mergeMachineImages(overrides []v1alpha1.NamespacedMachineImage, 
 			if o.UpdateStrategy != nil {
 				image.UpdateStrategy = o.UpdateStrategy
 			}
-			m.mergeMachineImageVersions(image, o.Versions, path.Child("versions"))
+			m.mergeMachineImageVersions(image, o.Versions, path)
 		})
 }
 
@@ -238,10 +323,10 @@ func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *f
 
 // mergeMachineImageVersions merges the override's versions of one parent
 // image: a version the image has may change only its expiry; other versions
-// are appended in override order.
-func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, overrides []v1alpha1.MachineImageVersion, fldPath *field.Path) {
+// are appended in override order. imagePath is the override image's path.
+func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, overrides []v1alpha1.MachineImageVersion, imagePath *field.Path) {
 	versionOf := func(v v1alpha1.MachineImageVersion) string { return v.Version }
-	mergeByKey(m, image.Versions, versionOf, overrides, versionOf, "version", fldPath,
+	mergeByKey(m, image.Versions, versionOf, overrides, versionOf, versionKey, imagePath, "versions",
 		func(o v1alpha1.MachineImageVersion, path *field.Path, parentIndex int) {
 			if parentIndex < 0 {
 				image.Versions = append(image.Versions, o)
@@ -259,10 +344,11 @@ func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, override
 }
 
 // mergeNamed replaces the parent's entries by the override's entry of the same
-// name, in place, and appends entries with new names in override order.
-func mergeNamed[T any](m *merge, parentEntries, overrides []T, nameOf func(T) string, fldPath *field.Path) []T {
+// name, in place, and appends entries with new names in override order. The
+// override's entries are the list field list below parent.
+func mergeNamed[T any](m *merge, parentEntries, overrides []T, nameOf func(T) string, parent *field.Path, list string) []T {
 	merged := parentEntries
-	mergeByKey(m, parentEntries, nameOf, overrides, nameOf, "name", fldPath, func(o T, _ *field.Path, parentIndex int) {
+	mergeByKey(m, parentEntries, nameOf, overrides, nameOf, "name", parent, list, func(o T, _ *field.Path, parentIndex int) {
 		if parentIndex < 0 {
 			merged = append(merged, o)
 			return
@@ -274,17 +360,18 @@ func mergeNamed[T any](m *merge, parentEntries, overrides []T, nameOf func(T) st
 
 // mergeByKey matches each override entry, in override order, with the
 // parent's entry of the same key (a name or a version) and hands it to apply
-// with its path below fldPath and the parent entry's index, or -1 when the
+// with its path (the list field list below parent, the entry named by its
+// key: lifecycle.EntryPath) and the parent entry's index, or -1 when the
 // parent has none. The index is into parentEntries as passed, so apply may
 // append to that list; what it appends is never matched. When the parent
 // lists a key twice, the later entry is the one matched.
 //
 // Two override entries with the same key are an error, a Duplicate at
-// fldPath[i].<keyField>, and the later one is not applied: which one should
+// list[i].<keyField>, and the later one is not applied: which one should
 // win is not something to guess.
 func mergeByKey[P, O any](m *merge,
 	parentEntries []P, parentKey func(P) string,
-	overrides []O, overrideKey func(O) string, keyField string, fldPath *field.Path,
+	overrides []O, overrideKey func(O) string, keyField string, parent *field.Path, list string,
 	apply func(o O, path *field.Path, parentIndex int),
 ) {
 	indexOf := make(map[string]int, len(parentEntries))
@@ -294,7 +381,7 @@ func mergeByKey[P, O any](m *merge,
 	seen := make(map[string]bool, len(overrides))
 	for i, o := range overrides {
 		key := overrideKey(o)
-		path := fldPath.Index(i)
+		path := lifecycle.EntryPath(parent, list, i, key)
 		if seen[key] {
 			m.errs = append(m.errs, field.Duplicate(path.Child(keyField), key))
 			continue
@@ -306,6 +393,31 @@ func mergeByKey[P, O any](m *merge,
 		}
 		apply(o, path, parentIndex)
 	}
+}
+
+// mergeLimits applies the override's limits. As in Gardener, a limit the
+// override sets replaces the parent's; the parent's limit is a ceiling, so an
+// override may only make it more restrictive.
+func (m *merge) mergeLimits(override *v1alpha1.Limits, fldPath *field.Path) {
+	if override == nil {
+		return
+	}
+	if errs := lifecycle.ValidateLimits(override, fldPath); len(errs) > 0 {
+		m.errs = append(m.errs, errs...)
+		return
+	}
+	if override.MaxNodesTotal == nil {
+		return
+	}
+	if m.spec.Limits != nil && m.spec.Limits.MaxNodesTotal != nil && *override.MaxNodesTotal > *m.spec.Limits.MaxNodesTotal {
+		m.errs = append(m.errs, field.Forbidden(fldPath.Child("maxNodesTotal"),
+			fmt.Sprintf("may only be more restrictive than parent CloudProfile %q's maxNodesTotal (%d)", m.parentName, *m.spec.Limits.MaxNodesTotal)))
+		return
+	}
+	if m.spec.Limits == nil {
+		m.spec.Limits = &v1alpha1.Limits{}
+	}
+	m.spec.Limits.MaxNodesTotal = override.MaxNodesTotal
 }
 
 // concatCABundles returns the parent's bundle followed by the override's. An

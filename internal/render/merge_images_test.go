@@ -42,7 +42,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 		{
 			name:      "an image the parent lacks needs at least one version",
 			overrides: []v1alpha1.NamespacedMachineImage{{Name: "ubuntu", UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch)}},
-			wantErrs:  []string{"spec.machineImages[0].versions: Required value"},
+			wantErrs:  []string{"spec.machineImages[0] (ubuntu).versions: Required value"},
 		},
 		{
 			name: "an appended image is validated as a full image in the merged spec",
@@ -50,7 +50,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 				Name:     "ubuntu",
 				Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: plainVersion("24.4"), Architectures: []string{"s390x"}}},
 			}},
-			wantErrs: []string{"status.cloudProfileSpec.machineImages[1].versions[0].architectures[0]: Unsupported value"},
+			wantErrs: []string{"status.cloudProfileSpec.machineImages[1] (ubuntu).versions[0] (24.4).architectures[0]: Unsupported value"},
 		},
 		{
 			name:      "an override may change the update strategy of a parent image",
@@ -64,7 +64,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 		{
 			name:      "an unknown update strategy is an error",
 			overrides: []v1alpha1.NamespacedMachineImage{{Name: "gardenlinux", UpdateStrategy: strategy("sideways")}},
-			wantErrs:  []string{"spec.machineImages[0].updateStrategy: Unsupported value"},
+			wantErrs:  []string{"spec.machineImages[0] (gardenlinux).updateStrategy: Unsupported value"},
 		},
 		{
 			name: "an override may change the expiry of a parent image version and keeps its other fields",
@@ -107,9 +107,9 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 				}},
 			}},
 			wantErrs: []string{
-				"spec.machineImages[0].versions[0].cri: Forbidden",
-				"spec.machineImages[0].versions[0].architectures: Forbidden",
-				"spec.machineImages[0].versions[0].kubeletVersionConstraint: Forbidden",
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).cri: Forbidden",
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).architectures: Forbidden",
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).kubeletVersionConstraint: Forbidden",
 			},
 		},
 		{
@@ -118,7 +118,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 				Name:     "gardenlinux",
 				Versions: []v1alpha1.MachineImageVersion{imageVersion(deprecatedAPIVersion("1592.1.0", deprecated, ""))},
 			}},
-			wantErrs: []string{"spec.machineImages[0].versions[0].classification: Forbidden"},
+			wantErrs: []string{"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).classification: Forbidden"},
 		},
 		{
 			name: "an override of a parent image version merges lifecycle start times",
@@ -138,7 +138,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 				Name:     "gardenlinux",
 				Versions: []v1alpha1.MachineImageVersion{imageVersion(staged("1592.1.0", stage(expired, "2030-01-01T00:00:00Z")))},
 			}},
-			wantErrs: []string{"spec.machineImages[0].versions[0].lifecycle[0].classification: Not found"},
+			wantErrs: []string{"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).lifecycle[0].classification: Not found"},
 		},
 		{
 			name: "a version the parent image lacks is appended after the parent's versions",
@@ -158,7 +158,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 				Name:     "gardenlinux",
 				Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("not-a-version"))},
 			}},
-			wantErrs: []string{"status.cloudProfileSpec.machineImages[0].versions[1].version: Invalid value"},
+			wantErrs: []string{"status.cloudProfileSpec.machineImages[0] (gardenlinux).versions[1] (not-a-version).version: Invalid value"},
 		},
 		{
 			name: "an image or a version named twice in the override is an error",
@@ -169,8 +169,8 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 				{Name: "gardenlinux", UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch)},
 			},
 			wantErrs: []string{
-				"spec.machineImages[0].versions[1].version: Duplicate value",
-				"spec.machineImages[1].name: Duplicate value",
+				"spec.machineImages[0] (gardenlinux).versions[1] (1443.2.0).version: Duplicate value",
+				"spec.machineImages[1] (gardenlinux).name: Duplicate value",
 			},
 		},
 	}

@@ -36,7 +36,7 @@ func TestMergeNamespacedMachineAndVolumeTypes(t *testing.T) {
 		{
 			name:         "a machine type named twice in the override is an error",
 			machineTypes: []v1alpha1.MachineType{machineType("m5.xlarge", "8"), machineType("m5.xlarge", "16")},
-			wantErrs:     []string{"spec.machineTypes[1].name: Duplicate value"},
+			wantErrs:     []string{"spec.machineTypes[1] (m5.xlarge).name: Duplicate value"},
 		},
 		{
 			name:             "a volume type with a parent's name replaces it and new ones are appended",
@@ -47,7 +47,7 @@ func TestMergeNamespacedMachineAndVolumeTypes(t *testing.T) {
 		{
 			name:        "a volume type named twice in the override is an error",
 			volumeTypes: []v1alpha1.VolumeType{{Name: "io2", Class: "premium"}, {Name: "io2", Class: "standard"}},
-			wantErrs:    []string{"spec.volumeTypes[1].name: Duplicate value"},
+			wantErrs:    []string{"spec.volumeTypes[1] (io2).name: Duplicate value"},
 		},
 	}
 	for _, tt := range tests {
@@ -285,7 +285,7 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 	t.Run("the merged spec is rejected because the GEP's highest Kubernetes version expires", func(t *testing.T) {
 		g := NewWithT(t)
 		merged, errs := MergeNamespaced(parent(), ncp)
-		g.Expect(errorFields(errs)).To(Equal([]string{"status.cloudProfileSpec.kubernetes.versions[4].expirationDate: Forbidden"}))
+		g.Expect(errorFields(errs)).To(Equal([]string{"status.cloudProfileSpec.kubernetes.versions[4] (1.28.6).expirationDate: Forbidden"}))
 		g.Expect(merged).To(BeNil())
 	})
 
@@ -317,26 +317,26 @@ func TestMergeByKey(t *testing.T) {
 			name:      "an override of a parent entry gets the parent entry's index",
 			parent:    []entry{{"a", "1"}, {"b", "2"}},
 			overrides: []entry{{"b", "3"}},
-			wantCalls: []string{"b@spec.list[0]->1"},
+			wantCalls: []string{"b@spec.list[0] (b)->1"},
 		},
 		{
 			name:      "an override the parent lacks gets -1, in override order",
 			parent:    []entry{{"a", "1"}},
 			overrides: []entry{{"c", "3"}, {"a", "4"}},
-			wantCalls: []string{"c@spec.list[0]->-1", "a@spec.list[1]->0"},
+			wantCalls: []string{"c@spec.list[0] (c)->-1", "a@spec.list[1] (a)->0"},
 		},
 		{
 			name:       "a key twice in the overrides is a Duplicate and the later entry is not applied",
 			parent:     []entry{{"a", "1"}},
 			overrides:  []entry{{"a", "2"}, {"b", "3"}, {"a", "4"}},
-			wantCalls:  []string{"a@spec.list[0]->0", "b@spec.list[1]->-1"},
-			wantErrors: []string{`spec.list[2].key: Duplicate value: "a"`},
+			wantCalls:  []string{"a@spec.list[0] (a)->0", "b@spec.list[1] (b)->-1"},
+			wantErrors: []string{`spec.list[2] (a).key: Duplicate value: "a"`},
 		},
 		{
 			name:      "a key twice in the parent matches its later entry",
 			parent:    []entry{{"a", "1"}, {"a", "2"}},
 			overrides: []entry{{"a", "3"}},
-			wantCalls: []string{"a@spec.list[0]->1"},
+			wantCalls: []string{"a@spec.list[0] (a)->1"},
 		},
 		{
 			name:      "no overrides, no calls",
@@ -349,7 +349,7 @@ func TestMergeByKey(t *testing.T) {
 			g := NewWithT(t)
 			m := &merge{}
 			var calls []string
-			mergeByKey(m, tt.parent, keyOf, tt.overrides, keyOf, "key", field.NewPath("spec", "list"),
+			mergeByKey(m, tt.parent, keyOf, tt.overrides, keyOf, "key", field.NewPath("spec"), "list",
 				func(o entry, path *field.Path, parentIndex int) {
 					calls = append(calls, fmt.Sprintf("%s@%s->%d", o.key, path, parentIndex))
 				})

@@ -101,9 +101,10 @@ func (c *parentCheck) forbid(fldPath *field.Path, format string, args ...any) {
 
 func (c *parentCheck) kubernetesVersions(overrides []v1alpha1.ExpirableVersion) {
 	// The same path names the override in the child and the list in the parent.
-	overridesPath := field.NewPath("spec", "kubernetes", "versions")
-	versionsPath := overridesPath
+	kubernetesPath := field.NewPath("spec", "kubernetes")
+	versionsPath := kubernetesPath.Child("versions")
 	for i, o := range overrides {
+		overridePath := lifecycle.EntryPath(kubernetesPath, "versions", i, o.Version)
 		currentIndex := versionIndex(c.current.Kubernetes.Versions, o.Version)
 		if currentIndex < 0 {
 			continue
@@ -111,18 +112,19 @@ func (c *parentCheck) kubernetesVersions(overrides []v1alpha1.ExpirableVersion) 
 		updatedIndex := versionIndex(c.updated.Kubernetes.Versions, o.Version)
 		if updatedIndex < 0 {
 			c.forbid(versionsPath, "Kubernetes version %q may not be removed: %s overrides it at %s",
-				o.Version, c.child, overridesPath.Index(i))
+				o.Version, c.child, overridePath)
 			continue
 		}
 		c.stages(o, c.current.Kubernetes.Versions[currentIndex], c.updated.Kubernetes.Versions[updatedIndex],
-			overridesPath.Index(i), versionsPath.Index(updatedIndex), fmt.Sprintf("Kubernetes version %q", o.Version))
+			overridePath, lifecycle.EntryPath(kubernetesPath, "versions", updatedIndex, o.Version), fmt.Sprintf("Kubernetes version %q", o.Version))
 	}
 }
 
 func (c *parentCheck) machineImages(overrides []v1alpha1.NamespacedMachineImage) {
-	overridesPath := field.NewPath("spec", "machineImages")
-	imagesPath := overridesPath
+	specPath := field.NewPath("spec")
+	imagesPath := specPath.Child("machineImages")
 	for i, o := range overrides {
+		overrideImagePath := lifecycle.EntryPath(specPath, "machineImages", i, o.Name)
 		currentIndex := imageIndex(c.current.MachineImages, o.Name)
 		if currentIndex < 0 {
 			continue
@@ -131,13 +133,14 @@ func (c *parentCheck) machineImages(overrides []v1alpha1.NamespacedMachineImage)
 		updatedIndex := imageIndex(c.updated.MachineImages, o.Name)
 		if updatedIndex < 0 {
 			c.forbid(imagesPath, "machine image %q may not be removed: %s overrides it at %s",
-				o.Name, c.child, overridesPath.Index(i))
+				o.Name, c.child, overrideImagePath)
 			continue
 		}
 		updatedImage := c.updated.MachineImages[updatedIndex]
-		versionsPath := imagesPath.Index(updatedIndex).Child("versions")
+		updatedImagePath := lifecycle.EntryPath(specPath, "machineImages", updatedIndex, o.Name)
+		versionsPath := updatedImagePath.Child("versions")
 		for j, ov := range o.Versions {
-			overridePath := overridesPath.Index(i).Child("versions").Index(j)
+			overridePath := lifecycle.EntryPath(overrideImagePath, "versions", j, ov.Version)
 			currentVersionIndex := imageVersionIndex(currentImage.Versions, ov.Version)
 			if currentVersionIndex < 0 {
 				continue
@@ -149,7 +152,7 @@ func (c *parentCheck) machineImages(overrides []v1alpha1.NamespacedMachineImage)
 				continue
 			}
 			c.stages(ov.ExpirableVersion, currentImage.Versions[currentVersionIndex].ExpirableVersion, updatedImage.Versions[updatedVersionIndex].ExpirableVersion,
-				overridePath, versionsPath.Index(updatedVersionIndex), fmt.Sprintf("version %q of machine image %q", ov.Version, o.Name))
+				overridePath, lifecycle.EntryPath(updatedImagePath, "versions", updatedVersionIndex, ov.Version), fmt.Sprintf("version %q of machine image %q", ov.Version, o.Name))
 		}
 	}
 }

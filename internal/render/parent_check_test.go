@@ -68,7 +68,7 @@ func TestCheckParentKeepsOverrides(t *testing.T) {
 			},
 			children: []v1alpha1.NamespacedCloudProfile{child("project-a", "a", kubernetesOverride(deprecatedAPIVersion("1.30.0", "", "2027-01-01T00:00:00Z")))},
 			want: []string{`spec.kubernetes.versions: Forbidden: Kubernetes version "1.30.0" may not be removed: ` +
-				`NamespacedCloudProfile project-a/a overrides it at spec.kubernetes.versions[0]`},
+				`NamespacedCloudProfile project-a/a overrides it at spec.kubernetes.versions[0] (1.30.0)`},
 		},
 		{
 			name:    "moving a stage's start a child overrides is allowed",
@@ -87,8 +87,8 @@ func TestCheckParentKeepsOverrides(t *testing.T) {
 				return p
 			},
 			children: []v1alpha1.NamespacedCloudProfile{child("project-a", "a", kubernetesOverride(staged("1.30.0", stage(deprecated, "2026-01-01T00:00:00Z"))))},
-			want: []string{`spec.kubernetes.versions[0]: Forbidden: the deprecated stage of Kubernetes version "1.30.0" may not be removed: ` +
-				`NamespacedCloudProfile project-a/a moves its start at spec.kubernetes.versions[0].lifecycle[0]`},
+			want: []string{`spec.kubernetes.versions[0] (1.30.0): Forbidden: the deprecated stage of Kubernetes version "1.30.0" may not be removed: ` +
+				`NamespacedCloudProfile project-a/a moves its start at spec.kubernetes.versions[0] (1.30.0).lifecycle[0]`},
 		},
 		{
 			name:    "removing the expired stage a child's expirationDate replaces is allowed, as the merge adds it back",
@@ -119,7 +119,7 @@ func TestCheckParentKeepsOverrides(t *testing.T) {
 				Name: "gardenlinux", UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch),
 			}))},
 			want: []string{`spec.machineImages: Forbidden: machine image "gardenlinux" may not be removed: ` +
-				`NamespacedCloudProfile project-a/a overrides it at spec.machineImages[0]`},
+				`NamespacedCloudProfile project-a/a overrides it at spec.machineImages[0] (gardenlinux)`},
 		},
 		{
 			name:    "removing a machine image only a child defines is no business of the parent",
@@ -144,10 +144,10 @@ func TestCheckParentKeepsOverrides(t *testing.T) {
 				},
 			}))},
 			want: []string{
-				`spec.machineImages[0].versions: Forbidden: version "1592.1.0" of machine image "gardenlinux" may not be removed: ` +
-					`NamespacedCloudProfile project-a/a overrides it at spec.machineImages[0].versions[0]`,
-				`spec.machineImages[0].versions[0]: Forbidden: the deprecated stage of version "1443.2.0" of machine image "gardenlinux" may not be removed: ` +
-					`NamespacedCloudProfile project-a/a moves its start at spec.machineImages[0].versions[1].lifecycle[0]`,
+				`spec.machineImages[0] (gardenlinux).versions: Forbidden: version "1592.1.0" of machine image "gardenlinux" may not be removed: ` +
+					`NamespacedCloudProfile project-a/a overrides it at spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0)`,
+				`spec.machineImages[0] (gardenlinux).versions[0] (1443.2.0): Forbidden: the deprecated stage of version "1443.2.0" of machine image "gardenlinux" may not be removed: ` +
+					`NamespacedCloudProfile project-a/a moves its start at spec.machineImages[0] (gardenlinux).versions[1] (1443.2.0).lifecycle[0]`,
 			},
 		},
 		{
@@ -218,7 +218,7 @@ func TestCheckCloudProfileChange(t *testing.T) {
 	overridesKubernetes := child("project-a", "a", kubernetesOverride(deprecatedAPIVersion("1.30.0", "", "2027-01-01T00:00:00Z")))
 	const madeUnavailable = `Forbidden: version 1.40.0 is supported now and may not be made unavailable again: a version that has been offered may already be in use`
 	const overriddenRemoved = `spec.kubernetes.versions: Forbidden: Kubernetes version "1.30.0" may not be removed: ` +
-		`NamespacedCloudProfile project-a/a overrides it at spec.kubernetes.versions[0]`
+		`NamespacedCloudProfile project-a/a overrides it at spec.kubernetes.versions[0] (1.30.0)`
 	postponed := staged(newestKubernetesVersion, stage(preview, "2030-01-01T00:00:00Z"))
 	tests := []struct {
 		name     string
@@ -240,7 +240,7 @@ func TestCheckCloudProfileChange(t *testing.T) {
 				p.Kubernetes.Versions[1] = postponed
 				return p
 			},
-			want: []string{"spec.kubernetes.versions[1].lifecycle: " + madeUnavailable},
+			want: []string{"spec.kubernetes.versions[1] (1.40.0).lifecycle: " + madeUnavailable},
 		},
 		{
 			name:    "removing what a child overrides is refused",
@@ -260,7 +260,7 @@ func TestCheckCloudProfileChange(t *testing.T) {
 				return p
 			},
 			children: []v1alpha1.NamespacedCloudProfile{overridesKubernetes},
-			want:     []string{"spec.kubernetes.versions[0].lifecycle: " + madeUnavailable, overriddenRemoved},
+			want:     []string{"spec.kubernetes.versions[0] (1.40.0).lifecycle: " + madeUnavailable, overriddenRemoved},
 		},
 		{
 			name:     "children of another parent do not count",

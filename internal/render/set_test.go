@@ -69,10 +69,10 @@ spec:
 		`set.yaml: NamespacedCloudProfile/team-a/team-a: spec.parent.name: Not found: "gcp": no CloudProfile of that name among the input profiles`,
 		`set.yaml: NamespacedCloudProfile/no-namespace: metadata.namespace: Required value: a NamespacedCloudProfile needs a namespace`,
 		`set.yaml: CloudProfile/garden/broken: metadata.namespace: Forbidden: a CloudProfile is cluster-scoped and has no namespace (remove "garden")`,
-		`set.yaml: CloudProfile/garden/broken: spec.kubernetes.versions[0].version: Invalid value: "v1.31": a Kubernetes version must be MAJOR.MINOR.PATCH, digits only (regex ^[0-9]+\.[0-9]+\.[0-9]+$)`,
+		`set.yaml: CloudProfile/garden/broken: spec.kubernetes.versions[0] (v1.31).version: Invalid value: "v1.31": a Kubernetes version must be MAJOR.MINOR.PATCH, digits only (regex ^[0-9]+\.[0-9]+\.[0-9]+$)`,
 		`set.yaml: NamespacedCloudProfile/team-b/child-of-broken: spec.parent.name: Invalid value: "broken": the parent CloudProfile is invalid (see its problems), so this profile cannot be merged`,
-		HavePrefix(`set.yaml: NamespacedCloudProfile/team-c/bad-override: spec.kubernetes.versions[0].classification: Forbidden: `),
-		HavePrefix(`set.yaml: NamespacedCloudProfile/team-c/bad-override: spec.kubernetes.versions[1].version: Not found: "1.99.0"`),
+		HavePrefix(`set.yaml: NamespacedCloudProfile/team-c/bad-override: spec.kubernetes.versions[0] (1.31.0).classification: Forbidden: `),
+		HavePrefix(`set.yaml: NamespacedCloudProfile/team-c/bad-override: spec.kubernetes.versions[1] (1.99.0).version: Not found: "1.99.0"`),
 	))
 }
 
@@ -157,8 +157,8 @@ spec:
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 	g.Expect(problemLines(report.Warnings)).To(Equal([]string{
-		`warn.yaml: CloudProfile/aws: spec.kubernetes.versions[1]: supported window [2025-02-01T00:00:00Z, forever) of 1.31.1 overlaps supported window [always, 2025-03-01T00:00:00Z) of 1.31.0 (versions[0]) in the same minor; only one version per minor should be supported at a time`,
-		`warn.yaml: NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[3]: supported window [2025-04-01T00:00:00Z, forever) of 1.32.1 overlaps supported window [always, 2025-05-01T00:00:00Z) of 1.32.0 (versions[2]) in the same minor; only one version per minor should be supported at a time`,
+		`warn.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.31.1): supported window [2025-02-01T00:00:00Z, forever) of 1.31.1 overlaps supported window [always, 2025-03-01T00:00:00Z) of 1.31.0 (versions[0]) in the same minor; only one version per minor should be supported at a time`,
+		`warn.yaml: NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[3] (1.32.1): supported window [2025-04-01T00:00:00Z, forever) of 1.32.1 overlaps supported window [always, 2025-05-01T00:00:00Z) of 1.32.0 (versions[2]) in the same minor; only one version per minor should be supported at a time`,
 	}))
 }
 
@@ -229,7 +229,7 @@ func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
 
 	report, err := ValidateSet(objects, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problemLines(report.Problems)).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0].version: Not found: "1.99.0"`)))
+	g.Expect(problemLines(report.Problems)).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0] (1.99.0).version: Not found: "1.99.0"`)))
 
 	want, errs := MergeNamespaced(WithServerDefaults(&parent.Spec), &good.Spec)
 	g.Expect(errs).To(BeEmpty())

@@ -54,7 +54,7 @@ type problemShape struct {
 }
 
 var (
-	listIndex    = regexp.MustCompile(`\[[0-9]+\]`)
+	listIndex    = regexp.MustCompile(`\[[0-9]+\](?: \([^)]*\))?`)
 	quotedValue  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	numberInText = regexp.MustCompile(`[0-9]+`)
 )

@@ -36,6 +36,19 @@ func TestSummarizeCutsARepeatedMistakeShort(t *testing.T) {
 				`p.yaml: CloudProfile/p: spec.kubernetes.versions[*].version: ... and 9,990 more like it`),
 		},
 		{
+			name: "entries named by their version count as one mistake",
+			problems: repeated(12, func(i int) Problem {
+				p := badVersion(i)
+				p.Field = fmt.Sprintf("spec.kubernetes.versions[%d] (v1.%d.0).version", i, i)
+				return p
+			}),
+			want: append(problemLines(repeated(10, func(i int) Problem {
+				p := badVersion(i)
+				p.Field = fmt.Sprintf("spec.kubernetes.versions[%d] (v1.%d.0).version", i, i)
+				return p
+			})), `p.yaml: CloudProfile/p: spec.kubernetes.versions[*].version: ... and 2 more like it`),
+		},
+		{
 			name:     "ten of one mistake are all shown",
 			problems: repeated(10, badVersion),
 			want:     problemLines(repeated(10, badVersion)),

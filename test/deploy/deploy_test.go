@@ -48,10 +48,16 @@ var certManagerKinds = []schema.GroupKind{
 // `kustomize build config/default` does.
 func buildDefault(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
+	return buildConfig(t, "default")
+}
+
+// buildConfig runs kustomize on config/DIR from disk.
+func buildConfig(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
 	resources, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).
-		Run(filesys.MakeFsOnDisk(), filepath.Join("..", "..", "config", "default"))
+		Run(filesys.MakeFsOnDisk(), filepath.Join("..", "..", "config", dir))
 	if err != nil {
-		t.Fatalf("kustomize build config/default: %v", err)
+		t.Fatalf("kustomize build config/%s: %v", dir, err)
 	}
 	var objects []*unstructured.Unstructured
 	for _, r := range resources.Resources() {
@@ -68,7 +74,7 @@ func buildDefault(t *testing.T) []*unstructured.Unstructured {
 		objects = append(objects, obj)
 	}
 	if len(objects) == 0 {
-		t.Fatal("kustomize build config/default produced no objects")
+		t.Fatalf("kustomize build config/%s produced no objects", dir)
 	}
 	return objects
 }
@@ -240,7 +246,7 @@ func TestDeploymentIsHardened(t *testing.T) {
 	// Flags: leader election on, the Git cache and the endpoints the probes
 	// and the metrics Service use.
 	g.Expect(manager.Args).To(ContainElements("--enable-leader-election", "--storage-path=/data",
-		"--metrics-addr=:8080", "--health-addr=:9440"))
+		"--metrics-addr=:8443", "--health-addr=:9440"))
 	g.Expect(manager.Env).To(ContainElement(And(
 		HaveField("Name", "RUNTIME_NAMESPACE"),
 		HaveField("ValueFrom.FieldRef.FieldPath", "metadata.namespace"))))
@@ -290,10 +296,10 @@ func TestMetricsServiceSelectsTheManager(t *testing.T) {
 	for k, v := range service.Spec.Selector {
 		g.Expect(deployment.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
 	}
-	g.Expect(service.Spec.Ports).To(ConsistOf(And(HaveField("Port", BeEquivalentTo(8080)),
+	g.Expect(service.Spec.Ports).To(ConsistOf(And(HaveField("Name", "https"), HaveField("Port", BeEquivalentTo(8443)),
 		HaveField("TargetPort", intstr.FromString("metrics")))))
 	g.Expect(deployment.Spec.Template.Spec.Containers[0].Ports).To(ContainElement(And(
-		HaveField("Name", "metrics"), HaveField("ContainerPort", BeEquivalentTo(8080)))))
+		HaveField("Name", "metrics"), HaveField("ContainerPort", BeEquivalentTo(8443)))))
 }
 
 // The admission webhook: the manager serves it with the certificate
@@ -415,6 +421,9 @@ func TestServiceAccountHasLeastPrivilege(t *testing.T) {
 		{Resource: "secrets", Verb: "get", Namespace: operatorNamespace},
 		{Resource: "events", Verb: "create", Namespace: "project-a"},
 		{Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Namespace: operatorNamespace},
+		// The secure metrics endpoint authenticates and authorizes its scrapers.
+		{Group: "authentication.k8s.io", Resource: "tokenreviews", Verb: "create"},
+		{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Verb: "create"},
 	}
 	denied := []authorizationv1.ResourceAttributes{
 		{Group: group, Resource: "profilesyncs", Verb: "update", Namespace: operatorNamespace},

@@ -25,9 +25,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -59,9 +61,29 @@ type Env struct {
 	// Manager is the started manager, when WithManager asked for one.
 	Manager manager.Manager
 
-	cancel      context.CancelFunc
-	managerDone chan error
-	tempDirs    []string
+	managers []*Manager
+	tempDirs []string
+}
+
+// Manager is a manager started by StartManager, running until Stop.
+type Manager struct {
+	manager.Manager
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Stop stops the manager and waits until it has returned, as a process
+// that is sent SIGTERM does. Calling it again returns nil.
+func (m *Manager) Stop() error {
+	if m.cancel == nil {
+		return nil
+	}
+	m.cancel()
+	m.cancel = nil
+	if err := <-m.done; err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+	return nil
 }
 
 // ManagerOptions describe the manager WithManager starts.
@@ -75,6 +97,13 @@ type ManagerOptions struct {
 	RESTConfig func(*rest.Config)
 	// Cache are the manager's cache options.
 	Cache cache.Options
+	// Options, if set, adjusts the manager's options (leader election,
+	// metrics) after the defaults are filled in.
+	Options func(*ctrl.Options)
+	// Webhooks serves the webhooks installed by WithWebhooks; Start and
+	// StartManager wait until they are served. WithManager sets it when
+	// WithWebhooks is given.
+	Webhooks bool
 }
 
 type options struct {
@@ -162,14 +191,32 @@ func Start(opts ...Option) (env *Env, err error) {
 		return env, fmt.Errorf("create client: %w", err)
 	}
 	if o.manager != nil {
-		if err := env.startManager(*o.manager, o.webhooks); err != nil {
+		o.manager.Webhooks = o.manager.Webhooks || o.webhooks
+		m, err := env.StartManager(*o.manager)
+		if err != nil {
 			return env, err
 		}
+		env.Manager = m.Manager
 	}
 	return env, nil
 }
 
-func (env *Env) startManager(o ManagerOptions, webhooks bool) error {
+// StartManager starts another manager on the control plane, with a metrics
+// server that binds nowhere, and waits until its cache is synced (and its
+// webhooks are served, with o.Webhooks). Env.Stop stops it if the caller has
+// not; several may run at once, as the replicas of a Deployment do.
+func (env *Env) StartManager(o ManagerOptions) (*Manager, error) {
+	m, err := env.startManager(o)
+	if err != nil {
+		if m != nil {
+			err = errors.Join(err, m.Stop())
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+func (env *Env) startManager(o ManagerOptions) (*Manager, error) {
 	cfg := rest.CopyConfig(env.Config)
 	if o.RESTConfig != nil {
 		o.RESTConfig(cfg)
@@ -178,38 +225,44 @@ func (env *Env) startManager(o ManagerOptions, webhooks bool) error {
 		Scheme:  env.Scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   o.Cache,
+		// A test runs several managers in one process (restarts, replicas),
+		// each registering the same controllers.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	install := &env.Environment.WebhookInstallOptions
-	if webhooks {
+	if o.Webhooks {
 		mgrOptions.WebhookServer = webhook.NewServer(webhook.Options{
 			Host:    install.LocalServingHost,
 			Port:    install.LocalServingPort,
 			CertDir: install.LocalServingCertDir,
 		})
 	}
+	if o.Options != nil {
+		o.Options(&mgrOptions)
+	}
 	mgr, err := ctrl.NewManager(cfg, mgrOptions)
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
+		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	env.cancel = cancel
 	if o.Setup != nil {
 		if err := o.Setup(ctx, mgr, env); err != nil {
-			return fmt.Errorf("set up manager: %w", err)
+			cancel()
+			return nil, fmt.Errorf("set up manager: %w", err)
 		}
 	}
-	env.Manager = mgr
-	env.managerDone = make(chan error, 1)
-	go func() { env.managerDone <- mgr.Start(ctx) }()
+	m := &Manager{Manager: mgr, cancel: cancel, done: make(chan error, 1)}
+	env.managers = append(env.managers, m)
+	go func() { m.done <- mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return errors.New("manager cache did not sync")
+		return m, errors.New("manager cache did not sync")
 	}
-	if webhooks {
+	if o.Webhooks {
 		if err := waitForWebhookServer(install); err != nil {
-			return fmt.Errorf("webhook server: %w", err)
+			return m, fmt.Errorf("webhook server: %w", err)
 		}
 	}
-	return nil
+	return m, nil
 }
 
 // TempDir makes a directory that Stop removes.
@@ -222,20 +275,16 @@ func (env *Env) TempDir(pattern string) (string, error) {
 	return dir, nil
 }
 
-// Stop stops the manager, then the control plane, and removes the
+// Stop stops every manager, then the control plane, and removes the
 // directories of TempDir. It returns every error on the way.
 func (env *Env) Stop() error {
 	var errs []error
-	if env.cancel != nil {
-		env.cancel()
-		env.cancel = nil
-	}
-	if env.managerDone != nil {
-		if err := <-env.managerDone; err != nil {
-			errs = append(errs, fmt.Errorf("manager: %w", err))
+	for _, m := range env.managers {
+		if err := m.Stop(); err != nil {
+			errs = append(errs, err)
 		}
-		env.managerDone = nil
 	}
+	env.managers = nil
 	if env.Environment != nil {
 		if err := env.Environment.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stop envtest: %w", err))

@@ -1,0 +1,57 @@
+package controllers
+
+import (
+	"errors"
+	"sync"
+)
+
+// reportedFailures remembers, per ProfileSync, the last failure a Warning
+// event was recorded for, so that a failure retried with backoff (an API
+// server that is down, a Git server that does not answer) is one event, not
+// one per attempt: the status cannot say it either while the API server is
+// away, and client-go's event aggregation only sets in after ten. A failure
+// is its reason, the revision and its cause (failureCause): while the API
+// server is down, the write that notices first differs from attempt to
+// attempt, the cause does not. A different failure, or the same one after a
+// successful sync, is recorded again. A restarted manager records the
+// failure at hand once more.
+type reportedFailures struct {
+	mu   sync.Mutex
+	last map[string]string
+}
+
+// firstReport tells whether the failure of the ProfileSync key differs
+// from the one reported last, and remembers it.
+func (f *reportedFailures) firstReport(key, reason, revision string, err error) bool {
+	failure := reason + "\x00" + revision + "\x00" + failureCause(err)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.last[key] == failure {
+		return false
+	}
+	if f.last == nil {
+		f.last = map[string]string{}
+	}
+	f.last[key] = failure
+	return true
+}
+
+// forget ends the failure of key: it synced, or it was deleted.
+func (f *reportedFailures) forget(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.last, key)
+}
+
+// failureCause is the message of the innermost error err wraps: "connect:
+// connection refused" rather than the request that met it. An error that
+// joins several is its own cause.
+func failureCause(err error) string {
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return err.Error()
+		}
+		err = inner
+	}
+}

@@ -1,0 +1,363 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// The phases of a sync, the values of profilesync_sync_duration_seconds's
+// phase label.
+const (
+	phaseFetch    = "fetch"    // resolve the ref and check the revision out
+	phaseBuild    = "build"    // kustomize build and decode; skipped when the revision was built before
+	phaseValidate = "validate" // read the live profiles, check the set, tenancy and the update rules
+	phaseApply    = "apply"    // server-side apply of every profile
+	phasePrune    = "prune"    // delete what left Git
+	phaseStatus   = "status"   // the ProfileSync's status patch
+)
+
+// The labels that name an object.
+const (
+	labelKind      = "kind"
+	labelNamespace = "namespace"
+	labelName      = "name"
+)
+
+// The values of profilesync_profile_versions's versions label.
+const (
+	versionsKubernetes   = "kubernetes"
+	versionsMachineImage = "machineImage"
+)
+
+// metricClassifications are the classifications profilesync_profile_versions
+// always reports, zero included, so a query for a class that has no versions
+// finds a 0 rather than nothing.
+var metricClassifications = []v1alpha1.VersionClassification{
+	v1alpha1.ClassificationUnavailable,
+	v1alpha1.ClassificationPreview,
+	v1alpha1.ClassificationSupported,
+	v1alpha1.ClassificationDeprecated,
+	v1alpha1.ClassificationExpired,
+}
+
+// refusalReasons are the reasons of a sync that applies nothing (the failure
+// helpers of profilesync_controller.go). Their counters start at zero when a
+// ProfileSync is first seen, so that the first refusal is an increase too.
+var refusalReasons = []string{
+	v1alpha1.FetchFailedReason,
+	v1alpha1.BuildFailedReason,
+	v1alpha1.ValidationFailedReason,
+	v1alpha1.AccessDeniedReason,
+	v1alpha1.ApplyFailedReason,
+}
+
+// Metrics are the operator's own Prometheus metrics, beyond
+// controller-runtime's: how long each phase of a sync takes, what each
+// ProfileSync last applied and whether it is Ready, which revisions were
+// refused and why, and per profile the versions in each classification and
+// the time to the next transition. docs/metrics.md describes every one.
+//
+// The reconcilers report to it; a nil *Metrics takes every report and
+// records nothing. Gauges of state are kept per object here and turned into
+// samples at scrape time, so a deleted object's series end with its entry,
+// and the seconds to a transition are computed from the clock of that
+// scrape.
+type Metrics struct {
+	// clock is the controllers' clock: the time of an applied revision and
+	// the "now" of the seconds to the next transition.
+	clock clock.PassiveClock
+	// stopwatch measures the phases. It is the real clock even when the
+	// controllers run on a fixed one (tests), where every phase would
+	// otherwise take no time.
+	stopwatch clock.PassiveClock
+
+	syncDuration *prometheus.HistogramVec
+	refused      *prometheus.CounterVec
+
+	syncReady          *prometheus.Desc
+	syncSuspended      *prometheus.Desc
+	syncRevision       *prometheus.Desc
+	syncAppliedAt      *prometheus.Desc
+	profileVersions    *prometheus.Desc
+	profileNext        *prometheus.Desc
+	profileSecondsNext *prometheus.Desc
+
+	mu       sync.Mutex
+	syncs    map[types.NamespacedName]*syncState
+	profiles map[profileKey]profileState
+}
+
+// syncState is what the gauges of one ProfileSync report.
+type syncState struct {
+	ready, suspended bool
+	// revision is status.lastAppliedRevision.
+	revision string
+	// appliedAt is when this process last applied a revision; zero before.
+	appliedAt time.Time
+}
+
+type profileKey struct {
+	kind string
+	types.NamespacedName
+}
+
+// profileState is what the gauges of one profile report, taken from the
+// status its controller wrote.
+type profileState struct {
+	// versions counts versions per versions label and classification.
+	versions map[[2]string]int
+	// next is status.nextTransitionTime; nil when none is scheduled.
+	next *time.Time
+}
+
+// NewMetrics returns the metrics of the controllers running on clk. Register
+// it (it is a prometheus.Collector) where it is scraped:
+// controller-runtime's metrics.Registry in the operator.
+func NewMetrics(clk clock.PassiveClock) *Metrics {
+	syncLabels := []string{labelNamespace, labelName}
+	profileLabels := []string{labelKind, labelNamespace, labelName}
+	return &Metrics{
+		clock:     clk,
+		stopwatch: clock.RealClock{},
+		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "profilesync_sync_duration_seconds",
+			Help: "Duration of the phases of a ProfileSync's sync (fetch, build, validate, apply, prune, status), one observation per phase run in a sync.",
+			// From a cached build to a fetch that runs into spec.timeout.
+			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}, []string{labelNamespace, labelName, "phase"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "profilesync_sync_revisions_refused_total",
+			Help: "Distinct failures of a ProfileSync's syncs (reason, revision and cause; retries of the same failure count once), " +
+				"by the reason of its Ready condition (FetchFailed, BuildFailed, ValidationFailed, AccessDenied, ApplyFailed).",
+		}, []string{labelNamespace, labelName, "reason"}),
+		syncReady: prometheus.NewDesc("profilesync_sync_ready",
+			"1 when the ProfileSync's Ready condition is True, else 0.", syncLabels, nil),
+		syncSuspended: prometheus.NewDesc("profilesync_sync_suspended",
+			"1 when the ProfileSync is suspended (spec.suspend), else 0.", syncLabels, nil),
+		syncRevision: prometheus.NewDesc("profilesync_sync_applied_revision_info",
+			"Always 1; the revision label is the ProfileSync's status.lastAppliedRevision.", []string{labelNamespace, labelName, "revision"}, nil),
+		syncAppliedAt: prometheus.NewDesc("profilesync_sync_last_applied_timestamp_seconds",
+			"When the ProfileSync last applied its revision in full (a successful sync), in Unix seconds; absent until the first one since the operator started.",
+			syncLabels, nil),
+		profileVersions: prometheus.NewDesc("profilesync_profile_versions",
+			"Versions of a profile's status per classification; versions is kubernetes or machineImage (all images together).",
+			[]string{labelKind, labelNamespace, labelName, "versions", "classification"}, nil),
+		profileNext: prometheus.NewDesc("profilesync_profile_next_transition_timestamp_seconds",
+			"The profile's status.nextTransitionTime in Unix seconds; absent when no transition is scheduled.", profileLabels, nil),
+		profileSecondsNext: prometheus.NewDesc("profilesync_profile_seconds_until_next_transition",
+			"Seconds from the operator's clock at the scrape to the profile's status.nextTransitionTime; negative once it has passed; "+
+				"absent when no transition is scheduled.", profileLabels, nil),
+		syncs:    map[types.NamespacedName]*syncState{},
+		profiles: map[profileKey]profileState{},
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	m.syncDuration.Describe(ch)
+	m.refused.Describe(ch)
+	for _, d := range []*prometheus.Desc{m.syncReady, m.syncSuspended, m.syncRevision, m.syncAppliedAt,
+		m.profileVersions, m.profileNext, m.profileSecondsNext} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	m.syncDuration.Collect(ch)
+	m.refused.Collect(ch)
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for key, s := range m.syncs {
+		ch <- prometheus.MustNewConstMetric(m.syncReady, prometheus.GaugeValue, boolValue(s.ready), key.Namespace, key.Name)
+		ch <- prometheus.MustNewConstMetric(m.syncSuspended, prometheus.GaugeValue, boolValue(s.suspended), key.Namespace, key.Name)
+		if s.revision != "" {
+			ch <- prometheus.MustNewConstMetric(m.syncRevision, prometheus.GaugeValue, 1, key.Namespace, key.Name, s.revision)
+		}
+		if !s.appliedAt.IsZero() {
+			ch <- prometheus.MustNewConstMetric(m.syncAppliedAt, prometheus.GaugeValue, unixSeconds(s.appliedAt), key.Namespace, key.Name)
+		}
+	}
+	for key, p := range m.profiles {
+		for _, versions := range []string{versionsKubernetes, versionsMachineImage} {
+			for _, c := range metricClassifications {
+				ch <- prometheus.MustNewConstMetric(m.profileVersions, prometheus.GaugeValue, float64(p.versions[[2]string{versions, string(c)}]),
+					key.kind, key.Namespace, key.Name, versions, string(c))
+			}
+		}
+		if p.next != nil {
+			ch <- prometheus.MustNewConstMetric(m.profileNext, prometheus.GaugeValue, unixSeconds(*p.next), key.kind, key.Namespace, key.Name)
+			ch <- prometheus.MustNewConstMetric(m.profileSecondsNext, prometheus.GaugeValue, p.next.Sub(now).Seconds(), key.kind, key.Namespace, key.Name)
+		}
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func unixSeconds(t time.Time) float64 {
+	return float64(t.UnixNano()) / float64(time.Second)
+}
+
+// observeProfile records the status a profile's controller wrote.
+func (m *Metrics) observeProfile(kind string, obj client.Object, status *v1alpha1.ProfileVersionsStatus) {
+	if m == nil {
+		return
+	}
+	p := profileState{versions: map[[2]string]int{}}
+	if status.Kubernetes != nil {
+		for _, v := range status.Kubernetes.Versions {
+			p.versions[[2]string{versionsKubernetes, string(v.Classification)}]++
+		}
+	}
+	for _, image := range status.MachineImages {
+		for _, v := range image.Versions {
+			p.versions[[2]string{versionsMachineImage, string(v.Classification)}]++
+		}
+	}
+	if status.NextTransitionTime != nil {
+		next := status.NextTransitionTime.Time
+		p.next = &next
+	}
+	key := profileKey{kind: kind, NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.profiles[key] = p
+}
+
+// forgetProfile ends the series of a deleted profile.
+func (m *Metrics) forgetProfile(kind string, key types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.profiles, profileKey{kind: kind, NamespacedName: key})
+}
+
+// forgetSync ends the series of a deleted ProfileSync.
+func (m *Metrics) forgetSync(key types.NamespacedName) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	delete(m.syncs, key)
+	m.mu.Unlock()
+	labels := prometheus.Labels{labelNamespace: key.Namespace, labelName: key.Name}
+	m.syncDuration.DeletePartialMatch(labels)
+	m.refused.DeletePartialMatch(labels)
+}
+
+// refusedRevision counts a failure of a sync, by its reason; the caller
+// counts a failure retried with backoff once (reportedFailures).
+func (m *Metrics) refusedRevision(obj *v1alpha1.ProfileSync, reason string) {
+	if m == nil {
+		return
+	}
+	m.refused.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
+}
+
+// appliedRevision records a successful sync at the controllers' now.
+func (m *Metrics) appliedRevision(obj *v1alpha1.ProfileSync) {
+	if m == nil {
+		return
+	}
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.syncState(obj).appliedAt = now
+}
+
+// syncState is the entry of obj, made when missing. m.mu is held.
+func (m *Metrics) syncState(obj *v1alpha1.ProfileSync) *syncState {
+	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
+	s, ok := m.syncs[key]
+	if !ok {
+		s = &syncState{}
+		m.syncs[key] = s
+		for _, reason := range refusalReasons {
+			m.refused.WithLabelValues(obj.Namespace, obj.Name, reason)
+		}
+	}
+	return s
+}
+
+// syncObservation times the phases of one sync. It travels in the sync's
+// context, so the phase functions mark where they start without taking it
+// as a parameter.
+type syncObservation struct {
+	metrics *Metrics
+	obj     *v1alpha1.ProfileSync
+	// phase is the phase under way since mark; empty before the first.
+	phase string
+	mark  time.Time
+	// spent is the time of each phase so far: the validation is entered
+	// twice (before and after a build), and a phase is observed once per
+	// sync, with its total.
+	spent map[string]time.Duration
+}
+
+type syncObservationKey struct{}
+
+// startSync begins the observation of a sync of obj and returns the context
+// that carries it to startPhase and finishSync.
+func (m *Metrics) startSync(ctx context.Context, obj *v1alpha1.ProfileSync) context.Context {
+	if m == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, syncObservationKey{}, &syncObservation{metrics: m, obj: obj, spent: map[string]time.Duration{}})
+}
+
+// startPhase ends the phase under way in ctx's sync, if any, and starts
+// phase. Without an observation in ctx it does nothing.
+func startPhase(ctx context.Context, phase string) {
+	o, ok := ctx.Value(syncObservationKey{}).(*syncObservation)
+	if !ok {
+		return
+	}
+	now := o.metrics.stopwatch.Now()
+	o.endPhase(now)
+	o.phase, o.mark = phase, now
+}
+
+func (o *syncObservation) endPhase(now time.Time) {
+	if o.phase == "" {
+		return
+	}
+	o.spent[o.phase] += now.Sub(o.mark)
+	o.phase = ""
+}
+
+// finishSync ends ctx's sync: it observes each phase's duration and records
+// the ProfileSync's state as its status now says.
+func finishSync(ctx context.Context) {
+	o, ok := ctx.Value(syncObservationKey{}).(*syncObservation)
+	if !ok {
+		return
+	}
+	m := o.metrics
+	o.endPhase(m.stopwatch.Now())
+	for phase, spent := range o.spent {
+		m.syncDuration.WithLabelValues(o.obj.Namespace, o.obj.Name, phase).Observe(spent.Seconds())
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.syncState(o.obj)
+	s.ready = conditions.IsReady(o.obj)
+	s.suspended = o.obj.Spec.Suspend
+	s.revision = o.obj.Status.LastAppliedRevision
+}

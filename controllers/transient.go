@@ -1,0 +1,41 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/util/retry"
+)
+
+// retryTransient runs a single write and repeats it, a few times within
+// about a second and a half, while it fails with an error that says nothing
+// about the write itself (isTransient). An API server that sheds load or
+// drops a connection now and then then costs a retry of one request, not a
+// failed sync that starts over after the controller's backoff: a revision of
+// many objects would otherwise rarely get all its writes through in one go.
+// A longer outage still fails the sync, which the workqueue backs off.
+func retryTransient(write func() error) error {
+	return retry.OnError(retry.DefaultBackoff, isTransient, write)
+}
+
+// isTransient tells whether a failed request may succeed when it is repeated
+// unchanged at once: the API server was overloaded (429), failed internally
+// (500, 503, 504), lost a race (409), or the connection was refused, reset
+// or timed out. The caller's own cancellation is not transient.
+func isTransient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsConflict(err) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	return utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err)
+}

@@ -1,0 +1,73 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"syscall"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestIsTransient(t *testing.T) {
+	resource := schema.GroupResource{Group: "core.profilesync.io", Resource: "cloudprofiles"}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"429", apierrors.NewTooManyRequests("slow down", 1), true},
+		{"500", apierrors.NewInternalError(errors.New("etcd")), true},
+		{"503", apierrors.NewServiceUnavailable("starting"), true},
+		{"504", apierrors.NewTimeoutError("slow", 1), true},
+		{"server timeout", apierrors.NewServerTimeout(resource, "patch", 1), true},
+		{"409", apierrors.NewConflict(resource, "aws", errors.New("changed")), true},
+		{"connection refused", fmt.Errorf("patch: %w", refused), true},
+		{"connection reset", fmt.Errorf("patch: %w", os.NewSyscallError("read", syscall.ECONNRESET)), true},
+		{"EOF", &url.Error{Op: "Patch", URL: "https://127.0.0.1:6443/apis", Err: io.EOF}, true},
+		{"net timeout", fmt.Errorf("patch: %w", timeoutErr{}), true},
+		{"invalid", apierrors.NewInvalid(schema.GroupKind{Group: resource.Group, Kind: "CloudProfile"}, "aws", field.ErrorList{field.Required(field.NewPath("spec"), "")}), false},
+		{"forbidden", apierrors.NewForbidden(resource, "aws", errors.New("no")), false},
+		{"not found", apierrors.NewNotFound(resource, "aws"), false},
+		{"cancelled", fmt.Errorf("patch: %w", context.Canceled), false},
+		{"deadline", fmt.Errorf("patch: %w", context.DeadlineExceeded), false},
+	} {
+		if got := isTransient(tc.err); got != tc.want {
+			t.Errorf("%s: isTransient(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestRetryTransientRepeatsOnlyTransientFailures(t *testing.T) {
+	calls := 0
+	err := retryTransient(func() error {
+		calls++
+		if calls < 3 {
+			return apierrors.NewTooManyRequests("slow down", 0)
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("transient failures: err %v after %d calls, want success after 3", err, calls)
+	}
+	calls = 0
+	invalid := apierrors.NewBadRequest("no")
+	if err := retryTransient(func() error { calls++; return invalid }); !errors.Is(err, invalid) || calls != 1 {
+		t.Fatalf("a refusal: err %v after %d calls, want it at once", err, calls)
+	}
+}

@@ -1,0 +1,371 @@
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// ArchitectureCapability is the capability every machineCapabilities
+// definition must have: the CPU architectures of machine types and images.
+const ArchitectureCapability = "architecture"
+
+// validateGardenerFields checks the fields of a profile that do not take
+// part in the version lifecycle but that Gardener validates: the capability
+// model (machineCapabilities, machine types' capabilities, image versions'
+// capabilityFlavors) and its agreement with the older architecture fields,
+// bastion, limits, seedSelector, image versions' inPlaceUpdates and regions'
+// accessRestrictions. specPath is the spec's path.
+func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Path) field.ErrorList {
+	definitions, errs := validateCapabilityDefinitions(spec.MachineCapabilities, specPath)
+	for i := range spec.MachineTypes {
+		t := &spec.MachineTypes[i]
+		errs = append(errs, validateMachineTypeCapabilities(t, definitions, EntryPath(specPath, "machineTypes", i, t.Name))...)
+	}
+	for i := range spec.MachineImages {
+		image := &spec.MachineImages[i]
+		imagePath := EntryPath(specPath, "machineImages", i, image.Name)
+		for j := range image.Versions {
+			v := &image.Versions[j]
+			versionPath := EntryPath(imagePath, versionsField, j, v.Version)
+			errs = append(errs, validateImageVersionCapabilities(v, definitions, versionPath)...)
+			errs = append(errs, validateInPlaceUpdates(v, versionPath.Child("inPlaceUpdates"))...)
+		}
+	}
+	errs = append(errs, validateBastion(spec, definitions, specPath.Child("bastion"))...)
+	errs = append(errs, ValidateLimits(spec.Limits, specPath.Child("limits"))...)
+	if spec.SeedSelector != nil {
+		selectorPath := specPath.Child("seedSelector")
+		errs = append(errs, metav1validation.ValidateLabelSelector(&spec.SeedSelector.LabelSelector,
+			metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: true}, selectorPath)...)
+		errs = append(errs, validateDistinctNonEmpty(spec.SeedSelector.ProviderTypes, selectorPath.Child("providerTypes"))...)
+	}
+	for i := range spec.Regions {
+		region := &spec.Regions[i]
+		restrictions := make([]string, len(region.AccessRestrictions))
+		for j, r := range region.AccessRestrictions {
+			restrictions[j] = r.Name
+		}
+		errs = append(errs, validateDistinctNonEmpty(restrictions,
+			EntryPath(specPath, "regions", i, region.Name).Child("accessRestrictions"))...)
+	}
+	return errs
+}
+
+// capabilityDefinitions are a profile's machineCapabilities by name; nil
+// when the profile defines none, and then the architecture fields are the
+// only description of machine types and images.
+type capabilityDefinitions map[string][]string
+
+func (d capabilityDefinitions) names() []string {
+	names := make([]string, 0, len(d))
+	for name := range d {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// validateCapabilityDefinitions checks spec.machineCapabilities as Gardener
+// does: names are given and distinct, every capability has at least one
+// value, values are given and distinct, and architecture is defined, with
+// values among amd64 and arm64. It returns the definitions for the checks of
+// machine types and images. specPath is the spec's path.
+func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPath *field.Path) (capabilityDefinitions, field.ErrorList) {
+	if len(defs) == 0 {
+		return nil, nil
+	}
+	var errs field.ErrorList
+	definitions := make(capabilityDefinitions, len(defs))
+	for i, def := range defs {
+		defPath := EntryPath(specPath, "machineCapabilities", i, def.Name)
+		switch _, seen := definitions[def.Name]; {
+		case def.Name == "":
+			errs = append(errs, field.Required(defPath.Child("name"), "a capability needs a name"))
+		case seen:
+			errs = append(errs, field.Duplicate(defPath.Child("name"), def.Name))
+		default:
+			definitions[def.Name] = def.Values
+		}
+		if len(def.Values) == 0 {
+			errs = append(errs, field.Required(defPath.Child("values"), fmt.Sprintf("capability %q needs at least one value", def.Name)))
+		}
+		errs = append(errs, validateDistinctNonEmpty(def.Values, defPath.Child("values"))...)
+		if def.Name == ArchitectureCapability {
+			for j, arch := range def.Values {
+				if !slices.Contains(architectures, arch) {
+					errs = append(errs, field.NotSupported(defPath.Child("values").Index(j), arch, architectures))
+				}
+			}
+		}
+	}
+	if _, ok := definitions[ArchitectureCapability]; !ok {
+		errs = append(errs, field.Required(specPath.Child("machineCapabilities"),
+			fmt.Sprintf("machineCapabilities must define the %s capability (values among %s)", ArchitectureCapability, strings.Join(architectures, ", "))))
+	}
+	return definitions, errs
+}
+
+// validateCapabilities checks one set of capabilities (a machine type's, or
+// one flavor of an image version) against the definitions: every name is
+// defined and every value is among the defined values of its name.
+func validateCapabilities(capabilities v1alpha1.Capabilities, definitions capabilityDefinitions, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := make([]string, 0, len(capabilities))
+	for name := range capabilities {
+		names = append(names, name)
+	}
+	slices.Sort(names) // maps have no order; messages must be stable
+	for _, name := range names {
+		values := capabilities[name]
+		path := fldPath.Child(name)
+		defined, ok := definitions[name]
+		if !ok {
+			errs = append(errs, field.NotSupported(fldPath.Key(name), name, definitions.names()))
+			continue
+		}
+		if len(values) == 0 {
+			errs = append(errs, field.Required(path, "leave the capability out to mean all its values"))
+		}
+		for j, value := range values {
+			if !slices.Contains(defined, value) {
+				errs = append(errs, field.NotSupported(path.Index(j), value, defined))
+			}
+		}
+		errs = append(errs, validateDistinctNonEmpty(values, path)...)
+	}
+	return errs
+}
+
+// architecturesOf returns the architectures a set of capabilities provides:
+// its own architecture values, or all the defined ones when it leaves the
+// capability out.
+func architecturesOf(capabilities v1alpha1.Capabilities, definitions capabilityDefinitions) []string {
+	if archs, ok := capabilities[ArchitectureCapability]; ok {
+		return archs
+	}
+	return definitions[ArchitectureCapability]
+}
+
+// validateMachineTypeCapabilities checks a machine type's capabilities and
+// their agreement with its architecture field. Without machineCapabilities
+// the type may not have capabilities. With them, a profile offering more
+// than one architecture must say which one the type has, exactly one, and an
+// architecture field, where written, must name the same one.
+func validateMachineTypeCapabilities(t *v1alpha1.MachineType, definitions capabilityDefinitions, typePath *field.Path) field.ErrorList {
+	capabilitiesPath := typePath.Child("capabilities")
+	if definitions == nil {
+		if len(t.Capabilities) > 0 {
+			return field.ErrorList{field.Forbidden(capabilitiesPath, "may be set only when spec.machineCapabilities defines the capabilities")}
+		}
+		return nil
+	}
+	errs := validateCapabilities(t.Capabilities, definitions, capabilitiesPath)
+	if _, ok := definitions[ArchitectureCapability]; !ok || len(errs) > 0 {
+		return errs // the definitions or the capabilities are wrong already
+	}
+	archs := architecturesOf(t.Capabilities, definitions)
+	if len(archs) != 1 {
+		errs = append(errs, field.Required(capabilitiesPath.Child(ArchitectureCapability),
+			fmt.Sprintf("the profile offers the architectures %s, so a machine type must name exactly one", strings.Join(definitions[ArchitectureCapability], ", "))))
+	} else if t.Architecture != nil && *t.Architecture != archs[0] {
+		errs = append(errs, field.Invalid(typePath.Child("architecture"), *t.Architecture,
+			fmt.Sprintf("must agree with capabilities.%s (%s)", ArchitectureCapability, archs[0])))
+	}
+	return errs
+}
+
+// MachineTypeArchitecture is the architecture of a machine type: the one
+// its capabilities name when the profile defines machineCapabilities and
+// they name exactly one, else its architecture field; empty when neither
+// says.
+func MachineTypeArchitecture(t *v1alpha1.MachineType, machineCapabilities []v1alpha1.CapabilityDefinition) string {
+	definitions := make(capabilityDefinitions, len(machineCapabilities))
+	for _, def := range machineCapabilities {
+		definitions[def.Name] = def.Values
+	}
+	if len(machineCapabilities) > 0 {
+		if archs := architecturesOf(t.Capabilities, definitions); len(archs) == 1 {
+			return archs[0]
+		}
+	}
+	if t.Architecture != nil {
+		return *t.Architecture
+	}
+	return ""
+}
+
+// ImageVersionArchitectures are the architectures a machine image version
+// is built for: with machineCapabilities, those its capabilityFlavors provide
+// (all defined ones when it has no flavors); without, its architectures
+// field.
+func ImageVersionArchitectures(v *v1alpha1.MachineImageVersion, machineCapabilities []v1alpha1.CapabilityDefinition) []string {
+	if len(machineCapabilities) == 0 {
+		return v.Architectures
+	}
+	definitions := make(capabilityDefinitions, len(machineCapabilities))
+	for _, def := range machineCapabilities {
+		definitions[def.Name] = def.Values
+	}
+	return imageVersionArchitectures(v, definitions)
+}
+
+func imageVersionArchitectures(v *v1alpha1.MachineImageVersion, definitions capabilityDefinitions) []string {
+	if len(v.CapabilityFlavors) == 0 {
+		return definitions[ArchitectureCapability]
+	}
+	var archs []string
+	for _, flavor := range v.CapabilityFlavors {
+		for _, arch := range architecturesOf(flavor, definitions) {
+			if !slices.Contains(archs, arch) {
+				archs = append(archs, arch)
+			}
+		}
+	}
+	return archs
+}
+
+// validateImageVersionCapabilities checks an image version's
+// capabilityFlavors and their agreement with its architectures field.
+// Without machineCapabilities the version may not have flavors. With them,
+// every flavor uses defined names and values, and architectures, where
+// written, must be the same set as the flavors provide.
+func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitions capabilityDefinitions, versionPath *field.Path) field.ErrorList {
+	flavorsPath := versionPath.Child("capabilityFlavors")
+	if definitions == nil {
+		if len(v.CapabilityFlavors) > 0 {
+			return field.ErrorList{field.Forbidden(flavorsPath, "may be set only when spec.machineCapabilities defines the capabilities")}
+		}
+		return nil
+	}
+	var errs field.ErrorList
+	for i, flavor := range v.CapabilityFlavors {
+		errs = append(errs, validateCapabilities(flavor, definitions, flavorsPath.Index(i))...)
+	}
+	if _, ok := definitions[ArchitectureCapability]; !ok || len(errs) > 0 {
+		return errs // the definitions or the flavors are wrong already
+	}
+	provided := imageVersionArchitectures(v, definitions)
+	if len(v.Architectures) > 0 && !SameSet(v.Architectures, provided) {
+		errs = append(errs, field.Invalid(versionPath.Child("architectures"), strings.Join(v.Architectures, ", "),
+			fmt.Sprintf("must agree with the architectures of capabilityFlavors (%s)", strings.Join(provided, ", "))))
+	}
+	return errs
+}
+
+// validateInPlaceUpdates checks that minVersionForUpdate is a semantic
+// version not higher than the version it updates to.
+func validateInPlaceUpdates(v *v1alpha1.MachineImageVersion, fldPath *field.Path) field.ErrorList {
+	if v.InPlaceUpdates == nil || v.InPlaceUpdates.MinVersionForUpdate == nil {
+		return nil
+	}
+	minPath := fldPath.Child("minVersionForUpdate")
+	minVersion, err := semver.NewVersion(*v.InPlaceUpdates.MinVersionForUpdate)
+	if err != nil {
+		return field.ErrorList{field.Invalid(minPath, *v.InPlaceUpdates.MinVersionForUpdate, fmt.Sprintf("not a semantic version: %v", err))}
+	}
+	// An unparsable version is reported by the version rules.
+	if version, err := semver.NewVersion(v.Version); err == nil && minVersion.GreaterThan(version) {
+		return field.ErrorList{field.Invalid(minPath, *v.InPlaceUpdates.MinVersionForUpdate,
+			fmt.Sprintf("may not be higher than the version it updates to (%s)", v.Version))}
+	}
+	return nil
+}
+
+// validateBastion checks that the bastion's machine type and image are in
+// the profile and that the image, or the named version of it, is built for
+// the machine type's architecture.
+//
+// Gardener also requires a version classified supported; that depends on the
+// time (lifecycle) and validation here never does, so it is not checked
+// (ours).
+func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefinitions, fldPath *field.Path) field.ErrorList {
+	bastion := spec.Bastion
+	if bastion == nil {
+		return nil
+	}
+	if bastion.MachineImage == nil && bastion.MachineType == nil {
+		return field.ErrorList{field.Required(fldPath, "bastion needs a machineImage or a machineType")}
+	}
+	var errs field.ErrorList
+	arch := ""
+	if bastion.MachineType != nil {
+		at := slices.IndexFunc(spec.MachineTypes, func(t v1alpha1.MachineType) bool { return t.Name == bastion.MachineType.Name })
+		if at < 0 {
+			errs = append(errs, field.NotFound(fldPath.Child("machineType", "name"), bastion.MachineType.Name))
+		} else {
+			arch = MachineTypeArchitecture(&spec.MachineTypes[at], spec.MachineCapabilities)
+		}
+	}
+	if bastion.MachineImage == nil {
+		return errs
+	}
+	imagePath := fldPath.Child("machineImage")
+	at := slices.IndexFunc(spec.MachineImages, func(i v1alpha1.MachineImage) bool { return i.Name == bastion.MachineImage.Name })
+	if at < 0 {
+		return append(errs, field.NotFound(imagePath.Child("name"), bastion.MachineImage.Name))
+	}
+	versions := spec.MachineImages[at].Versions
+	checkedPath := imagePath.Child("name")
+	if bastion.MachineImage.Version != nil {
+		checkedPath = imagePath.Child("version")
+		vi := slices.IndexFunc(versions, func(v v1alpha1.MachineImageVersion) bool { return v.Version == *bastion.MachineImage.Version })
+		if vi < 0 {
+			return append(errs, field.NotFound(checkedPath, *bastion.MachineImage.Version))
+		}
+		versions = versions[vi : vi+1]
+	}
+	if arch == "" {
+		return errs
+	}
+	for i := range versions {
+		archs := versions[i].Architectures
+		if definitions != nil {
+			archs = imageVersionArchitectures(&versions[i], definitions)
+		}
+		if slices.Contains(archs, arch) {
+			return errs
+		}
+	}
+	return append(errs, field.Invalid(checkedPath, bastion.MachineImage.Name,
+		fmt.Sprintf("no version of this image is built for %s, the architecture of the bastion's machine type", arch)))
+}
+
+// ValidateLimits checks a profile's limits: maxNodesTotal, when set, is
+// positive.
+func ValidateLimits(limits *v1alpha1.Limits, fldPath *field.Path) field.ErrorList {
+	if limits == nil || limits.MaxNodesTotal == nil || *limits.MaxNodesTotal > 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath.Child("maxNodesTotal"), *limits.MaxNodesTotal, "must be greater than 0")}
+}
+
+// validateDistinctNonEmpty checks that a list of strings declared a set has
+// no empty and no repeated entry.
+func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, value := range values {
+		switch {
+		case value == "":
+			errs = append(errs, field.Required(fldPath.Index(i), "may not be empty"))
+		case slices.Contains(values[:i], value):
+			errs = append(errs, field.Duplicate(fldPath.Index(i), value))
+		}
+	}
+	return errs
+}
+
+// SameSet reports whether a and b hold the same strings, ignoring order and
+// repetition, as lists declared sets (architectures) are compared.
+func SameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}

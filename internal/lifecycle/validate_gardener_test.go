@@ -1,0 +1,308 @@
+package lifecycle
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// capabilitySpec is validSpec with the capability model in use: two
+// architectures and a second capability, a machine type per architecture,
+// and an image version with one flavor per architecture.
+func capabilitySpec() *v1alpha1.CloudProfileSpec {
+	spec := validSpec()
+	spec.MachineCapabilities = []v1alpha1.CapabilityDefinition{
+		{Name: "architecture", Values: []string{"amd64", "arm64"}},
+		{Name: "network", Values: []string{"accelerated", "basic"}},
+	}
+	spec.MachineTypes = []v1alpha1.MachineType{
+		machineType("m5.large", v1alpha1.Capabilities{"architecture": {"amd64"}}),
+		machineType("m6g.large", v1alpha1.Capabilities{"architecture": {"arm64"}, "network": {"basic"}}),
+	}
+	gardenlinux := &spec.MachineImages[0].Versions[0]
+	gardenlinux.CapabilityFlavors = []v1alpha1.Capabilities{
+		{"architecture": {"amd64"}, "network": {"accelerated", "basic"}},
+		{"architecture": {"arm64"}},
+	}
+	return spec
+}
+
+func machineType(name string, capabilities v1alpha1.Capabilities) v1alpha1.MachineType {
+	return v1alpha1.MachineType{
+		Name: name, CPU: resource.MustParse("2"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi"),
+		Capabilities: capabilities,
+	}
+}
+
+func TestValidateGardenerFields(t *testing.T) {
+	tests := []struct {
+		name       string
+		spec       func() *v1alpha1.CloudProfileSpec
+		change     func(*v1alpha1.CloudProfileSpec)
+		wantErrors []string
+	}{
+		{
+			name:   "a profile using capabilities consistently is valid",
+			spec:   capabilitySpec,
+			change: func(*v1alpha1.CloudProfileSpec) {},
+		},
+		// machineCapabilities
+		{
+			name: "machineCapabilities must define architecture",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities = s.MachineCapabilities[1:]
+				s.MachineTypes = nil
+				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+			},
+			wantErrors: []string{"FieldValueRequired spec.machineCapabilities"},
+		},
+		{
+			name: "an architecture capability value must be amd64 or arm64",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities[0].Values = append(s.MachineCapabilities[0].Values, "riscv64")
+			},
+			wantErrors: []string{"FieldValueNotSupported spec.machineCapabilities[0] (architecture).values[2]"},
+		},
+		{
+			name: "a capability defined twice is a duplicate",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities = append(s.MachineCapabilities, v1alpha1.CapabilityDefinition{Name: "network", Values: []string{"basic"}})
+			},
+			wantErrors: []string{"FieldValueDuplicate spec.machineCapabilities[2] (network).name"},
+		},
+		{
+			name: "a capability needs values, each once",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities[1].Values = []string{"accelerated", "basic", "basic"}
+				s.MachineCapabilities = append(s.MachineCapabilities, v1alpha1.CapabilityDefinition{Name: "gpu"})
+			},
+			wantErrors: []string{
+				"FieldValueDuplicate spec.machineCapabilities[1] (network).values[2]",
+				"FieldValueRequired spec.machineCapabilities[2] (gpu).values",
+			},
+		},
+		// machine types
+		{
+			name: "machine type capabilities need machineCapabilities",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities = nil
+				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+			},
+			wantErrors: []string{
+				"FieldValueForbidden spec.machineTypes[0] (m5.large).capabilities",
+				"FieldValueForbidden spec.machineTypes[1] (m6g.large).capabilities",
+			},
+		},
+		{
+			name: "a machine type capability must be defined",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[0].Capabilities["gpu"] = []string{"nvidia"}
+			},
+			wantErrors: []string{"FieldValueNotSupported spec.machineTypes[0] (m5.large).capabilities[gpu]"},
+		},
+		{
+			name: "a machine type capability value must be among the defined values",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[1].Capabilities["network"] = []string{"basic", "turbo"}
+			},
+			wantErrors: []string{"FieldValueNotSupported spec.machineTypes[1] (m6g.large).capabilities.network[1]"},
+		},
+		{
+			name: "with several architectures a machine type must name exactly one",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				delete(s.MachineTypes[0].Capabilities, "architecture")
+				s.MachineTypes[1].Capabilities["architecture"] = []string{"amd64", "arm64"}
+			},
+			wantErrors: []string{
+				"FieldValueRequired spec.machineTypes[0] (m5.large).capabilities.architecture",
+				"FieldValueRequired spec.machineTypes[1] (m6g.large).capabilities.architecture",
+			},
+		},
+		{
+			name: "with one architecture a machine type may leave it out",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities[0].Values = []string{"amd64"}
+				s.MachineTypes = s.MachineTypes[:1]
+				s.MachineTypes[0].Capabilities = nil
+				s.MachineImages[0].Versions[0].CapabilityFlavors = s.MachineImages[0].Versions[0].CapabilityFlavors[:1]
+				s.MachineImages[0].Versions[0].Architectures = []string{"amd64"}
+			},
+		},
+		{
+			name: "a machine type's architecture field must agree with its capabilities",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[0].Architecture = new("arm64")
+				s.MachineTypes[1].Architecture = new("arm64")
+			},
+			wantErrors: []string{"FieldValueInvalid spec.machineTypes[0] (m5.large).architecture"},
+		},
+		// image versions
+		{
+			name: "capabilityFlavors need machineCapabilities",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities = nil
+				s.MachineTypes = nil
+			},
+			wantErrors: []string{"FieldValueForbidden spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors"},
+		},
+		{
+			name: "a flavor's values must be among the defined values",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[0].CapabilityFlavors[1]["architecture"] = []string{"s390x"}
+			},
+			wantErrors: []string{"FieldValueNotSupported spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors[1].architecture[0]"},
+		},
+		{
+			name: "an image version's architectures must agree with its flavors",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[0].CapabilityFlavors = s.MachineImages[0].Versions[0].CapabilityFlavors[:1]
+			},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures"},
+		},
+		{
+			name: "an image version without flavors has every defined architecture",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+			},
+		},
+		// inPlaceUpdates
+		{
+			name: "minVersionForUpdate must be a semantic version",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[1].InPlaceUpdates = &v1alpha1.InPlaceUpdates{Supported: true, MinVersionForUpdate: new("latest")}
+			},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[1] (1443.2).inPlaceUpdates.minVersionForUpdate"},
+		},
+		{
+			name: "minVersionForUpdate may not be higher than the version",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[1].InPlaceUpdates = &v1alpha1.InPlaceUpdates{Supported: true, MinVersionForUpdate: new("1443.3")}
+			},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[1] (1443.2).inPlaceUpdates.minVersionForUpdate"},
+		},
+		{
+			name: "minVersionForUpdate at or below the version is fine",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[1].InPlaceUpdates = &v1alpha1.InPlaceUpdates{Supported: true, MinVersionForUpdate: new("1312")}
+			},
+		},
+		// bastion
+		{
+			name: "a bastion names a machine type and image of the profile",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Bastion = &v1alpha1.Bastion{
+					MachineType:  &v1alpha1.BastionMachineType{Name: "m6g.large"},
+					MachineImage: &v1alpha1.BastionMachineImage{Name: "gardenlinux", Version: new("1443.3")},
+				}
+			},
+		},
+		{
+			name: "a bastion needs a machine type or image",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Bastion = &v1alpha1.Bastion{}
+			},
+			wantErrors: []string{"FieldValueRequired spec.bastion"},
+		},
+		{
+			name: "a bastion's machine type, image and version must be in the profile",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Bastion = &v1alpha1.Bastion{
+					MachineType:  &v1alpha1.BastionMachineType{Name: "t3.nano"},
+					MachineImage: &v1alpha1.BastionMachineImage{Name: "gardenlinux", Version: new("1.0.0")},
+				}
+			},
+			wantErrors: []string{
+				"FieldValueNotFound spec.bastion.machineType.name",
+				"FieldValueNotFound spec.bastion.machineImage.version",
+			},
+		},
+		{
+			name: "a bastion's image must be built for its machine type's architecture",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes = []v1alpha1.MachineType{machineType("m6g.large", nil)}
+				s.MachineTypes[0].Architecture = new("arm64")
+				s.Bastion = &v1alpha1.Bastion{
+					MachineType:  &v1alpha1.BastionMachineType{Name: "m6g.large"},
+					MachineImage: &v1alpha1.BastionMachineImage{Name: "suse"},
+				}
+			},
+			wantErrors: []string{"FieldValueInvalid spec.bastion.machineImage.name"},
+		},
+		// limits, seedSelector, accessRestrictions
+		{
+			name:       "maxNodesTotal must be positive",
+			spec:       validSpec,
+			change:     func(s *v1alpha1.CloudProfileSpec) { s.Limits = &v1alpha1.Limits{MaxNodesTotal: new(int32(0))} },
+			wantErrors: []string{"FieldValueInvalid spec.limits.maxNodesTotal"},
+		},
+		{
+			name: "a seedSelector is a valid label selector with distinct provider types",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.SeedSelector = &v1alpha1.SeedSelector{
+					LabelSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "landscape", Operator: "Near"}}},
+					ProviderTypes: []string{"aws", "aws"},
+				}
+			},
+			wantErrors: []string{
+				"FieldValueInvalid spec.seedSelector.matchExpressions[0].operator",
+				"FieldValueDuplicate spec.seedSelector.providerTypes[1]",
+			},
+		},
+		{
+			name: "a region's access restrictions are distinct",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Regions = []v1alpha1.Region{{Name: "eu-west-1", AccessRestrictions: []v1alpha1.AccessRestriction{{Name: "eu-access-only"}, {Name: "eu-access-only"}}}}
+			},
+			wantErrors: []string{"FieldValueDuplicate spec.regions[0] (eu-west-1).accessRestrictions[1]"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			spec := tt.spec()
+			tt.change(spec)
+			errs, _ := ValidateCloudProfileSpec(spec, field.NewPath("spec"))
+			g.Expect(errorsOf(errs)).To(ConsistOf(tt.wantErrors))
+		})
+	}
+}
+
+func TestArchitecturesOfMachineTypesAndImageVersions(t *testing.T) {
+	g := NewWithT(t)
+	spec := capabilitySpec()
+	g.Expect(MachineTypeArchitecture(&spec.MachineTypes[1], spec.MachineCapabilities)).To(Equal("arm64"))
+	g.Expect(ImageVersionArchitectures(&spec.MachineImages[0].Versions[0], spec.MachineCapabilities)).To(Equal([]string{"amd64", "arm64"}))
+
+	plainType := machineType("m5.large", nil)
+	plainType.Architecture = new("amd64")
+	g.Expect(MachineTypeArchitecture(&plainType, nil)).To(Equal("amd64"))
+	g.Expect(ImageVersionArchitectures(&spec.MachineImages[0].Versions[0], nil)).To(Equal([]string{"amd64", "arm64"}))
+}

@@ -1,0 +1,65 @@
+package render
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
+)
+
+// gardenerCorpus is the directory of real Gardener profiles, each copied
+// from an upstream repository with a header naming its source.
+const gardenerCorpus = "../../test/testdata/gardener"
+
+// TestGardenerProfilesAreAcceptedAndRoundTrip reads every profile of the
+// corpus with its original apiVersion (core.gardener.cloud/v1beta1), as the
+// CLI and the sync read it, validates the set (a namespaced profile's parent
+// is in the corpus too), and checks that nothing of a spec was dropped or
+// changed: the spec as written equals, as data, the spec of the object it was
+// decoded into.
+func TestGardenerProfilesAreAcceptedAndRoundTrip(t *testing.T) {
+	g := NewWithT(t)
+	files, err := filepath.Glob(filepath.Join(gardenerCorpus, "*.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files).NotTo(BeEmpty())
+
+	var docs []Document
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(data)).To(HavePrefix("# Source: github.com/"), "%s names its source", file)
+		fileDocs, err := SplitDocuments(file, strings.NewReader(string(data)))
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, doc := range fileDocs {
+			var written map[string]any
+			g.Expect(yaml.Unmarshal(doc.Data, &written)).To(Succeed())
+			g.Expect(written["apiVersion"]).To(Equal(GardenerGroupVersion), "%s is a Gardener profile", file)
+		}
+		docs = append(docs, fileDocs...)
+	}
+
+	objects, problems := DecodeDocuments(docs)
+	g.Expect(problems).To(BeEmpty())
+	g.Expect(objects).To(HaveLen(len(docs)))
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.Problems).To(BeEmpty())
+
+	for i, o := range objects {
+		var written map[string]any
+		g.Expect(yaml.Unmarshal(docs[i].Data, &written)).To(Succeed())
+		var typed any = o.CloudProfile
+		if o.NamespacedCloudProfile != nil {
+			typed = o.NamespacedCloudProfile
+		}
+		data, err := json.Marshal(typed)
+		g.Expect(err).NotTo(HaveOccurred())
+		var decoded map[string]any
+		g.Expect(json.Unmarshal(data, &decoded)).To(Succeed())
+		g.Expect(decoded["spec"]).To(Equal(written["spec"]), "%s: %s round-trips", o.File, o.Ref())
+	}
+}

@@ -1,0 +1,121 @@
+package faults
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// waitHit waits for a blocked request of a fault.
+func waitHit(t *testing.T, hit <-chan write) write {
+	t.Helper()
+	select {
+	case w := <-hit:
+		return w
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sync never made the request the test waits for")
+		return write{}
+	}
+}
+
+// TestRestartBetweenStagesConvergesToTheWholeRevision: the manager is
+// killed after it applied a revision's CloudProfiles and before its
+// NamespacedCloudProfiles. The next manager applies the rest and records
+// all of it.
+func TestRestartBetweenStagesConvergesToTheWholeRevision(t *testing.T) {
+	g := NewWithT(t)
+	l := newLandscape(t)
+	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
+	l.createSync(time.Hour)
+	faults := &faultTransport{}
+	m1 := l.startManager(managerConfig{faults: faults})
+	l.waitApplied(first, 30*time.Second)
+
+	// The new parent is applied in the second stage, its child in the third.
+	hit := make(chan write, 1)
+	faults.inject(blockUntilCancelled(apiWrite("namespacedcloudprofiles"), hit))
+	second := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
+	l.requestSync("second")
+	waitHit(t, hit)
+	g.Expect(m1.Stop()).To(Succeed())
+	g.Expect(l.onCluster(g)).To(Equal([]string{"CloudProfile//aws", "CloudProfile//gcp"}), "killed after the parents' stage")
+	g.Expect(inventory(l.current(g))).To(Equal([]string{"CloudProfile//aws"}), "the status still has the first revision")
+
+	counter := &faultTransport{}
+	start := time.Now()
+	l.startManager(managerConfig{faults: counter})
+	applied := l.waitApplied(second, 30*time.Second)
+	t.Logf("converged %s after the restart, %d object writes", time.Since(start).Round(100*time.Millisecond), len(counter.recorded(objectWrites)))
+	want := []string{"CloudProfile//aws", "CloudProfile//gcp", "NamespacedCloudProfile/team-a/gcp-team"}
+	g.Expect(inventory(applied)).To(Equal(want))
+	g.Expect(l.onCluster(g)).To(Equal(want))
+}
+
+// TestRestartBetweenStagesThenARevertPrunesWhatWasWritten: killed in the
+// same place, but the commit is reverted before a manager runs again. The
+// CloudProfile written by the killed sync never reached the inventory; it
+// is still the sync's (its owner labels say so) and is pruned.
+func TestRestartBetweenStagesThenARevertPrunesWhatWasWritten(t *testing.T) {
+	g := NewWithT(t)
+	l := newLandscape(t)
+	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
+	l.createSync(time.Hour)
+	faults := &faultTransport{}
+	m1 := l.startManager(managerConfig{faults: faults})
+	l.waitApplied(first, 30*time.Second)
+
+	hit := make(chan write, 1)
+	faults.inject(blockUntilCancelled(apiWrite("namespacedcloudprofiles"), hit))
+	l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
+	l.requestSync("second")
+	waitHit(t, hit)
+	g.Expect(m1.Stop()).To(Succeed())
+
+	reverted := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
+	start := time.Now()
+	l.startManager(managerConfig{})
+	applied := l.waitApplied(reverted, 30*time.Second)
+	t.Logf("converged %s after the restart", time.Since(start).Round(100*time.Millisecond))
+	g.Expect(inventory(applied)).To(Equal([]string{"CloudProfile//aws"}))
+	g.Eventually(l.onCluster).Should(Equal([]string{"CloudProfile//aws"}), "the half-applied CloudProfile is pruned")
+}
+
+// TestRestartBeforeTheStatusPatchRewritesNothing: the manager is killed
+// after the whole revision is applied and before the ProfileSync's status
+// says so. The next manager finds every object as Git has it, writes none
+// of them again, and records the revision.
+func TestRestartBeforeTheStatusPatchRewritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	l := newLandscape(t)
+	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
+	l.createSync(time.Hour)
+	faults := &faultTransport{}
+	m1 := l.startManager(managerConfig{faults: faults})
+	l.waitApplied(first, 30*time.Second)
+
+	hit := make(chan write, 1)
+	faults.inject(blockUntilCancelled(func(w write) bool {
+		return w.Resource == "profilesyncs" && w.Subresource == "status"
+	}, hit))
+	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
+	l.requestSync("second")
+	waitHit(t, hit)
+	g.Expect(m1.Stop()).To(Succeed())
+	want := []string{"CloudProfile//aws", "CloudProfile//gcp", "NamespacedCloudProfile/team-a/gcp-team"}
+	g.Expect(l.onCluster(g)).To(Equal(want))
+
+	counter := &faultTransport{}
+	start := time.Now()
+	l.startManager(managerConfig{faults: counter})
+	applied := l.waitApplied(second, 30*time.Second)
+	t.Logf("converged %s after the restart", time.Since(start).Round(100*time.Millisecond))
+	g.Expect(inventory(applied)).To(Equal(want))
+	g.Expect(counter.recorded(apiWrite("cloudprofiles"))).To(BeEmpty(), "unchanged CloudProfiles are not written again")
+	g.Expect(counter.recorded(apiWrite("namespacedcloudprofiles"))).To(BeEmpty(), "unchanged NamespacedCloudProfiles are not written again")
+}
+
+// objectWrites are writes of profiles themselves, dry runs excluded.
+func objectWrites(w write) bool {
+	return apiWrite("cloudprofiles")(w) || apiWrite("namespacedcloudprofiles")(w)
+}
