@@ -137,6 +137,12 @@ func validationFailed(err error) error {
 	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, err: err, stalled: true}
 }
 
+// policyViolation: the revision breaks its versioning policy (a rule of
+// severity error), or its policy file is invalid; only a new commit helps.
+func policyViolation(err error) error {
+	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.PolicyViolationReason, err: err, stalled: true}
+}
+
 // accessDenied: the revision writes what this ProfileSync may not.
 func accessDenied(err error) error {
 	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.AccessDeniedReason, err: err, stalled: true}
@@ -362,8 +368,9 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 	return live, nil
 }
 
-// render builds the overlay of the checkout, decodes it and validates the set.
-// A parent that is not in the revision is looked up on the cluster.
+// render builds the overlay of the checkout, decodes it, validates the set
+// and checks it against its versioning policy. A parent that is not in the
+// revision is looked up on the cluster.
 func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) ([]render.Object, error) {
 	key := client.ObjectKeyFromObject(obj).String()
 	decoded, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
@@ -407,6 +414,9 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 	}
 	if len(report.Problems) > 0 {
 		return nil, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems.Summarize()))
+	}
+	if err := r.checkPolicy(obj, checkout, objects, report, live, reportWarnings); err != nil {
+		return nil, err
 	}
 	return objects, nil
 }

@@ -56,6 +56,17 @@ const (
 	// The message names the file or object and the field.
 	ValidationFailedReason = "ValidationFailed"
 
+	// PolicyViolationReason: the revision breaks a rule of severity error of
+	// its landscape's versioning policy (profilesync-policy.yaml, see
+	// docs/policy.md), or that policy file is invalid. Set on the
+	// ValidationFailed condition; nothing of the revision is written.
+	PolicyViolationReason = "PolicyViolation"
+
+	// PolicyWarningReason: the revision breaks a rule of severity warning of
+	// its versioning policy; it is applied (a Warning event per finding, once
+	// per revision).
+	PolicyWarningReason = "PolicyWarning"
+
 	// ApplyFailedReason: the API server refused an apply or a prune.
 	ApplyFailedReason = "ApplyFailed"
 

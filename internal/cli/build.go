@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
@@ -29,7 +31,17 @@ the file each object came from, relative to the repository root.
 
 The repository root is --root, by default the Git work tree that contains PATH
 (the nearest directory above it with a .git entry), else the current
-directory.`,
+directory.
+
+The landscape's versioning policy is the file profilesync-policy.yaml nearest
+to PATH: in PATH or a directory above it, up to the repository root
+(docs/policy.md). Its findings at --at are printed as problems are, warnings
+prefixed "warning: ". The notice rule compares two revisions and is checked by
+'diff' and the operator, not here.
+
+Exit status: 0 valid, warnings on stderr; 1 when the overlay does not build,
+is invalid, or breaks a policy rule of severity error (nothing on stdout,
+every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 		Example:               `  profilesync build overlays/prod --at 2025-06-01T00:00:00Z`,
 		DisableFlagsInUseLine: true,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -39,14 +51,7 @@ directory.`,
 			return nil
 		},
 		RunE: failOnInput(func(cmd *cobra.Command, args []string) error {
-			docs, warnings, err := buildOverlay(cmd.Context(), root, args[0], limits)
-			if err != nil {
-				return err
-			}
-			for _, w := range warnings.Summarize() {
-				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
-			}
-			return printEvaluated(docs, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runBuild(cmd.Context(), root, args[0], limits, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	flags := cmd.Flags()
@@ -57,14 +62,48 @@ directory.`,
 	return cmd
 }
 
-// buildOverlay kustomize-builds path, confined to root (when empty, the
-// repository that contains path), and returns the build's warnings too
-// (a JSON patch addressing a keyed list by index).
-func buildOverlay(ctx context.Context, root, path string, limits render.Limits) ([]render.Document, render.Problems, error) {
+// runBuild builds the overlay at path, validates and evaluates it at now,
+// checks it against its policy and prints it; on any error nothing reaches
+// stdout.
+func runBuild(ctx context.Context, root, path string, limits render.Limits, now time.Time, stdout, stderr io.Writer) error {
+	overlay, err := locateOverlay(root, path)
+	if err != nil {
+		return err
+	}
+	// render.Build's errors name the file and say what is wrong; they are
+	// printed as they are.
+	docs, warnings, err := render.BuildWithWarnings(ctx, overlay.root, overlay.path, limits)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings.Summarize() {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	evaluated, ok := evaluateProfiles(docs, now, stderr)
+	if !ok {
+		return errInvalidInputReported
+	}
+	p, _, err := policy.Find(overlay.root, overlay.path, limits.MaxFileSize)
+	if err != nil {
+		return err
+	}
+	if !printPolicyFindings(p.Check(evaluated, nil, now, now), map[string]bool{}, stderr) {
+		return errInvalidInputReported
+	}
+	return writeProfiles(evaluated, stdout)
+}
+
+// overlayLocation is an overlay to build: the repository root the build is
+// confined to, absolute, and the overlay's path relative to it.
+type overlayLocation struct{ root, path string }
+
+// locateOverlay resolves path and the root it is confined to (when empty,
+// the repository that contains path).
+func locateOverlay(root, path string) (overlayLocation, error) {
 	if root == "" {
 		var err error
 		if root, err = repositoryRoot(path); err != nil {
-			return nil, nil, fmt.Errorf("build: %w", err)
+			return overlayLocation{}, fmt.Errorf("build: %w", err)
 		}
 	}
 	absRoot, err := filepath.Abs(root)
@@ -72,11 +111,9 @@ func buildOverlay(ctx context.Context, root, path string, limits render.Limits) 
 		path, err = pathInRoot(absRoot, path)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("build: %w", err)
+		return overlayLocation{}, fmt.Errorf("build: %w", err)
 	}
-	// render.Build's errors name the file and say what is wrong; they are
-	// printed as they are.
-	return render.BuildWithWarnings(ctx, absRoot, path, limits)
+	return overlayLocation{root: absRoot, path: path}, nil
 }
 
 // repositoryRoot returns the nearest directory at or above path that holds

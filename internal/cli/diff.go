@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
@@ -85,8 +86,17 @@ landscape may take a version into a lifecycle stage before a landscape earlier
 in the list does. Its warnings are part of the report; they do not change the
 exit status.
 
-Exit status: 0 when the head is valid: the report on stdout, warnings on
-stderr. A landscape the base lacks, or that does not build or is invalid in
+A landscape whose overlay has a versioning policy in the head (the
+profilesync-policy.yaml nearest to it, up to the repository root; see
+docs/policy.md) is checked against it at --at, the notice rule against the
+base: a deprecation or expiry the change schedules or brings forward must come
+at least the policy's notice after the head's commit (with --base-dir and
+--cluster, after --at). The findings are part of the report and printed on
+stderr, warnings prefixed "warning: ".
+
+Exit status: 0 when the head is valid and breaks no policy rule of severity
+error: the report on stdout, warnings on stderr. 1 with the report on stdout
+and the findings on stderr when it breaks one. A landscape the base lacks, or that does not build or is invalid in
 the base, is compared with no profiles, so each of its profiles shows as
 added; its problems are printed on stderr as warnings. 1 when the head does
 not build or is invalid (nothing on stdout, every problem on stderr as
@@ -169,6 +179,9 @@ type diffTree struct {
 	root  string
 	// dir is relative to root; "." unless --repo is inside the repository.
 	dir string
+	// commitTime is when the revision was committed; zero for a tree that
+	// is not a revision.
+	commitTime time.Time
 }
 
 // path is an overlay's path relative to the tree's root, as render.Build
@@ -248,7 +261,46 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		}
 		report.RolloutWarnings = render.CheckRolloutOrder(ordered, now)
 	}
-	return opts.output.write(stdout, report)
+	var satisfied bool
+	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.limits, now, stderr)
+	if err != nil {
+		return err
+	}
+	if err := opts.output.write(stdout, report); err != nil {
+		return err
+	}
+	if !satisfied {
+		return errInvalidInputReported
+	}
+	return nil
+}
+
+// checkPolicies checks every landscape of the head against its versioning
+// policy (the profilesync-policy.yaml nearest to its overlay in the head),
+// with the base for the notice rule, and prints the findings on stderr, each
+// line once. The commit that makes the change is the head's when it is a
+// revision, else it is made now. satisfied is false when a rule of severity
+// error is broken. The error is for a policy file that cannot be read.
+func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, limits render.Limits, now time.Time, stderr io.Writer) (sections []render.PolicySection, satisfied bool, err error) {
+	commit := now
+	if !head.commitTime.IsZero() {
+		commit = head.commitTime
+	}
+	satisfied = true
+	printed := map[string]bool{}
+	for i, l := range landscapes {
+		p, file, err := policy.Find(head.root, head.path(l.path), limits.MaxFileSize)
+		if err != nil {
+			return nil, false, err
+		}
+		if p == nil {
+			continue
+		}
+		findings := p.Check(heads[i], bases[i], now, commit)
+		sections = append(sections, render.PolicySection{Landscape: l.name, File: file, Errors: findings.Errors, Warnings: findings.Warnings})
+		satisfied = printPolicyFindings(findings, printed, stderr) && satisfied
+	}
+	return sections, satisfied, nil
 }
 
 // diffSides is where the two sides of a diff come from.
@@ -350,7 +402,11 @@ func newRevisionSides(ctx context.Context, opts *diffOptions) (*treeSides, error
 		if err != nil {
 			return diffTree{}, err
 		}
-		return diffTree{label: revisionLabel(revision, commit), root: dest, dir: prefix}, nil
+		committed, err := gitsource.CommitTime(repo, commit)
+		if err != nil {
+			return diffTree{}, err
+		}
+		return diffTree{label: revisionLabel(revision, commit), root: dest, dir: prefix, commitTime: committed}, nil
 	}
 	if sides.head, err = export(opts.head, "head"); err != nil {
 		sides.close()

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 	"time"
 
@@ -56,12 +54,5 @@ func printEvaluated(docs []render.Document, at time.Time, stdout, stderr io.Writ
 	if !ok {
 		return errInvalidInputReported
 	}
-	var out bytes.Buffer
-	if err := render.EncodeDocuments(&out, evaluated); err != nil {
-		return fmt.Errorf("printing profiles: %w", err)
-	}
-	if _, err := stdout.Write(out.Bytes()); err != nil {
-		return fmt.Errorf("printing profiles: %w", err)
-	}
-	return nil
+	return writeProfiles(evaluated, stdout)
 }

@@ -14,8 +14,8 @@ import (
 
 // readInputs reads every PATH given with -f: a file, a directory (every
 // *.yaml and *.yml file below it, in sorted order, except kustomization
-// files, so that a kustomize base can be evaluated as it is) or "-" for
-// stdin, in the order given. Problems name files as given on the command line.
+// files, so that a kustomize base can be evaluated as it is, and versioning
+// policy files) or "-" for stdin, in the order given. Problems name files as given on the command line.
 func readInputs(paths []string, stdin io.Reader) ([]render.Document, error) {
 	if len(paths) == 0 {
 		return nil, usageErrorf("no input: give at least one -f PATH (a file, a directory or - for stdin)")
@@ -54,7 +54,7 @@ func inputFiles(path string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if ext := filepath.Ext(file); !entry.IsDir() && (ext == ".yaml" || ext == ".yml") && !render.IsKustomizationFile(entry.Name()) {
+		if ext := filepath.Ext(file); !entry.IsDir() && (ext == ".yaml" || ext == ".yml") && !render.IsKustomizationFile(entry.Name()) && !render.IsPolicyFile(entry.Name()) {
 			files = append(files, file)
 		}
 		return nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -11,25 +12,38 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
+	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/render"
 )
 
 func newTimelineCommand() *cobra.Command {
 	var at, until timeFlag
 	var paths []string
+	var policyFile string
 	cmd := &cobra.Command{
-		Use:   "timeline [--at TIME] [--until TIME] -f PATH [-f PATH]...",
+		Use:   "timeline [--at TIME] [--until TIME] [--policy FILE] -f PATH [-f PATH]...",
 		Short: "List upcoming lifecycle transitions in time order",
 		Long: `Lists every lifecycle transition after --at (default now) up to and including
 --until (default: all), in time order: when, which profile, which Kubernetes
 version or machine image version, and the classification it moves from and
 to. Namespaced profiles are shown with their merged spec, so a retimed stage
 appears at the namespace's time. The inputs are validated as a set first, as
-'evaluate' does.`,
-		Example:               `  profilesync timeline -f profiles/ --at 2025-06-01T00:00:00Z --until 2025-12-31T23:59:59Z`,
+'evaluate' does.
+
+With --policy FILE (a versioning policy, docs/policy.md), it lists instead when
+the profiles, left as they are, stop satisfying that policy: every finding at
+--at, then each new one at the instant it starts, up to --until, in time
+order, so that the pull request that fixes it can be planned. The notice rule
+is about changes and takes no part. The exit status does not depend on the
+findings.`,
+		Example: `  profilesync timeline -f profiles/ --at 2025-06-01T00:00:00Z --until 2025-12-31T23:59:59Z
+  profilesync timeline -f base --policy profilesync-policy.yaml`,
 		DisableFlagsInUseLine: true,
 		Args:                  inputsOnlyWithFilenameFlag,
 		RunE: failOnInput(func(cmd *cobra.Command, _ []string) error {
+			if policyFile != "" {
+				return runPolicyTimeline(paths, policyFile, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			return runTimeline(paths, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
@@ -37,6 +51,7 @@ appears at the namespace's time. The inputs are validated as a set first, as
 	flags.SortFlags = false
 	flags.Var(&at, "at", "list transitions after this RFC 3339 time (default now)")
 	flags.Var(&until, "until", "list transitions up to this RFC 3339 time (default: all)")
+	flags.StringVar(&policyFile, "policy", "", "list when the profiles stop satisfying the versioning policy `FILE` instead")
 	bindFilenames(flags, &paths)
 	return cmd
 }
@@ -70,6 +85,49 @@ func runTimeline(paths []string, from, until time.Time, stdin io.Reader, stdout,
 	fmt.Fprintln(table, "WHEN\tPROFILE\tKIND OF VERSION\tVERSION\tFROM → TO")
 	for _, tr := range transitions {
 		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s → %s\n", tr.at.UTC().Format(time.RFC3339), tr.profile, tr.subject, tr.version, tr.from, tr.to)
+	}
+	if err := table.Flush(); err != nil {
+		return fmt.Errorf("timeline: %w", err)
+	}
+	return nil
+}
+
+// runPolicyTimeline prints when the profiles in paths start breaking the
+// policy in policyFile: at from, then after it up to until unless that is
+// zero.
+func runPolicyTimeline(paths []string, policyFile string, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
+	if !until.IsZero() && until.Before(from) {
+		return usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
+	}
+	data, err := os.ReadFile(policyFile)
+	if err != nil {
+		return fmt.Errorf("reading the policy: %w", err)
+	}
+	p, err := policy.Decode(policyFile, data)
+	if err != nil {
+		return err
+	}
+	docs, err := readInputs(paths, stdin)
+	if err != nil {
+		return err
+	}
+	evaluated, ok := evaluateProfiles(docs, from, stderr)
+	if !ok {
+		return errInvalidInputReported
+	}
+	findings := p.Timeline(evaluated, from, until)
+	if len(findings) == 0 {
+		horizon := "as far as their lifecycles are scheduled"
+		if !until.IsZero() {
+			horizon = "until " + until.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(stdout, "The profiles satisfy the policy %s.\n", horizon)
+		return nil
+	}
+	table := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(table, "FROM\tSEVERITY\tFINDING")
+	for _, f := range findings {
+		fmt.Fprintf(table, "%s\t%s\t%s\n", f.At.UTC().Format(time.RFC3339), f.Severity, f.Problem)
 	}
 	if err := table.Flush(); err != nil {
 		return fmt.Errorf("timeline: %w", err)

@@ -43,7 +43,8 @@ import (
 //
 // A directory without a kustomization file is read like Flux's
 // kustomize-controller reads one: as if it had a kustomization listing every
-// *.yaml and *.yml file below it (sorted, hidden directories skipped) and, in
+// *.yaml and *.yml file below it (sorted, hidden directories and versioning
+// policy files skipped) and, in
 // place of their files, every subdirectory that has a kustomization of its
 // own.
 //
@@ -290,7 +291,7 @@ func plainDirectoryResources(rootfs *buildFS, dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if ext := filepath.Ext(entry.Name()); ext == ".yaml" || ext == ".yml" {
+		if ext := filepath.Ext(entry.Name()); (ext == ".yaml" || ext == ".yml") && !IsPolicyFile(entry.Name()) {
 			resources = append(resources, filepath.ToSlash(rel))
 		}
 		return nil

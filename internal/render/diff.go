@@ -100,6 +100,9 @@ type DiffReport struct {
 	Landscapes []LandscapeDiff `json:"landscapes"`
 	// RolloutWarnings are the head's rollout order warnings.
 	RolloutWarnings []RolloutWarning `json:"rolloutWarnings"`
+	// Policy has the versioning policy findings of each landscape that has
+	// a policy (diff_render_policy.go).
+	Policy []PolicySection `json:"policy,omitempty"`
 }
 
 // LandscapeDiff is how one landscape's profiles differ between base and head.

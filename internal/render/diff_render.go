@@ -270,6 +270,7 @@ func WriteDiffText(w io.Writer, r DiffReport) error {
 		}
 		b.WriteString("\n")
 	}
+	writePolicyText(&b, r.Policy)
 	b.WriteString("Summary: " + r.Summary().String() + ".\n")
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing the diff: %w", err)
@@ -332,6 +333,7 @@ func WriteDiffMarkdown(w io.Writer, r DiffReport) error {
 			b.WriteString("- **Warning:** " + markdownEscape(warning.String()) + "\n")
 		}
 	}
+	writePolicyMarkdown(&b, r.Policy)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing the diff: %w", err)
 	}

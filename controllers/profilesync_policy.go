@@ -1,0 +1,73 @@
+package controllers
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// checkPolicy checks a valid revision against the versioning policy of its
+// overlay (the profilesync-policy.yaml nearest to spec.path in the checkout,
+// read as the build reads it) before anything is written, as 'profilesync
+// diff' checks a pull request: the profiles at the clock's now, and for the
+// notice rule the change from what the cluster holds, made at the time of
+// the revision's commit. A rule of severity error, or a policy file that
+// cannot be read, refuses the revision whole (ValidationFailed,
+// PolicyViolation); warnings are events, once per revision and spec.
+//
+// The policy is checked at every sync, not only for new commits: a revision
+// that time alone makes break an error rule is refused from then on, and the
+// profiles stay as applied (their lifecycle goes on); 'profilesync timeline
+// --policy' shows such dates in advance.
+func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, objects []render.Object, report render.Report, live *liveProfiles, reportWarnings bool) error {
+	p, file, err := policy.Find(checkout.Dir, obj.Spec.Path, r.BuildLimits.MaxFileSize)
+	if err != nil {
+		return policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+	}
+	if p == nil {
+		return nil
+	}
+	now := r.Clock.Now()
+	commit, err := gitsource.CommitTime(checkout.Dir, checkout.Commit)
+	if err != nil {
+		// The notice is then measured from now, which only asks for more.
+		commit = now
+	}
+	head := render.EvaluateSet(objects, report, now)
+	findings := p.Check(head, liveCounterparts(head, live), now, commit)
+	if reportWarnings {
+		for _, w := range findings.Warnings.Summarize() {
+			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.PolicyWarningReason, w.String())
+		}
+	}
+	if len(findings.Errors) > 0 {
+		return policyViolation(fmt.Errorf("revision %s breaks the versioning policy %s: %w", checkout.Revision, file, findings.Errors.Summarize()))
+	}
+	return nil
+}
+
+// liveCounterparts returns what the cluster holds of the profiles in head:
+// a CloudProfile's spec, a NamespacedCloudProfile's merged
+// status.cloudProfileSpec (what its namespace sees). Profiles the cluster
+// does not have yet are left out.
+func liveCounterparts(head []render.Object, live *liveProfiles) []render.Object {
+	base := make([]render.Object, 0, len(head))
+	for _, o := range head {
+		if o.CloudProfile != nil {
+			if cp, ok := live.cloudProfiles[o.Name()]; ok {
+				base = append(base, render.Object{CloudProfile: cp})
+			}
+			continue
+		}
+		if ncp, ok := live.namespaced[client.ObjectKey{Namespace: o.Namespace(), Name: o.Name()}]; ok {
+			base = append(base, render.Object{NamespacedCloudProfile: ncp})
+		}
+	}
+	return base
+}

@@ -1,0 +1,27 @@
+package gitsource
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// CommitTime returns when commit (a full SHA-1, as ExportTree and Fetch
+// report it) was committed in the repository at repoDir: a work tree, a
+// directory inside one, a bare repository, or a fetch's Result.Dir. It is the
+// committer's time, which a rebase or a merge renews, not the author's: a
+// change takes effect with the commit that lands it. The versioning policy
+// measures notice periods from it.
+func CommitTime(repoDir, commit string) (time.Time, error) {
+	repository, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("open Git repository %s: %w", repoDir, err)
+	}
+	object, err := repository.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read commit %s of %s: %w", commit, repoDir, err)
+	}
+	return object.Committer.When, nil
+}

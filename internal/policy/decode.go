@@ -1,0 +1,233 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	strictjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// DecodeError is everything wrong with a policy file, one problem per line,
+// each naming the file and, where it is known, the field.
+type DecodeError struct {
+	File     string
+	Problems []string
+}
+
+func (e *DecodeError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = e.File + ": " + p
+	}
+	return strings.Join(lines, "\n")
+}
+
+var (
+	// sigs.k8s.io/json names an unknown field by its full path.
+	unknownFieldPattern = regexp.MustCompile(`^unknown field "(.*)"$`)
+	// A value of the wrong type: "json: cannot unmarshal string into Go
+	// struct field NoticeRule.rules.notice.days of type int". The Go type
+	// name before the path is ours, not the file's, and is dropped.
+	typeErrorPattern = regexp.MustCompile(`cannot unmarshal (.+) into Go struct field [^.]+\.(\S+) of type (\S+)`)
+)
+
+// Decode reads a policy file strictly: unknown and duplicate fields, values
+// of the wrong type and rules without their parameters are refused, every
+// problem at once, as a *DecodeError naming file (as given) and field.
+func Decode(file string, data []byte) (*Policy, error) {
+	fail := func(problems ...string) (*Policy, error) {
+		return nil, &DecodeError{File: file, Problems: problems}
+	}
+	jsonData, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return fail("not valid YAML: " + oneLine(err.Error()))
+	}
+	var p Policy
+	strictErrs, err := strictjson.UnmarshalStrict(jsonData, &p, strictjson.DisallowDuplicateFields, strictjson.DisallowUnknownFields)
+	if err != nil {
+		if m := typeErrorPattern.FindStringSubmatch(err.Error()); m != nil {
+			return fail(fmt.Sprintf("%s: Invalid value: must be of type %s, not %s", m[2], jsonTypeName(m[3]), m[1]))
+		}
+		if strings.Contains(err.Error(), "Go value of type") {
+			return fail("not a policy: expected a mapping with apiVersion, kind and rules")
+		}
+		return fail("not valid YAML: " + oneLine(err.Error()))
+	}
+	var problems []string
+	for _, e := range strictErrs {
+		if m := unknownFieldPattern.FindStringSubmatch(e.Error()); m != nil {
+			problems = append(problems, m[1]+": unknown field: the policy has no such field (check spelling and indentation; docs/policy.md lists the fields)")
+			continue
+		}
+		problems = append(problems, oneLine(e.Error()))
+	}
+	for _, e := range p.validate() {
+		problems = append(problems, e.Error())
+	}
+	if len(problems) > 0 {
+		return fail(problems...)
+	}
+	return &p, nil
+}
+
+// jsonTypeName names a Go type the way a policy file's author knows it.
+func jsonTypeName(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "integer"
+	case goType == "bool":
+		return "boolean (true or false)"
+	case goType == "string", goType == "policy.Severity":
+		return "string"
+	}
+	return "mapping"
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+var severities = []Severity{SeverityWarning, SeverityError}
+
+// validate checks what the schema's types cannot: the header, and that every
+// rule that is on has a severity and parameters that make sense.
+func (p *Policy) validate() field.ErrorList {
+	var errs field.ErrorList
+	if p.APIVersion != APIVersion {
+		errs = append(errs, field.NotSupported(field.NewPath("apiVersion"), p.APIVersion, []string{APIVersion}))
+	}
+	if p.Kind != Kind {
+		errs = append(errs, field.NotSupported(field.NewPath("kind"), p.Kind, []string{Kind}))
+	}
+	rules := field.NewPath("rules")
+	r := p.Rules
+	if r.Supported == nil && r.Preview == nil && r.Deprecation == nil && r.Notice == nil && r.ForcedUpdates == nil {
+		errs = append(errs, field.Required(rules, "a policy turns on at least one rule: supported, preview, deprecation, notice or forcedUpdates"))
+	}
+	severity := func(path *field.Path, s Severity) {
+		switch s {
+		case SeverityWarning, SeverityError:
+		case "":
+			errs = append(errs, field.Required(path.Child("severity"), "warning or error"))
+		default:
+			errs = append(errs, field.NotSupported(path.Child("severity"), s, severities))
+		}
+	}
+	atLeast := func(path *field.Path, value, least int) {
+		if value < least {
+			errs = append(errs, field.Invalid(path, value, fmt.Sprintf("must be at least %d", least)))
+		}
+	}
+	if s := r.Supported; s != nil {
+		path := rules.Child("supported")
+		severity(path, s.Severity)
+		atLeast(path.Child("minors"), s.Minors, 1)
+		atLeast(path.Child("machineImageGroups"), s.MachineImageGroups, 0)
+	}
+	if s := r.Preview; s != nil {
+		path := rules.Child("preview")
+		severity(path, s.Severity)
+		if s.MaxMinors == nil && s.MaxDays == nil {
+			errs = append(errs, field.Required(path, "set maxMinors, maxDays or both"))
+		}
+		if s.MaxMinors != nil {
+			atLeast(path.Child("maxMinors"), *s.MaxMinors, 0)
+		}
+		if s.MaxDays != nil {
+			atLeast(path.Child("maxDays"), *s.MaxDays, 0)
+		}
+	}
+	if s := r.Deprecation; s != nil {
+		path := rules.Child("deprecation")
+		severity(path, s.Severity)
+		if !s.OlderPatches && !s.RequireExpiry {
+			errs = append(errs, field.Required(path, "set olderPatches, requireExpiry or both to true"))
+		}
+	}
+	if s := r.Notice; s != nil {
+		path := rules.Child("notice")
+		severity(path, s.Severity)
+		atLeast(path.Child("days"), s.Days, 1)
+	}
+	if s := r.ForcedUpdates; s != nil {
+		severity(rules.Child("forcedUpdates"), s.Severity)
+	}
+	return errs
+}
+
+// Find returns the policy of the overlay at path (relative to root): the
+// file named FileName in path's directory or the nearest directory above it,
+// up to and including root. It returns nil and an empty name when there is
+// none. file is the policy's path relative to root, with forward slashes.
+//
+// The file is read as the build reads the checkout: confined to root (a
+// symbolic link leading out of it is refused), a regular file of at most
+// maxSize bytes (no limit when 0).
+func Find(root, path string, maxSize int64) (p *Policy, file string, err error) {
+	dir := filepath.Clean(filepath.FromSlash(path))
+	if !filepath.IsLocal(dir) && dir != "." {
+		return nil, "", fmt.Errorf("looking for %s: %s is not inside the repository", FileName, path)
+	}
+	fsys, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, "", fmt.Errorf("looking for %s: %w", FileName, err)
+	}
+	defer fsys.Close()
+	for {
+		candidate := filepath.Join(dir, FileName)
+		data, found, err := readConfined(fsys, candidate, maxSize)
+		if err != nil {
+			return nil, "", err
+		}
+		if found {
+			file = filepath.ToSlash(candidate)
+			p, err := Decode(file, data)
+			return p, file, err
+		}
+		if dir == "." {
+			return nil, "", nil
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// readConfined reads name inside root; found is false when there is no such
+// file.
+func readConfined(root *os.Root, name string, maxSize int64) (data []byte, found bool, err error) {
+	f, err := root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	slashed := filepath.ToSlash(name)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: cannot read the policy: %w", slashed, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: cannot read the policy: %w", slashed, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s: the policy must be a regular file", slashed)
+	}
+	reader := io.Reader(f)
+	if maxSize > 0 {
+		reader = io.LimitReader(f, maxSize+1)
+	}
+	data, err = io.ReadAll(reader)
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: cannot read the policy: %w", slashed, err)
+	}
+	if maxSize > 0 && int64(len(data)) > maxSize {
+		return nil, false, fmt.Errorf("%s: the policy is larger than %d bytes", slashed, maxSize)
+	}
+	return data, true, nil
+}

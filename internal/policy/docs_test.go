@@ -1,0 +1,48 @@
+package policy
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestThePoliciesOfTheDocsDecode decodes every policy file docs/policy.md
+// shows and the example repository's, so that what people copy works.
+func TestThePoliciesOfTheDocsDecode(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "policy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var policies []string
+	block, inYAML := "", false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case line == "```yaml":
+			block, inYAML = "", true
+		case line == "```" && inYAML:
+			inYAML = false
+			if strings.Contains(block, "kind: "+Kind) {
+				policies = append(policies, block)
+			}
+		case inYAML:
+			block += line + "\n"
+		}
+	}
+	if len(policies) < 2 {
+		t.Fatalf("found %d policies in docs/policy.md, want the schema's and the spec's example", len(policies))
+	}
+	for i, p := range policies {
+		if _, err := Decode("docs/policy.md", []byte(p)); err != nil {
+			t.Errorf("policy %d of docs/policy.md: %v", i+1, err)
+		}
+	}
+	example := filepath.Join("..", "..", "examples", "profiles-repo", FileName)
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(example, data); err != nil {
+		t.Error(err)
+	}
+}
