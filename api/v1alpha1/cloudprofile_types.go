@@ -56,7 +56,10 @@ type CloudProfileSpec struct {
 	CABundle *string `json:"caBundle,omitempty"`
 
 	// providerConfig is provider-specific configuration, passed through unchanged.
+	// Any JSON value is accepted, not only an object: Gardener's field is a
+	// RawExtension, and its own example profile holds a placeholder string.
 	// +optional
+	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
 

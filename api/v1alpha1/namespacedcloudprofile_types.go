@@ -97,8 +97,9 @@ type NamespacedCloudProfileSpec struct {
 	// extension, passed through unchanged. It is not merged into
 	// status.cloudProfileSpec, whose providerConfig is the parent's: as in
 	// Gardener, merging provider-specific configuration is the provider
-	// extension's business.
+	// extension's business. Any JSON value is accepted, as for a CloudProfile.
 	// +optional
+	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	ProviderConfig *runtime.RawExtension `json:"providerConfig,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -523,4 +524,35 @@ func TestMachineImageUpdateStrategyDefaultsToMajor(t *testing.T) {
 	g.Expect(k8sClient.Create(ctx, ncp)).To(Succeed())
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, ncp) })
 	g.Expect(ncp.Spec.MachineImages[0].UpdateStrategy).To(BeNil())
+}
+
+// TestProviderConfigTakesAnyJSONValue stores providerConfigs that are not
+// objects and reads them back unchanged. Gardener's field is a RawExtension,
+// which takes any JSON value; its own example profile
+// (example/30-cloudprofile.yaml) holds a placeholder string there.
+func TestProviderConfigTakesAnyJSONValue(t *testing.T) {
+	for _, raw := range []string{`"<some-provider-specific-cloudprofile-config>"`, `["a",1]`, `42`, `true`, `{"kind":"CloudProfileConfig","nested":{"a":[1]}}`} {
+		t.Run(raw, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+
+			cp := validCloudProfile()
+			cp.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(raw)}
+			g.Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+			gotCP := &v1alpha1.CloudProfile{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cp), gotCP)).To(Succeed())
+			g.Expect(gotCP.Spec.ProviderConfig).NotTo(BeNil())
+			g.Expect(string(gotCP.Spec.ProviderConfig.Raw)).To(MatchJSON(raw))
+			g.Expect(k8sClient.Delete(ctx, cp)).To(Succeed())
+
+			ncp := validNamespacedCloudProfile()
+			ncp.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(raw)}
+			g.Expect(k8sClient.Create(ctx, ncp)).To(Succeed())
+			gotNCP := &v1alpha1.NamespacedCloudProfile{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ncp), gotNCP)).To(Succeed())
+			g.Expect(gotNCP.Spec.ProviderConfig).NotTo(BeNil())
+			g.Expect(string(gotNCP.Spec.ProviderConfig.Raw)).To(MatchJSON(raw))
+			g.Expect(k8sClient.Delete(ctx, ncp)).To(Succeed())
+		})
+	}
 }

@@ -165,3 +165,49 @@ spec:
 	g.Expect(EncodeDocuments(&out, objects)).To(Succeed())
 	g.Expect(out.String()).To(Equal(stream + "status: {}\n"))
 }
+
+// TestDecodeDocumentsKeepsAProviderConfigOfAnyJSONValue: Gardener's
+// providerConfig is a RawExtension, which takes any JSON value, and its own
+// example profile holds a placeholder string there; a profile that Gardener
+// accepts must not be refused for it, nor lose it.
+func TestDecodeDocumentsKeepsAProviderConfigOfAnyJSONValue(t *testing.T) {
+	tests := []struct {
+		name, yaml, json string
+	}{
+		{name: "a placeholder string", yaml: "<some-provider-specific-cloudprofile-config>", json: `"<some-provider-specific-cloudprofile-config>"`},
+		{name: "a list", yaml: "[a, 1]", json: `["a",1]`},
+		{name: "a number", yaml: "42", json: `42`},
+		{name: "an object", yaml: "{kind: CloudProfileConfig}", json: `{"kind":"CloudProfileConfig"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			objects, problems := decodeString(t, "gardener.yaml", `apiVersion: core.gardener.cloud/v1beta1
+kind: CloudProfile
+metadata:
+  name: local
+spec:
+  type: local
+  kubernetes:
+    versions:
+    - version: 1.31.0
+  providerConfig: `+tt.yaml+`
+---
+apiVersion: core.gardener.cloud/v1beta1
+kind: NamespacedCloudProfile
+metadata:
+  name: local
+  namespace: shoot
+spec:
+  parent:
+    kind: CloudProfile
+    name: local
+  providerConfig: `+tt.yaml+`
+`)
+			g.Expect(problems).To(BeEmpty())
+			g.Expect(objects).To(HaveLen(2))
+			g.Expect(string(objects[0].CloudProfile.Spec.ProviderConfig.Raw)).To(MatchJSON(tt.json))
+			g.Expect(string(objects[1].NamespacedCloudProfile.Spec.ProviderConfig.Raw)).To(MatchJSON(tt.json))
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,6 +15,10 @@ import (
 // gardenerCorpus is the directory of real Gardener profiles, each copied
 // from an upstream repository with a header naming its source.
 const gardenerCorpus = "../../test/testdata/gardener"
+
+// sourceCommit finds the commit in a corpus file's header comment, so that
+// every fixture can be traced back to the exact upstream version.
+var sourceCommit = regexp.MustCompile(`(?m)^#.*\bcommit [0-9a-f]{40}\b`)
 
 // TestGardenerProfilesAreAcceptedAndRoundTrip reads every profile of the
 // corpus with its original apiVersion (core.gardener.cloud/v1beta1), as the
@@ -32,6 +37,7 @@ func TestGardenerProfilesAreAcceptedAndRoundTrip(t *testing.T) {
 		data, err := os.ReadFile(file)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(string(data)).To(HavePrefix("# Source: github.com/"), "%s names its source", file)
+		g.Expect(sourceCommit.MatchString(string(data))).To(BeTrue(), "%s names the commit it was copied from", file)
 		fileDocs, err := SplitDocuments(file, strings.NewReader(string(data)))
 		g.Expect(err).NotTo(HaveOccurred())
 		for _, doc := range fileDocs {
