@@ -173,7 +173,7 @@ func runManager(flags *managerFlags) error {
 	probes.SetupChecks(mgr, setupLog)
 
 	ctx := ctrl.SetupSignalHandler()
-	if err := setupControllers(ctx, mgr, *flags); err != nil {
+	if err := setupControllers(mgr, *flags); err != nil {
 		setupLog.Error(err, "set up controllers")
 		return reportedError{status: exitInvalidInput}
 	}
@@ -186,24 +186,31 @@ func runManager(flags *managerFlags) error {
 	return nil
 }
 
-// setupControllers registers every reconciler with the manager.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags) error {
+// setupControllers registers the admission webhooks (they need no CRDs:
+// the API server calls them only for objects of the CRDs) and the CRD gate,
+// which registers every reconciler once the API server serves the CRDs, so
+// a manager started before its CRDs waits for them, not ready, instead of
+// crash-looping (docs/reliability.md).
+func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
 	if flags.enableAdmission {
 		if err := webhooks.SetupWithManager(mgr, clock.RealClock{}); err != nil {
 			return err
 		}
 	}
-	return controllers.SetupAll(ctx, mgr, controllers.Config{
-		Options: controllers.Options{
-			MaxConcurrentReconciles: flags.concurrent,
-			RateLimiter:             runtimecontroller.GetRateLimiter(flags.rateLimiter),
-		},
-		Clock:                    clock.RealClock{},
-		StoragePath:              flags.storagePath,
-		ClusterProfilesNamespace: flags.clusterProfilesNS,
-		AllowCredentialsOverHTTP: flags.httpCredentials,
-		ReceiverAddr:             flags.receiverAddr,
-		MaxCheckoutSize:          flags.maxCheckoutSize,
-		BuildLimits:              flags.buildLimits,
+	_, err := controllers.WaitForCRDs(mgr, controllers.DefaultCRDBackoff, func(ctx context.Context) error {
+		return controllers.SetupAll(ctx, mgr, controllers.Config{
+			Options: controllers.Options{
+				MaxConcurrentReconciles: flags.concurrent,
+				RateLimiter:             runtimecontroller.GetRateLimiter(flags.rateLimiter),
+			},
+			Clock:                    clock.RealClock{},
+			StoragePath:              flags.storagePath,
+			ClusterProfilesNamespace: flags.clusterProfilesNS,
+			AllowCredentialsOverHTTP: flags.httpCredentials,
+			ReceiverAddr:             flags.receiverAddr,
+			MaxCheckoutSize:          flags.maxCheckoutSize,
+			BuildLimits:              flags.buildLimits,
+		})
 	})
+	return err
 }
