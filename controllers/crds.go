@@ -12,13 +12,17 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/profilesync/profilesync/config/crd"
 )
@@ -222,4 +226,49 @@ func (g *CRDGate) missing(required map[schema.GroupVersion][]string) error {
 		return nil
 	}
 	return fmt.Errorf("the API server does not serve %s: install their CustomResourceDefinitions (config/crd)", strings.Join(missing, "; "))
+}
+
+// NewRESTMapper is the manager's RESTMapper (ctrl.Options.MapperProvider):
+// controller-runtime's dynamic mapper, which discovers a kind when first
+// asked, backed by the CRDs compiled into the binary (config/crd) for the
+// kinds the API server does not serve yet. The manager's cache asks whether
+// ProfileSync is namespaced when it is built if it watches ProfileSyncs
+// with a label selector (--watch-label-selector); without the fallback such
+// a manager could not even be created before its CRDs are installed. Until
+// the CRDs are served nothing asks the API server for these kinds: the
+// CRDGate starts the controllers only then.
+func NewRESTMapper(config *rest.Config, httpClient *http.Client) (meta.RESTMapper, error) {
+	dynamic, err := apiutil.NewDynamicRESTMapper(config, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	compiled, err := compiledRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	return meta.FirstHitRESTMapper{MultiRESTMapper: meta.MultiRESTMapper{dynamic, compiled}}, nil
+}
+
+// compiledRESTMapper maps the kinds of config/crd to their resources and
+// scopes, as the API server will once the CRDs are installed.
+func compiledRESTMapper() (meta.RESTMapper, error) {
+	definitions, err := crd.Definitions()
+	if err != nil {
+		return nil, err
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for _, d := range definitions {
+		scope := meta.RESTScopeRoot
+		if d.Spec.Scope == apiextensionsv1.NamespaceScoped {
+			scope = meta.RESTScopeNamespace
+		}
+		for _, v := range d.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gv := schema.GroupVersion{Group: d.Spec.Group, Version: v.Name}
+			mapper.AddSpecific(gv.WithKind(d.Spec.Names.Kind), gv.WithResource(d.Spec.Names.Plural), gv.WithResource(d.Spec.Names.Singular), scope)
+		}
+	}
+	return mapper, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -168,4 +169,25 @@ func TestCRDGateStopsWithTheManager(t *testing.T) {
 	g.Eventually(gate.done).Should(Receive(BeNil()))
 	g.Expect(gate.setups.Load()).To(BeZero())
 	g.Expect(gate.Check(nil)).To(HaveOccurred())
+}
+
+// The compiled-in mapping is what the API server serves once the CRDs are
+// installed: resource names and scopes of config/crd.
+func TestCompiledRESTMapperMapsTheKindsOfConfigCRD(t *testing.T) {
+	g := NewWithT(t)
+	mapper, err := compiledRESTMapper()
+	g.Expect(err).NotTo(HaveOccurred())
+	for kind, want := range map[string]struct {
+		resource string
+		scope    meta.RESTScopeName
+	}{
+		v1alpha1.CloudProfileKind:           {"cloudprofiles", meta.RESTScopeNameRoot},
+		v1alpha1.NamespacedCloudProfileKind: {"namespacedcloudprofiles", meta.RESTScopeNameNamespace},
+		v1alpha1.ProfileSyncKind:            {"profilesyncs", meta.RESTScopeNameNamespace},
+	} {
+		mapping, err := mapper.RESTMapping(v1alpha1.GroupVersion.WithKind(kind).GroupKind(), v1alpha1.GroupVersion.Version)
+		g.Expect(err).NotTo(HaveOccurred(), kind)
+		g.Expect(mapping.Resource).To(Equal(v1alpha1.GroupVersion.WithResource(want.resource)), kind)
+		g.Expect(mapping.Scope.Name()).To(Equal(want.scope), kind)
+	}
 }

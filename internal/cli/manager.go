@@ -165,6 +165,9 @@ func runManager(flags *managerFlags) error {
 		// Started only when webhooks are registered (--enable-admission).
 		WebhookServer: webhook.NewServer(webhook.Options{Port: flags.webhookPort, CertDir: flags.webhookCertDir}),
 		Cache:         controllers.CacheOptions(watchSelector),
+		// Knows the scopes of the CRDs before they are installed, so the
+		// manager starts and waits for them even with a watch selector.
+		MapperProvider: controllers.NewRESTMapper,
 	})
 	if err != nil {
 		setupLog.Error(err, "create manager")

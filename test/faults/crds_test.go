@@ -11,8 +11,12 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/probes"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -59,9 +63,28 @@ func TestCRDsMissingAtStartThenInstalled(t *testing.T) {
 	probeAddr, err := testenv.FreeLoopbackAddress()
 	g.Expect(err).NotTo(HaveOccurred())
 	cacheDir := t.TempDir()
+	// With --watch-label-selector the manager's cache asks, when it is
+	// made, whether ProfileSync is namespaced: controller-runtime's dynamic
+	// mapper cannot tell before the CRDs are installed, the operator's can.
+	sharded := controllers.CacheOptions(labels.SelectorFromSet(labels.Set{"shard": "a"}))
+	sharded.Scheme = l.env.Scheme
+	httpClient, err := rest.HTTPClientFor(l.env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	sharded.Mapper, err = apiutil.NewDynamicRESTMapper(l.env.Config, httpClient)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cache.New(l.env.Config, sharded)
+	g.Expect(err).To(MatchError(ContainSubstring("failed to determine if *v1alpha1.ProfileSync is namespaced")))
+	sharded.Mapper, err = controllers.NewRESTMapper(l.env.Config, httpClient)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cache.New(l.env.Config, sharded)
+	g.Expect(err).NotTo(HaveOccurred())
+
 	m, err := l.env.StartManager(testenv.ManagerOptions{
-		Cache:   controllers.CacheOptions(nil),
-		Options: func(o *ctrl.Options) { o.HealthProbeBindAddress = probeAddr },
+		Cache: controllers.CacheOptions(nil),
+		Options: func(o *ctrl.Options) {
+			o.HealthProbeBindAddress = probeAddr
+			o.MapperProvider = controllers.NewRESTMapper
+		},
 		// As internal/cli's manager command does: the controllers are
 		// registered by the CRD gate, with the operator's back-off, and
 		// the probes are flux's.
