@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -134,8 +135,10 @@ func TestAdmissionWebhookUnavailableKeepsTheLastRevisionAndRecovers(t *testing.T
 	events := l.warningEvents(g)
 	g.Expect(events).To(HaveKey(v1alpha1.ApplyFailedReason))
 	g.Expect(events[v1alpha1.ApplyFailedReason]).To(BeNumerically("<=", int(failedSyncs)), "at most one event per failed sync")
+	var eventList corev1.EventList
+	g.Expect(l.env.Client.List(ctx, &eventList, client.InNamespace(landscapeNamespace), client.MatchingFields{"reason": v1alpha1.ApplyFailedReason})).To(Succeed())
 	statusPatches := faults.recorded(func(w write) bool { return w.Resource == "profilesyncs" && w.Subresource == "status" })
-	t.Logf("webhook away for %v: ApplyFailed after %v, %d failed syncs, %d ApplyFailed events, %d ProfileSync status patches; applied %v after it returned with %d CloudProfile writes",
-		webhookOutage, reported.Round(time.Millisecond), failedSyncs, events[v1alpha1.ApplyFailedReason], len(statusPatches),
+	t.Logf("webhook away for %v: ApplyFailed after %v, %d failed syncs, %d ApplyFailed events in %d Event objects, %d ProfileSync status patches; applied %v after it returned with %d CloudProfile writes",
+		webhookOutage, reported.Round(time.Millisecond), failedSyncs, events[v1alpha1.ApplyFailedReason], len(eventList.Items), len(statusPatches),
 		recovered.Round(time.Millisecond), len(faults.recorded(apiWrite("cloudprofiles"))))
 }
