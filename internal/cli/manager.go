@@ -121,6 +121,10 @@ config): the ProfileSync, CloudProfile and NamespacedCloudProfile controllers,
 the push receiver with --receiver-addr and the admission webhook with
 --enable-admission. It runs until it is signalled.
 
+Started before its CustomResourceDefinitions are installed, it waits for them:
+it logs the kinds it misses, /readyz fails (/healthz does not) and the
+controllers start, without a restart, as soon as the API server serves them.
+
 'profilesync' without a command does the same and takes the same flags.`,
 		Example: `  profilesync manager --enable-leader-election --storage-path=/data --metrics-addr=:8080
   KUBECONFIG=~/.kube/config profilesync manager --concurrent 8 --log-level debug`,
