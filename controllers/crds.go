@@ -47,9 +47,10 @@ type ServerResources interface {
 
 // CRDGate holds the controllers back until the API server serves the kinds
 // of the CustomResourceDefinitions they watch (config/crd), then registers
-// them with the running manager. A controller started before would fail
-// its watches and stop the manager: the Pod would crash-loop until someone
-// installs the CRDs, and then wait for the kubelet's back-off. With the
+// them with the running manager. Registered before, they fail at once
+// (their field index and watches find no kind) and the process exits: the
+// Pod would crash-loop until someone installs the CRDs, and then wait out
+// the kubelet's back-off. With the
 // gate the Pod runs, says in its log which kinds it waits for, reports
 // not ready on /readyz (healthy on /healthz, so it is not restarted), and
 // starts the controllers within one poll of the CRDs being installed.
