@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -330,20 +331,50 @@ func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) 
 // write server-side applies one change. A refusal of the object itself (a
 // rule of the API server or an admission webhook, or an object larger than
 // the API server takes) is a validation failure of the revision; anything
-// else is retried.
+// else is retried, an admission webhook that cannot be called included: the
+// object was never judged, and the webhook may come back.
 func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts ...client.ApplyOption) error {
 	opts = append(opts, client.FieldOwner(SyncFieldManager), client.ForceOwnership)
 	err := retryTransient(func() error {
 		return r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
 	})
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err):
-		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
-	default:
-		return applyFailed(fmt.Errorf("apply %s: %w", c.item.object.Ref(), err))
 	}
+	if webhook, ok := unreachableWebhook(err); ok {
+		return applyFailed(fmt.Errorf("apply %s: admission webhook %q could not be called; retrying: %w", c.item.object.Ref(), webhook, err))
+	}
+	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err) {
+		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
+	}
+	return applyFailed(fmt.Errorf("apply %s: %w", c.item.object.Ref(), err))
+}
+
+// callingWebhookFailed is how the API server's admission plugins begin the
+// message of a webhook they could not call (k8s.io/apiserver's
+// ErrCallingWebhook): not reachable, timed out, or an answer that is not an
+// AdmissionReview. With failurePolicy Fail they return it as an
+// InternalError; a webhook that answered and denied is a Forbidden or
+// Invalid error instead.
+const callingWebhookFailed = "failed calling webhook "
+
+// unreachableWebhook names the admission webhook that err says the API
+// server could not call.
+func unreachableWebhook(err error) (string, bool) {
+	if !apierrors.IsInternalError(err) {
+		return "", false
+	}
+	message := err.Error()
+	i := strings.Index(message, callingWebhookFailed)
+	if i < 0 {
+		return "", false
+	}
+	quoted, err := strconv.QuotedPrefix(message[i+len(callingWebhookFailed):])
+	if err != nil {
+		return "", false
+	}
+	name, err := strconv.Unquote(quoted)
+	return name, err == nil && name != ""
 }
 
 // comparedSpecs returns what the sync compares for an item with a live

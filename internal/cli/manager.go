@@ -133,6 +133,10 @@ config): the ProfileSync, CloudProfile and NamespacedCloudProfile controllers,
 the push receiver with --receiver-addr and the admission webhook with
 --enable-admission. It runs until it is signalled.
 
+Started before its CustomResourceDefinitions are installed, it waits for them:
+it logs the kinds it misses, /readyz fails (/healthz does not) and the
+controllers start, without a restart, as soon as the API server serves them.
+
 'profilesync' without a command does the same and takes the same flags.`,
 		Example: `  profilesync manager --enable-leader-election --storage-path=/data --metrics-addr=:8443
   profilesync manager --metrics-addr=127.0.0.1:8080 --metrics-secure=false
@@ -183,6 +187,9 @@ func runManager(flags *managerFlags) error {
 		// Started only when webhooks are registered (--enable-admission).
 		WebhookServer: webhook.NewServer(webhook.Options{Port: flags.webhookPort, CertDir: flags.webhookCertDir}),
 		Cache:         controllers.CacheOptions(watchSelector),
+		// Knows the scopes of the CRDs before they are installed, so the
+		// manager starts and waits for them even with a watch selector.
+		MapperProvider: controllers.NewRESTMapper,
 	})
 	if err != nil {
 		setupLog.Error(err, "create manager")
@@ -191,7 +198,7 @@ func runManager(flags *managerFlags) error {
 	probes.SetupChecks(mgr, setupLog)
 
 	ctx := ctrl.SetupSignalHandler()
-	if err := setupControllers(ctx, mgr, *flags); err != nil {
+	if err := setupControllers(mgr, *flags); err != nil {
 		setupLog.Error(err, "set up controllers")
 		return reportedError{status: exitInvalidInput}
 	}
@@ -204,28 +211,35 @@ func runManager(flags *managerFlags) error {
 	return nil
 }
 
-// setupControllers registers every reconciler with the manager.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, flags managerFlags) error {
+// setupControllers registers the admission webhooks (they need no CRDs:
+// the API server calls them only for objects of the CRDs) and the CRD gate,
+// which registers every reconciler once the API server serves the CRDs, so
+// a manager started before its CRDs waits for them, not ready, instead of
+// crash-looping (docs/reliability.md).
+func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
 	if flags.enableAdmission {
 		if err := webhooks.SetupWithManager(mgr, clock.RealClock{}); err != nil {
 			return err
 		}
 	}
-	return controllers.SetupAll(ctx, mgr, controllers.Config{
-		Options: controllers.Options{
-			MaxConcurrentReconciles: flags.concurrent,
-			RateLimiter:             runtimecontroller.GetRateLimiter(flags.rateLimiter),
-		},
-		Clock:                    clock.RealClock{},
-		StoragePath:              flags.storagePath,
-		ClusterProfilesNamespace: flags.clusterProfilesNS,
-		AllowCredentialsOverHTTP: flags.httpCredentials,
-		ReceiverAddr:             flags.receiverAddr,
-		MaxCheckoutSize:          flags.maxCheckoutSize,
-		BuildLimits:              flags.buildLimits,
-		// The registry the manager's metrics server serves.
-		MetricsRegistry: crmetrics.Registry,
+	_, err := controllers.WaitForCRDs(mgr, controllers.DefaultCRDBackoff, func(ctx context.Context) error {
+		return controllers.SetupAll(ctx, mgr, controllers.Config{
+			Options: controllers.Options{
+				MaxConcurrentReconciles: flags.concurrent,
+				RateLimiter:             runtimecontroller.GetRateLimiter(flags.rateLimiter),
+			},
+			Clock:                    clock.RealClock{},
+			StoragePath:              flags.storagePath,
+			ClusterProfilesNamespace: flags.clusterProfilesNS,
+			AllowCredentialsOverHTTP: flags.httpCredentials,
+			ReceiverAddr:             flags.receiverAddr,
+			MaxCheckoutSize:          flags.maxCheckoutSize,
+			BuildLimits:              flags.buildLimits,
+			// The registry the manager's metrics server serves.
+			MetricsRegistry: crmetrics.Registry,
+		})
 	})
+	return err
 }
 
 // metricsServerOptions are the metrics server's settings. By default
