@@ -30,6 +30,10 @@ const (
 	// server behind a stuck load balancer does; a request ends only when
 	// its client gives up (or the proxy closes).
 	Hang
+	// HangPack answers the ref advertisement (GET .../info/refs) but never
+	// a POST .../git-upload-pack, which transfers the pack: a server that
+	// stalls once the transfer begins.
+	HangPack
 	// TruncatePack forwards the ref listing but cuts every pack response
 	// (POST .../git-upload-pack) short in the middle of the pack and drops
 	// the connection, as a reset connection does.
@@ -47,6 +51,8 @@ func (m FaultMode) String() string {
 		return "down"
 	case Hang:
 		return "hang"
+	case HangPack:
+		return "hang-pack"
 	case TruncatePack:
 		return "truncate-pack"
 	case CorruptPack:
@@ -222,7 +228,7 @@ func (p *FaultProxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p.counts.Lock()
 	p.counts.byMode[mode]++
 	p.counts.Unlock()
-	if mode == Hang {
+	if mode == Hang || mode == HangPack && isPackRequest(r) {
 		select {
 		case <-r.Context().Done():
 		case <-p.hung:
@@ -238,8 +244,7 @@ func (p *FaultProxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // the request was received in.
 func (p *FaultProxy) breakPack(resp *http.Response) error {
 	mode := modeOf(resp.Request.Context())
-	if (mode != TruncatePack && mode != CorruptPack) ||
-		resp.Request.Method != http.MethodPost || !strings.HasSuffix(resp.Request.URL.Path, "/git-upload-pack") {
+	if (mode != TruncatePack && mode != CorruptPack) || !isPackRequest(resp.Request) {
 		return nil
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -286,4 +291,10 @@ func withMode(ctx context.Context, mode FaultMode) context.Context {
 func modeOf(ctx context.Context) FaultMode {
 	mode, _ := ctx.Value(modeKey{}).(FaultMode)
 	return mode
+}
+
+// isPackRequest says whether r asks for objects (or, in Git's protocol v2,
+// lists refs: those responses hold no pack and pass unchanged).
+func isPackRequest(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-upload-pack")
 }

@@ -96,6 +96,13 @@ func TestFaultProxyBreaksTheRepositoryBehindTheSameURL(t *testing.T) {
 	g.Expect(time.Since(started)).To(BeNumerically(">=", time.Second), "nothing answers until the client gives up")
 	g.Expect(proxy.Requests(Hang)).To(Equal(1))
 
+	g.Expect(proxy.SetMode(HangPack)).To(Succeed())
+	started = time.Now()
+	_, err = cloneThrough(t, proxy, time.Second)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(time.Since(started)).To(BeNumerically(">=", time.Second))
+	g.Expect(proxy.Requests(HangPack)).To(BeNumerically(">=", 2), "the listing is answered, the pack request hangs")
+
 	for _, mode := range []FaultMode{TruncatePack, CorruptPack} {
 		g.Expect(proxy.SetMode(mode)).To(Succeed())
 		_, err = cloneThrough(t, proxy, 20*time.Second)
