@@ -246,7 +246,7 @@ func TestGitSemVerRangeGainsANewerTag(t *testing.T) {
 	g.Expect(l.git.Tag(l.repo, "v2.0.0", outOfRange)).To(Succeed())
 	_, converged := l.waitRevision("v1.1.0@sha1:"+second, 4*interval)
 	g.Consistently(func(g Gomega) string { return l.current(g).Status.LastAppliedRevision }).
-		WithTimeout(2 * interval).Should(Equal("v1.1.0@sha1:"+second), "v2.0.0 is outside the range")
+		WithTimeout(2*interval).Should(Equal("v1.1.0@sha1:"+second), "v2.0.0 is outside the range")
 	g.Expect(l.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.1"}))
 	g.Expect(profileWrites(counter)).To(Equal(map[string]int{"PATCH cloudprofiles": 1}))
 	figures(t, "semver gains a tag, interval %s: applied after %s, profile writes %v", interval, converged.Round(10*time.Millisecond), profileWrites(counter))
