@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
@@ -35,6 +37,11 @@ type CloudProfileReconciler struct {
 	EventRecorder record.EventRecorder
 	// Clock is the source of "now"; tests move it.
 	Clock clock.PassiveClock
+	// StatusRecheck bounds the wait for the next transition (see
+	// Options.StatusRecheck); zero means DefaultStatusRecheck.
+	StatusRecheck time.Duration
+	// times keeps each profile's status from moving back in time.
+	times statusTimes
 }
 
 // SetupWithManager registers the reconciler. Only spec changes (generation)
@@ -57,6 +64,9 @@ func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts Options
 func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.CloudProfile{}
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.times.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -68,7 +78,8 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		}
 	}()
 
-	now := r.Clock.Now()
+	wallNow := r.Clock.Now()
+	now := r.times.at(req.NamespacedName, wallNow)
 	errs, warnings := lifecycle.ValidateCloudProfileSpec(&obj.Spec, field.NewPath("spec"))
 	if len(errs) > 0 {
 		// No status guesswork: classifications of an invalid spec would claim
@@ -87,7 +98,7 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
 	obj.Status.ProfileVersionsStatus = status
 	markReady(obj, classificationSummary(&status))
-	return ctrl.Result{RequeueAfter: requeueAfter(&status, now)}, nil
+	return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow, r.StatusRecheck)}, nil
 }
 
 // conditionsObject is a profile whose conditions the controllers set.

@@ -55,6 +55,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
+		StatusRecheck: cfg.StatusRecheck,
 	}).SetupWithManager(mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
 	}
@@ -62,6 +63,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
+		StatusRecheck: cfg.StatusRecheck,
 	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
 	}
