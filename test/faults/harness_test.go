@@ -72,6 +72,8 @@ type managerConfig struct {
 	faults *faultTransport
 	// clock is the controllers' clock; real time when nil.
 	clock clock.PassiveClock
+	// statusRecheck is controllers.Options.StatusRecheck; its default when 0.
+	statusRecheck time.Duration
 	// leaderElection runs the manager as one of several replicas.
 	leaderElection bool
 	leaseDuration  time.Duration
@@ -114,7 +116,7 @@ func (l *landscape) startManager(cfg managerConfig) *testenv.Manager {
 		},
 		Setup: func(ctx context.Context, mgr ctrl.Manager, _ *testenv.Env) error {
 			return controllers.SetupAll(ctx, mgr, controllers.Config{
-				Options:                  controllers.Options{MaxConcurrentReconciles: 4},
+				Options:                  controllers.Options{MaxConcurrentReconciles: 4, StatusRecheck: cfg.statusRecheck},
 				Clock:                    clk,
 				StoragePath:              cacheDir,
 				ClusterProfilesNamespace: landscapeNamespace,
