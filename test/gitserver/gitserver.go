@@ -360,10 +360,11 @@ func (s *Server) MoveTag(repo, name, sha string) error {
 	if err != nil {
 		return fmt.Errorf("move tag %s in %q: %w", name, repo, err)
 	}
-	args := []string{"tag", "--force", name, sha}
-	if kind == "tag" {
-		args = []string{"tag", "--force", "--annotate", "--message", "moved to " + sha, name, sha}
+	args := []string{"--force", name, sha}
+	if kind == "tag" { // an annotated tag's ref names a tag object
+		args = []string{"--force", "--annotate", "--message", "moved to " + sha, name, sha}
 	}
+	args = append([]string{"tag"}, args...)
 	if _, err := runGit(dir, nil, "", args...); err != nil {
 		return fmt.Errorf("move tag %s in %q: %w", name, repo, err)
 	}
