@@ -164,10 +164,11 @@ func TestGitForcePushAppliesTheRewrittenHead(t *testing.T) {
 		profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws"}, nil), "amend: 1.34.1, not 1.34.0")
 	g.Expect(err).NotTo(HaveOccurred())
 	l.requestSync("rewritten")
-	ps := l.waitApplied(rewritten, 20*time.Second)
+	ps, converged := l.waitRevision("main@sha1:"+rewritten, 20*time.Second)
 	g.Expect(inventory(ps)).To(Equal([]string{"CloudProfile//aws"}))
 	g.Expect(l.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.1"}))
 	g.Expect(profileWrites(counter)).To(Equal(map[string]int{"PATCH cloudprofiles": 1}))
+	figures(t, "force-push: applied %s after the sync request, profile writes %v", converged.Round(10*time.Millisecond), profileWrites(counter))
 }
 
 // TestGitDeletedBranchFailsClearlyAndPrunesNothing: the branch the sync
@@ -219,9 +220,10 @@ func TestGitMovedTagIsFollowed(t *testing.T) {
 	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws"}, nil))
 	g.Expect(l.git.MoveTag(l.repo, "stable", second)).To(Succeed())
 	l.requestSync("moved")
-	l.waitRevision("stable@sha1:"+second, 20*time.Second)
+	_, converged := l.waitRevision("stable@sha1:"+second, 20*time.Second)
 	g.Expect(l.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.1"}))
 	g.Expect(profileWrites(counter)).To(Equal(map[string]int{"PATCH cloudprofiles": 1}))
+	figures(t, "tag moved: applied %s after the sync request, profile writes %v", converged.Round(10*time.Millisecond), profileWrites(counter))
 }
 
 // TestGitSemVerRangeGainsANewerTag: a tag newer than the applied one and
