@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
@@ -38,6 +39,11 @@ type CloudProfileReconciler struct {
 	Clock clock.PassiveClock
 	// Metrics, when set, records the status written (metrics.go).
 	Metrics *Metrics
+	// StatusRecheck bounds the wait for the next transition (see
+	// Options.StatusRecheck); zero means DefaultStatusRecheck.
+	StatusRecheck time.Duration
+	// times keeps each profile's status from moving back in time.
+	times statusTimes
 }
 
 // SetupWithManager registers the reconciler. Only spec changes (generation)
@@ -62,6 +68,7 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forgetProfile(v1alpha1.CloudProfileKind, req.NamespacedName)
+			r.times.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -76,7 +83,8 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		r.Metrics.observeProfile(v1alpha1.CloudProfileKind, obj, &obj.Status.ProfileVersionsStatus)
 	}()
 
-	now := r.Clock.Now()
+	wallNow := r.Clock.Now()
+	now := r.times.at(req.NamespacedName, wallNow)
 	errs, warnings := lifecycle.ValidateCloudProfileSpec(&obj.Spec, field.NewPath("spec"))
 	if len(errs) > 0 {
 		// No status guesswork: classifications of an invalid spec would claim
@@ -95,7 +103,7 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
 	obj.Status.ProfileVersionsStatus = status
 	markReady(obj, classificationSummary(&status))
-	return ctrl.Result{RequeueAfter: requeueAfter(&status, now)}, nil
+	return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow, r.StatusRecheck)}, nil
 }
 
 // conditionsObject is a profile whose conditions the controllers set.

@@ -133,6 +133,7 @@ func TestCloudProfileStatusFlipsAtTheExactStartTime(t *testing.T) {
 	cp := gep32Profile()
 	createProfile(t, cp)
 	reconciler, events := directCloudProfileReconciler()
+	reconciler.StatusRecheck = uncapped // the requeue shows the transition itself
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cp)}
 
 	deprecation := mustTime("2025-03-01T00:00:00Z")
@@ -232,6 +233,7 @@ func TestCloudProfileRequeuesAtTheNextTransition(t *testing.T) {
 			}
 			createProfile(t, cp)
 			reconciler, _ := directCloudProfileReconciler()
+			reconciler.StatusRecheck = uncapped // the requeue shows the transition itself
 			result, err := reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cp)})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(result.RequeueAfter).To(Equal(row.want))

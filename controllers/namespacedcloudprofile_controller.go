@@ -44,6 +44,11 @@ type NamespacedCloudProfileReconciler struct {
 	Clock clock.PassiveClock
 	// Metrics, when set, records the status written (metrics.go).
 	Metrics *Metrics
+	// StatusRecheck bounds the wait for the next transition (see
+	// Options.StatusRecheck); zero means DefaultStatusRecheck.
+	StatusRecheck time.Duration
+	// times keeps each profile's status from moving back in time.
+	times statusTimes
 }
 
 // SetupWithManager registers the reconciler, the parent-name index and the
@@ -98,6 +103,7 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forgetProfile(v1alpha1.NamespacedCloudProfileKind, req.NamespacedName)
+			r.times.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -112,7 +118,8 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 		r.Metrics.observeProfile(v1alpha1.NamespacedCloudProfileKind, obj, &obj.Status.ProfileVersionsStatus)
 	}()
 
-	now := r.Clock.Now()
+	wallNow := r.Clock.Now()
+	now := r.times.at(req.NamespacedName, wallNow)
 	parent := &v1alpha1.CloudProfile{}
 	err := r.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent)
 	switch {
@@ -122,7 +129,7 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 			"parent CloudProfile %q not found", obj.Spec.Parent.Name)
 		conditions.MarkReconciling(obj, v1alpha1.ParentNotFoundReason, "waiting for parent CloudProfile %q", obj.Spec.Parent.Name)
 		conditions.Delete(obj, v1alpha1.StalledCondition)
-		return r.keepPreviousSpecCurrent(obj, now), nil
+		return r.keepPreviousSpecCurrent(obj, now, wallNow), nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("get parent CloudProfile %q: %w", obj.Spec.Parent.Name, err)
 	}
@@ -132,20 +139,21 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 		// Stalled, but not a terminal error: the kept spec still has
 		// transitions to wake up for, and a parent change re-renders it.
 		markInvalid(obj, r.EventRecorder, errs)
-		return r.keepPreviousSpecCurrent(obj, now), nil
+		return r.keepPreviousSpecCurrent(obj, now, wallNow), nil
 	}
 
 	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status.ProfileVersionsStatus)
 	obj.Status.CloudProfileSpec = status.CloudProfileSpec
 	obj.Status.ProfileVersionsStatus = status.ProfileVersionsStatus
 	markReady(obj, classificationSummary(&status.ProfileVersionsStatus))
-	return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, now)}, nil
+	return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, wallNow, r.StatusRecheck)}, nil
 }
 
 // keepPreviousSpecCurrent recomputes the classification status of the
 // cloudProfileSpec already in status, so it stays true while a new one cannot
-// be rendered, and schedules the wake-up at its next transition.
-func (r *NamespacedCloudProfileReconciler) keepPreviousSpecCurrent(obj *v1alpha1.NamespacedCloudProfile, now time.Time) ctrl.Result {
+// be rendered, and schedules the wake-up at its next transition. now is the
+// time to compute at, wallNow the clock's (see statusTimes).
+func (r *NamespacedCloudProfileReconciler) keepPreviousSpecCurrent(obj *v1alpha1.NamespacedCloudProfile, now, wallNow time.Time) ctrl.Result {
 	if obj.Status.CloudProfileSpec == nil {
 		obj.Status.ProfileVersionsStatus = v1alpha1.ProfileVersionsStatus{}
 		return ctrl.Result{}
@@ -153,5 +161,5 @@ func (r *NamespacedCloudProfileReconciler) keepPreviousSpecCurrent(obj *v1alpha1
 	status := lifecycle.Status(obj.Status.CloudProfileSpec, now)
 	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
 	obj.Status.ProfileVersionsStatus = status
-	return ctrl.Result{RequeueAfter: requeueAfter(&status, now)}
+	return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow, r.StatusRecheck)}
 }

@@ -104,6 +104,7 @@ func TestNamespacedProfileRequeuesAtTheMergedNextTransition(t *testing.T) {
 	createProfile(t, ncp)
 
 	reconciler, _ := directNamespacedReconciler()
+	reconciler.StatusRecheck = uncapped // the requeue shows the transition itself
 	result, err := reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ncp)})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(result.RequeueAfter).To(Equal(mustTime("2025-01-01T00:00:00Z").Sub(now)))

@@ -7,11 +7,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -33,6 +35,28 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// RateLimiter paces retries after errors.
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	// StatusRecheck is the longest the profile status controllers wait
+	// before computing a profile's status again while it has a transition
+	// scheduled; zero or less means DefaultStatusRecheck. They wake up at
+	// the transition itself when it comes sooner. The wait runs on the
+	// monotonic clock (controller-runtime's RequeueAfter), which a step of
+	// the wall clock (an NTP correction, a resumed virtual machine) does not
+	// move, so this bounds how late a status notices such a step.
+	StatusRecheck time.Duration
+}
+
+// DefaultStatusRecheck is Options.StatusRecheck's default: a wall-clock
+// step shows in status within five minutes, at the cost of one reconcile
+// (a read from the cache, no write when nothing changed) per profile with a
+// scheduled transition every five minutes.
+const DefaultStatusRecheck = 5 * time.Minute
+
+// statusRecheck is recheck, or its default when unset.
+func statusRecheck(recheck time.Duration) time.Duration {
+	if recheck <= 0 {
+		return DefaultStatusRecheck
+	}
+	return recheck
 }
 
 // patchStatus writes the status of after, in one merge patch through the
@@ -97,14 +121,55 @@ func classificationSummary(status *v1alpha1.ProfileVersionsStatus) string {
 	return msg
 }
 
-// requeueAfter is the time from now to the profile's next transition, or zero
-// when none is scheduled. The controllers wake up at exactly that time instead
-// of polling.
-func requeueAfter(status *v1alpha1.ProfileVersionsStatus, now time.Time) time.Duration {
+// requeueAfter is the time from wallNow, the clock's time, to the profile's
+// next transition, at most recheck (see Options.StatusRecheck), or zero when
+// none is scheduled: a profile without transitions has nothing a clock step
+// could change, so it is not polled. The controllers wake up at exactly the
+// transition instead of polling. After the clock has gone back, wallNow is
+// earlier than the time the status was computed at (see statusTimes), and
+// the wait is the wall clock's way to the transition, not the shorter one
+// from the status's time.
+func requeueAfter(status *v1alpha1.ProfileVersionsStatus, wallNow time.Time, recheck time.Duration) time.Duration {
 	if status.NextTransitionTime == nil {
 		return 0
 	}
-	return status.NextTransitionTime.Sub(now)
+	return min(status.NextTransitionTime.Sub(wallNow), statusRecheck(recheck))
+}
+
+// statusTimes keeps, per profile, the latest time its status was computed
+// at, so a status never moves back in time: when the wall clock steps back
+// (an NTP correction, a node with a wrong clock taking over the work), a
+// version that has become deprecated or expired stays so, with no event and
+// no write, until the clock has caught up, instead of flapping back and
+// forth across the transition. A change of spec still takes effect at
+// once, computed at that same latest time. It is memory of one process: a
+// restarted manager computes at its clock's time again. The zero value is
+// ready to use; it is safe for concurrent use.
+type statusTimes struct {
+	mu     sync.Mutex
+	latest map[types.NamespacedName]time.Time
+}
+
+// at is the time to compute key's status at: wallNow, or the latest time
+// used for key when wallNow is behind it.
+func (s *statusTimes) at(key types.NamespacedName, wallNow time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if latest, ok := s.latest[key]; ok && latest.After(wallNow) {
+		return latest
+	}
+	if s.latest == nil {
+		s.latest = map[types.NamespacedName]time.Time{}
+	}
+	s.latest[key] = wallNow
+	return wallNow
+}
+
+// forget drops a deleted profile.
+func (s *statusTimes) forget(key types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.latest, key)
 }
 
 // recordClassificationChanges emits a ClassificationChanged event for every

@@ -70,6 +70,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
 		Metrics:       metrics,
+		StatusRecheck: cfg.StatusRecheck,
 	}).SetupWithManager(mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
 	}
@@ -78,6 +79,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
 		Metrics:       metrics,
+		StatusRecheck: cfg.StatusRecheck,
 	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
 	}

@@ -74,6 +74,8 @@ type managerConfig struct {
 	faults *faultTransport
 	// clock is the controllers' clock; real time when nil.
 	clock clock.PassiveClock
+	// statusRecheck is controllers.Options.StatusRecheck; its default when 0.
+	statusRecheck time.Duration
 	// leaderElection runs the manager as one of several replicas.
 	leaderElection bool
 	leaseDuration  time.Duration
@@ -122,7 +124,11 @@ func (l *landscape) startManager(cfg managerConfig) *testenv.Manager {
 			return controllers.SetupAll(ctx, mgr, controllers.Config{
 				// The operator's defaults: 4 workers, retries from 750 ms
 				// doubling up to 15 minutes.
-				Options:                  controllers.Options{MaxConcurrentReconciles: 4, RateLimiter: runtimecontroller.GetDefaultRateLimiter()},
+				Options: controllers.Options{
+					MaxConcurrentReconciles: 4,
+					RateLimiter:             runtimecontroller.GetDefaultRateLimiter(),
+					StatusRecheck:           cfg.statusRecheck,
+				},
 				Clock:                    clk,
 				StoragePath:              cacheDir,
 				ClusterProfilesNamespace: landscapeNamespace,

@@ -324,11 +324,80 @@ func (s *Server) DeleteBranch(repo, branch string) error {
 	return nil
 }
 
-// commitLocked writes files into a new commit on branch without a worktree:
-// it reads the parent's tree into a throw-away index, adds each file as a
-// blob, writes the tree and commit, and moves the branch with a
-// compare-and-swap so a concurrent writer outside this Server is detected.
+// ForcePush replaces branch of repo with a new commit whose parent is onto
+// (a commit SHA; empty for a commit without parent) and whose tree is onto's
+// with files added or replaced, whatever the branch held before, as `git
+// push --force` of an amended or rebased branch does. The branch's old
+// commits become unreachable from it. It returns the new commit's SHA-1.
+func (s *Server) ForcePush(repo, branch, onto string, files map[string]string, message string) (string, error) {
+	dir, err := s.existingRepoDir(repo)
+	if err != nil {
+		return "", err
+	}
+	s.seeding.Lock()
+	defer s.seeding.Unlock()
+	commit, err := writeCommit(dir, onto, files, message)
+	if err != nil {
+		return "", fmt.Errorf("force-push to %s of %q: %w", branch, repo, err)
+	}
+	if _, err := runGit(dir, nil, "", "update-ref", "refs/heads/"+branch, commit); err != nil {
+		return "", fmt.Errorf("force-push to %s of %q: move branch: %w", branch, repo, err)
+	}
+	return commit, nil
+}
+
+// MoveTag points the existing lightweight or annotated tag name at commit
+// sha, as `git tag --force` and a forced push of the tag do; an annotated
+// tag stays annotated, with a new tag object.
+func (s *Server) MoveTag(repo, name, sha string) error {
+	dir, err := s.existingRepoDir(repo)
+	if err != nil {
+		return err
+	}
+	s.seeding.Lock()
+	defer s.seeding.Unlock()
+	kind, err := runGit(dir, nil, "", "cat-file", "-t", "refs/tags/"+name)
+	if err != nil {
+		return fmt.Errorf("move tag %s in %q: %w", name, repo, err)
+	}
+	args := []string{"--force", name, sha}
+	if kind == "tag" { // an annotated tag's ref names a tag object
+		args = []string{"--force", "--annotate", "--message", "moved to " + sha, name, sha}
+	}
+	args = append([]string{"tag"}, args...)
+	if _, err := runGit(dir, nil, "", args...); err != nil {
+		return fmt.Errorf("move tag %s in %q: %w", name, repo, err)
+	}
+	return nil
+}
+
+// commitLocked writes files into a new commit on branch (see writeCommit)
+// and moves the branch with a compare-and-swap so a concurrent writer
+// outside this Server is detected.
 func (s *Server) commitLocked(dir, branch string, files map[string]string, message string) (string, error) {
+	parent := ""
+	if sha, err := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}"); err == nil {
+		parent = sha
+	} else if sha, err := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+DefaultBranch+"^{commit}"); err == nil {
+		parent = sha
+	}
+	commit, err := writeCommit(dir, parent, files, message)
+	if err != nil {
+		return "", fmt.Errorf("commit to %s: %w", branch, err)
+	}
+	oldValue, _ := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	// An empty old value makes update-ref insist that the branch is new.
+	if _, err := runGit(dir, nil, "", "update-ref", "refs/heads/"+branch, commit, oldValue); err != nil {
+		return "", fmt.Errorf("commit to %s: move branch: %w", branch, err)
+	}
+	return commit, nil
+}
+
+// writeCommit writes files into a new commit on top of parent (none when
+// empty) without a worktree and without moving any ref: it reads the
+// parent's tree into a throw-away index, adds each file as a blob, and
+// writes the tree and commit. It returns the commit's SHA-1.
+func writeCommit(dir, parent string, files map[string]string, message string) (string, error) {
 	indexFile, err := os.CreateTemp("", "gitserver-index-*")
 	if err != nil {
 		return "", fmt.Errorf("create temporary index: %w", err)
@@ -342,15 +411,9 @@ func (s *Server) commitLocked(dir, branch string, files map[string]string, messa
 	defer os.Remove(indexPath)
 	indexEnv := []string{"GIT_INDEX_FILE=" + indexPath}
 
-	parent := ""
-	if sha, err := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}"); err == nil {
-		parent = sha
-	} else if sha, err := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+DefaultBranch+"^{commit}"); err == nil {
-		parent = sha
-	}
 	if parent != "" {
 		if _, err := runGit(dir, indexEnv, "", "read-tree", parent); err != nil {
-			return "", fmt.Errorf("commit to %s: %w", branch, err)
+			return "", err
 		}
 	}
 
@@ -364,34 +427,25 @@ func (s *Server) commitLocked(dir, branch string, files map[string]string, messa
 	for _, p := range paths {
 		clean := path.Clean(p)
 		if clean == "." || strings.HasPrefix(clean, "../") || clean == ".." || path.IsAbs(clean) {
-			return "", fmt.Errorf("commit to %s: file path %q must be relative and inside the repository", branch, p)
+			return "", fmt.Errorf("file path %q must be relative and inside the repository", p)
 		}
 		blob, err := runGit(dir, nil, files[p], "hash-object", "-w", "--stdin")
 		if err != nil {
-			return "", fmt.Errorf("commit to %s: store %s: %w", branch, clean, err)
+			return "", fmt.Errorf("store %s: %w", clean, err)
 		}
 		if _, err := runGit(dir, indexEnv, "", "update-index", "--add", "--cacheinfo", "100644,"+blob+","+clean); err != nil {
-			return "", fmt.Errorf("commit to %s: add %s: %w", branch, clean, err)
+			return "", fmt.Errorf("add %s: %w", clean, err)
 		}
 	}
 	tree, err := runGit(dir, indexEnv, "", "write-tree")
 	if err != nil {
-		return "", fmt.Errorf("commit to %s: %w", branch, err)
+		return "", err
 	}
 	commitArgs := []string{"commit-tree", tree, "-m", message}
 	if parent != "" {
 		commitArgs = append(commitArgs, "-p", parent)
 	}
-	commit, err := runGit(dir, nil, "", commitArgs...)
-	if err != nil {
-		return "", fmt.Errorf("commit to %s: %w", branch, err)
-	}
-	oldValue, _ := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
-	// An empty old value makes update-ref insist that the branch is new.
-	if _, err := runGit(dir, nil, "", "update-ref", "refs/heads/"+branch, commit, oldValue); err != nil {
-		return "", fmt.Errorf("commit to %s: move branch: %w", branch, err)
-	}
-	return commit, nil
+	return runGit(dir, nil, "", commitArgs...)
 }
 
 // countRequests counts Git protocol requests by kind before handing them on.
