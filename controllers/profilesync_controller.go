@@ -17,7 +17,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -328,12 +330,22 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 		request.Ref = gitsource.Ref{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, Commit: ref.Commit}
 	}
 	request.Timeout = syncTimeout(obj)
-	result, err := r.Fetcher.Fetch(ctx, request)
+	var result *gitsource.Result
+	err := retry.OnError(fetchRetry, isTransient, func() (err error) {
+		result, err = r.Fetcher.Fetch(ctx, request)
+		return err
+	})
 	if err != nil {
 		return nil, fetchFailed(err)
 	}
 	return result, nil
 }
+
+// fetchRetry paces the repeats of a fetch whose connection was refused,
+// reset or timed out: three more within about 1.5 s, inside spec.timeout. A
+// Git server that restarts or drops connections now and then costs a
+// repeat, not a failed sync and the controller's growing backoff.
+var fetchRetry = wait.Backoff{Steps: 4, Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1}
 
 // liveProfiles is what the cluster holds, read once per sync (one list per
 // kind from the cache, not one get per object).

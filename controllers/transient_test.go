@@ -40,6 +40,7 @@ func TestIsTransient(t *testing.T) {
 		{"connection refused", fmt.Errorf("patch: %w", refused), true},
 		{"connection reset", fmt.Errorf("patch: %w", os.NewSyscallError("read", syscall.ECONNRESET)), true},
 		{"EOF", &url.Error{Op: "Patch", URL: "https://127.0.0.1:6443/apis", Err: io.EOF}, true},
+		{"EOF under context", fmt.Errorf("list refs of http://git/repo: %w", &url.Error{Op: "Get", URL: "http://git/repo", Err: io.EOF}), true},
 		{"net timeout", fmt.Errorf("patch: %w", timeoutErr{}), true},
 		{"invalid", apierrors.NewInvalid(schema.GroupKind{Group: resource.Group, Kind: "CloudProfile"}, "aws", field.ErrorList{field.Required(field.NewPath("spec"), "")}), false},
 		{"forbidden", apierrors.NewForbidden(resource, "aws", errors.New("no")), false},

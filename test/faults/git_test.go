@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/gitserver"
@@ -42,9 +43,9 @@ func TestGitServerDownAtStartRecoversWhenItComesBack(t *testing.T) {
 	g.Expect(applied.Status.Conditions).NotTo(ContainElement(HaveField("Type", v1alpha1.FetchFailedCondition)), "FetchFailed is cleared")
 	g.Expect(profileWriteCounts(counter)).To(Equal(map[string]int{"PATCH cloudprofiles": 1, "PATCH namespacedcloudprofiles": 1}))
 	events := l.warningEvents(g)
-	g.Expect(events).To(HaveKey(v1alpha1.FetchFailedReason))
-	figures(t, "down 3s+: converged %s after the server came back, profile writes %v, FetchFailed warnings %d (attempts while down)",
-		converged.Round(10*time.Millisecond), profileWriteCounts(counter), events[v1alpha1.FetchFailedReason])
+	g.Expect(events[v1alpha1.FetchFailedReason]).To(HaveLen(1), "one event for the outage, however often it was retried")
+	figures(t, "down 3s+: converged %s after the server came back, profile writes %v, FetchFailed warnings %d",
+		converged.Round(10*time.Millisecond), profileWriteCounts(counter), len(events[v1alpha1.FetchFailedReason]))
 }
 
 // TestGitServerFlappingConvergesWithoutPartialRevisions: the server goes
@@ -100,7 +101,7 @@ func TestGitServerFlappingConvergesWithoutPartialRevisions(t *testing.T) {
 		default:
 			g.Expect(ps.Status.LastAppliedRevision).To(BeElementOf("main@sha1:"+first, "main@sha1:"+second))
 		}
-		g.Expect(ps.Status.LastAppliedRevision).To(Equal("main@sha1:" + second))
+		g.Expect(ps.Status.LastAppliedRevision).To(Equal("main@sha1:"+second), "Ready: %v", apimeta.FindStatusCondition(ps.Status.Conditions, v1alpha1.ReadyCondition))
 	}).WithTimeout(25 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
 	converged := time.Since(started)
 	applied, _ := l.waitRevision("main@sha1:"+second, 5*time.Second)
@@ -110,7 +111,7 @@ func TestGitServerFlappingConvergesWithoutPartialRevisions(t *testing.T) {
 	writes := profileWriteCounts(counter)
 	g.Expect(writes).To(Equal(map[string]int{"PATCH cloudprofiles": 2, "PATCH namespacedcloudprofiles": 1}), "aws changed, gcp and gcp-team are new: one write each")
 	figures(t, "flapping 300ms down/300ms up: converged %s, profile writes %v, FetchFailed warnings %d",
-		converged.Round(10*time.Millisecond), writes, l.warningEvents(g)[v1alpha1.FetchFailedReason])
+		converged.Round(10*time.Millisecond), writes, len(l.warningEvents(g)[v1alpha1.FetchFailedReason]))
 }
 
 // TestGitServerThatNeverAnswersEndsAtTheTimeout: the server accepts the
@@ -198,7 +199,7 @@ func TestGitDeletedBranchFailsClearlyAndPrunesNothing(t *testing.T) {
 	g.Consistently(l.onCluster).WithTimeout(3 * time.Second).Should(Equal(want))
 	g.Expect(profileWriteCounts(counter)).To(BeEmpty(), "no apply, no delete")
 	figures(t, "branch deleted: FetchFailed after %s, profile writes %v, FetchFailed warnings %d",
-		took.Round(10*time.Millisecond), profileWriteCounts(counter), l.warningEvents(g)[v1alpha1.FetchFailedReason])
+		took.Round(10*time.Millisecond), profileWriteCounts(counter), len(l.warningEvents(g)[v1alpha1.FetchFailedReason]))
 }
 
 // TestGitMovedTagIsFollowed: spec.ref.tag names a tag that is then moved
@@ -292,5 +293,5 @@ func TestGitBrokenPackIsRefusedAndTheNextGoodFetchApplies(t *testing.T) {
 	g.Expect(l.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.1"}))
 	g.Expect(profileWriteCounts(counter)).To(Equal(map[string]int{"PATCH cloudprofiles": 1}))
 	figures(t, "corrupted then truncated pack: converged %s after sound packs, profile writes %v, FetchFailed warnings %d",
-		converged.Round(10*time.Millisecond), profileWriteCounts(counter), l.warningEvents(g)[v1alpha1.FetchFailedReason])
+		converged.Round(10*time.Millisecond), profileWriteCounts(counter), len(l.warningEvents(g)[v1alpha1.FetchFailedReason]))
 }
