@@ -76,7 +76,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml): kubebuilder's linte
 
 .PHONY: test
 test: manifests generate fmt vet envtest ## Run every test: unit, envtest and a short run of each fuzz target.
-	$(TEST_ENV) go test ./... -coverprofile cover.out
+	$(TEST_ENV) go test ./... -timeout 20m -coverprofile cover.out
 	$(MAKE) fuzz
 
 .PHONY: fuzz

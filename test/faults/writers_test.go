@@ -100,7 +100,7 @@ func TestCompetingWritersGitOwnsWhatItSets(t *testing.T) {
 		patch := client.MergeFrom(l.cloudProfile(g, "aws"))
 		cp := l.cloudProfile(g, "aws")
 		cp.Labels["team"] = "platform"
-		cp.Annotations = map[string]string{"note": "by hand"}
+		cp.Annotations["note"] = "by hand"
 		g.Expect(l.env.Client.Patch(ctx, cp, patch, client.FieldOwner("kubectl-label"))).To(Succeed())
 		eventsBefore := len(l.driftEvents(g))
 		writes.reset()
