@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -331,7 +330,7 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 	}
 	request.Timeout = syncTimeout(obj)
 	var result *gitsource.Result
-	err := retry.OnError(fetchRetry, isTransient, func() (err error) {
+	err := retryWhile(fetchRetry, func(err error) bool { return errors.Is(err, gitsource.ErrConnectionFailed) }, func() (err error) {
 		result, err = r.Fetcher.Fetch(ctx, request)
 		return err
 	})
@@ -342,7 +341,8 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 }
 
 // fetchRetry paces the repeats of a fetch whose connection was refused,
-// reset or timed out: three more within about 1.5 s, inside spec.timeout. A
+// reset or closed (gitsource.ErrConnectionFailed): three more within about
+// 1.5 s. A
 // Git server that restarts or drops connections now and then costs a
 // repeat, not a failed sync and the controller's growing backoff.
 var fetchRetry = wait.Backoff{Steps: 4, Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.1}

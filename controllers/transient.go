@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io"
 	"net"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -19,7 +21,23 @@ import (
 // many objects would otherwise rarely get all its writes through in one go.
 // A longer outage still fails the sync, which the workqueue backs off.
 func retryTransient(write func() error) error {
-	return retry.OnError(retry.DefaultBackoff, isTransient, write)
+	return retryWhile(retry.DefaultBackoff, isTransient, write)
+}
+
+// retryWhile runs attempt until it succeeds, fails with an error retriable
+// does not accept, or backoff.Steps attempts are made, pausing as backoff
+// says in between; it returns the last error. (client-go's retry.OnError
+// returns nil when an attempt fails with a context's error, since it takes
+// that for its own timeout: a write cut off by its deadline would pass for
+// a success.)
+func retryWhile(backoff wait.Backoff, retriable func(error) bool, attempt func() error) error {
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || !retriable(err) || n >= backoff.Steps {
+			return err
+		}
+		time.Sleep(backoff.Step())
+	}
 }
 
 // isTransient tells whether a failed request may succeed when it is repeated

@@ -10,10 +10,12 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 type timeoutErr struct{}
@@ -70,5 +72,28 @@ func TestRetryTransientRepeatsOnlyTransientFailures(t *testing.T) {
 	invalid := apierrors.NewBadRequest("no")
 	if err := retryTransient(func() error { calls++; return invalid }); !errors.Is(err, invalid) || calls != 1 {
 		t.Fatalf("a refusal: err %v after %d calls, want it at once", err, calls)
+	}
+}
+
+func TestRetryWhileReturnsAnAttemptCutOffByItsDeadline(t *testing.T) {
+	deadline := fmt.Errorf("apply CloudProfile/aws: %w", context.DeadlineExceeded)
+	calls := 0
+	err := retryWhile(wait.Backoff{Steps: 3, Duration: time.Millisecond}, func(error) bool { return calls < 2 }, func() error {
+		calls++
+		if calls == 1 {
+			return apierrors.NewTooManyRequests("slow down", 0)
+		}
+		return deadline
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || calls != 2 {
+		t.Fatalf("got %v after %d calls, want the deadline error after 2: a write cut off is no success", err, calls)
+	}
+	calls = 0
+	err = retryWhile(wait.Backoff{Steps: 3, Duration: time.Millisecond}, func(error) bool { return true }, func() error {
+		calls++
+		return deadline
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || calls != 3 {
+		t.Fatalf("got %v after %d calls, want the last error after 3", err, calls)
 	}
 }

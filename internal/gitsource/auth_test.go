@@ -170,6 +170,7 @@ func TestFetchFromAStoppedServerNamesTheURL(t *testing.T) {
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(err.Error()).To(HavePrefix("list refs of " + RedactURL(repoURL) + ": "))
 	g.Expect(err.Error()).To(ContainSubstring("connection refused"))
+	g.Expect(err).To(MatchError(ErrConnectionFailed), "a refused connection may be retried")
 	g.Expect(err.Error()).NotTo(ContainSubstring(testPassword))
 	g.Expect(err.Error()).NotTo(ContainSubstring(testUser + ":"))
 }
@@ -185,6 +186,7 @@ func TestFetchHonoursTheTimeout(t *testing.T) {
 	g.Expect(time.Since(started)).To(BeNumerically("<", 5*time.Second))
 	g.Expect(errors.Is(err, context.DeadlineExceeded)).To(BeTrue(), "got %v", err)
 	g.Expect(err.Error()).To(HavePrefix("list refs of " + repoURL + ": timed out after 300ms"))
+	g.Expect(errors.Is(err, ErrConnectionFailed)).To(BeFalse(), "a timed-out fetch already took its time: not repeated")
 }
 
 func TestFetchHonoursTheContext(t *testing.T) {

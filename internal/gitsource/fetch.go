@@ -30,6 +30,13 @@ var ErrInvalidRequest = errors.New("invalid git source")
 // It may appear later (a tag yet to be pushed), so it is worth retrying.
 var ErrReferenceNotFound = errors.New("reference not found")
 
+// ErrConnectionFailed marks a fetch whose connection to the Git server was
+// refused, reset or closed before the answer was complete: a server that
+// restarts or drops connections. The same fetch repeated a moment later
+// may succeed. A fetch that timed out is not marked: it already took the
+// whole time it was given.
+var ErrConnectionFailed = errors.New("connection to the Git server failed")
+
 // ErrCheckoutTooLarge marks a fetch refused because the checkout grew past
 // FetcherOptions.MaxCheckoutSize. Retrying cannot help until the repository
 // shrinks at the wanted revision or the limit is raised.

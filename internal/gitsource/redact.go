@@ -3,11 +3,13 @@ package gitsource
 import (
 	"context"
 	"errors"
+	"io"
 	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 )
@@ -252,5 +254,19 @@ func redactError(err error, secrets []string) error {
 			redacted.causes = append(redacted.causes, cause)
 		}
 	}
+	if isConnectionFailure(err) {
+		redacted.causes = append(redacted.causes, ErrConnectionFailed)
+	}
 	return redacted
+}
+
+// isConnectionFailure tells whether err, as net/http and go-git return it,
+// is a connection refused, reset or closed mid-answer (see
+// ErrConnectionFailed).
+func isConnectionFailure(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

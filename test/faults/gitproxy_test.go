@@ -82,7 +82,7 @@ func (l *landscape) waitFetchFailed(timeout time.Duration, words ...string) (*v1
 	NewWithT(l.t).Eventually(func(g Gomega) {
 		got = l.current(g)
 		failed := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.FetchFailedCondition)
-		g.Expect(failed).NotTo(BeNil())
+		g.Expect(failed).NotTo(BeNil(), "conditions: %v", got.Status.Conditions)
 		g.Expect(failed.Status).To(Equal(metav1.ConditionTrue))
 		for _, w := range words {
 			g.Expect(failed.Message).To(ContainSubstring(w))
