@@ -31,9 +31,10 @@ func retryTransient(write func() error) error {
 // that for its own timeout: a write cut off by its deadline would pass for
 // a success.)
 func retryWhile(backoff wait.Backoff, retriable func(error) bool, attempt func() error) error {
+	attempts := backoff.Steps // Step counts Steps down
 	for n := 1; ; n++ {
 		err := attempt()
-		if err == nil || !retriable(err) || n >= backoff.Steps {
+		if err == nil || !retriable(err) || n >= attempts {
 			return err
 		}
 		time.Sleep(backoff.Step())

@@ -68,16 +68,9 @@ type transition struct {
 // runTimeline prints the transitions of the profiles in paths after from
 // and, unless until is zero, not after until.
 func runTimeline(paths []string, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
-	if !until.IsZero() && until.Before(from) {
-		return usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
-	}
-	docs, err := readInputs(paths, stdin)
+	evaluated, err := evaluateWindow(paths, from, until, stdin, stderr)
 	if err != nil {
 		return err
-	}
-	evaluated, ok := evaluateProfiles(docs, from, stderr)
-	if !ok {
-		return errInvalidInputReported
 	}
 	transitions := upcomingTransitions(evaluated, from, until)
 
@@ -96,9 +89,6 @@ func runTimeline(paths []string, from, until time.Time, stdin io.Reader, stdout,
 // policy in policyFile: at from, then after it up to until unless that is
 // zero.
 func runPolicyTimeline(paths []string, policyFile string, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
-	if !until.IsZero() && until.Before(from) {
-		return usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
-	}
 	data, err := os.ReadFile(policyFile)
 	if err != nil {
 		return fmt.Errorf("reading the policy: %w", err)
@@ -107,13 +97,9 @@ func runPolicyTimeline(paths []string, policyFile string, from, until time.Time,
 	if err != nil {
 		return err
 	}
-	docs, err := readInputs(paths, stdin)
+	evaluated, err := evaluateWindow(paths, from, until, stdin, stderr)
 	if err != nil {
 		return err
-	}
-	evaluated, ok := evaluateProfiles(docs, from, stderr)
-	if !ok {
-		return errInvalidInputReported
 	}
 	findings := p.Timeline(evaluated, from, until)
 	if len(findings) == 0 {
@@ -167,4 +153,21 @@ func upcomingTransitions(objects []render.Object, from, until time.Time) []trans
 	}
 	sort.SliceStable(transitions, func(i, j int) bool { return transitions[i].at.Before(transitions[j].at) })
 	return transitions
+}
+
+// evaluateWindow reads the profiles of paths and evaluates them at from,
+// once it has checked that until, when set, is not before from.
+func evaluateWindow(paths []string, from, until time.Time, stdin io.Reader, stderr io.Writer) ([]render.Object, error) {
+	if !until.IsZero() && until.Before(from) {
+		return nil, usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
+	}
+	docs, err := readInputs(paths, stdin)
+	if err != nil {
+		return nil, err
+	}
+	evaluated, ok := evaluateProfiles(docs, from, stderr)
+	if !ok {
+		return nil, errInvalidInputReported
+	}
+	return evaluated, nil
 }
