@@ -89,16 +89,18 @@ func leftToMergedValidation(e *field.Error, parent *v1alpha1.CloudProfileSpec, n
 			return true
 		}
 	}
+	// Paths name each entry as lifecycle.EntryPath does: versions[3] (1.33.7).
+	merged := field.NewPath("status", "cloudProfileSpec")
 	for i, image := range parent.MachineImages {
-		prefix := fmt.Sprintf("status.cloudProfileSpec.machineImages[%d].versions[", i)
+		prefix := lifecycle.EntryPath(merged, "machineImages", i, image.Name).String() + ".versions["
 		if strings.HasPrefix(e.Field, prefix) && addsImageVersion(image, ncp.MachineImages) {
 			return true
 		}
 	}
 	if ncp.Kubernetes != nil {
 		for i, v := range parent.Kubernetes.Versions {
-			if e.Field == fmt.Sprintf("status.cloudProfileSpec.kubernetes.versions[%d].expirationDate", i) &&
-				setsExpirationDate(v.Version, ncp.Kubernetes.Versions) {
+			expiration := lifecycle.EntryPath(merged.Child("kubernetes"), "versions", i, v.Version).Child("expirationDate").String()
+			if e.Field == expiration && setsExpirationDate(v.Version, ncp.Kubernetes.Versions) {
 				return true
 			}
 		}
