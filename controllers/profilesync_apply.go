@@ -120,11 +120,16 @@ func pruneCandidates(obj *v1alpha1.ProfileSync, live *liveProfiles) []v1alpha1.I
 			add(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name)
 		}
 	}
+	sortInventory(entries)
+	return entries
+}
+
+// sortInventory sorts entries by kind, namespace and name.
+func sortInventory(entries []v1alpha1.InventoryEntry) {
 	sort.Slice(entries, func(i, j int) bool {
 		return inventoryKey(entries[i].Kind, entries[i].Namespace, entries[i].Name) <
 			inventoryKey(entries[j].Kind, entries[j].Namespace, entries[j].Name)
 	})
-	return entries
 }
 
 // isOwnedBy tells whether the owner labels of o name the ProfileSync.
@@ -172,10 +177,7 @@ func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
 	for _, item := range p.items {
 		entries = append(entries, v1alpha1.InventoryEntry{Kind: item.object.Kind(), Namespace: item.object.Namespace(), Name: item.object.Name()})
 	}
-	sort.Slice(entries, func(i, j int) bool {
-		return inventoryKey(entries[i].Kind, entries[i].Namespace, entries[i].Name) <
-			inventoryKey(entries[j].Kind, entries[j].Namespace, entries[j].Name)
-	})
+	sortInventory(entries)
 	return &v1alpha1.ProfileSyncInventory{Entries: entries}
 }
 

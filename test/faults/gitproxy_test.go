@@ -38,38 +38,7 @@ func setMode(t *testing.T, proxy *gitserver.FaultProxy, mode gitserver.FaultMode
 // repository behind proxy, with ref (nil: the remote's HEAD), interval and
 // timeout (zero: the default).
 func (l *landscape) createSyncThrough(proxy *gitserver.FaultProxy, ref *v1alpha1.GitReference, interval, timeout time.Duration) {
-	l.t.Helper()
-	l.sync = &v1alpha1.ProfileSync{
-		ObjectMeta: metav1.ObjectMeta{Name: "landscape", Namespace: landscapeNamespace},
-		Spec: v1alpha1.ProfileSyncSpec{
-			URL:      proxy.RepoURL(l.repo),
-			Ref:      ref,
-			Interval: metav1.Duration{Duration: interval},
-			Prune:    true,
-		},
-	}
-	if timeout > 0 {
-		l.sync.Spec.Timeout = &metav1.Duration{Duration: timeout}
-	}
-	if err := l.env.Client.Create(context.Background(), l.sync); err != nil {
-		l.t.Fatalf("create ProfileSync: %v", err)
-	}
-}
-
-// waitRevision waits until the ProfileSync is Ready with revision applied
-// and returns it with the time waited.
-func (l *landscape) waitRevision(revision string, timeout time.Duration) (*v1alpha1.ProfileSync, time.Duration) {
-	l.t.Helper()
-	started := time.Now()
-	var got *v1alpha1.ProfileSync
-	NewWithT(l.t).Eventually(func(g Gomega) {
-		got = l.current(g)
-		g.Expect(got.Status.LastAppliedRevision).To(Equal(revision))
-		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
-		g.Expect(ready).NotTo(BeNil())
-		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
-	}).WithTimeout(timeout).WithPolling(50 * time.Millisecond).Should(Succeed())
-	return got, time.Since(started)
+	l.createSyncOf(proxy.RepoURL(l.repo), ref, interval, timeout)
 }
 
 // waitFetchFailed waits until the ProfileSync reports FetchFailed (and
@@ -111,10 +80,8 @@ func (l *landscape) kubernetesVersions(g Gomega, name string) []string {
 // runs) a manager made, by method, like "PATCH cloudprofiles".
 func profileWriteCounts(f *faultTransport) map[string]int {
 	counts := map[string]int{}
-	for _, w := range f.recorded(nil) {
-		if (w.Resource == "cloudprofiles" || w.Resource == "namespacedcloudprofiles") && w.Subresource == "" && !w.DryRun {
-			counts[w.Method+" "+w.Resource]++
-		}
+	for _, w := range f.recorded(objectWrites) {
+		counts[w.Method+" "+w.Resource]++
 	}
 	return counts
 }

@@ -163,14 +163,24 @@ func (l *landscape) commit(files map[string]string) string {
 
 // createSync creates the landscape's ProfileSync with prune on.
 func (l *landscape) createSync(interval time.Duration) *v1alpha1.ProfileSync {
+	return l.createSyncOf(l.git.RepoURL(l.repo), nil, interval, 0)
+}
+
+// createSyncOf creates the landscape's ProfileSync of url with prune on, and
+// ref and spec.timeout when set.
+func (l *landscape) createSyncOf(url string, ref *v1alpha1.GitReference, interval, timeout time.Duration) *v1alpha1.ProfileSync {
 	l.t.Helper()
 	l.sync = &v1alpha1.ProfileSync{
 		ObjectMeta: metav1.ObjectMeta{Name: "landscape", Namespace: landscapeNamespace},
 		Spec: v1alpha1.ProfileSyncSpec{
-			URL:      l.git.RepoURL(l.repo),
+			URL:      url,
+			Ref:      ref,
 			Interval: metav1.Duration{Duration: interval},
 			Prune:    true,
 		},
+	}
+	if timeout > 0 {
+		l.sync.Spec.Timeout = &metav1.Duration{Duration: timeout}
 	}
 	if err := l.env.Client.Create(context.Background(), l.sync); err != nil {
 		l.t.Fatalf("create ProfileSync: %v", err)
@@ -185,18 +195,33 @@ func (l *landscape) current(g Gomega) *v1alpha1.ProfileSync {
 	return &got
 }
 
-// waitApplied waits until the ProfileSync is Ready with commit applied.
+// waitApplied waits until the ProfileSync is Ready with commit of the main
+// branch applied.
 func (l *landscape) waitApplied(commit string, timeout time.Duration) *v1alpha1.ProfileSync {
 	l.t.Helper()
+	got, _ := l.waitRevision("main@sha1:"+commit, timeout)
+	return got
+}
+
+// waitRevision waits until the ProfileSync is Ready with revision applied
+// and returns it with the time waited.
+func (l *landscape) waitRevision(revision string, timeout time.Duration) (*v1alpha1.ProfileSync, time.Duration) {
+	l.t.Helper()
+	started := time.Now()
 	var got *v1alpha1.ProfileSync
 	NewWithT(l.t).Eventually(func(g Gomega) {
 		got = l.current(g)
-		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
-		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
-		g.Expect(ready).NotTo(BeNil())
-		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
-	}).WithTimeout(timeout).WithPolling(100 * time.Millisecond).Should(Succeed())
-	return got
+		g.Expect(got.Status.LastAppliedRevision).To(Equal(revision))
+		expectReady(g, got)
+	}).WithTimeout(timeout).WithPolling(50 * time.Millisecond).Should(Succeed())
+	return got, time.Since(started)
+}
+
+// expectReady expects the ProfileSync's Ready condition to be True.
+func expectReady(g Gomega, ps *v1alpha1.ProfileSync) {
+	ready := apimeta.FindStatusCondition(ps.Status.Conditions, v1alpha1.ReadyCondition)
+	g.Expect(ready).NotTo(BeNil())
+	g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
 }
 
 // requestSync asks for a sync now, as `flux reconcile` does.
@@ -215,9 +240,7 @@ func (l *landscape) waitSynced(token string) {
 	NewWithT(l.t).Eventually(func(g Gomega) {
 		got := l.current(g)
 		g.Expect(got.Status.LastHandledReconcileAt).To(Equal(token))
-		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
-		g.Expect(ready).NotTo(BeNil())
-		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+		expectReady(g, got)
 	}).WithTimeout(30 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 }
 
@@ -402,6 +425,11 @@ func parseWrite(req *http.Request) write {
 		w.Subresource = parts[2]
 	}
 	return w
+}
+
+// objectWrites are writes of profiles themselves, dry runs excluded.
+func objectWrites(w write) bool {
+	return apiWrite("cloudprofiles")(w) || apiWrite("namespacedcloudprofiles")(w)
 }
 
 // apiWrite matches the writes of a resource ("cloudprofiles"), dry runs

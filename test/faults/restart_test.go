@@ -7,16 +7,31 @@ import (
 	. "github.com/onsi/gomega"
 )
 
-// waitHit waits for a blocked request of a fault.
-func waitHit(t *testing.T, hit <-chan write) write {
-	t.Helper()
+// killMidSync has a manager apply a first revision (the CloudProfile aws),
+// then commits second, requests a sync and kills the manager in the middle
+// of the first request of that sync that block picks. It returns the
+// second commit.
+func (l *landscape) killMidSync(block func(write) bool, second map[string]string) string {
+	l.t.Helper()
+	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
+	l.createSync(time.Hour)
+	faults := &faultTransport{}
+	m := l.startManager(managerConfig{faults: faults})
+	l.waitApplied(first, 30*time.Second)
+
+	hit := make(chan write, 1)
+	faults.inject(blockUntilCancelled(block, hit))
+	sha := l.commit(second)
+	l.requestSync("second")
 	select {
-	case w := <-hit:
-		return w
+	case <-hit:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the sync never made the request the test waits for")
-		return write{}
+		l.t.Fatal("the sync never made the request the test waits for")
 	}
+	if err := m.Stop(); err != nil {
+		l.t.Fatalf("stop the manager: %v", err)
+	}
+	return sha
 }
 
 // TestRestartBetweenStagesConvergesToTheWholeRevision: the manager is
@@ -26,19 +41,8 @@ func waitHit(t *testing.T, hit <-chan write) write {
 func TestRestartBetweenStagesConvergesToTheWholeRevision(t *testing.T) {
 	g := NewWithT(t)
 	l := newLandscape(t)
-	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
-	l.createSync(time.Hour)
-	faults := &faultTransport{}
-	m1 := l.startManager(managerConfig{faults: faults})
-	l.waitApplied(first, 30*time.Second)
-
 	// The new parent is applied in the second stage, its child in the third.
-	hit := make(chan write, 1)
-	faults.inject(blockUntilCancelled(apiWrite("namespacedcloudprofiles"), hit))
-	second := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
-	l.requestSync("second")
-	waitHit(t, hit)
-	g.Expect(m1.Stop()).To(Succeed())
+	second := l.killMidSync(apiWrite("namespacedcloudprofiles"), profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
 	g.Expect(l.onCluster(g)).To(Equal([]string{"CloudProfile//aws", "CloudProfile//gcp"}), "killed after the parents' stage")
 	g.Expect(inventory(l.current(g))).To(Equal([]string{"CloudProfile//aws"}), "the status still has the first revision")
 
@@ -59,18 +63,7 @@ func TestRestartBetweenStagesConvergesToTheWholeRevision(t *testing.T) {
 func TestRestartBetweenStagesThenARevertPrunesWhatWasWritten(t *testing.T) {
 	g := NewWithT(t)
 	l := newLandscape(t)
-	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
-	l.createSync(time.Hour)
-	faults := &faultTransport{}
-	m1 := l.startManager(managerConfig{faults: faults})
-	l.waitApplied(first, 30*time.Second)
-
-	hit := make(chan write, 1)
-	faults.inject(blockUntilCancelled(apiWrite("namespacedcloudprofiles"), hit))
-	l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
-	l.requestSync("second")
-	waitHit(t, hit)
-	g.Expect(m1.Stop()).To(Succeed())
+	l.killMidSync(apiWrite("namespacedcloudprofiles"), profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
 
 	reverted := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
 	start := time.Now()
@@ -88,20 +81,9 @@ func TestRestartBetweenStagesThenARevertPrunesWhatWasWritten(t *testing.T) {
 func TestRestartBeforeTheStatusPatchRewritesNothing(t *testing.T) {
 	g := NewWithT(t)
 	l := newLandscape(t)
-	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
-	l.createSync(time.Hour)
-	faults := &faultTransport{}
-	m1 := l.startManager(managerConfig{faults: faults})
-	l.waitApplied(first, 30*time.Second)
-
-	hit := make(chan write, 1)
-	faults.inject(blockUntilCancelled(func(w write) bool {
+	second := l.killMidSync(func(w write) bool {
 		return w.Resource == "profilesyncs" && w.Subresource == "status"
-	}, hit))
-	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
-	l.requestSync("second")
-	waitHit(t, hit)
-	g.Expect(m1.Stop()).To(Succeed())
+	}, profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
 	want := []string{"CloudProfile//aws", "CloudProfile//gcp", "NamespacedCloudProfile/team-a/gcp-team"}
 	g.Expect(l.onCluster(g)).To(Equal(want))
 
@@ -113,9 +95,4 @@ func TestRestartBeforeTheStatusPatchRewritesNothing(t *testing.T) {
 	g.Expect(inventory(applied)).To(Equal(want))
 	g.Expect(counter.recorded(apiWrite("cloudprofiles"))).To(BeEmpty(), "unchanged CloudProfiles are not written again")
 	g.Expect(counter.recorded(apiWrite("namespacedcloudprofiles"))).To(BeEmpty(), "unchanged NamespacedCloudProfiles are not written again")
-}
-
-// objectWrites are writes of profiles themselves, dry runs excluded.
-func objectWrites(w write) bool {
-	return apiWrite("cloudprofiles")(w) || apiWrite("namespacedcloudprofiles")(w)
 }
