@@ -22,6 +22,8 @@ import (
 // planItem is one object of the revision and its live counterpart.
 type planItem struct {
 	object render.Object
+	// digest is render.ContentDigest of object.
+	digest string
 	// live is the object on the cluster, nil when it is new.
 	live client.Object
 }
@@ -66,11 +68,13 @@ func inventoryKey(kind, namespace, name string) string {
 	return kind + "/" + namespace + "/" + name
 }
 
-func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, live *liveProfiles) *applyPlan {
+// newApplyPlan plans the revision's objects, each with its digest
+// (digests[i] of objects[i]), against the live profiles.
+func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, digests []string, live *liveProfiles) *applyPlan {
 	plan := &applyPlan{keys: make(map[string]bool, len(objects)), live: live}
-	for _, o := range objects {
+	for i, o := range objects {
 		plan.keys[inventoryKey(o.Kind(), o.Namespace(), o.Name())] = true
-		item := planItem{object: o}
+		item := planItem{object: o, digest: digests[i]}
 		if o.CloudProfile != nil {
 			if cp, ok := live.cloudProfiles[o.Name()]; ok {
 				item.live = cp
@@ -202,13 +206,10 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 	var changes []applyChange
 	for _, item := range p.items {
-		digest, err := render.ContentDigest(item.object)
-		if err != nil {
-			return nil, err
-		}
 		var fields []string
+		var err error
 		if item.live != nil {
-			applied := item.live.GetAnnotations()[v1alpha1.AppliedDigestAnnotation] == digest
+			applied := item.live.GetAnnotations()[v1alpha1.AppliedDigestAnnotation] == item.digest
 			if applied && upToDate(item, owner) {
 				continue
 			}
@@ -232,7 +233,7 @@ func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 		if annotations == nil {
 			annotations = map[string]string{}
 		}
-		annotations[v1alpha1.AppliedDigestAnnotation] = digest
+		annotations[v1alpha1.AppliedDigestAnnotation] = item.digest
 		desired.SetAnnotations(annotations)
 		changes = append(changes, applyChange{item: item, desired: desired, fields: fields, stage: p.stageOf(item.object)})
 	}

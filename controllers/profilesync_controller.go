@@ -274,11 +274,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
-	objects, err := r.render(untrusted, obj, checkout, live, reportWarnings)
+	decoded, err := r.render(untrusted, obj, checkout, live, reportWarnings)
 	if err != nil {
 		return "", err
 	}
-	plan := newApplyPlan(obj, objects, live)
+	plan := newApplyPlan(obj, decoded.objects, decoded.digests, live)
 	if err := r.checkAccess(obj, plan); err != nil {
 		return "", err
 	}
@@ -382,22 +382,27 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 
 // render builds the overlay of the checkout, decodes it, validates the set
 // and checks it against its versioning policy. A parent that is not in the
-// revision is looked up on the cluster.
-func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) ([]render.Object, error) {
+// revision is looked up on the cluster. The build, the decode and the
+// objects' digests are kept per revision (decodedRevisions).
+func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) (decodedRevision, error) {
 	key := client.ObjectKeyFromObject(obj).String()
 	decoded, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !ok {
 		startPhase(ctx, phaseBuild)
 		docs, buildWarnings, err := render.BuildWithWarnings(ctx, checkout.Dir, obj.Spec.Path, r.BuildLimits)
 		if err != nil {
-			return nil, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
+			return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 		}
 		objects, problems := render.DecodeDocuments(docs)
 		if len(problems) > 0 {
-			return nil, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
+			return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
 		}
 		render.ApplyDefaultNamespace(objects, obj.Namespace)
-		decoded = decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, buildWarnings: buildWarnings}
+		digests, err := contentDigests(objects)
+		if err != nil {
+			return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+		}
+		decoded = decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, buildWarnings: buildWarnings}
 		r.decoded.put(key, decoded)
 	}
 	startPhase(ctx, phaseValidate)
@@ -412,7 +417,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 		return &cp.Spec, true, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
+		return decodedRevision{}, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}
 	if reportWarnings {
 		// Patches that address keyed lists by index still build, but the
@@ -425,12 +430,12 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 		}
 	}
 	if len(report.Problems) > 0 {
-		return nil, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems.Summarize()))
+		return decodedRevision{}, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems.Summarize()))
 	}
 	if err := r.checkPolicy(obj, checkout, objects, report, live, reportWarnings); err != nil {
-		return nil, err
+		return decodedRevision{}, err
 	}
-	return objects, nil
+	return decoded, nil
 }
 
 // checkAccess enforces tenancy before anything is written. A ProfileSync in
@@ -522,9 +527,24 @@ type decodedRevisions struct {
 type decodedRevision struct {
 	revision, path string
 	objects        []render.Object
+	// digests[i] is render.ContentDigest of objects[i]: the sync compares it
+	// with each live object's at every interval.
+	digests []string
 	// buildWarnings are the build's warnings, reported with the
 	// validation warnings once per revision.
 	buildWarnings render.Problems
+}
+
+// contentDigests is render.ContentDigest of each object.
+func contentDigests(objects []render.Object) ([]string, error) {
+	digests := make([]string, len(objects))
+	for i, o := range objects {
+		var err error
+		if digests[i], err = render.ContentDigest(o); err != nil {
+			return nil, err
+		}
+	}
+	return digests, nil
 }
 
 func (d *decodedRevisions) get(key, revision, path string) (decodedRevision, bool) {

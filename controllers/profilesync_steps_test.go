@@ -92,6 +92,17 @@ func appliedFrom[T client.Object](o T, from client.Object) T {
 	return o
 }
 
+// digestsOf is what the sync keeps with a decoded revision: the digest of
+// each object.
+func digestsOf(t *testing.T, objects []render.Object) []string {
+	t.Helper()
+	digests, err := contentDigests(objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return digests
+}
+
 func TestApplyPlan_changes(t *testing.T) {
 	const ns = "profilesync-system"
 	tests := []struct {
@@ -172,7 +183,7 @@ func TestApplyPlan_changes(t *testing.T) {
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}
-			plan := newApplyPlan(stepSync(ns), objects, liveOf(tt.live...))
+			plan := newApplyPlan(stepSync(ns), objects, digestsOf(t, objects), liveOf(tt.live...))
 			changes, err := plan.changes(ownerLabels(stepSync(ns)))
 			g.Expect(err).NotTo(HaveOccurred())
 			var writes []string
@@ -244,7 +255,7 @@ func TestProfileSyncReconciler_checkAccess(t *testing.T) {
 				live = append(live, tt.live)
 			}
 			obj := stepSync(tt.syncIn)
-			err := r.checkAccess(obj, newApplyPlan(obj, []render.Object{gitObject(tt.git)}, liveOf(live...)))
+			err := r.checkAccess(obj, newApplyPlan(obj, []render.Object{gitObject(tt.git)}, digestsOf(t, []render.Object{gitObject(tt.git)}), liveOf(live...)))
 			if tt.wantDenied == "" {
 				g.Expect(err).NotTo(HaveOccurred())
 				return
@@ -306,7 +317,7 @@ func TestProfileSyncReconciler_prune(t *testing.T) {
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}
-			g.Expect(r.prune(context.Background(), obj, newApplyPlan(obj, objects, liveOf()))).To(Succeed())
+			g.Expect(r.prune(context.Background(), obj, newApplyPlan(obj, objects, digestsOf(t, objects), liveOf()))).To(Succeed())
 			for _, name := range tt.wantGone {
 				g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, &v1alpha1.CloudProfile{})).NotTo(Succeed(), name)
 			}
