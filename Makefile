@@ -28,6 +28,13 @@ KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBERNETES
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBERNETES_VERSION:v%=%))) \
 	-X k8s.io/client-go/pkg/version.gitVersion=$(KUBERNETES_VERSION)
 
+# Flux's source-controller and kustomize-controller, for bench-flux, are built
+# from the wrapper modules in hack/flux (one per controller, whose go.mod pins
+# the version) into a directory named after the version, with their CRDs.
+FLUX_MODULES := hack/flux
+FLUX_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/fluxcd/kustomize-controller" {print $$3}' $(FLUX_MODULES)/kustomize-controller/go.mod)
+FLUX_DIR ?= $(LOCALBIN)/flux-$(FLUX_VERSION)
+
 # Tests never read the developer's git configuration.
 TEST_ENV := KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=true
 # How long each fuzz target runs in `make test`; `make fuzz FUZZTIME=5m` for longer.
@@ -91,8 +98,12 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 5s); the kustomize build's f
 	done
 
 .PHONY: bench
-bench: envtest ## Run the benchmarks and print their figures.
-	$(TEST_ENV) go test ./... -run '^$$' -bench . -benchmem
+bench: envtest ## Run the benchmarks and print their figures (the side-by-side with Flux runs under bench-flux).
+	$(TEST_ENV) go test ./... -run '^$$' -bench . -benchmem -timeout 60m
+
+.PHONY: bench-flux
+bench-flux: envtest flux ## Run the floor, Flux and ProfileSync side by side on one landscape (docs/performance.md; about 25 minutes).
+	$(TEST_ENV) PROFILESYNC_FLUX=$(FLUX_DIR) go test ./test/bench/ -run '^$$' -bench '^BenchmarkSideBySide$$' -timeout 180m
 
 .PHONY: verify
 verify: manifests generate fmt vet lint ## Regenerate everything, vet and lint, and fail if the tree changed.
@@ -135,6 +146,19 @@ $(CONTROLLER_GEN): | $(LOCALBIN)
 
 .PHONY: envtest
 envtest: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd ## Build kube-apiserver and etcd for envtest (about 10 minutes the first time).
+
+.PHONY: flux
+flux: $(FLUX_DIR)/source-controller $(FLUX_DIR)/kustomize-controller ## Build Flux's controllers and copy their CRDs into bin/ for bench-flux (a few minutes each the first time).
+
+# -mod=mod: go mod tidy and the default -mod=readonly trip over test-only
+# dependencies of Flux that the module proxy withholds; the main packages
+# need none of them.
+$(FLUX_DIR)/%-controller:
+	mkdir -p $(FLUX_DIR)/crds
+	cd $(FLUX_MODULES)/$*-controller && go build -mod=mod -o $@.tmp github.com/fluxcd/$*-controller
+	cp "$$(cd $(FLUX_MODULES)/$*-controller && go list -mod=mod -m -f '{{.Dir}}' github.com/fluxcd/$*-controller)"/config/crd/bases/*.yaml $(FLUX_DIR)/crds/
+	chmod u+w $(FLUX_DIR)/crds/*.yaml
+	mv $@.tmp $@
 
 # Each binary is built to a temporary name and moved into place, so an
 # interrupted build never leaves a broken binary that looks cached.

@@ -43,6 +43,7 @@ type managerFlags struct {
 	metricsSecure     bool
 	metricsCertDir    string
 	healthAddr        string
+	pprofAddr         string
 	concurrent        int
 	clientOptions     client.Options
 	logOptions        logger.Options
@@ -68,6 +69,8 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.metricsCertDir, "metrics-cert-dir", "",
 		"The directory holding the metrics server's tls.crt and tls.key (with --metrics-secure); empty (the default) serves a self-signed certificate made at start-up.")
 	fs.StringVar(&f.healthAddr, "health-addr", ":9440", "The address the health (/healthz) and readiness (/readyz) probes bind to.")
+	fs.StringVar(&f.pprofAddr, "pprof-addr", "",
+		"The address Go's profiling endpoints (/debug/pprof/) bind to, without authentication; empty (the default) disables them. For diagnosis only: bind it to 127.0.0.1 and port-forward.")
 	fs.IntVar(&f.concurrent, "concurrent", 4, "The number of objects of each kind reconciled at the same time.")
 	fs.StringVar(&f.storagePath, "storage-path", defaultStoragePath(), "The directory where Git checkouts are cached, one subdirectory per ProfileSync.")
 	fs.StringVar(&f.clusterProfilesNS, "cluster-profiles-namespace", defaultClusterProfilesNamespace(),
@@ -178,6 +181,7 @@ func runManager(flags *managerFlags) error {
 		Scheme:                        newScheme(),
 		Metrics:                       metricsOptions,
 		HealthProbeBindAddress:        flags.healthAddr,
+		PprofBindAddress:              flags.pprofAddr,
 		LeaderElection:                flags.leaderElection.Enable,
 		LeaderElectionReleaseOnCancel: flags.leaderElection.ReleaseOnCancel,
 		LeaseDuration:                 &flags.leaderElection.LeaseDuration,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -33,8 +34,8 @@ const (
 	managerBurst = 300
 )
 
-// env is the control plane and the manager under measurement, set up by
-// TestMain only when benchmarks run.
+// env is the control plane and the manager BenchmarkScale measures, set up
+// by useSharedControlPlane.
 var env struct {
 	scheme     *runtime.Scheme
 	restConfig *rest.Config  // the driver's: not counted
@@ -63,36 +64,60 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		os.Exit(m.Run())
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" && os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the benchmarks with 'make bench'")
+		os.Exit(1)
 	}
-	os.Exit(runWithControlPlane(m))
+	code := m.Run()
+	if shared.env != nil {
+		if err := shared.env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
-func runWithControlPlane(m *testing.M) int {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the benchmarks with 'make bench'")
-		return 1
+// shared is the control plane with the in-process manager that
+// BenchmarkScale measures, started on first use: the side-by-side benchmark
+// starts control planes of its own, and an idle one beside them would be
+// measured with them.
+var shared struct {
+	once sync.Once
+	env  *testenv.Env
+	err  error
+}
+
+// useSharedControlPlane starts the shared control plane and manager once and
+// fills env.
+func useSharedControlPlane(b *testing.B) {
+	b.Helper()
+	shared.once.Do(func() {
+		shared.env, shared.err = testenv.Start(
+			testenv.WithErrorLog(),
+			// The driver's requests are many and large; do not let client-side
+			// throttling of the driver slow down what is measured.
+			testenv.WithRESTConfig(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 1000, 2000 }),
+			testenv.WithManager(testenv.ManagerOptions{
+				// The operator's defaults (fluxcd/pkg/runtime/client flags
+				// --kube-api-qps and --kube-api-burst), with its writes counted.
+				RESTConfig: func(cfg *rest.Config) {
+					cfg.QPS, cfg.Burst = managerQPS, managerBurst
+					cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+						return countingTransport{next: rt, writes: &env.writes}
+					}
+				},
+				Cache: controllers.CacheOptions(nil),
+				Setup: setupControllers,
+			}))
+		if shared.err == nil {
+			e := shared.env
+			env.scheme, env.restConfig, env.client, env.manager = e.Scheme, e.Config, e.Client, e.Manager
+		}
+	})
+	if shared.err != nil {
+		b.Fatalf("start the control plane: %v", shared.err)
 	}
-	return testenv.Run(m, func(e *testenv.Env) {
-		env.scheme, env.restConfig, env.client, env.manager = e.Scheme, e.Config, e.Client, e.Manager
-	},
-		testenv.WithErrorLog(),
-		// The driver's requests are many and large; do not let client-side
-		// throttling of the driver slow down what is measured.
-		testenv.WithRESTConfig(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 1000, 2000 }),
-		testenv.WithManager(testenv.ManagerOptions{
-			// The operator's defaults (fluxcd/pkg/runtime/client flags
-			// --kube-api-qps and --kube-api-burst), with its writes counted.
-			RESTConfig: func(cfg *rest.Config) {
-				cfg.QPS, cfg.Burst = managerQPS, managerBurst
-				cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-					return countingTransport{next: rt, writes: &env.writes}
-				}
-			},
-			Cache: controllers.CacheOptions(nil),
-			Setup: setupControllers,
-		}))
 }
 
 // setupControllers adds every controller to the manager under measurement

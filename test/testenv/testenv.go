@@ -113,6 +113,8 @@ type options struct {
 	scheme     *runtime.Scheme
 	restConfig func(*rest.Config)
 	manager    *ManagerOptions
+	// apiServerFlags are set on kube-apiserver's command line.
+	apiServerFlags map[string]string
 }
 
 // Option configures Start.
@@ -125,6 +127,16 @@ func WithoutCRDs() Option { return func(o *options) { o.crds = false } }
 // config/webhook/manifests.yaml, pointed at a local webhook server; a
 // manager started with WithManager serves it, and Start waits until it does.
 func WithWebhooks() Option { return func(o *options) { o.webhooks = true } }
+
+// WithAPIServerFlag sets a flag of kube-apiserver, such as profiling=true.
+func WithAPIServerFlag(name, value string) Option {
+	return func(o *options) {
+		if o.apiServerFlags == nil {
+			o.apiServerFlags = map[string]string{}
+		}
+		o.apiServerFlags[name] = value
+	}
+}
 
 // WithErrorLog sets controller-runtime's logger to errors only, on stderr.
 func WithErrorLog() Option { return func(o *options) { o.errorLog = true } }
@@ -172,6 +184,9 @@ func Start(opts ...Option) (env *Env, err error) {
 		environment.WebhookInstallOptions = envtest.WebhookInstallOptions{
 			Paths: []string{filepath.Join(root, "config", "webhook", "manifests.yaml")},
 		}
+	}
+	for name, value := range o.apiServerFlags {
+		environment.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	cfg, err := environment.Start()
 	if err != nil {

@@ -1,0 +1,1059 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/gitserver"
+	"github.com/profilesync/profilesync/test/testenv"
+)
+
+// The side-by-side benchmark's settings, from the environment.
+const (
+	// fluxVariable names the directory `make flux` fills: Flux's
+	// source-controller and kustomize-controller binaries and their CRDs in
+	// crds/. Without it BenchmarkSideBySide is skipped, so `make bench` runs
+	// without Flux.
+	fluxVariable = "PROFILESYNC_FLUX"
+	// runsVariable is how many times each system runs (default 3); the
+	// table shows the medians.
+	runsVariable = "PROFILESYNC_BENCH_RUNS"
+	// idleVariable is how long the idle phase lasts (a Go duration, default
+	// 2m).
+	idleVariable = "PROFILESYNC_BENCH_IDLE"
+	// systemsVariable restricts the systems that run, comma-separated out
+	// of floor, flux and profilesync (default all three): the full-scale run
+	// measures ProfileSync alone.
+	systemsVariable = "PROFILESYNC_BENCH_SYSTEMS"
+	// pushesVariable is how many commits each system follows (default 10).
+	pushesVariable = "PROFILESYNC_BENCH_PUSHES"
+	// profileVariable names a directory that receives CPU profiles of
+	// kube-apiserver and the manager over the first 30 s after each
+	// system's sync object is created (<system>-<run>-<process>.pprof), to
+	// see where the work goes.
+	profileVariable = "PROFILESYNC_BENCH_PROFILE"
+)
+
+const (
+	floorSystem       = "floor"
+	fluxSystem        = "flux"
+	profileSyncSystem = "profilesync"
+
+	// sideBySideInterval is both systems' sync interval, as in Flux's
+	// documentation examples.
+	sideBySideInterval = time.Minute
+	fluxNamespace      = "flux-system"
+	// clockTicks is the unit of utime and stime in /proc/<pid>/stat
+	// (USER_HZ, 100 on Linux for every architecture Go supports).
+	clockTicks = 100
+)
+
+var (
+	kustomizationGVK = schema.GroupVersionKind{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Kind: "Kustomization"}
+	gitRepositoryGVK = schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1", Kind: "GitRepository"}
+)
+
+// systemRun is what one run of one system measured. Durations count from
+// the creation of the sync object (the floor: from its first apply).
+type systemRun struct {
+	exists, syncReady, profilesReady time.Duration
+	// requests are kube-apiserver's requests for the profiles until done,
+	// by verb and resource, for the log of the run.
+	requests string
+	// phases are the manager's time per sync phase until done (ProfileSync).
+	phases string
+	// CPU seconds and peak RSS from creation until done: the sync object
+	// Ready (Flux, the floor) or every profile Ready (ProfileSync).
+	controllerCPU, controllerPeakMiB float64
+	apiServerCPU, apiServerPeakMiB   float64
+	// CPU seconds over the idle phase.
+	idleControllerCPU, idleAPIServerCPU float64
+	// From the commit's trigger (webhook call, reconcile annotation) to the
+	// watch event that shows the change.
+	pushSpec, pushStatus []time.Duration
+}
+
+// BenchmarkSideBySide runs the floor, Flux and ProfileSync on the same
+// landscape, each on a fresh control plane, from the same Git server, and
+// prints the medians of each figure with the ratios ProfileSync/Flux and
+// ProfileSync/floor. The controllers run as processes of their own, so
+// their CPU and RSS are theirs alone; docs/performance.md explains each row.
+func BenchmarkSideBySide(b *testing.B) {
+	if b.N > 1 {
+		b.Skip("BenchmarkSideBySide runs once")
+	}
+	fluxDir := os.Getenv(fluxVariable)
+	systems := sideBySideSystems(b)
+	if fluxDir == "" && systems[fluxSystem] {
+		b.Skipf("%s is not set: run the side-by-side benchmark with 'make bench-flux'", fluxVariable)
+	}
+	runs, pushes := countSetting(b, runsVariable, 3), countSetting(b, pushesVariable, 10)
+	idle := 2 * time.Minute
+	if v := os.Getenv(idleVariable); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("%s=%q: %v", idleVariable, v, err)
+		}
+		idle = d
+	}
+	manager := buildManager(b)
+	server, err := gitserver.New(b.TempDir(), gitserver.Options{})
+	if err != nil {
+		b.Fatalf("start git server: %v", err)
+	}
+	defer server.Close()
+	l := scaleLandscape(b)
+	files := l.files()
+	objects, err := renderLandscape(b.TempDir(), files)
+	if err != nil {
+		b.Fatalf("render: %v", err)
+	}
+	fmt.Printf("landscape: %d CloudProfiles × %d versions, %d NamespacedCloudProfiles; %d runs, idle %s\n",
+		l.cloudProfiles, l.kubernetesVersions+l.images*l.imageVersions, l.namespaced, runs, idle)
+
+	results := map[string][]systemRun{}
+	for run := range runs {
+		for _, system := range []string{floorSystem, fluxSystem, profileSyncSystem} {
+			if !systems[system] {
+				continue
+			}
+			s := sideBySide{b: b, l: l, server: server, idle: idle, pushes: pushes, fluxDir: fluxDir, repo: fmt.Sprintf("%s-%d", system, run)}
+			var r systemRun
+			switch system {
+			case floorSystem:
+				r = s.floor(floorObjects(b, objects, ""))
+			case fluxSystem:
+				r = s.flux(files)
+			default:
+				r = s.profileSync(manager, files)
+			}
+			printSystemRun(system, run, r)
+			results[system] = append(results[system], r)
+		}
+	}
+	printSideBySide(b, results, l.cloudProfiles+l.namespaced)
+}
+
+// countSetting is the number the variable holds, or def when it is unset.
+func countSetting(b *testing.B, variable string, def int) int {
+	v := os.Getenv(variable)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		b.Fatalf("%s=%q: want a number", variable, v)
+	}
+	return n
+}
+
+func sideBySideSystems(b *testing.B) map[string]bool {
+	systems := map[string]bool{floorSystem: true, fluxSystem: true, profileSyncSystem: true}
+	if v := os.Getenv(systemsVariable); v != "" {
+		systems = map[string]bool{}
+		for _, s := range strings.Split(v, ",") {
+			switch s = strings.TrimSpace(s); s {
+			case floorSystem, fluxSystem, profileSyncSystem:
+				systems[s] = true
+			default:
+				b.Fatalf("%s: unknown system %q (want floor, flux or profilesync)", systemsVariable, s)
+			}
+		}
+	}
+	return systems
+}
+
+// buildManager builds the profilesync binary of this tree.
+func buildManager(b *testing.B) string {
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "profilesync")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Dir = root
+	if output, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("build the manager: %v\n%s", err, output)
+	}
+	return out
+}
+
+// sideBySide is one run of one system: its own control plane, repository,
+// processes and watches.
+type sideBySide struct {
+	b      *testing.B
+	l      landscape
+	server *gitserver.Server
+	idle   time.Duration
+	pushes int
+	// fluxDir is where Flux's binaries and CRDs are, if it runs.
+	fluxDir string
+	repo    string
+
+	env        *testenv.Env
+	kubeconfig string
+	apiServer  int
+	// pprofAddr serves the manager's profiles (ProfileSync only).
+	pprofAddr string
+	// phases, if set, tells how long the phases of the syncs took so far.
+	phases    func() string
+	observer  *observer
+	processes []*controllerProcess
+}
+
+// start starts the control plane with the CRDs of both systems (the same
+// API server work for every system), the landscape's namespaces, and the
+// watches the figures are taken from.
+func (s *sideBySide) start(syncObject client.Object) {
+	b := s.b
+	var err error
+	opts := []testenv.Option{testenv.WithErrorLog(),
+		testenv.WithRESTConfig(func(cfg *rest.Config) { cfg.QPS, cfg.Burst = 1000, 2000 })}
+	if os.Getenv(profileVariable) != "" {
+		opts = append(opts, testenv.WithAPIServerFlag("profiling", "true"))
+	}
+	s.env, err = testenv.Start(opts...)
+	if err != nil {
+		b.Fatalf("start the control plane: %v", err)
+	}
+	if s.fluxDir != "" {
+		if _, err := envtest.InstallCRDs(s.env.Config, envtest.CRDInstallOptions{
+			Paths: []string{filepath.Join(s.fluxDir, "crds")}, ErrorIfPathMissing: true}); err != nil {
+			b.Fatalf("install Flux's CRDs: %v", err)
+		}
+	}
+	for _, ns := range append([]string{clusterProfilesNamespace, fluxNamespace}, tenantNamespaces(s.l)...) {
+		if err := s.env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			b.Fatalf("create namespace %s: %v", ns, err)
+		}
+	}
+	admin, err := s.env.Environment.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		b.Fatalf("add a user: %v", err)
+	}
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		b.Fatalf("write a kubeconfig: %v", err)
+	}
+	s.kubeconfig = filepath.Join(b.TempDir(), "kubeconfig")
+	if err := os.WriteFile(s.kubeconfig, kubeconfig, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if s.apiServer, err = childProcess("kube-apiserver"); err != nil {
+		b.Fatal(err)
+	}
+	watched := []client.Object{&v1alpha1.CloudProfile{}, &v1alpha1.NamespacedCloudProfile{}}
+	if syncObject != nil {
+		watched = append(watched, syncObject)
+	}
+	if s.observer, err = newObserver(s.env, watched...); err != nil {
+		b.Fatalf("watch: %v", err)
+	}
+}
+
+// stop stops the processes, the watches and the control plane.
+func (s *sideBySide) stop() {
+	for _, p := range s.processes {
+		p.stop(s.b)
+	}
+	if s.observer != nil {
+		s.observer.cancel()
+	}
+	if err := s.env.Stop(); err != nil {
+		s.b.Errorf("stop the control plane: %v", err)
+	}
+}
+
+func tenantNamespaces(l landscape) []string {
+	var out []string
+	for n := range l.namespaces {
+		out = append(out, namespaceName(n))
+	}
+	return out
+}
+
+// floor applies the rendered objects, spec only, one after another with
+// server-side apply and the operator's client limits, as
+// `kubectl apply --server-side` does.
+func (s *sideBySide) floor(objects []*unstructured.Unstructured) systemRun {
+	s.start(nil)
+	defer s.stop()
+	floorConfig := rest.CopyConfig(s.env.Config)
+	floorConfig.QPS, floorConfig.Burst = managerQPS, managerBurst
+	c, err := client.New(floorConfig, client.Options{Scheme: s.env.Scheme})
+	if err != nil {
+		s.b.Fatal(err)
+	}
+	before := s.sample()
+	start := time.Now()
+	for _, u := range objects {
+		if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("bench-floor"), client.ForceOwnership); err != nil {
+			s.b.Fatalf("apply %s: %v", u.GetName(), err)
+		}
+	}
+	elapsed := time.Since(start)
+	after := s.sample()
+	return systemRun{exists: elapsed, syncReady: elapsed,
+		apiServerCPU: after.apiServerCPU - before.apiServerCPU, apiServerPeakMiB: after.apiServerPeakMiB}
+}
+
+// flux runs source-controller and kustomize-controller on a GitRepository
+// and a Kustomization (prune, no wait, interval 1m) of the overlay.
+func (s *sideBySide) flux(files map[string]string) systemRun {
+	kustomization := &unstructured.Unstructured{}
+	kustomization.SetGroupVersionKind(kustomizationGVK)
+	s.start(kustomization)
+	defer s.stop()
+	storage := s.b.TempDir()
+	storageAddr := s.freeAddress()
+	fluxEnv := []string{"RUNTIME_NAMESPACE=" + fluxNamespace}
+	s.startProcess("source-controller", filepath.Join(s.fluxDir, "source-controller"), fluxEnv,
+		"--storage-path="+storage, "--storage-addr="+storageAddr, "--storage-adv-addr="+storageAddr)
+	s.startProcess("kustomize-controller", filepath.Join(s.fluxDir, "kustomize-controller"), fluxEnv)
+	if _, err := s.server.CreateRepo(s.repo, files); err != nil {
+		s.b.Fatalf("create repository: %v", err)
+	}
+	repository := fluxObject(gitRepositoryGVK, map[string]any{
+		"url": s.server.RepoURL(s.repo), "ref": map[string]any{"branch": "main"},
+		"interval": sideBySideInterval.String(), "timeout": "5m"})
+	sync := fluxObject(kustomizationGVK, map[string]any{
+		"sourceRef": map[string]any{"kind": "GitRepository", "name": "landscape"},
+		"path":      "./" + overlayPath, "prune": true, "wait": false,
+		"interval": sideBySideInterval.String(), "timeout": "5m"})
+	return s.measure([]client.Object{repository, sync},
+		func() bool { return fluxReady(s.observer.kustomization()) },
+		func() { s.annotateForReconcile(repository) }, false)
+}
+
+// profileSync runs the manager binary on a ProfileSync of the overlay.
+func (s *sideBySide) profileSync(manager string, files map[string]string) systemRun {
+	s.start(&v1alpha1.ProfileSync{})
+	defer s.stop()
+	receiver := s.freeAddress()
+	s.pprofAddr = s.freeAddress()
+	metrics := s.freeAddress()
+	s.startProcess("profilesync", manager, nil,
+		"--storage-path="+s.b.TempDir(), "--cluster-profiles-namespace="+clusterProfilesNamespace,
+		"--receiver-addr="+receiver, "--pprof-addr="+s.pprofAddr,
+		"--metrics-addr="+metrics, "--metrics-secure=false")
+	s.phases = func() string { return syncPhases(s.b, "http://"+metrics+"/metrics") }
+	if _, err := s.server.CreateRepo(s.repo, files); err != nil {
+		s.b.Fatalf("create repository: %v", err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "webhook", Namespace: clusterProfilesNamespace},
+		StringData: map[string]string{"token": webhookToken}}
+	if err := s.env.Client.Create(context.Background(), secret); err != nil {
+		s.b.Fatalf("create webhook Secret: %v", err)
+	}
+	sync := newProfileSync("landscape", s.server.RepoURL(s.repo), overlayPath)
+	sync.Spec.Interval.Duration = sideBySideInterval
+	return s.measure([]client.Object{sync},
+		func() bool {
+			var ps v1alpha1.ProfileSync
+			err := s.observer.cache.Get(context.Background(), client.ObjectKeyFromObject(sync), &ps)
+			return err == nil && ps.Status.LastAppliedRevision != "" && isReady(&ps, ps.Status.ObservedGeneration)
+		},
+		func() { callWebhook(s.b, "http://"+receiver, "landscape") }, true)
+}
+
+// measure creates the sync objects and takes every figure: the first sync,
+// the idle phase and the pushes. trigger tells the system about a new
+// commit; withStatus says whether the system computes profile status.
+func (s *sideBySide) measure(create []client.Object, syncReady func() bool, trigger func(), withStatus bool) systemRun {
+	b, l := s.b, s.l
+	ctx := context.Background()
+	var r systemRun
+	profiled := s.profile(30 * time.Second)
+	defer func() { <-profiled }()
+	requestsBefore := s.profileRequests()
+	before := s.sample()
+	start := time.Now()
+	for _, obj := range create {
+		if err := s.env.Client.Create(ctx, obj); err != nil {
+			b.Fatalf("create %s: %v", obj.GetName(), err)
+		}
+	}
+	milestones := map[string]func() bool{
+		"exist":      func() bool { return s.observer.counts(false) >= l.cloudProfiles+l.namespaced },
+		"sync Ready": syncReady,
+	}
+	if withStatus {
+		milestones["profiles Ready"] = func() bool { return s.observer.counts(true) >= l.cloudProfiles+l.namespaced }
+	}
+	reached := s.observer.waitAll(b, milestones, 15*time.Minute)
+	r.exists, r.syncReady = reached["exist"].Sub(start), reached["sync Ready"].Sub(start)
+	if withStatus {
+		r.profilesReady = reached["profiles Ready"].Sub(start)
+	}
+	done := s.sample()
+	r.requests = requestsSince(requestsBefore, s.profileRequests())
+	s.heapProfile()
+	if s.phases != nil {
+		r.phases = s.phases()
+	}
+	r.controllerCPU, r.controllerPeakMiB = done.controllerCPU-before.controllerCPU, done.controllerPeakMiB
+	r.apiServerCPU, r.apiServerPeakMiB = done.apiServerCPU-before.apiServerCPU, done.apiServerPeakMiB
+
+	// Idle: nothing changes in Git; both systems sync at their interval.
+	time.Sleep(5 * time.Second)
+	idleStart := s.sample()
+	time.Sleep(s.idle)
+	idleEnd := s.sample()
+	r.idleControllerCPU = idleEnd.controllerCPU - idleStart.controllerCPU
+	r.idleAPIServerCPU = idleEnd.apiServerCPU - idleStart.apiServerCPU
+
+	// Pushes: each moves the expiry of one version of the first
+	// CloudProfile by another hour.
+	name := cloudProfileName(0)
+	for k := 1; k <= s.pushes; k++ {
+		shift := time.Duration(k) * time.Hour
+		want := l.stageTimes(pushedVersion)[3].Add(shift)
+		if _, err := s.server.Commit(s.repo, map[string]string{cloudProfilesFile(0): l.cloudProfilesFileYAML(0, shift)}, fmt.Sprintf("push %d", k)); err != nil {
+			b.Fatalf("commit: %v", err)
+		}
+		pushed := time.Now()
+		trigger()
+		checks := map[string]func() bool{"spec": func() bool { return s.observer.expiry(name, false).Equal(want) }}
+		if withStatus {
+			checks["status"] = func() bool { return s.observer.expiry(name, true).Equal(want) }
+		}
+		seen := s.observer.waitAll(b, checks, 2*time.Minute)
+		r.pushSpec = append(r.pushSpec, seen["spec"].Sub(pushed))
+		if withStatus {
+			r.pushStatus = append(r.pushStatus, seen["status"].Sub(pushed))
+		}
+	}
+	return r
+}
+
+// profile writes CPU profiles of kube-apiserver and of the manager (if it
+// serves them) over the given time into the directory
+// profileVariable names, if it is set. The channel closes when
+// they are written.
+func (s *sideBySide) profile(d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	dir := os.Getenv(profileVariable)
+	if dir == "" {
+		close(done)
+		return done
+	}
+	apiServer, err := rest.HTTPClientFor(s.env.Config)
+	if err != nil {
+		s.b.Fatal(err)
+	}
+	fetch := func(c *http.Client, base, name string) {
+		resp, err := c.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(base, "/"), int(d.Seconds())))
+		if err != nil {
+			s.b.Logf("profile %s: %v", name, err)
+			return
+		}
+		defer resp.Body.Close()
+		profile, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, s.repo+"-"+name+".pprof"), profile, 0o644)
+		}
+		if err != nil {
+			s.b.Logf("profile %s: %v", name, err)
+		}
+	}
+	go func() {
+		defer close(done)
+		var wg sync.WaitGroup
+		wg.Go(func() { fetch(apiServer, s.env.Config.Host, "kube-apiserver") })
+		if s.pprofAddr != "" {
+			wg.Go(func() { fetch(http.DefaultClient, "http://"+s.pprofAddr, "manager") })
+		}
+		wg.Wait()
+	}()
+	return done
+}
+
+// heapProfile writes the manager's heap profile into the directory
+// profileVariable names, if it is set and the manager serves profiles.
+func (s *sideBySide) heapProfile() {
+	dir := os.Getenv(profileVariable)
+	if dir == "" || s.pprofAddr == "" {
+		return
+	}
+	resp, err := http.Get("http://" + s.pprofAddr + "/debug/pprof/heap")
+	if err != nil {
+		s.b.Logf("heap profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	profile, err := io.ReadAll(resp.Body)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, s.repo+"-manager-heap.pprof"), profile, 0o644)
+	}
+	if err != nil {
+		s.b.Logf("heap profile: %v", err)
+	}
+}
+
+// requestLabels are the labels of kube-apiserver's apiserver_request_total.
+var requestLabels = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// profileRequests counts kube-apiserver's requests for CloudProfiles and
+// NamespacedCloudProfiles so far, by verb, resource and subresource, from
+// its metrics.
+func (s *sideBySide) profileRequests() map[string]float64 {
+	c, err := rest.HTTPClientFor(s.env.Config)
+	if err != nil {
+		s.b.Fatal(err)
+	}
+	resp, err := c.Get(strings.TrimSuffix(s.env.Config.Host, "/") + "/metrics")
+	if err != nil {
+		s.b.Fatalf("read kube-apiserver's metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	metrics, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.b.Fatalf("read kube-apiserver's metrics: %v", err)
+	}
+	counts := map[string]float64{}
+	for _, line := range strings.Split(string(metrics), "\n") {
+		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		labelText, value, _ := strings.Cut(rest, "} ")
+		labels := map[string]string{}
+		for _, m := range requestLabels.FindAllStringSubmatch(labelText, -1) {
+			labels[m[1]] = m[2]
+		}
+		if labels["group"] != v1alpha1.GroupVersion.Group || labels["verb"] == "WATCH" || labels["verb"] == "LIST" {
+			continue
+		}
+		key := labels["verb"] + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		if labels["dry_run"] != "" {
+			key += " (dry run)"
+		}
+		n, _ := strconv.ParseFloat(value, 64)
+		counts[key] += n
+	}
+	return counts
+}
+
+// syncPhases sums profilesync_sync_duration_seconds by phase from the
+// manager's metrics.
+func syncPhases(b *testing.B, url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		b.Fatalf("read the manager's metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	metrics, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatalf("read the manager's metrics: %v", err)
+	}
+	sums := map[string]float64{}
+	for _, line := range strings.Split(string(metrics), "\n") {
+		rest, ok := strings.CutPrefix(line, "profilesync_sync_duration_seconds_sum{")
+		if !ok {
+			continue
+		}
+		labelText, value, _ := strings.Cut(rest, "} ")
+		for _, m := range requestLabels.FindAllStringSubmatch(labelText, -1) {
+			if m[1] == "phase" {
+				n, _ := strconv.ParseFloat(value, 64)
+				sums[m[2]] += n
+			}
+		}
+	}
+	var parts []string
+	for phase, seconds := range sums {
+		parts = append(parts, fmt.Sprintf("%s %.2fs", phase, seconds))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// requestsSince lists the requests counted between two profileRequests.
+func requestsSince(before, after map[string]float64) string {
+	var parts []string
+	for key, n := range after {
+		if d := n - before[key]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", key, d))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// cloudProfilesFileYAML is the content of the file holding the i-th
+// CloudProfile, with that profile's pushed version's expiry moved by shift.
+func (l landscape) cloudProfilesFileYAML(i int, shift time.Duration) string {
+	first := i - i%cloudProfilesPerFile
+	var docs []string
+	for j := first; j < first+cloudProfilesPerFile && j < l.cloudProfiles; j++ {
+		var s time.Duration
+		if j == i {
+			s = shift
+		}
+		docs = append(docs, l.cloudProfileYAML(j, s))
+	}
+	return strings.Join(docs, "---\n")
+}
+
+func fluxObject(gvk schema.GroupVersionKind, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(gvk)
+	u.SetName("landscape")
+	u.SetNamespace(fluxNamespace)
+	return u
+}
+
+// annotateForReconcile asks a Flux object to reconcile now, as Flux's
+// notification-controller Receiver does for a push.
+func (s *sideBySide) annotateForReconcile(obj *unstructured.Unstructured) {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, meta.ReconcileRequestAnnotation, time.Now().Format(time.RFC3339Nano))
+	target := &unstructured.Unstructured{}
+	target.SetGroupVersionKind(obj.GroupVersionKind())
+	target.SetName(obj.GetName())
+	target.SetNamespace(obj.GetNamespace())
+	if err := s.env.Client.Patch(context.Background(), target, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		s.b.Fatalf("annotate %s: %v", obj.GetName(), err)
+	}
+}
+
+// fluxReady is whether a Kustomization has applied a revision and is Ready
+// for its generation.
+func fluxReady(u *unstructured.Unstructured) bool {
+	if u == nil {
+		return false
+	}
+	revision, _, _ := unstructured.NestedString(u.Object, "status", "lastAppliedRevision")
+	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == meta.ReadyCondition && m["status"] == string(metav1.ConditionTrue) {
+			return revision != "" && observed == u.GetGeneration()
+		}
+	}
+	return false
+}
+
+func (s *sideBySide) freeAddress() string {
+	addr, err := testenv.FreeLoopbackAddress()
+	if err != nil {
+		s.b.Fatal(err)
+	}
+	return addr
+}
+
+// controllerProcess is a controller binary running against the control
+// plane.
+type controllerProcess struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+}
+
+// startProcess starts a controller with the kubeconfig, its health probes on
+// a free port, metrics off and leader election off, and waits until it is
+// ready.
+func (s *sideBySide) startProcess(name, path string, env []string, args ...string) {
+	b := s.b
+	health := s.freeAddress()
+	args = append(args, "--health-addr="+health, "--log-level=error")
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--metrics-addr=") }) {
+		args = append(args, "--metrics-addr=0")
+	}
+	logPath := filepath.Join(b.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+s.kubeconfig), env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start %s: %v", name, err)
+	}
+	p := &controllerProcess{name: name, cmd: cmd, log: logPath}
+	s.processes = append(s.processes, p)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get("http://" + health + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logPath)
+			b.Fatalf("%s not ready after a minute:\n%s", name, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *controllerProcess) stop(b *testing.B) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+		b.Logf("%s did not stop within 30 s of SIGTERM; killed", p.name)
+	}
+}
+
+// resources is a sample of the measured processes' CPU time (cumulative)
+// and peak RSS since the last sample.
+type resources struct {
+	controllerCPU, controllerPeakMiB float64
+	apiServerCPU, apiServerPeakMiB   float64
+}
+
+// sample reads the processes' CPU time and peak RSS, then resets the peaks
+// so that the next sample's peak is that of the time between the two.
+func (s *sideBySide) sample() resources {
+	var r resources
+	for _, p := range s.processes {
+		cpu, peak := processUsage(s.b, p.cmd.Process.Pid)
+		r.controllerCPU += cpu
+		r.controllerPeakMiB += peak
+	}
+	r.apiServerCPU, r.apiServerPeakMiB = processUsage(s.b, s.apiServer)
+	return r
+}
+
+// processUsage is a process's CPU seconds (user and system) and its peak
+// RSS since the last call, which resets it (Linux: clear_refs 5).
+func processUsage(b *testing.B, pid int) (cpuSeconds, peakMiB float64) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("read the CPU time of process %d: %v", pid, err)
+	}
+	// The fields after the command name, which may hold spaces, in
+	// parentheses: state is the first, utime and stime the 12th and 13th.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatalf("read the RSS of process %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			peakMiB = kb / 1024
+		}
+	}
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
+		b.Logf("cannot reset the peak RSS of process %d: %v", pid, err)
+	}
+	return (utime + stime) / clockTicks, peakMiB
+}
+
+// childProcess is the PID of this process's only child with the command
+// name: envtest starts kube-apiserver and etcd as children.
+func childProcess(name string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var found []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		open, end := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(string(stat[end+1:]))
+		if string(stat[open+1:end]) == name && len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			found = append(found, pid)
+		}
+	}
+	if len(found) != 1 {
+		return 0, fmt.Errorf("want one child process %s, found %d", name, len(found))
+	}
+	return found[0], nil
+}
+
+// observer is the benchmark's view of a control plane: an informer cache of
+// the profiles and the sync object. Waits re-evaluate their conditions at
+// every watch event, so a time taken is when the change reached a watch.
+type observer struct {
+	cache   cache.Cache
+	changed chan struct{}
+	cancel  context.CancelFunc
+}
+
+func newObserver(env *testenv.Env, objects ...client.Object) (*observer, error) {
+	c, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme, DefaultTransform: cache.TransformStripManagedFields()})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	o := &observer{cache: c, changed: make(chan struct{}, 1), cancel: cancel}
+	notify := func() {
+		select {
+		case o.changed <- struct{}{}:
+		default:
+		}
+	}
+	handler := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	for _, obj := range objects {
+		informer, err := c.GetInformer(ctx, obj)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if _, err := informer.AddEventHandler(handler); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		cancel()
+		return nil, errors.New("the watches did not sync")
+	}
+	return o, nil
+}
+
+// waitAll waits until every condition has held once and returns when each
+// first did.
+func (o *observer) waitAll(b *testing.B, conditions map[string]func() bool, timeout time.Duration) map[string]time.Time {
+	reached := map[string]time.Time{}
+	deadline := time.After(timeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now := time.Now()
+		for name, holds := range conditions {
+			if _, ok := reached[name]; !ok && holds() {
+				reached[name] = now
+			}
+		}
+		if len(reached) == len(conditions) {
+			return reached
+		}
+		select {
+		case <-o.changed:
+		case <-tick.C:
+		case <-deadline:
+			var missing []string
+			for name := range conditions {
+				if _, ok := reached[name]; !ok {
+					missing = append(missing, name)
+				}
+			}
+			sort.Strings(missing)
+			b.Fatalf("not reached within %s: %s", timeout, strings.Join(missing, ", "))
+		}
+	}
+}
+
+// counts is how many profiles exist, or with ready how many are Ready for
+// their generation.
+func (o *observer) counts(ready bool) int {
+	ctx := context.Background()
+	var cps v1alpha1.CloudProfileList
+	var ncps v1alpha1.NamespacedCloudProfileList
+	if o.cache.List(ctx, &cps, client.UnsafeDisableDeepCopy) != nil || o.cache.List(ctx, &ncps, client.UnsafeDisableDeepCopy) != nil {
+		return 0
+	}
+	if !ready {
+		return len(cps.Items) + len(ncps.Items)
+	}
+	n := 0
+	for i := range cps.Items {
+		if isReady(&cps.Items[i], cps.Items[i].Status.ObservedGeneration) {
+			n++
+		}
+	}
+	for i := range ncps.Items {
+		if isReady(&ncps.Items[i], ncps.Items[i].Status.ObservedGeneration) {
+			n++
+		}
+	}
+	return n
+}
+
+// expiry is the expiry of the pushed version of a CloudProfile: as its spec
+// says, or with status as its Ready status's next transition says.
+func (o *observer) expiry(name string, status bool) time.Time {
+	var cps v1alpha1.CloudProfileList
+	if o.cache.List(context.Background(), &cps, client.UnsafeDisableDeepCopy) != nil {
+		return time.Time{}
+	}
+	for i := range cps.Items {
+		cp := &cps.Items[i]
+		if cp.Name != name || len(cp.Spec.Kubernetes.Versions) <= pushedVersion {
+			continue
+		}
+		if status {
+			if !isReady(cp, cp.Status.ObservedGeneration) || cp.Status.Kubernetes == nil || len(cp.Status.Kubernetes.Versions) <= pushedVersion {
+				return time.Time{}
+			}
+			if next := cp.Status.Kubernetes.Versions[pushedVersion].NextTransitionTime; next != nil {
+				return next.Time
+			}
+			return time.Time{}
+		}
+		for _, stage := range cp.Spec.Kubernetes.Versions[pushedVersion].Lifecycle {
+			if stage.Classification == v1alpha1.ClassificationExpired && stage.StartTime != nil {
+				return stage.StartTime.Time
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// kustomization is the Flux Kustomization, or nil.
+func (o *observer) kustomization() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(kustomizationGVK)
+	if o.cache.Get(context.Background(), client.ObjectKey{Namespace: fluxNamespace, Name: "landscape"}, u) != nil {
+		return nil
+	}
+	return u
+}
+
+func printSystemRun(system string, run int, r systemRun) {
+	p50s, p99s := percentiles(r.pushSpec)
+	p50, p99 := percentiles(r.pushStatus)
+	fmt.Printf("run %d %s: exist %.1fs, sync Ready %.1fs, profiles Ready %.1fs; controllers %.1f CPU-s %.0f MiB; kube-apiserver %.1f CPU-s %.0f MiB; idle %.1f + %.1f CPU-s; push → spec p50 %.0f p99 %.0f ms, → status p50 %.0f p99 %.0f ms\n",
+		run+1, system, r.exists.Seconds(), r.syncReady.Seconds(), r.profilesReady.Seconds(),
+		r.controllerCPU, r.controllerPeakMiB, r.apiServerCPU, r.apiServerPeakMiB,
+		r.idleControllerCPU, r.idleAPIServerCPU, p50s, p99s, p50, p99)
+	fmt.Printf("run %d %s: profile requests until done: %s\n", run+1, system, r.requests)
+	if r.phases != "" {
+		fmt.Printf("run %d %s: sync phases until done: %s\n", run+1, system, r.phases)
+	}
+}
+
+// printSideBySide prints the medians over the runs of each figure, per
+// system, with the ratios, and reports the ratios as benchmark metrics.
+func printSideBySide(b *testing.B, results map[string][]systemRun, objects int) {
+	median := func(system string, figure func(systemRun) float64) float64 {
+		var values []float64
+		for _, r := range results[system] {
+			values = append(values, figure(r))
+		}
+		if len(values) == 0 {
+			return 0
+		}
+		sort.Float64s(values)
+		return values[len(values)/2]
+	}
+	seconds := func(d func(systemRun) time.Duration) func(systemRun) float64 {
+		return func(r systemRun) float64 { return d(r).Seconds() }
+	}
+	pushes := func(d func(systemRun) []time.Duration, p99 bool) func(systemRun) float64 {
+		return func(r systemRun) float64 {
+			p50, p99v := percentiles(d(r))
+			if p99 {
+				return p99v
+			}
+			return p50
+		}
+	}
+	type figure struct {
+		name, unit string
+		value      func(systemRun) float64
+		// ourReference is the Flux figure ProfileSync's is compared with,
+		// when not the same row's.
+		ourReference func(systemRun) float64
+	}
+	syncReady := seconds(func(r systemRun) time.Duration { return r.syncReady })
+	figures := []figure{
+		{name: fmt.Sprintf("all %d objects exist", objects), unit: "s", value: seconds(func(r systemRun) time.Duration { return r.exists })},
+		{name: "sync object Ready", unit: "s", value: syncReady},
+		{name: "every profile Ready (/ Flux's sync Ready)", unit: "s", value: seconds(func(r systemRun) time.Duration { return r.profilesReady }), ourReference: syncReady},
+		{name: "kube-apiserver CPU, creation → done", unit: "CPU-s", value: func(r systemRun) float64 { return r.apiServerCPU }},
+		{name: "kube-apiserver peak RSS, creation → done", unit: "MiB", value: func(r systemRun) float64 { return r.apiServerPeakMiB }},
+		{name: "controllers' CPU, creation → done", unit: "CPU-s", value: func(r systemRun) float64 { return r.controllerCPU }},
+		{name: "controllers' peak RSS (sum of processes)", unit: "MiB", value: func(r systemRun) float64 { return r.controllerPeakMiB }},
+		{name: "push → spec visible, p50", unit: "ms", value: pushes(func(r systemRun) []time.Duration { return r.pushSpec }, false)},
+		{name: "push → spec visible, p99", unit: "ms", value: pushes(func(r systemRun) []time.Duration { return r.pushSpec }, true)},
+		{name: "push → status visible, p50", unit: "ms", value: pushes(func(r systemRun) []time.Duration { return r.pushStatus }, false)},
+		{name: "push → status visible, p99", unit: "ms", value: pushes(func(r systemRun) []time.Duration { return r.pushStatus }, true)},
+		{name: "idle: controllers' CPU", unit: "CPU-s", value: func(r systemRun) float64 { return r.idleControllerCPU }},
+		{name: "idle: kube-apiserver CPU", unit: "CPU-s", value: func(r systemRun) float64 { return r.idleAPIServerCPU }},
+	}
+	var buf strings.Builder
+	w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "median of runs\tfloor\tFlux\tProfileSync\tPS/Flux\tPS/floor\t")
+	cell := func(system string, f figure) string {
+		if len(results[system]) == 0 {
+			return "—"
+		}
+		v := median(system, f.value)
+		if v == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(v, 'f', 1, 64) + " " + f.unit
+	}
+	ratio := func(ours, theirs float64) string {
+		if ours == 0 || theirs == 0 {
+			return "—"
+		}
+		return strconv.FormatFloat(ours/theirs, 'f', 2, 64)
+	}
+	for i, f := range figures {
+		ours := median(profileSyncSystem, f.value)
+		reference := f.value
+		if f.ourReference != nil {
+			reference = f.ourReference
+		}
+		flux, floor := median(fluxSystem, reference), median(floorSystem, reference)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t\n", f.name, cell(floorSystem, f), cell(fluxSystem, f), cell(profileSyncSystem, f), ratio(ours, flux), ratio(ours, floor))
+		if ours != 0 && flux != 0 {
+			b.ReportMetric(ours/flux, fmt.Sprintf("row%02d-PS/Flux", i+1))
+		}
+	}
+	_ = w.Flush()
+	fmt.Print("\n" + buf.String())
+}
