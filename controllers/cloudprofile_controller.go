@@ -42,6 +42,9 @@ type CloudProfileReconciler struct {
 	// StatusRecheck bounds the wait for the next transition (see
 	// Options.StatusRecheck); zero means DefaultStatusRecheck.
 	StatusRecheck time.Duration
+	// ApplyGate, when set, holds the status write of a profile while its
+	// ProfileSync applies a revision.
+	ApplyGate *ApplyGate
 	// times keeps each profile's status from moving back in time.
 	times statusTimes
 }
@@ -65,7 +68,7 @@ func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts Options
 // changed.
 func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.CloudProfile{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.ApplyGate.get(ctx, r.Client, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forgetProfile(v1alpha1.CloudProfileKind, req.NamespacedName)
 			r.times.forget(req.NamespacedName)
@@ -76,7 +79,7 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	before := obj.DeepCopy()
 	defer func() {
 		obj.Status.ObservedGeneration = obj.Generation
-		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
+		if err := patchStatus(ctx, r.Client, before, obj, &obj.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 			return
 		}

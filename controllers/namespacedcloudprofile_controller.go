@@ -47,6 +47,9 @@ type NamespacedCloudProfileReconciler struct {
 	// StatusRecheck bounds the wait for the next transition (see
 	// Options.StatusRecheck); zero means DefaultStatusRecheck.
 	StatusRecheck time.Duration
+	// ApplyGate, when set, holds the status write of a profile while its
+	// ProfileSync applies a revision.
+	ApplyGate *ApplyGate
 	// times keeps each profile's status from moving back in time.
 	times statusTimes
 }
@@ -100,7 +103,7 @@ func (r *NamespacedCloudProfileReconciler) childrenOf(ctx context.Context, paren
 // never shows stale classifications of the spec clusters see.
 func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.NamespacedCloudProfile{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	if err := r.ApplyGate.get(ctx, r.Client, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.forgetProfile(v1alpha1.NamespacedCloudProfileKind, req.NamespacedName)
 			r.times.forget(req.NamespacedName)
@@ -111,7 +114,7 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 	before := obj.DeepCopy()
 	defer func() {
 		obj.Status.ObservedGeneration = obj.Generation
-		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
+		if err := patchStatus(ctx, r.Client, before, obj, &obj.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 			return
 		}

@@ -55,7 +55,10 @@ type ProfileSyncReconciler struct {
 	// operator's RBAC (get only) does not allow and which it does not need.
 	SecretReader  client.Reader
 	EventRecorder record.EventRecorder
-	Fetcher       *gitsource.Fetcher
+	// ApplyGate, when set, holds the status writes of the profiles a
+	// ProfileSync owns while it applies.
+	ApplyGate *ApplyGate
+	Fetcher   *gitsource.Fetcher
 	// Clock is the source of "now" for the update rules.
 	Clock clock.PassiveClock
 	// ApplyConcurrency bounds the parallel writes of one sync.
@@ -173,7 +176,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	ctx = r.Metrics.startSync(ctx, obj)
 	defer func() {
 		startPhase(ctx, phaseStatus)
-		if err := patchStatus(ctx, r.Client, before, obj); err != nil {
+		if err := patchStatus(ctx, r.Client, before, obj, &obj.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
 		finishSync(ctx)
@@ -286,7 +289,10 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		return "", err
 	}
 	startPhase(ctx, phaseApply)
-	if err := r.apply(ctx, obj, plan, checkout.Revision); err != nil {
+	end := r.ApplyGate.begin(client.ObjectKeyFromObject(obj))
+	err = r.apply(ctx, obj, plan, checkout.Revision)
+	end()
+	if err != nil {
 		return "", err
 	}
 	startPhase(ctx, phasePrune)

@@ -65,7 +65,10 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("register metrics: %w", err)
 		}
 	}
+	// The sync and the status controllers share one gate (ApplyGate).
+	gate := &ApplyGate{}
 	if err := (&CloudProfileReconciler{
+		ApplyGate:     gate,
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
@@ -75,6 +78,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
 	}
 	if err := (&NamespacedCloudProfileReconciler{
+		ApplyGate:     gate,
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
@@ -109,6 +113,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		}
 	}
 	if err := (&ProfileSyncReconciler{
+		ApplyGate:                gate,
 		Client:                   mgr.GetClient(),
 		SecretReader:             mgr.GetAPIReader(),
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
