@@ -313,6 +313,7 @@ func (s *sideBySide) floor(objects []*unstructured.Unstructured) systemRun {
 	if err != nil {
 		s.b.Fatal(err)
 	}
+	requestsBefore := s.profileRequests()
 	before := s.sample()
 	start := time.Now()
 	for _, u := range objects {
@@ -322,7 +323,7 @@ func (s *sideBySide) floor(objects []*unstructured.Unstructured) systemRun {
 	}
 	elapsed := time.Since(start)
 	after := s.sample()
-	return systemRun{exists: elapsed, syncReady: elapsed,
+	return systemRun{exists: elapsed, syncReady: elapsed, requests: requestsSince(requestsBefore, s.profileRequests()),
 		apiServerCPU: after.apiServerCPU - before.apiServerCPU, apiServerPeakMiB: after.apiServerPeakMiB}
 }
 
@@ -471,19 +472,8 @@ func (s *sideBySide) profile(d time.Duration) <-chan struct{} {
 		s.b.Fatal(err)
 	}
 	fetch := func(c *http.Client, base, name string) {
-		resp, err := c.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(base, "/"), int(d.Seconds())))
-		if err != nil {
-			s.b.Logf("profile %s: %v", name, err)
-			return
-		}
-		defer resp.Body.Close()
-		profile, err := io.ReadAll(resp.Body)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, s.repo+"-"+name+".pprof"), profile, 0o644)
-		}
-		if err != nil {
-			s.b.Logf("profile %s: %v", name, err)
-		}
+		saveProfile(s.b, c, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(base, "/"), int(d.Seconds())),
+			filepath.Join(dir, s.repo+"-"+name+".pprof"))
 	}
 	go func() {
 		defer close(done)
@@ -504,23 +494,63 @@ func (s *sideBySide) heapProfile() {
 	if dir == "" || s.pprofAddr == "" {
 		return
 	}
-	resp, err := http.Get("http://" + s.pprofAddr + "/debug/pprof/heap")
+	saveProfile(s.b, http.DefaultClient, "http://"+s.pprofAddr+"/debug/pprof/heap", filepath.Join(dir, s.repo+"-manager-heap.pprof"))
+}
+
+// saveProfile writes what a pprof endpoint answers into a file; a failure
+// is logged, since profiles only help to read the figures.
+func saveProfile(b *testing.B, c *http.Client, url, path string) {
+	resp, err := c.Get(url)
 	if err != nil {
-		s.b.Logf("heap profile: %v", err)
+		b.Logf("profile %s: %v", url, err)
 		return
 	}
 	defer resp.Body.Close()
 	profile, err := io.ReadAll(resp.Body)
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, s.repo+"-manager-heap.pprof"), profile, 0o644)
+		err = os.WriteFile(path, profile, 0o644)
 	}
 	if err != nil {
-		s.b.Logf("heap profile: %v", err)
+		b.Logf("profile %s: %v", url, err)
 	}
 }
 
-// requestLabels are the labels of kube-apiserver's apiserver_request_total.
-var requestLabels = regexp.MustCompile(`(\w+)="([^"]*)"`)
+// metricSample is one sample of a metric in Prometheus' text format.
+type metricSample struct {
+	labels map[string]string
+	value  float64
+}
+
+// metricLabels are the label pairs of a sample.
+var metricLabels = regexp.MustCompile(`(\w+)="([^"]*)"`)
+
+// readMetric reads the samples of one metric from a metrics endpoint.
+func readMetric(b *testing.B, c *http.Client, url, name string) []metricSample {
+	resp, err := c.Get(url)
+	if err != nil {
+		b.Fatalf("read %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	text, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatalf("read %s: %v", url, err)
+	}
+	var samples []metricSample
+	for _, line := range strings.Split(string(text), "\n") {
+		rest, ok := strings.CutPrefix(line, name+"{")
+		if !ok {
+			continue
+		}
+		labelText, value, _ := strings.Cut(rest, "} ")
+		sample := metricSample{labels: map[string]string{}}
+		for _, m := range metricLabels.FindAllStringSubmatch(labelText, -1) {
+			sample.labels[m[1]] = m[2]
+		}
+		sample.value, _ = strconv.ParseFloat(value, 64)
+		samples = append(samples, sample)
+	}
+	return samples
+}
 
 // profileRequests counts kube-apiserver's requests for CloudProfiles and
 // NamespacedCloudProfiles so far, by verb, resource and subresource, from
@@ -530,26 +560,9 @@ func (s *sideBySide) profileRequests() map[string]float64 {
 	if err != nil {
 		s.b.Fatal(err)
 	}
-	resp, err := c.Get(strings.TrimSuffix(s.env.Config.Host, "/") + "/metrics")
-	if err != nil {
-		s.b.Fatalf("read kube-apiserver's metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	metrics, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.b.Fatalf("read kube-apiserver's metrics: %v", err)
-	}
 	counts := map[string]float64{}
-	for _, line := range strings.Split(string(metrics), "\n") {
-		rest, ok := strings.CutPrefix(line, "apiserver_request_total{")
-		if !ok {
-			continue
-		}
-		labelText, value, _ := strings.Cut(rest, "} ")
-		labels := map[string]string{}
-		for _, m := range requestLabels.FindAllStringSubmatch(labelText, -1) {
-			labels[m[1]] = m[2]
-		}
+	for _, sample := range readMetric(s.b, c, strings.TrimSuffix(s.env.Config.Host, "/")+"/metrics", "apiserver_request_total") {
+		labels := sample.labels
 		if labels["group"] != v1alpha1.GroupVersion.Group || labels["verb"] == "WATCH" || labels["verb"] == "LIST" {
 			continue
 		}
@@ -560,8 +573,7 @@ func (s *sideBySide) profileRequests() map[string]float64 {
 		if labels["dry_run"] != "" {
 			key += " (dry run)"
 		}
-		n, _ := strconv.ParseFloat(value, 64)
-		counts[key] += n
+		counts[key] += sample.value
 	}
 	return counts
 }
@@ -569,28 +581,9 @@ func (s *sideBySide) profileRequests() map[string]float64 {
 // syncPhases sums profilesync_sync_duration_seconds by phase from the
 // manager's metrics.
 func syncPhases(b *testing.B, url string) string {
-	resp, err := http.Get(url)
-	if err != nil {
-		b.Fatalf("read the manager's metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	metrics, err := io.ReadAll(resp.Body)
-	if err != nil {
-		b.Fatalf("read the manager's metrics: %v", err)
-	}
 	sums := map[string]float64{}
-	for _, line := range strings.Split(string(metrics), "\n") {
-		rest, ok := strings.CutPrefix(line, "profilesync_sync_duration_seconds_sum{")
-		if !ok {
-			continue
-		}
-		labelText, value, _ := strings.Cut(rest, "} ")
-		for _, m := range requestLabels.FindAllStringSubmatch(labelText, -1) {
-			if m[1] == "phase" {
-				n, _ := strconv.ParseFloat(value, 64)
-				sums[m[2]] += n
-			}
-		}
+	for _, sample := range readMetric(b, http.DefaultClient, url, "profilesync_sync_duration_seconds_sum") {
+		sums[sample.labels["phase"]] += sample.value
 	}
 	var parts []string
 	for phase, seconds := range sums {
@@ -757,7 +750,7 @@ func (s *sideBySide) sample() resources {
 }
 
 // processUsage is a process's CPU seconds (user and system) and its peak
-// RSS since the last call, which resets it (Linux: clear_refs 5).
+// RSS since the last call, which resets it.
 func processUsage(b *testing.B, pid int) (cpuSeconds, peakMiB float64) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -768,19 +761,9 @@ func processUsage(b *testing.B, pid int) (cpuSeconds, peakMiB float64) {
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	utime, _ := strconv.ParseFloat(fields[11], 64)
 	stime, _ := strconv.ParseFloat(fields[12], 64)
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatalf("read the RSS of process %d: %v", pid, err)
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
-			peakMiB = kb / 1024
-		}
-	}
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0); err != nil {
-		b.Logf("cannot reset the peak RSS of process %d: %v", pid, err)
-	}
+	process := strconv.Itoa(pid)
+	peakMiB = peakRSSMiB(b, process)
+	resetPeakRSS(b, process)
 	return (utime + stime) / clockTicks, peakMiB
 }
 
