@@ -26,8 +26,8 @@ const DefaultApplyGateWait = time.Minute
 // takes no less. Held, the revision is applied first and the statuses
 // follow, computed once from the applied specs (docs/performance.md has the
 // figures). The wait is bounded (Wait) so that a stuck apply cannot hold a
-// lifecycle transition for long; a status written early is still correct,
-// only sooner.
+// lifecycle transition for long; a status written before the apply ends is
+// still correct, it only competes with the apply again.
 //
 // The gate is in-process: the sync and the status controllers of one
 // manager share it. A nil gate holds nothing.

@@ -142,6 +142,21 @@ func (l landscape) files() map[string]string {
 	return files
 }
 
+// cloudProfilesFileYAML is the content of the file holding the i-th
+// CloudProfile, with that profile's pushed version's expiry moved by shift.
+func (l landscape) cloudProfilesFileYAML(i int, shift time.Duration) string {
+	first := i - i%cloudProfilesPerFile
+	var docs []string
+	for j := first; j < first+cloudProfilesPerFile && j < l.cloudProfiles; j++ {
+		var s time.Duration
+		if j == i {
+			s = shift
+		}
+		docs = append(docs, l.cloudProfileYAML(j, s))
+	}
+	return strings.Join(docs, "---\n")
+}
+
 // writeFiles writes files under dir.
 func writeFiles(dir string, files map[string]string) error {
 	for name, content := range files {

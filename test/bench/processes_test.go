@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// controllerProcess is a controller binary running against the control
+// plane.
+type controllerProcess struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+}
+
+// startProcess starts a controller with the kubeconfig, its health probes on
+// a free port, metrics off and leader election off, and waits until it is
+// ready.
+func (s *sideBySide) startProcess(name, path string, env []string, args ...string) {
+	b := s.b
+	health := s.freeAddress()
+	args = append(args, "--health-addr="+health, "--log-level=error")
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--metrics-addr=") }) {
+		args = append(args, "--metrics-addr=0")
+	}
+	logPath := filepath.Join(b.TempDir(), name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+s.kubeconfig), env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start %s: %v", name, err)
+	}
+	p := &controllerProcess{name: name, cmd: cmd, log: logPath}
+	s.processes = append(s.processes, p)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := http.Get("http://" + health + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logPath)
+			b.Fatalf("%s not ready after a minute:\n%s", name, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *controllerProcess) stop(b *testing.B) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+		b.Logf("%s did not stop within 30 s of SIGTERM; killed", p.name)
+	}
+}
+
+// resources is a sample of the measured processes' CPU time (cumulative)
+// and peak RSS since the last sample.
+type resources struct {
+	controllerCPU, controllerPeakMiB float64
+	apiServerCPU, apiServerPeakMiB   float64
+}
+
+// sample reads the processes' CPU time and peak RSS, then resets the peaks
+// so that the next sample's peak is that of the time between the two.
+func (s *sideBySide) sample() resources {
+	var r resources
+	for _, p := range s.processes {
+		cpu, peak := processUsage(s.b, p.cmd.Process.Pid)
+		r.controllerCPU += cpu
+		r.controllerPeakMiB += peak
+	}
+	r.apiServerCPU, r.apiServerPeakMiB = processUsage(s.b, s.apiServer)
+	return r
+}
+
+// processUsage is a process's CPU seconds (user and system) and its peak
+// RSS since the last call, which resets it.
+func processUsage(b *testing.B, pid int) (cpuSeconds, peakMiB float64) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatalf("read the CPU time of process %d: %v", pid, err)
+	}
+	// The fields after the command name, which may hold spaces, in
+	// parentheses: state is the first, utime and stime the 12th and 13th.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	process := strconv.Itoa(pid)
+	peakMiB = peakRSSMiB(b, process)
+	resetPeakRSS(b, process)
+	return (utime + stime) / clockTicks, peakMiB
+}
+
+// childProcess is the PID of this process's only child with the command
+// name: envtest starts kube-apiserver and etcd as children.
+func childProcess(name string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	var found []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		open, end := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(string(stat[end+1:]))
+		if string(stat[open+1:end]) == name && len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			found = append(found, pid)
+		}
+	}
+	if len(found) != 1 {
+		return 0, fmt.Errorf("want one child process %s, found %d", name, len(found))
+	}
+	return found[0], nil
+}
