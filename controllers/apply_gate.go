@@ -44,7 +44,7 @@ type ApplyGate struct {
 
 // begin marks the ProfileSync's apply as under way; end lets the held status
 // writes go.
-func (g *ApplyGate) begin(sync types.NamespacedName) (end func()) {
+func (g *ApplyGate) begin(profileSync types.NamespacedName) (end func()) {
 	if g == nil {
 		return func() {}
 	}
@@ -53,11 +53,11 @@ func (g *ApplyGate) begin(sync types.NamespacedName) (end func()) {
 	if g.applying == nil {
 		g.applying = map[types.NamespacedName]chan struct{}{}
 	}
-	g.applying[sync] = done
+	g.applying[profileSync] = done
 	g.mu.Unlock()
 	return func() {
 		g.mu.Lock()
-		delete(g.applying, sync)
+		delete(g.applying, profileSync)
 		g.mu.Unlock()
 		close(done)
 	}

@@ -100,11 +100,11 @@ func readMetric(b *testing.B, c *http.Client, url, name string) []metricSample {
 	}
 	var samples []metricSample
 	for _, line := range strings.Split(string(text), "\n") {
-		rest, ok := strings.CutPrefix(line, name+"{")
+		sampleText, ok := strings.CutPrefix(line, name+"{")
 		if !ok {
 			continue
 		}
-		labelText, value, _ := strings.Cut(rest, "} ")
+		labelText, value, _ := strings.Cut(sampleText, "} ")
 		sample := metricSample{labels: map[string]string{}}
 		for _, m := range metricLabels.FindAllStringSubmatch(labelText, -1) {
 			sample.labels[m[1]] = m[2]
