@@ -153,6 +153,15 @@ func architecturesOf(capabilities v1alpha1.Capabilities, definitions capabilityD
 	return definitions[ArchitectureCapability]
 }
 
+// capabilitiesWithoutDefinitions refuses capabilities written in a profile
+// that defines none (no spec.machineCapabilities).
+func capabilitiesWithoutDefinitions(written bool, path *field.Path) field.ErrorList {
+	if !written {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(path, "may be set only when spec.machineCapabilities defines the capabilities")}
+}
+
 // validateMachineTypeCapabilities checks a machine type's capabilities and
 // their agreement with its architecture field. Without machineCapabilities
 // the type may not have capabilities. With them, a profile offering more
@@ -161,10 +170,7 @@ func architecturesOf(capabilities v1alpha1.Capabilities, definitions capabilityD
 func validateMachineTypeCapabilities(t *v1alpha1.MachineType, definitions capabilityDefinitions, typePath *field.Path) field.ErrorList {
 	capabilitiesPath := typePath.Child("capabilities")
 	if definitions == nil {
-		if len(t.Capabilities) > 0 {
-			return field.ErrorList{field.Forbidden(capabilitiesPath, "may be set only when spec.machineCapabilities defines the capabilities")}
-		}
-		return nil
+		return capabilitiesWithoutDefinitions(len(t.Capabilities) > 0, capabilitiesPath)
 	}
 	errs := validateCapabilities(t.Capabilities, definitions, capabilitiesPath)
 	if _, ok := definitions[ArchitectureCapability]; !ok || len(errs) > 0 {
@@ -239,10 +245,7 @@ func imageVersionArchitectures(v *v1alpha1.MachineImageVersion, definitions capa
 func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitions capabilityDefinitions, versionPath *field.Path) field.ErrorList {
 	flavorsPath := versionPath.Child("capabilityFlavors")
 	if definitions == nil {
-		if len(v.CapabilityFlavors) > 0 {
-			return field.ErrorList{field.Forbidden(flavorsPath, "may be set only when spec.machineCapabilities defines the capabilities")}
-		}
-		return nil
+		return capabilitiesWithoutDefinitions(len(v.CapabilityFlavors) > 0, flavorsPath)
 	}
 	var errs field.ErrorList
 	for i, flavor := range v.CapabilityFlavors {
