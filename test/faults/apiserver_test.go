@@ -74,10 +74,7 @@ func TestAPIServerOutageInTheMiddleOfASync(t *testing.T) {
 	l := newLandscape(t)
 	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
 	l.createSync(time.Hour)
-	faults := &faultTransport{}
-	l.startManager(managerConfig{faults: faults})
-	l.waitApplied(first, 30*time.Second)
-	faults.reset()
+	faults := l.startCounted("main@sha1:"+first, 30*time.Second)
 
 	var mu sync.Mutex
 	var downSince time.Time
@@ -132,10 +129,7 @@ func TestAPIServerErrorsOnAFractionOfWrites(t *testing.T) {
 	l := newLandscape(t)
 	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
 	l.createSync(time.Hour)
-	faults := &faultTransport{}
-	l.startManager(managerConfig{faults: faults})
-	l.waitApplied(first, 30*time.Second)
-	faults.reset()
+	faults := l.startCounted("main@sha1:"+first, 30*time.Second)
 
 	var mu sync.Mutex
 	var writes, injected int

@@ -58,10 +58,7 @@ func TestGitServerFlappingConvergesWithoutPartialRevisions(t *testing.T) {
 	proxy := l.gitProxy()
 	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
 	l.createSyncThrough(proxy, nil, time.Hour, 0)
-	counter := &faultTransport{}
-	l.startManager(managerConfig{faults: counter})
-	l.waitRevision("main@sha1:"+first, 20*time.Second)
-	counter.reset()
+	counter := l.startCounted("main@sha1:"+first, 20*time.Second)
 
 	stop := make(chan struct{})
 	var flapping sync.WaitGroup
@@ -124,10 +121,7 @@ func TestGitServerThatNeverAnswersEndsAtTheTimeout(t *testing.T) {
 	proxy := l.gitProxy()
 	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
 	l.createSyncThrough(proxy, nil, time.Hour, time.Second)
-	counter := &faultTransport{}
-	l.startManager(managerConfig{faults: counter})
-	l.waitRevision("main@sha1:"+first, 20*time.Second)
-	counter.reset()
+	counter := l.startCounted("main@sha1:"+first, 20*time.Second)
 
 	setMode(t, proxy, gitserver.Hang)
 	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws"}, nil))
@@ -156,10 +150,7 @@ func TestGitForcePushAppliesTheRewrittenHead(t *testing.T) {
 	base := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
 	applied := l.commit(profilesRepo([]string{"1.33.0", "1.34.0"}, []string{"aws"}, nil))
 	l.createSync(time.Hour)
-	counter := &faultTransport{}
-	l.startManager(managerConfig{faults: counter})
-	l.waitApplied(applied, 20*time.Second)
-	counter.reset()
+	counter := l.startCounted("main@sha1:"+applied, 20*time.Second)
 
 	rewritten, err := l.git.ForcePush(l.repo, gitserver.DefaultBranch, base,
 		profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws"}, nil), "amend: 1.34.1, not 1.34.0")
@@ -184,10 +175,7 @@ func TestGitDeletedBranchFailsClearlyAndPrunesNothing(t *testing.T) {
 	release, err := l.git.CommitOnBranch(l.repo, "release", profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}), "release")
 	g.Expect(err).NotTo(HaveOccurred())
 	l.createSyncThrough(proxy, &v1alpha1.GitReference{Branch: "release"}, time.Hour, 0)
-	counter := &faultTransport{}
-	l.startManager(managerConfig{faults: counter})
-	l.waitRevision("release@sha1:"+release, 20*time.Second)
-	counter.reset()
+	counter := l.startCounted("release@sha1:"+release, 20*time.Second)
 
 	g.Expect(l.git.DeleteBranch(l.repo, "release")).To(Succeed())
 	l.requestSync("deleted")
@@ -213,10 +201,7 @@ func TestGitMovedTagIsFollowed(t *testing.T) {
 	g.Expect(l.git.Tag(l.repo, "stable", first)).To(Succeed())
 	proxy := l.gitProxy()
 	l.createSyncThrough(proxy, &v1alpha1.GitReference{Tag: "stable"}, time.Hour, 0)
-	counter := &faultTransport{}
-	l.startManager(managerConfig{faults: counter})
-	l.waitRevision("stable@sha1:"+first, 20*time.Second)
-	counter.reset()
+	counter := l.startCounted("stable@sha1:"+first, 20*time.Second)
 
 	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws"}, nil))
 	g.Expect(l.git.MoveTag(l.repo, "stable", second)).To(Succeed())
@@ -238,10 +223,7 @@ func TestGitSemVerRangeGainsANewerTag(t *testing.T) {
 	proxy := l.gitProxy()
 	const interval = 2 * time.Second
 	l.createSyncThrough(proxy, &v1alpha1.GitReference{SemVer: ">=1.0.0 <2.0.0"}, interval, 0)
-	counter := &faultTransport{}
-	l.startManager(managerConfig{faults: counter})
-	l.waitRevision("v1.0.0@sha1:"+first, 20*time.Second)
-	counter.reset()
+	counter := l.startCounted("v1.0.0@sha1:"+first, 20*time.Second)
 
 	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws"}, nil))
 	g.Expect(l.git.Tag(l.repo, "v1.1.0", second)).To(Succeed())
@@ -265,10 +247,7 @@ func TestGitBrokenPackIsRefusedAndTheNextGoodFetchApplies(t *testing.T) {
 	proxy := l.gitProxy()
 	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws"}, nil))
 	l.createSyncThrough(proxy, nil, time.Hour, 0)
-	counter := &faultTransport{}
-	l.startManager(managerConfig{faults: counter})
-	l.waitRevision("main@sha1:"+first, 20*time.Second)
-	counter.reset()
+	counter := l.startCounted("main@sha1:"+first, 20*time.Second)
 
 	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws"}, nil))
 	for _, broken := range []struct {

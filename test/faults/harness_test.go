@@ -195,6 +195,19 @@ func (l *landscape) current(g Gomega) *v1alpha1.ProfileSync {
 	return &got
 }
 
+// startCounted starts a manager whose API requests are counted, waits up to
+// timeout until it has applied revision, and returns the counter emptied of
+// that first sync's requests: what a test counts after it is the fault's
+// doing.
+func (l *landscape) startCounted(revision string, timeout time.Duration) *faultTransport {
+	l.t.Helper()
+	counter := &faultTransport{}
+	l.startManager(managerConfig{faults: counter})
+	l.waitRevision(revision, timeout)
+	counter.reset()
+	return counter
+}
+
 // waitApplied waits until the ProfileSync is Ready with commit of the main
 // branch applied.
 func (l *landscape) waitApplied(commit string, timeout time.Duration) *v1alpha1.ProfileSync {
