@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/rest"
-
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
@@ -30,10 +28,6 @@ func (s *sideBySide) profile(d time.Duration) <-chan struct{} {
 		close(done)
 		return done
 	}
-	apiServer, err := rest.HTTPClientFor(s.env.Config)
-	if err != nil {
-		s.b.Fatal(err)
-	}
 	fetch := func(c *http.Client, base, name string) {
 		saveProfile(s.b, c, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(base, "/"), int(d.Seconds())),
 			filepath.Join(dir, s.repo+"-"+name+".pprof"))
@@ -41,7 +35,7 @@ func (s *sideBySide) profile(d time.Duration) <-chan struct{} {
 	go func() {
 		defer close(done)
 		var wg sync.WaitGroup
-		wg.Go(func() { fetch(apiServer, s.env.Config.Host, "kube-apiserver") })
+		wg.Go(func() { fetch(s.apiServerClient, s.env.Config.Host, "kube-apiserver") })
 		if s.pprofAddr != "" {
 			wg.Go(func() { fetch(http.DefaultClient, "http://"+s.pprofAddr, "manager") })
 		}
@@ -119,12 +113,8 @@ func readMetric(b *testing.B, c *http.Client, url, name string) []metricSample {
 // NamespacedCloudProfiles so far, by verb, resource and subresource, from
 // its metrics.
 func (s *sideBySide) profileRequests() map[string]float64 {
-	c, err := rest.HTTPClientFor(s.env.Config)
-	if err != nil {
-		s.b.Fatal(err)
-	}
 	counts := map[string]float64{}
-	for _, sample := range readMetric(s.b, c, strings.TrimSuffix(s.env.Config.Host, "/")+"/metrics", "apiserver_request_total") {
+	for _, sample := range readMetric(s.b, s.apiServerClient, strings.TrimSuffix(s.env.Config.Host, "/")+"/metrics", "apiserver_request_total") {
 		labels := sample.labels
 		if labels["group"] != v1alpha1.GroupVersion.Group || labels["verb"] == "WATCH" || labels["verb"] == "LIST" {
 			continue

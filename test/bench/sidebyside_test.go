@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,6 +214,8 @@ type sideBySide struct {
 	env        *testenv.Env
 	kubeconfig string
 	apiServer  int
+	// apiServerClient reads kube-apiserver's metrics and profiles.
+	apiServerClient *http.Client
 	// pprofAddr serves the manager's profiles (ProfileSync only).
 	pprofAddr string
 	// phases, if set, tells how long the phases of the syncs took so far.
@@ -260,6 +263,9 @@ func (s *sideBySide) start(syncObject client.Object) {
 		b.Fatal(err)
 	}
 	if s.apiServer, err = childProcess("kube-apiserver"); err != nil {
+		b.Fatal(err)
+	}
+	if s.apiServerClient, err = rest.HTTPClientFor(s.env.Config); err != nil {
 		b.Fatal(err)
 	}
 	watched := []client.Object{&v1alpha1.CloudProfile{}, &v1alpha1.NamespacedCloudProfile{}}
