@@ -220,7 +220,7 @@ func confineBuild(ctx context.Context, root, path string, limits Limits) (*build
 	if err != nil {
 		return nil, "", fmt.Errorf("repository root %s: %w", root, err)
 	}
-	rootfs := newBuildFS(ctx, absRoot, limits.orDefaults())
+	rootfs := newBuildFS(ctx, absRoot, limits.OrDefaults())
 	target := path
 	if !filepath.IsAbs(target) {
 		target = filepath.Join(absRoot, path)

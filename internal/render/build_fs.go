@@ -53,12 +53,18 @@ type buildFS struct {
 
 	// read counts the bytes served so far, against limits.MaxRenderedSize.
 	read int64
+	// objects counts the objects in the files served so far, against
+	// limits.MaxObjects.
+	objects int64
 	// served keeps what kustomize read from the work tree, by absolute
 	// path, for what a build reads again once kustomize is done (see
 	// sourceContent): that must not count against the limits twice.
 	served map[string][]byte
 	// vetted remembers each kustomization already checked, and its verdict.
 	vetted map[string]error
+	// componentDepth is how deep each component directory listed so far
+	// nests below the top-level kustomization (see maxComponentDepth).
+	componentDepth map[string]int
 	// refusals are the errors of refused reads, in order, each once.
 	refusals []error
 }
@@ -74,6 +80,8 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		virtual: make(map[string][]byte),
 		served:  make(map[string][]byte),
 		vetted:  make(map[string]error),
+
+		componentDepth: make(map[string]int),
 	}
 }
 
@@ -248,6 +256,14 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	if IsKustomizationFile(filepath.Base(abs)) {
 		if err := r.vetKustomization(abs, content); err != nil {
 			return nil, err
+		}
+		return content, nil
+	}
+	if !ok {
+		r.objects += countObjects(content)
+		if r.objects > r.limits.MaxObjects {
+			return nil, r.refuse(&LimitError{File: r.display(abs), What: "maximum number of objects a build reads",
+				Flag: MaxObjectsFlag, Max: r.limits.MaxObjects, Size: r.objects, Objects: true})
 		}
 	}
 	return content, nil

@@ -17,11 +17,19 @@ const (
 	DefaultMaxRenderedSize int64 = 32 << 20
 )
 
+// DefaultMaxObjects is the default of Limits.MaxObjects. kustomize's work
+// grows with the square of the objects it accumulates (docs/performance.md
+// has the curve): at this many a build takes a few seconds, well inside the
+// default spec.timeout, and it is still ten times the objects of a
+// landscape with a thousand projects, each with its own namespaced profile.
+const DefaultMaxObjects = 10000
+
 // Names of the flags that raise each limit, the same in the manager and the
 // CLI, so that a refusal can say how to get past it.
 const (
 	MaxFileSizeFlag     = "max-file-size"
 	MaxRenderedSizeFlag = "max-rendered-size"
+	MaxObjectsFlag      = "max-objects"
 )
 
 // Limits bound what one build may read and produce, so that a commit cannot
@@ -37,21 +45,29 @@ type Limits struct {
 	// work and memory grow with what it reads, and a build that reads far
 	// more than it may render is amplifying something.
 	MaxRenderedSize int64
+	// MaxObjects bounds the YAML documents a build reads, counting each
+	// item of a List, in all the files it reads (a file read twice counts
+	// twice). They are counted before kustomize sees them: its time grows
+	// with their square, not with their size.
+	MaxObjects int64
 }
 
 // DefaultLimits are the limits the manager and the CLI use unless told
 // otherwise.
 func DefaultLimits() Limits {
-	return Limits{MaxFileSize: DefaultMaxFileSize, MaxRenderedSize: DefaultMaxRenderedSize}
+	return Limits{MaxFileSize: DefaultMaxFileSize, MaxRenderedSize: DefaultMaxRenderedSize, MaxObjects: DefaultMaxObjects}
 }
 
-// orDefaults returns l with every zero field set to its default.
-func (l Limits) orDefaults() Limits {
+// OrDefaults returns l with every zero field set to its default.
+func (l Limits) OrDefaults() Limits {
 	if l.MaxFileSize <= 0 {
 		l.MaxFileSize = DefaultMaxFileSize
 	}
 	if l.MaxRenderedSize <= 0 {
 		l.MaxRenderedSize = DefaultMaxRenderedSize
+	}
+	if l.MaxObjects <= 0 {
+		l.MaxObjects = DefaultMaxObjects
 	}
 	return l
 }
@@ -72,9 +88,14 @@ type LimitError struct {
 	// Max is the limit and Size what the build reached, in bytes; Size is
 	// zero when the build stopped counting as soon as it passed Max.
 	Max, Size int64
+	// Objects says that Max and Size count objects, not bytes.
+	Objects bool `json:",omitempty"`
 }
 
 func (e *LimitError) Error() string {
+	if e.Objects {
+		return fmt.Sprintf("%s: %d objects read in all are over the %s of %d (raise it with --%s)", e.File, e.Size, e.What, e.Max, e.Flag)
+	}
 	if e.Size == 0 {
 		return fmt.Sprintf("%s: exceeds the %s of %s (raise it with --%s)", e.File, e.What, formatBytes(e.Max), e.Flag)
 	}
@@ -103,6 +124,45 @@ func formatBytes(n int64) string {
 	default:
 		return fmt.Sprintf("%d bytes", n)
 	}
+}
+
+// countObjects is how many objects kustomize makes of a YAML file: one per
+// document that is not empty, and for a List one per item. It parses the
+// file once, which takes time linear in its size; kustomize's accumulation
+// of the same objects takes time in their square.
+func countObjects(content []byte) int64 {
+	decoder := yaml.NewDecoder(bytes.NewReader(content))
+	var count int64
+	for {
+		var document yaml.Node
+		if err := decoder.Decode(&document); err != nil {
+			return count // io.EOF, or content kustomize will report
+		}
+		if len(document.Content) == 0 || document.Content[0].Kind != yaml.MappingNode {
+			if len(document.Content) > 0 && document.Content[0].Tag != "!!null" {
+				count++
+			}
+			continue
+		}
+		count += objectsOf(document.Content[0])
+	}
+}
+
+// objectsOf is 1 for an object, and the number of items for a List.
+func objectsOf(object *yaml.Node) int64 {
+	var kind, items *yaml.Node
+	for i := 0; i+1 < len(object.Content); i += 2 {
+		switch object.Content[i].Value {
+		case "kind":
+			kind = object.Content[i+1]
+		case "items":
+			items = object.Content[i+1]
+		}
+	}
+	if kind != nil && kind.Value == "List" && items != nil && items.Kind == yaml.SequenceNode {
+		return int64(len(items.Content))
+	}
+	return 1
 }
 
 // expandedYAMLSize is how large content would be with every YAML alias

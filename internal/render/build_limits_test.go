@@ -111,6 +111,43 @@ func TestBuildLimits(t *testing.T) {
 			wantErr: "loop.yaml: ",
 		},
 		{
+			name: "objects up to the maximum are built, counting every document of every file",
+			files: map[string]string{
+				"kustomization.yaml": kustomization("a.yaml", "b.yaml"),
+				"a.yaml":             fmt.Sprintf(minimalCloudProfile, "a1") + "---\n" + fmt.Sprintf(minimalCloudProfile, "a2"),
+				"b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),
+			},
+			limits: Limits{MaxObjects: 3},
+		},
+		{
+			name: "one object over the maximum is refused naming the file that went past it and the flag",
+			files: map[string]string{
+				"kustomization.yaml": kustomization("a.yaml", "b.yaml"),
+				"a.yaml":             fmt.Sprintf(minimalCloudProfile, "a1") + "---\n" + fmt.Sprintf(minimalCloudProfile, "a2"),
+				"b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),
+			},
+			limits:  Limits{MaxObjects: 2},
+			wantErr: "b.yaml: 3 objects read in all are over the maximum number of objects a build reads of 2 (raise it with --max-objects)",
+		},
+		{
+			name: "the items of a List count one by one",
+			files: map[string]string{
+				"kustomization.yaml": kustomization("list.yaml"),
+				"list.yaml":          "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(fmt.Sprintf(minimalCloudProfile, "x"), "\n", "\n  ") + "\n- " + strings.ReplaceAll(fmt.Sprintf(minimalCloudProfile, "y"), "\n", "\n  ") + "\n",
+			},
+			limits:  Limits{MaxObjects: 1},
+			wantErr: "list.yaml: 2 objects read in all are over the maximum number of objects a build reads of 1 (raise it with --max-objects)",
+		},
+		{
+			name: "a directory without a kustomization counts its files' objects too",
+			files: map[string]string{
+				"a.yaml": fmt.Sprintf(minimalCloudProfile, "a"),
+				"b.yaml": fmt.Sprintf(minimalCloudProfile, "b"),
+			},
+			limits:  Limits{MaxObjects: 1},
+			wantErr: "b.yaml: 2 objects read in all are over the maximum number of objects a build reads of 1 (raise it with --max-objects)",
+		},
+		{
 			name: "YAML anchors used the way profiles use them are accepted",
 			files: map[string]string{
 				"kustomization.yaml": kustomization("p.yaml"),
@@ -168,6 +205,44 @@ var billionLaughs = func() string {
 	}
 	return b.String()
 }()
+
+// componentChain is a chain of depth components, c<depth-1> including
+// c<depth-2> and so on down to c0, an empty component: kustomize's error
+// for it doubles at every level.
+func componentChain(depth int) map[string]string {
+	files := map[string]string{"kustomization.yaml": "resources: []\ncomponents:\n- c" + fmt.Sprint(depth-1) + "\n"}
+	for i := 0; i < depth; i++ {
+		content := "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+		if i > 0 {
+			content += fmt.Sprintf("components:\n- ../c%d\n", i-1)
+		}
+		files[fmt.Sprintf("c%d/kustomization.yaml", i)] = content
+	}
+	files["c0/kustomization.yaml"] = ""
+	return files
+}
+
+func TestComponentsNestedTooDeepAreRefusedBeforeTheirErrorGrows(t *testing.T) {
+	for _, depth := range []int{maxComponentDepth + 1, 34} {
+		t.Run(fmt.Sprintf("%d components", depth), func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, componentChain(depth))
+			_, err := Build(context.Background(), root, ".", DefaultLimits())
+			g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("components nest %d deep, more than the %d a build allows", maxComponentDepth+1, maxComponentDepth))))
+			g.Expect(len(err.Error())).To(BeNumerically("<", 4<<10), "the error stays small")
+		})
+	}
+	t.Run("a chain as deep as allowed builds as kustomize builds it", func(t *testing.T) {
+		root := t.TempDir()
+		files := componentChain(maxComponentDepth)
+		files["c0/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonAnnotations:\n  chained: \"yes\"\n"
+		writeTree(t, root, files)
+		if _, err := Build(context.Background(), root, ".", DefaultLimits()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
 
 func TestExpandedYAMLSize(t *testing.T) {
 	g := NewWithT(t)

@@ -73,6 +73,15 @@ func (r *buildFS) vetKustomization(path string, content []byte) error {
 	return nil
 }
 
+// maxComponentDepth bounds how deep components may nest. kustomize quotes
+// the error of a component inside the error of the one that includes it
+// (%q), which doubles every backslash at each level: a chain of 34 tiny
+// components makes an error of gigabytes before anything could cut it.
+// Refused before kustomize recurses, a chain never builds that error; at
+// this depth one is a few KiB at most, and no real landscape nests
+// components half as deep.
+const maxComponentDepth = 10
+
 func (r *buildFS) checkKustomization(path string, content []byte) error {
 	file := r.display(path)
 	var k types.Kustomization
@@ -84,7 +93,18 @@ func (r *buildFS) checkKustomization(path string, content []byte) error {
 	v := locationVet{fs: r, file: file, dir: dir}
 
 	v.entries("resources", fileOrDirectoryLocation, k.Resources)
-	v.entries("components", fileOrDirectoryLocation, k.Components)
+	depth := r.componentDepth[dir] + 1
+	for _, component := range k.Components {
+		abs := v.entry("components", fileOrDirectoryLocation, component)
+		if abs == "" {
+			continue
+		}
+		if depth > maxComponentDepth {
+			v.fail(fmt.Errorf("%s: components entry %q: components nest %d deep, more than the %d a build allows", file, component, depth, maxComponentDepth))
+			continue
+		}
+		r.componentDepth[abs] = max(r.componentDepth[abs], depth)
+	}
 	v.entries("crds", fileLocation, k.Crds)
 	v.entries("configurations", fileLocation, k.Configurations)
 	for _, patch := range k.PatchesStrategicMerge {
