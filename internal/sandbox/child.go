@@ -1,0 +1,130 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// A process started by a Runner serves its request before main runs: the
+// package's initialization is the earliest point that every binary linking
+// it (the operator, the CLI, a test binary) passes through.
+func init() {
+	if os.Getenv(ChildEnv) == "" {
+		return
+	}
+	os.Exit(serveChild(os.Stdin, os.Stdout))
+}
+
+// childRequest is what a Runner asks of its child.
+type childRequest struct {
+	Root, Path string
+	Limits     render.Limits
+	// Memory bounds the child's heap in bytes; CPUSeconds its CPU time.
+	Memory     int64
+	CPUSeconds uint64
+}
+
+// childReply is the child's answer: the build's documents and warnings, or
+// its error.
+type childReply struct {
+	Documents []render.Document `json:",omitempty"`
+	Warnings  render.Problems   `json:",omitempty"`
+	Error     *childError       `json:",omitempty"`
+}
+
+// childError carries a build's error across the process boundary: its
+// message, cut to maxErrorMessage, and the limit it ran into, if any, so
+// that the caller can still match it.
+type childError struct {
+	Message string
+	Limit   *render.LimitError `json:",omitempty"`
+}
+
+func (e *childError) err() error {
+	if e.Limit != nil {
+		return e.Limit
+	}
+	return errors.New(e.Message)
+}
+
+// maxErrorMessage bounds the error a child sends. A build's error names
+// every problem it found, one per line; more than this is for
+// `profilesync build` to list, not for a condition.
+const maxErrorMessage = 16 << 10
+
+// maxRequest bounds a request: two paths and a few numbers.
+const maxRequest = 64 << 10
+
+// serveChild reads one request from in, applies its process limits, runs
+// the build and writes the reply to out. It returns the exit code: 0 when a
+// reply was written, whatever the build's outcome.
+func serveChild(in io.Reader, out io.Writer) int {
+	var request childRequest
+	if err := json.NewDecoder(io.LimitReader(in, maxRequest)).Decode(&request); err != nil {
+		fmt.Fprintf(os.Stderr, "build sandbox: reading the request: %v\n", err)
+		return 2
+	}
+	if err := limitProcess(request.Memory, request.CPUSeconds); err != nil {
+		fmt.Fprintf(os.Stderr, "build sandbox: %v\n", err)
+		return 2
+	}
+	// The parent kills this process at the build's deadline; it needs no
+	// context of its own.
+	docs, warnings, err := render.BuildWithWarnings(context.Background(), request.Root, request.Path, request.Limits)
+	reply := childReply{Documents: docs, Warnings: warnings}
+	if err != nil {
+		reply = childReply{Error: newChildError(err)}
+	}
+	buffered := bufio.NewWriter(out)
+	if err := json.NewEncoder(buffered).Encode(reply); err != nil {
+		fmt.Fprintf(os.Stderr, "build sandbox: writing the reply: %v\n", err)
+		return 2
+	}
+	if err := buffered.Flush(); err != nil {
+		fmt.Fprintf(os.Stderr, "build sandbox: writing the reply: %v\n", err)
+		return 2
+	}
+	return 0
+}
+
+func newChildError(err error) *childError {
+	var limit *render.LimitError
+	if errors.As(err, &limit) {
+		return &childError{Message: limit.Error(), Limit: limit}
+	}
+	return &childError{Message: cutMessage(err.Error(), maxErrorMessage)}
+}
+
+// cutMessage keeps the first max bytes of message, ending on a whole
+// character, and says how much was cut.
+func cutMessage(message string, max int) string {
+	if len(message) <= max {
+		return message
+	}
+	return fmt.Sprintf("%s ... (%d more bytes)", strings.ToValidUTF8(message[:max], ""), len(message)-max)
+}
+
+// limitProcess bounds this process's heap (RLIMIT_DATA, which counts the
+// memory Go maps for its heap but not the address space it only reserves)
+// and CPU time. The Go runtime's own memory limit sits below the kernel's,
+// so the collector runs hard before an allocation is refused.
+func limitProcess(memory int64, cpuSeconds uint64) error {
+	if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: uint64(memory), Max: uint64(memory)}); err != nil {
+		return fmt.Errorf("setting the memory limit: %w", err)
+	}
+	debug.SetMemoryLimit(memory / 10 * 8)
+	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpuSeconds, Max: cpuSeconds + 1}); err != nil {
+		return fmt.Errorf("setting the CPU time limit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// writeTree writes files (path → content) below root.
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for path, content := range files {
+		full := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newRunner(t *testing.T, options Options) *Runner {
+	t.Helper()
+	runner, err := New(options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runner
+}
+
+const profile = `apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: %s
+spec:
+  type: local
+`
+
+// manyObjects is an overlay of n tiny ConfigMaps in one file: kustomize
+// accumulates them in time that grows with n².
+func manyObjects(n int) map[string]string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\n", i)
+	}
+	return map[string]string{"kustomization.yaml": "resources:\n- objects.yaml\n", "objects.yaml": b.String()}
+}
+
+// largeObjects is an overlay of files of large ConfigMaps: within every
+// build limit, and quick to read, but hundreds of MB in kustomize.
+func largeObjects() map[string]string {
+	files := map[string]string{}
+	value := strings.Repeat("x", 100<<10)
+	var resources strings.Builder
+	for f := range 10 {
+		var b strings.Builder
+		for i := range 25 {
+			fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d-%d\ndata:\n  v: %s\n", f, i, value)
+		}
+		files[fmt.Sprintf("objects%d.yaml", f)] = b.String()
+		fmt.Fprintf(&resources, "- objects%d.yaml\n", f)
+	}
+	files["kustomization.yaml"] = "resources:\n" + resources.String()
+	return files
+}
+
+func TestABuildInItsOwnProcessGivesWhatTheBuildGivesInProcess(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml": "resources:\n- a.yaml\n- b.yaml\n",
+		"base/a.yaml":             fmt.Sprintf(profile, "a"),
+		"base/b.yaml":             fmt.Sprintf(profile, "b"),
+		"overlay/kustomization.yaml": "resources:\n- ../base\n" +
+			// An index patch of a keyed list: a warning, not an error.
+			"patches:\n- target: {kind: CloudProfile, name: a}\n  patch: |\n    - op: add\n      path: /spec/kubernetes\n      value: {versions: [{version: 1.31.0}]}\n    - op: add\n      path: /spec/kubernetes/versions/0/classification\n      value: supported\n",
+	})
+	wantDocs, wantWarnings, err := render.BuildWithWarnings(context.Background(), root, "overlay", render.DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wantWarnings).NotTo(BeEmpty(), "the fixture has a warning to carry across")
+
+	docs, warnings, err := newRunner(t, Options{}).Build(context.Background(), root, "overlay")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(docs).To(Equal(wantDocs))
+	g.Expect(warnings).To(Equal(wantWarnings))
+}
+
+func TestABuildsErrorsAndLimitsCrossTheProcessBoundary(t *testing.T) {
+	t.Run("an error names the file", func(t *testing.T) {
+		g := NewWithT(t)
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{"kustomization.yaml": "resources:\n- missing.yaml\n"})
+		_, _, err := newRunner(t, Options{}).Build(context.Background(), root, ".")
+		g.Expect(err).To(MatchError(ContainSubstring(`kustomization.yaml: resources entry "missing.yaml": no such file or directory in the repository`)))
+	})
+	t.Run("a build limit is still a LimitError", func(t *testing.T) {
+		g := NewWithT(t)
+		root := t.TempDir()
+		writeTree(t, root, manyObjects(3))
+		_, _, err := newRunner(t, Options{Limits: render.Limits{MaxObjects: 2}}).Build(context.Background(), root, ".")
+		var limit *render.LimitError
+		g.Expect(errors.As(err, &limit)).To(BeTrue(), "errors.As(%v, *render.LimitError)", err)
+		g.Expect(limit.Flag).To(Equal(render.MaxObjectsFlag))
+		g.Expect(errors.Is(err, render.ErrLimitExceeded)).To(BeTrue())
+	})
+	t.Run("a chain of 34 components is refused with a short error", func(t *testing.T) {
+		g := NewWithT(t)
+		root := t.TempDir()
+		files := map[string]string{"kustomization.yaml": "components:\n- c33\n", "c0/kustomization.yaml": ""}
+		for i := 1; i < 34; i++ {
+			files[fmt.Sprintf("c%d/kustomization.yaml", i)] = fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncomponents:\n- ../c%d\n", i-1)
+		}
+		writeTree(t, root, files)
+		_, _, err := newRunner(t, Options{}).Build(context.Background(), root, ".")
+		g.Expect(err).To(MatchError(ContainSubstring("components nest 11 deep")))
+		g.Expect(len(err.Error())).To(BeNumerically("<", 4<<10))
+	})
+}
+
+// rss is this process's resident set in bytes.
+func rss(t *testing.T) int64 {
+	t.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
+
+func TestABuildOverItsMemoryLimitFailsAloneAndTheCallersMemoryDoesNotMove(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, largeObjects())
+	runner := newRunner(t, Options{Memory: 192 << 20})
+	before := rss(t)
+	_, _, err := runner.Build(context.Background(), root, ".")
+	after := rss(t)
+
+	var limit *ProcessLimitError
+	g.Expect(errors.As(err, &limit)).To(BeTrue(), "errors.As(%v, *ProcessLimitError)", err)
+	g.Expect(err).To(MatchError("build of . stopped: it went past the memory limit of 192Mi (raise it with --build-memory-limit)"))
+	g.Expect(errors.Is(err, render.ErrLimitExceeded)).To(BeTrue())
+	g.Expect(after-before).To(BeNumerically("<", 16<<20), "this process's RSS grew from %d to %d bytes", before, after)
+
+	t.Run("the next build runs as usual", func(t *testing.T) {
+		g := NewWithT(t)
+		other := t.TempDir()
+		writeTree(t, other, map[string]string{"p.yaml": fmt.Sprintf(profile, "p")})
+		docs, _, err := runner.Build(context.Background(), other, ".")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(docs).To(HaveLen(1))
+	})
+}
+
+func TestABuildIsKilledAtItsDeadline(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, manyObjects(9000)) // about a minute of kustomize
+	runner := newRunner(t, Options{Concurrency: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err := runner.Build(ctx, root, ".")
+	g.Expect(err).To(MatchError(ContainSubstring("kustomize build of . abandoned: context deadline exceeded")))
+	g.Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
+
+	// Its one slot is free again: the child is gone, not running on.
+	quick := t.TempDir()
+	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profile, "p")})
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _, err = runner.Build(ctx, quick, ".")
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+func TestABuildWithoutADeadlineTakesTheRunnersTimeoutNamingItsFlag(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, manyObjects(9000))
+	_, _, err := newRunner(t, Options{Timeout: 300 * time.Millisecond}).Build(context.Background(), root, ".")
+	g.Expect(err).To(MatchError(ContainSubstring("abandoned: the build timeout of 300ms passed (raise it with --build-timeout)")))
+}
+
+func TestABuildOverItsCPUTimeLimitFailsNamingTheFlag(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, manyObjects(9000))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, _, err := newRunner(t, Options{CPUTime: time.Second}).Build(ctx, root, ".")
+	g.Expect(err).To(MatchError("build of . stopped: it went past the CPU time limit of 1s (raise it with --build-cpu-limit)"))
+}
+
+func TestBuildsOfDifferentCallersDoNotWaitOnEachOther(t *testing.T) {
+	g := NewWithT(t)
+	slow, quick := t.TempDir(), t.TempDir()
+	writeTree(t, slow, manyObjects(9000))
+	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profile, "p")})
+	runner := newRunner(t, Options{Concurrency: 2})
+
+	slowCtx, cancelSlow := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelSlow()
+	slowDone := make(chan error, 1)
+	go func() {
+		_, _, err := runner.Build(slowCtx, slow, ".")
+		slowDone <- err
+	}()
+	time.Sleep(200 * time.Millisecond) // the slow build is under way
+	start := time.Now()
+	_, _, err := runner.Build(context.Background(), quick, ".")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(time.Since(start)).To(BeNumerically("<", 10*time.Second))
+	g.Expect(slowDone).NotTo(Receive(), "the slow build is still running")
+	cancelSlow()
+	g.Expect(<-slowDone).To(MatchError(ContainSubstring("abandoned")))
+}
