@@ -32,6 +32,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=profilesyncs,verbs=get;list;watch
@@ -63,8 +64,10 @@ type ProfileSyncReconciler struct {
 	Clock clock.PassiveClock
 	// ApplyConcurrency bounds the parallel writes of one sync.
 	ApplyConcurrency int
-	// BuildLimits bound what building one revision may read and render.
-	BuildLimits render.Limits
+	// Builds runs the build of each revision in a process of its own, under
+	// limits, so that no commit can exhaust the manager or hold up another
+	// ProfileSync's build.
+	Builds *sandbox.Runner
 	// ClusterProfilesNamespace is the only namespace whose ProfileSyncs may
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
@@ -75,6 +78,14 @@ type ProfileSyncReconciler struct {
 	decoded decodedRevisions
 	// failures keeps each ProfileSync's last failure reported as an event.
 	failures reportedFailures
+	// refusals keeps each ProfileSync's last refused revision, so that it is
+	// not built again (rememberedRefusals).
+	refusals rememberedRefusals
+	// RefusalRecheck is how long a refusal that depends on time or on the
+	// cluster (validation, policy, tenancy) stands before the kept revision
+	// is checked again; zero means DefaultRefusalRecheck. A refused build is
+	// never rebuilt for the same revision and spec.
+	RefusalRecheck time.Duration
 
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
@@ -166,6 +177,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			// applied stay; deleting a ProfileSync never deletes profiles.
 			r.decoded.forget(req.String())
 			r.failures.forget(req.String())
+			r.refusals.forget(req.String())
 			r.Metrics.forgetSync(req.NamespacedName)
 			return ctrl.Result{}, r.Fetcher.Forget(req.String())
 		}
@@ -203,6 +215,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, v1alpha1.SucceededReason, "Applied revision %s", revision)
 		r.failures.forget(req.String())
+		r.refusals.forget(req.String())
 		r.Metrics.appliedRevision(obj)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case errors.As(err, &failed):
@@ -221,6 +234,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			r.Metrics.refusedRevision(obj, failed.reason)
 		}
 		if failed.stalled {
+			r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
 			// No hot loop: the same revision fails the same way. Poll Git at
 			// the interval for a fix; a spec change triggers at once.
 			conditions.MarkStalled(obj, failed.reason, "%s", message)
@@ -271,6 +285,13 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	// interval: an idle landscape makes no writes, events included.
 	reportWarnings := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
 	obj.Status.LastAttemptedRevision = checkout.Revision
+	recheck := r.RefusalRecheck
+	if recheck <= 0 {
+		recheck = DefaultRefusalRecheck
+	}
+	if refused, ok := r.refusals.get(client.ObjectKeyFromObject(obj).String(), attemptOf(obj, checkout.Revision), r.Clock.Now(), recheck); ok {
+		return "", refused
+	}
 
 	startPhase(ctx, phaseValidate)
 	live, err := r.listLive(ctx)
@@ -395,7 +416,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 	decoded, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !ok {
 		startPhase(ctx, phaseBuild)
-		docs, buildWarnings, err := render.BuildWithWarnings(ctx, checkout.Dir, obj.Spec.Path, r.BuildLimits)
+		docs, buildWarnings, err := r.Builds.Build(ctx, checkout.Dir, obj.Spec.Path)
 		if err != nil {
 			return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 		}

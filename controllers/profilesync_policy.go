@@ -26,7 +26,7 @@ import (
 // profiles stay as applied (their lifecycle goes on); 'profilesync timeline
 // --policy' shows such dates in advance.
 func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, objects []render.Object, report render.Report, live *liveProfiles, reportWarnings bool) error {
-	p, file, err := policy.Find(checkout.Dir, obj.Spec.Path, r.BuildLimits.MaxFileSize)
+	p, file, err := policy.Find(checkout.Dir, obj.Spec.Path, r.Builds.Limits().MaxFileSize)
 	if err != nil {
 		return policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
 	}

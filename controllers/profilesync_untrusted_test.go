@@ -138,6 +138,32 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 			measureMemory: true,
 		},
 		{
+			name: "a chain of 34 components whose errors quote each other",
+			commit: func(string) map[string]string {
+				files := map[string]string{"kustomization.yaml": "resources:\n- profiles.yaml\ncomponents:\n- c33\n", "c0/kustomization.yaml": ""}
+				for i := 1; i < 34; i++ {
+					files[fmt.Sprintf("c%d/kustomization.yaml", i)] = fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncomponents:\n- ../c%d\n", i-1)
+				}
+				return files
+			},
+			wantReason:    v1alpha1.BuildFailedReason,
+			wantInMsg:     []string{`c24/kustomization.yaml: components entry "../c23": components nest 11 deep, more than the 10 a build allows`},
+			measureMemory: true,
+		},
+		{
+			name: "15,000 tiny objects",
+			commit: func(string) map[string]string {
+				var objects strings.Builder
+				for i := range 15000 {
+					fmt.Fprintf(&objects, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\n", i)
+				}
+				return map[string]string{"kustomization.yaml": "resources:\n- profiles.yaml\n- objects.yaml\n", "objects.yaml": objects.String()}
+			},
+			wantReason:    v1alpha1.BuildFailedReason,
+			wantInMsg:     []string{"objects.yaml: 15001 objects read in all are over the maximum number of objects a build reads of 5000 (raise it with --max-objects)"},
+			measureMemory: true,
+		},
+		{
 			name: "a repository larger than the maximum checkout size",
 			commit: func(string) map[string]string {
 				return map[string]string{"blob.txt": randomText(suiteMaxCheckoutSize + 1<<20)}

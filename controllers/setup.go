@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
@@ -15,7 +16,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/receiver"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // EventSource is the component name on every event the controllers record.
@@ -42,9 +43,13 @@ type Config struct {
 	// MaxCheckoutSize bounds a checkout in bytes (gitsource); zero means no
 	// limit.
 	MaxCheckoutSize int64
-	// BuildLimits bound the build of a revision; a zero field takes its
+	// Builds bound the build of a revision and its process (each build runs
+	// in a child process, see internal/sandbox); a zero field takes its
 	// default.
-	BuildLimits render.Limits
+	Builds sandbox.Options
+	// RefusalRecheck is how long a refusal of a revision that depends on
+	// time or the cluster stands (ProfileSyncReconciler.RefusalRecheck).
+	RefusalRecheck time.Duration
 	// MetricsRegistry, when set, is where the controllers' own metrics
 	// (NewMetrics) are registered: controller-runtime's metrics.Registry,
 	// which the manager serves, in the operator; a registry of their own in
@@ -94,6 +99,10 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("open Git cache at %s: %w", cfg.StoragePath, err)
 	}
+	builds, err := sandbox.New(cfg.Builds)
+	if err != nil {
+		return err
+	}
 	var trigger chan event.GenericEvent
 	if cfg.ReceiverAddr != "" {
 		trigger = make(chan event.GenericEvent, 64)
@@ -117,7 +126,8 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Client:                   mgr.GetClient(),
 		SecretReader:             mgr.GetAPIReader(),
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
-		BuildLimits:              cfg.BuildLimits,
+		Builds:                   builds,
+		RefusalRecheck:           cfg.RefusalRecheck,
 		EventRecorder:            recorder,
 		Fetcher:                  fetcher,
 		Clock:                    cfg.Clock,

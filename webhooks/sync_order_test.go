@@ -17,6 +17,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/sandbox"
 	"github.com/profilesync/profilesync/test/gitserver"
 )
 
@@ -92,8 +93,11 @@ func TestSyncAppliesRevisionsThatOnlyTheWholeSetMakesValid(t *testing.T) {
 
 	fetcher, err := gitsource.New(t.TempDir(), gitsource.FetcherOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
+	builds, err := sandbox.New(sandbox.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
 	operator := operatorClient(t)
 	reconciler := &controllers.ProfileSyncReconciler{
+		Builds:                   builds,
 		Client:                   operator,
 		SecretReader:             operator,
 		EventRecorder:            record.NewFakeRecorder(100),

@@ -11,13 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profilesync/profilesync/internal/policy"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 func newBuildCommand() *cobra.Command {
 	var at timeFlag
 	var root string
-	var limits render.Limits
+	var build sandbox.Options
 	cmd := &cobra.Command{
 		Use:   "build PATH [--at TIME] [--root DIR] [--max-file-size SIZE] [--max-rendered-size SIZE]",
 		Short: "Kustomize-build an overlay, then evaluate it",
@@ -51,28 +51,28 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 			return nil
 		},
 		RunE: failOnInput(func(cmd *cobra.Command, args []string) error {
-			return runBuild(cmd.Context(), root, args[0], limits, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runBuild(cmd.Context(), root, args[0], build, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	flags := cmd.Flags()
 	flags.SortFlags = false
 	flags.Var(&at, "at", "evaluate at this RFC 3339 time (default now)")
 	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH)")
-	bindBuildLimits(flags, &limits)
+	bindBuildOptions(flags, &build)
 	return cmd
 }
 
 // runBuild builds the overlay at path, validates and evaluates it at now,
 // checks it against its policy and prints it; on any error nothing reaches
 // stdout.
-func runBuild(ctx context.Context, root, path string, limits render.Limits, now time.Time, stdout, stderr io.Writer) error {
+func runBuild(ctx context.Context, root, path string, build sandbox.Options, now time.Time, stdout, stderr io.Writer) error {
 	overlay, err := locateOverlay(root, path)
 	if err != nil {
 		return err
 	}
-	// render.Build's errors name the file and say what is wrong; they are
+	// The build's errors name the file and say what is wrong; they are
 	// printed as they are.
-	docs, warnings, err := render.BuildWithWarnings(ctx, overlay.root, overlay.path, limits)
+	docs, warnings, err := sandbox.Build(ctx, build, overlay.root, overlay.path)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func runBuild(ctx context.Context, root, path string, limits render.Limits, now 
 	if !ok {
 		return errInvalidInputReported
 	}
-	p, _, err := policy.Find(overlay.root, overlay.path, limits.MaxFileSize)
+	p, _, err := policy.Find(overlay.root, overlay.path, build.Limits.MaxFileSize)
 	if err != nil {
 		return err
 	}

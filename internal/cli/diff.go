@@ -19,6 +19,7 @@ import (
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // diffOptions are diff's flags.
@@ -34,7 +35,7 @@ type diffOptions struct {
 	output           diffFormat
 	rollout          []string
 	maxCheckoutSize  int64
-	limits           render.Limits
+	build            sandbox.Options
 }
 
 func newDiffCommand() *cobra.Command {
@@ -129,7 +130,7 @@ revision, a tree or the cluster cannot be read. 2 on a usage error.`,
 	flags.StringSliceVar(&opts.rollout, "rollout", nil, "check the head's rollout order over the `LANDSCAPES`, earliest first, e.g. dev,staging,prod")
 	flags.Var(byteSize{&opts.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
 		"The largest tree of a revision written for --base and --head (bytes, or a quantity like 64Mi).")
-	bindBuildLimits(flags, &opts.limits)
+	bindBuildOptions(flags, &opts.build)
 	return cmd
 }
 
@@ -240,11 +241,11 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		return err
 	}
 
-	heads, ok := loadHeads(ctx, head, landscapes, opts.limits, sides.parentLookup(), now, stderr)
+	heads, ok := loadHeads(ctx, head, landscapes, opts.build, sides.parentLookup(), now, stderr)
 	if !ok {
 		return errInvalidInputReported
 	}
-	bases, err := sides.bases(ctx, landscapes, heads, opts.limits, now, stderr)
+	bases, err := sides.bases(ctx, landscapes, heads, opts.build, now, stderr)
 	if err != nil {
 		return err
 	}
@@ -262,7 +263,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		report.RolloutWarnings = render.CheckRolloutOrder(ordered, now)
 	}
 	var satisfied bool
-	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.limits, now, stderr)
+	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.build, now, stderr)
 	if err != nil {
 		return err
 	}
@@ -281,7 +282,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 // line once. The commit that makes the change is the head's when it is a
 // revision, else it is made now. satisfied is false when a rule of severity
 // error is broken. The error is for a policy file that cannot be read.
-func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, limits render.Limits, now time.Time, stderr io.Writer) (sections []render.PolicySection, satisfied bool, err error) {
+func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sections []render.PolicySection, satisfied bool, err error) {
 	commit := now
 	if !head.commitTime.IsZero() {
 		commit = head.commitTime
@@ -289,7 +290,7 @@ func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, 
 	satisfied = true
 	printed := map[string]bool{}
 	for i, l := range landscapes {
-		p, file, err := policy.Find(head.root, head.path(l.path), limits.MaxFileSize)
+		p, file, err := policy.Find(head.root, head.path(l.path), build.Limits.MaxFileSize)
 		if err != nil {
 			return nil, false, err
 		}
@@ -316,7 +317,7 @@ type diffSides interface {
 	// parentLookup finds parents the head lacks; nil offline.
 	parentLookup() render.ParentLookup
 	// bases loads the base of every landscape, given the heads.
-	bases(ctx context.Context, landscapes []landscape, heads sideSet, limits render.Limits, now time.Time, stderr io.Writer) (sideSet, error)
+	bases(ctx context.Context, landscapes []landscape, heads sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error)
 	// labels name the sides in the report.
 	labels(landscapes []landscape) (base, head string)
 	// close removes what the sides wrote.
@@ -345,7 +346,7 @@ func (s *treeSides) close() {
 	}
 }
 
-func (s *treeSides) bases(ctx context.Context, landscapes []landscape, _ sideSet, limits render.Limits, now time.Time, stderr io.Writer) (sideSet, error) {
+func (s *treeSides) bases(ctx context.Context, landscapes []landscape, _ sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error) {
 	if s.exportBase != nil {
 		if err := s.exportBase(); err != nil {
 			return nil, err
@@ -360,7 +361,7 @@ func (s *treeSides) bases(ctx context.Context, landscapes []landscape, _ sideSet
 		}
 	}
 	for i, l := range landscapes {
-		loaded := loadLandscape(ctx, s.base, l, limits, nil, now)
+		loaded := loadLandscape(ctx, s.base, l, build, nil, now)
 		if len(loaded.problems) == 0 {
 			bases[i] = loaded.objects
 			continue
@@ -618,7 +619,7 @@ type loadedLandscape struct {
 // loadLandscape builds the overlay of tree the way 'build' does and checks
 // and evaluates it at now, finding parents the build lacks with lookup. Its
 // warnings are the build's (render.BuildWithWarnings) and the validation's.
-func loadLandscape(ctx context.Context, tree diffTree, l landscape, limits render.Limits, lookup render.ParentLookup, now time.Time) loadedLandscape {
+func loadLandscape(ctx context.Context, tree diffTree, l landscape, build sandbox.Options, lookup render.ParentLookup, now time.Time) loadedLandscape {
 	path := tree.path(l.path)
 	if _, err := os.Stat(filepath.Join(tree.root, path)); err != nil {
 		message := fmt.Sprintf("%s: %v", filepath.ToSlash(path), err)
@@ -627,8 +628,8 @@ func loadLandscape(ctx context.Context, tree diffTree, l landscape, limits rende
 		}
 		return loadedLandscape{problems: []string{message}, missing: errors.Is(err, fs.ErrNotExist)}
 	}
-	// render.Build's errors name the file and say what is wrong.
-	docs, buildWarnings, err := render.BuildWithWarnings(ctx, tree.root, path, limits)
+	// The build's errors name the file and say what is wrong.
+	docs, buildWarnings, err := sandbox.Build(ctx, build, tree.root, path)
 	if err != nil {
 		return loadedLandscape{problems: []string{strings.TrimSpace(err.Error())}}
 	}
@@ -646,11 +647,11 @@ func loadLandscape(ctx context.Context, tree diffTree, l landscape, limits rende
 // loadHeads loads every landscape of the head. It prints the warnings of
 // all and, when one does not build or is invalid, the problems of all, each
 // line once (landscapes share their base), and returns false then.
-func loadHeads(ctx context.Context, tree diffTree, landscapes []landscape, limits render.Limits, lookup render.ParentLookup, now time.Time, stderr io.Writer) (sideSet, bool) {
+func loadHeads(ctx context.Context, tree diffTree, landscapes []landscape, build sandbox.Options, lookup render.ParentLookup, now time.Time, stderr io.Writer) (sideSet, bool) {
 	heads := make(sideSet, len(landscapes))
 	var warnings, problems []string
 	for i, l := range landscapes {
-		loaded := loadLandscape(ctx, tree, l, limits, lookup, now)
+		loaded := loadLandscape(ctx, tree, l, build, lookup, now)
 		heads[i] = loaded.objects
 		for _, w := range loaded.warnings.Summarize() {
 			warnings = appendNew(warnings, "warning: "+w.String())

@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // clusterRequestTimeout bounds each request to the cluster when the
@@ -115,7 +116,7 @@ func (s *clusterSides) parentLookup() render.ParentLookup {
 
 // bases reads the live object of every profile of the heads; one that is not
 // in the cluster is left out, so it shows as added.
-func (s *clusterSides) bases(_ context.Context, _ []landscape, heads sideSet, _ render.Limits, now time.Time, stderr io.Writer) (sideSet, error) {
+func (s *clusterSides) bases(_ context.Context, _ []landscape, heads sideSet, _ sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error) {
 	bases := make(sideSet, len(heads))
 	for i, objects := range heads {
 		for _, o := range objects {

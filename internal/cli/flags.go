@@ -10,17 +10,33 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
-// bindBuildLimits binds the flags that bound a build. The manager and
-// `profilesync build` share them, so that a revision the CLI accepts in a
-// pull request is one the operator accepts too.
-func bindBuildLimits(fs *pflag.FlagSet, limits *render.Limits) {
-	*limits = render.DefaultLimits()
-	fs.Var(byteSize{&limits.MaxFileSize}, render.MaxFileSizeFlag,
+// bindBuildLimits binds the flags that bound a build and its process. The
+// manager, `profilesync build` and `diff` share them, so that a revision the
+// CLI accepts in a pull request is one the operator accepts too.
+func bindBuildLimits(fs *pflag.FlagSet, options *sandbox.Options) {
+	options.Limits = render.DefaultLimits()
+	fs.Var(byteSize{&options.Limits.MaxFileSize}, render.MaxFileSizeFlag,
 		"The largest file a build reads, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
-	fs.Var(byteSize{&limits.MaxRenderedSize}, render.MaxRenderedSizeFlag,
+	fs.Var(byteSize{&options.Limits.MaxRenderedSize}, render.MaxRenderedSizeFlag,
 		"The largest rendered output of a build, and the most it reads in all (bytes, or a quantity like 32Mi).")
+	fs.Int64Var(&options.Limits.MaxObjects, render.MaxObjectsFlag, render.DefaultMaxObjects,
+		"The most objects a build reads, every YAML document and List item of every file it reads counted; they are counted before kustomize, whose time grows with their square, sees them.")
+	options.Memory = sandbox.DefaultMemory
+	fs.Var(byteSize{&options.Memory}, sandbox.MemoryFlag,
+		"The memory limit of a build's process: each build runs in a child process of its own, which is stopped when its heap would grow past this (bytes, or a quantity like 1Gi).")
+	fs.DurationVar(&options.CPUTime, sandbox.CPUTimeFlag, 0,
+		"The CPU time limit of a build's process; 0 (the default) allows as much as its deadline lasts.")
+}
+
+// bindBuildOptions binds bindBuildLimits and the deadline of a build, for
+// the commands that build overlays; the operator's builds have spec.timeout.
+func bindBuildOptions(fs *pflag.FlagSet, options *sandbox.Options) {
+	bindBuildLimits(fs, options)
+	fs.DurationVar(&options.Timeout, sandbox.TimeoutFlag, sandbox.DefaultTimeout,
+		"How long one build may take before its process is killed.")
 }
 
 // bindFilenames binds -f, the inputs of the commands that read profiles

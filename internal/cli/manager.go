@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/client"
 	runtimecontroller "github.com/fluxcd/pkg/runtime/controller"
@@ -27,7 +28,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
 	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/sandbox"
 	"github.com/profilesync/profilesync/webhooks"
 )
 
@@ -58,7 +59,8 @@ type managerFlags struct {
 	webhookPort       int
 	webhookCertDir    string
 	maxCheckoutSize   int64
-	buildLimits       render.Limits
+	builds            sandbox.Options
+	refusalRecheck    time.Duration
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -92,7 +94,13 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	f.maxCheckoutSize = defaultMaxCheckoutSize
 	fs.Var(byteSize{&f.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
 		"The largest checkout of a revision, Git objects and work tree together; a fetch stops as soon as it writes more (bytes, or a quantity like 64Mi).")
-	bindBuildLimits(fs, &f.buildLimits)
+	bindBuildLimits(fs, &f.builds)
+	fs.DurationVar(&f.refusalRecheck, "refusal-recheck-interval", controllers.DefaultRefusalRecheck,
+		"How long a refused revision stays refused without a look: a revision that does not build is never built again until it, "+
+			"the ProfileSync's spec or a reconcile request changes; one refused by validation, policy or tenancy, which depend on time "+
+			"and the cluster, is checked again after this long.")
+	fs.IntVar(&f.builds.Concurrency, sandbox.ConcurrencyFlag, sandbox.DefaultConcurrency,
+		"The most builds that run at once, each in its own process; a sync whose build finds every slot taken waits, within its spec.timeout.")
 	f.clientOptions.BindFlags(fs)
 	f.logOptions.BindFlags(fs)
 	f.leaderElection.BindFlags(fs)
@@ -238,7 +246,8 @@ func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
 			AllowCredentialsOverHTTP: flags.httpCredentials,
 			ReceiverAddr:             flags.receiverAddr,
 			MaxCheckoutSize:          flags.maxCheckoutSize,
-			BuildLimits:              flags.buildLimits,
+			Builds:                   flags.builds,
+			RefusalRecheck:           flags.refusalRecheck,
 			// The registry the manager's metrics server serves.
 			MetricsRegistry: crmetrics.Registry,
 		})

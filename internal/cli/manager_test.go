@@ -7,6 +7,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
+
+	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // runWithManager runs the command line with a manager that records its
@@ -43,7 +45,8 @@ func TestManagerRunsWithOrWithoutItsName(t *testing.T) {
 			g.Expect(flags.leaderElection.Enable).To(BeTrue())
 			g.Expect(flags.storagePath).To(Equal("/data"))
 			g.Expect(flags.concurrent).To(Equal(8))
-			g.Expect(flags.buildLimits.MaxFileSize).To(Equal(int64(1 << 20)))
+			g.Expect(flags.builds.Limits.MaxFileSize).To(Equal(int64(1 << 20)))
+			g.Expect(flags.builds.Memory).To(Equal(sandbox.DefaultMemory), "defaults apply")
 		})
 	}
 }

@@ -17,12 +17,13 @@ const (
 	DefaultMaxRenderedSize int64 = 32 << 20
 )
 
-// DefaultMaxObjects is the default of Limits.MaxObjects. kustomize's work
+// DefaultMaxObjects is the default of Limits.MaxObjects. kustomize's time
 // grows with the square of the objects it accumulates (docs/performance.md
-// has the curve): at this many a build takes a few seconds, well inside the
-// default spec.timeout, and it is still ten times the objects of a
-// landscape with a thousand projects, each with its own namespaced profile.
-const DefaultMaxObjects = 10000
+// has the curve, from make bench): this many build in about 11 s on one
+// core, well inside the default spec.timeout of a minute, and it is still
+// five times the objects of a landscape of a thousand projects, each with
+// its own namespaced profile.
+const DefaultMaxObjects = 5000
 
 // Names of the flags that raise each limit, the same in the manager and the
 // CLI, so that a refusal can say how to get past it.

@@ -90,6 +90,16 @@ func New(options Options) (*Runner, error) {
 	return &Runner{options: options, executable: executable, slots: make(chan struct{}, options.Concurrency)}, nil
 }
 
+// Build runs one build with a Runner of its own: for a command that builds
+// one overlay after another.
+func Build(ctx context.Context, options Options, root, path string) ([]render.Document, render.Problems, error) {
+	runner, err := New(options)
+	if err != nil {
+		return nil, nil, err
+	}
+	return runner.Build(ctx, root, path)
+}
+
 // Limits are the limits of what one build reads and renders.
 func (r *Runner) Limits() render.Limits { return r.options.Limits }
 
@@ -98,6 +108,13 @@ func (r *Runner) Limits() render.Limits { return r.options.Limits }
 // root, and the build's warnings. When ctx is done first, the child is
 // killed and Build says the build was abandoned.
 func (r *Runner) Build(ctx context.Context, root, path string) ([]render.Document, render.Problems, error) {
+	docs, warnings, _, err := r.build(ctx, root, path)
+	return docs, warnings, err
+}
+
+// build is Build that also returns what the child's process used, when it
+// ran (for the benchmarks).
+func (r *Runner) build(ctx context.Context, root, path string) ([]render.Document, render.Problems, *syscall.Rusage, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.options.Timeout,
@@ -108,14 +125,14 @@ func (r *Runner) Build(ctx context.Context, root, path string) ([]render.Documen
 	case r.slots <- struct{}{}:
 		defer func() { <-r.slots }()
 	case <-ctx.Done():
-		return nil, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
+		return nil, nil, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
 	}
 
 	cpuTime := r.cpuTime(ctx)
 	request, err := json.Marshal(childRequest{Root: root, Path: path, Limits: r.options.Limits,
 		Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
 	}
 	cmd := exec.CommandContext(ctx, r.executable)
 	// Nothing of the manager's environment (credentials, tokens) reaches
@@ -127,10 +144,10 @@ func (r *Runner) Build(ctx context.Context, root, path string) ([]render.Documen
 	cmd.WaitDelay = time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("build of %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("build of %s: %w", path, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
 	}
 	maxAnswer := maxAnswerSize(r.options.Limits)
 	answer, readErr := io.ReadAll(io.LimitReader(stdout, maxAnswer+1))
@@ -138,21 +155,22 @@ func (r *Runner) Build(ctx context.Context, root, path string) ([]render.Documen
 		_ = cmd.Process.Kill()
 	}
 	waitErr := cmd.Wait()
+	usage, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	switch {
 	case ctx.Err() != nil:
-		return nil, nil, abandoned(ctx, path, "")
+		return nil, nil, usage, abandoned(ctx, path, "")
 	case int64(len(answer)) > maxAnswer:
-		return nil, nil, &render.LimitError{File: path, What: "maximum rendered size", Flag: render.MaxRenderedSizeFlag,
+		return nil, nil, usage, &render.LimitError{File: path, What: "maximum rendered size", Flag: render.MaxRenderedSizeFlag,
 			Max: r.options.Limits.MaxRenderedSize}
 	}
 	var reply childReply
 	if readErr == nil && waitErr == nil && json.Unmarshal(answer, &reply) == nil {
 		if reply.Error != nil {
-			return nil, nil, reply.Error.err()
+			return nil, nil, usage, reply.Error.err()
 		}
-		return reply.Documents, reply.Warnings, nil
+		return reply.Documents, reply.Warnings, usage, nil
 	}
-	return nil, nil, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
+	return nil, nil, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
 }
 
 // cpuTime is the CPU time limit of a build that must end by ctx's

@@ -17,7 +17,7 @@ import (
 )
 
 // writeTree writes files (path → content) below root.
-func writeTree(t *testing.T, root string, files map[string]string) {
+func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for path, content := range files {
 		full := filepath.Join(root, path)
