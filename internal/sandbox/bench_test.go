@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/profilesync/profilesync/internal/render"
 )
 
 // BenchmarkBuildByObjectCount builds overlays of more and more tiny
@@ -17,7 +19,7 @@ func BenchmarkBuildByObjectCount(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range []int{500, 1000, 2000, 4000, 6000, 8000, 10000} {
+	for _, n := range []int{500, 1000, 2000, 3000, 4000, render.DefaultMaxObjects} {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			root := b.TempDir()
 			writeTree(b, root, manyObjects(n))
