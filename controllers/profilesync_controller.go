@@ -69,6 +69,13 @@ type ProfileSyncReconciler struct {
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
 	ClusterProfilesNamespace string
+	// DefaultServiceAccount, when set, is the ServiceAccount that the
+	// ProfileSyncs outside ClusterProfilesNamespace without
+	// spec.serviceAccountName write as (writeServiceAccount).
+	DefaultServiceAccount string
+	// ServiceAccounts makes the clients of the ProfileSyncs that write as a
+	// ServiceAccount; nil when none does.
+	ServiceAccounts *ServiceAccountClients
 	// Metrics, when set, records the syncs (metrics.go).
 	Metrics *Metrics
 	// decoded keeps each ProfileSync's last decoded revision.
