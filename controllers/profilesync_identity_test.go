@@ -180,7 +180,9 @@ func TestAnImpersonatedWriteTheAPIServerForbidsIsAccessDenied(t *testing.T) {
 	ctx := context.Background()
 	scheme := identityScheme(t)
 	denying := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
-		Apply: func(context.Context, client.WithWatch, runtime.ApplyConfiguration, ...client.ApplyOption) error { return rbacDenied },
+		Apply: func(context.Context, client.WithWatch, runtime.ApplyConfiguration, ...client.ApplyOption) error {
+			return rbacDenied
+		},
 	}).Build()
 	r := &ProfileSyncReconciler{Client: denying}
 	item := planItem{object: gitObject(stepNamespaced("team-a", "team", "aws"))}
