@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -365,17 +366,14 @@ func (r *ProfileSyncReconciler) write(ctx context.Context, writer writeIdentity,
 // Invalid error instead.
 const callingWebhookFailed = "failed calling webhook "
 
-// webhookDenied is how the API server begins the message of an admission
-// webhook's refusal (k8s.io/apiserver's webhook ToStatusErr), after the
-// webhook's name.
-const webhookDenied = "denied the request: "
+// webhookDenied is how the API server words an admission webhook's refusal
+// (k8s.io/apiserver's webhook ToStatusErr).
+var webhookDenied = regexp.MustCompile(`admission webhook "[^"]+" denied the request`)
 
 // deniedByWebhook tells an admission webhook's refusal from RBAC's: both are
 // Forbidden.
 func deniedByWebhook(err error) bool {
-	message := err.Error()
-	i := strings.Index(message, "admission webhook ")
-	return i >= 0 && strings.Contains(message[i:], webhookDenied)
+	return webhookDenied.MatchString(err.Error())
 }
 
 // unreachableWebhook names the admission webhook that err says the API

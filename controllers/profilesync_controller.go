@@ -74,7 +74,8 @@ type ProfileSyncReconciler struct {
 	// spec.serviceAccountName write as (writeServiceAccount).
 	DefaultServiceAccount string
 	// ServiceAccounts makes the clients of the ProfileSyncs that write as a
-	// ServiceAccount; nil when none does.
+	// ServiceAccount (SetupAll always sets it; a ProfileSync that names one
+	// fails without it).
 	ServiceAccounts *ServiceAccountClients
 	// Metrics, when set, records the syncs (metrics.go).
 	Metrics *Metrics
