@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -189,10 +190,14 @@ func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
 // cluster, stage by stage, and records what it did.
 func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan, revision string) error {
 	changes, err := plan.changes(ownerLabels(obj))
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	writer, err := r.writerFor(ctx, obj)
 	if err != nil {
 		return err
 	}
-	if err := r.applyStages(ctx, changes); err != nil {
+	if err := r.applyStages(ctx, writer, changes); err != nil {
 		return err
 	}
 	r.recordApplied(obj, changes, revision)
@@ -248,7 +253,9 @@ func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 // see the writes of an earlier stage, so the stages cannot all be dry-run up
 // front.) A revision that changes a single object skips the dry run: that
 // one write is whole or nothing by itself.
-func (r *ProfileSyncReconciler) applyStages(ctx context.Context, changes []applyChange) error {
+func (r *ProfileSyncReconciler) applyStages(ctx context.Context, writer writeIdentity, changes []applyChange) error {
+	dryRun := func(ctx context.Context, c applyChange) error { return r.write(ctx, writer, c, client.DryRunAll) }
+	write := func(ctx context.Context, c applyChange) error { return r.write(ctx, writer, c) }
 	for start := 0; start < len(changes); {
 		end := start
 		for end < len(changes) && changes[end].stage == changes[start].stage {
@@ -256,11 +263,11 @@ func (r *ProfileSyncReconciler) applyStages(ctx context.Context, changes []apply
 		}
 		stage := changes[start:end]
 		if len(changes) > 1 {
-			if err := r.forEachChange(ctx, stage, r.dryRun); err != nil {
+			if err := r.forEachChange(ctx, stage, dryRun); err != nil {
 				return err
 			}
 		}
-		if err := r.forEachChange(ctx, stage, r.writeChange); err != nil {
+		if err := r.forEachChange(ctx, stage, write); err != nil {
 			return err
 		}
 		start = end
@@ -323,29 +330,27 @@ func (r *ProfileSyncReconciler) forEachChange(ctx context.Context, changes []app
 	return group.Wait()
 }
 
-func (r *ProfileSyncReconciler) dryRun(ctx context.Context, c applyChange) error {
-	return r.write(ctx, c, client.DryRunAll)
-}
-
-func (r *ProfileSyncReconciler) writeChange(ctx context.Context, c applyChange) error {
-	return r.write(ctx, c)
-}
-
-// write server-side applies one change. A refusal of the object itself (a
-// rule of the API server or an admission webhook, or an object larger than
-// the API server takes) is a validation failure of the revision; anything
-// else is retried, an admission webhook that cannot be called included: the
-// object was never judged, and the webhook may come back.
-func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts ...client.ApplyOption) error {
+// write server-side applies one change as writer. A refusal of the object
+// itself (a rule of the API server or an admission webhook, or an object
+// larger than the API server takes) is a validation failure of the revision;
+// anything else is retried, an admission webhook that cannot be called
+// included: the object was never judged, and the webhook may come back.
+// When writer is a ServiceAccount, Forbidden is its refusal: RBAC's, or the
+// admission webhook's for a custom verb (every other rule of the webhooks
+// answers Invalid).
+func (r *ProfileSyncReconciler) write(ctx context.Context, writer writeIdentity, c applyChange, opts ...client.ApplyOption) error {
 	opts = append(opts, client.FieldOwner(SyncFieldManager), client.ForceOwnership)
 	err := retryTransient(func() error {
-		return r.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
+		return writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(c.desired.DeepCopy()), opts...)
 	})
 	if err == nil {
 		return nil
 	}
 	if webhook, ok := unreachableWebhook(err); ok {
 		return applyFailed(fmt.Errorf("apply %s: admission webhook %q could not be called; retrying: %w", c.item.object.Ref(), webhook, err))
+	}
+	if writer.serviceAccount != "" && apierrors.IsForbidden(err) {
+		return accessDenied(fmt.Errorf("%s: %s: ServiceAccount %s may not write it: %w", c.item.object.File, c.item.object.Ref(), writer.serviceAccount, err))
 	}
 	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err) {
 		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
@@ -360,6 +365,16 @@ func (r *ProfileSyncReconciler) write(ctx context.Context, c applyChange, opts .
 // InternalError; a webhook that answered and denied is a Forbidden or
 // Invalid error instead.
 const callingWebhookFailed = "failed calling webhook "
+
+// webhookDenied is how the API server words an admission webhook's refusal
+// (k8s.io/apiserver's webhook ToStatusErr).
+var webhookDenied = regexp.MustCompile(`admission webhook "[^"]+" denied the request`)
+
+// deniedByWebhook tells an admission webhook's refusal from RBAC's: both are
+// Forbidden.
+func deniedByWebhook(err error) bool {
+	return webhookDenied.MatchString(err.Error())
+}
 
 // unreachableWebhook names the admission webhook that err says the API
 // server could not call.
@@ -405,8 +420,10 @@ func upToDate(item planItem, ownerLabels map[string]string) bool {
 // prune deletes the objects of the previous inventory that the revision no
 // longer has, namespaced profiles before CloudProfiles. checkUpdateRules has
 // already refused a revision that would delete a CloudProfile still in use.
-// An object whose labels name another owner is left alone.
+// An object whose labels name another owner is left alone. The deletes are
+// made as the ProfileSync's writer (writerFor), looked up at the first one.
 func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan) error {
+	var writer *writeIdentity
 	pruned := append([]v1alpha1.InventoryEntry(nil), plan.pruned...)
 	sort.SliceStable(pruned, func(i, j int) bool {
 		return pruned[i].Kind == v1alpha1.NamespacedCloudProfileKind && pruned[j].Kind != v1alpha1.NamespacedCloudProfileKind
@@ -426,7 +443,17 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 		if !isOwnedBy(target, obj) {
 			continue
 		}
-		if err := retryTransient(func() error { return r.Delete(ctx, target) }); client.IgnoreNotFound(err) != nil {
+		if writer == nil {
+			w, err := r.writerFor(ctx, obj)
+			if err != nil {
+				return err
+			}
+			writer = &w
+		}
+		if err := retryTransient(func() error { return writer.Delete(ctx, target) }); client.IgnoreNotFound(err) != nil {
+			if writer.serviceAccount != "" && apierrors.IsForbidden(err) && !deniedByWebhook(err) {
+				return accessDenied(fmt.Errorf("prune %s %s: ServiceAccount %s may not delete it: %w", entry.Kind, key, writer.serviceAccount, err))
+			}
 			return applyFailed(fmt.Errorf("prune %s %s: %w", entry.Kind, key, err))
 		}
 		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.PrunedReason, "%s %s removed from Git: deleted", entry.Kind, key)

@@ -72,6 +72,14 @@ type ProfileSyncReconciler struct {
 	// write cluster-scoped CloudProfiles; the others may write only
 	// NamespacedCloudProfiles in their own namespace.
 	ClusterProfilesNamespace string
+	// DefaultServiceAccount, when set, is the ServiceAccount that the
+	// ProfileSyncs outside ClusterProfilesNamespace without
+	// spec.serviceAccountName write as (writeServiceAccount).
+	DefaultServiceAccount string
+	// ServiceAccounts makes the clients of the ProfileSyncs that write as a
+	// ServiceAccount (SetupAll always sets it; a ProfileSync that names one
+	// fails without it).
+	ServiceAccounts *ServiceAccountClients
 	// Metrics, when set, records the syncs (metrics.go).
 	Metrics *Metrics
 	// decoded keeps each ProfileSync's last decoded revision.

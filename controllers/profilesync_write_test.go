@@ -76,7 +76,7 @@ func TestProfileSyncReconciler_write(t *testing.T) {
 			item := planItem{object: gitObject(stepCloudProfile("aws", "1.33.0"))}
 			desired, err := applyObject(item.object, ownerLabels(obj))
 			g.Expect(err).NotTo(HaveOccurred())
-			err = r.write(context.Background(), applyChange{item: item, desired: desired})
+			err = r.write(context.Background(), writeIdentity{Writer: c}, applyChange{item: item, desired: desired})
 			var failed *syncError
 			g.Expect(errors.As(err, &failed)).To(BeTrue())
 			g.Expect(failed.condition).To(Equal(tt.wantCond))

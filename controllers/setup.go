@@ -34,6 +34,11 @@ type Config struct {
 	// ClusterProfilesNamespace is the landscape operators' namespace (see
 	// ProfileSyncReconciler).
 	ClusterProfilesNamespace string
+	// DefaultServiceAccount, when set, is the ServiceAccount, in their own
+	// namespace, that ProfileSyncs outside ClusterProfilesNamespace write as
+	// when they name none in spec.serviceAccountName; empty lets them write
+	// with the operator's identity.
+	DefaultServiceAccount string
 	// AllowCredentialsOverHTTP lets Git credentials go to plain http:// URLs.
 	AllowCredentialsOverHTTP bool
 	// ReceiverAddr, when set, is the address of the push receiver (see
@@ -132,6 +137,8 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Fetcher:                  fetcher,
 		Clock:                    cfg.Clock,
 		ClusterProfilesNamespace: cfg.ClusterProfilesNamespace,
+		DefaultServiceAccount:    cfg.DefaultServiceAccount,
+		ServiceAccounts:          NewServiceAccountClients(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader()),
 		Trigger:                  trigger,
 		Metrics:                  metrics,
 	}).SetupWithManager(mgr, cfg.Options); err != nil {

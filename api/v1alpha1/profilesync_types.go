@@ -118,6 +118,25 @@ type ProfileSyncSpec struct {
 	// +optional
 	Prune bool `json:"prune,omitempty"`
 
+	// serviceAccountName is the name of a ServiceAccount in the ProfileSync's
+	// namespace whose identity the sync writes with: its dry runs, applies and
+	// prunes impersonate system:serviceaccount:<namespace>:<serviceAccountName>,
+	// so RBAC and the admission webhooks (the custom verbs of GEP-25 included)
+	// judge them exactly as they judge that ServiceAccount's own requests.
+	// The ServiceAccount must exist, and hold at least patch and create (and,
+	// with prune, delete) on what the revision writes; a write it may not make
+	// stops the revision with reason AccessDenied.
+	//
+	// When unset, a ProfileSync in the operator's namespace
+	// (--cluster-profiles-namespace) writes with the operator's own identity,
+	// and any other ProfileSync with the operator's --default-service-account
+	// if it is set, else with the operator's own identity.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
 	// webhook lets the Git host trigger a sync at once on a push, instead of
 	// waiting for the next interval. It needs the operator's push receiver
 	// (flag --receiver-addr).

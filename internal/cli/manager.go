@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/client"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -53,6 +55,7 @@ type managerFlags struct {
 	watchOptions      runtimecontroller.WatchOptions
 	storagePath       string
 	clusterProfilesNS string
+	defaultSA         string
 	httpCredentials   bool
 	receiverAddr      string
 	enableAdmission   bool
@@ -78,6 +81,12 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.clusterProfilesNS, "cluster-profiles-namespace", defaultClusterProfilesNamespace(),
 		"The namespace of the landscape operators: only its ProfileSyncs may write CloudProfiles, and NamespacedCloudProfiles outside their own namespace. "+
 			"Defaults to the namespace the operator runs in (RUNTIME_NAMESPACE), else profilesync-system.")
+	fs.Var(serviceAccountName{&f.defaultSA}, "default-service-account",
+		"The ServiceAccount that every ProfileSync outside --cluster-profiles-namespace without spec.serviceAccountName writes as: "+
+			"its applies and prunes impersonate the ServiceAccount of this name in the ProfileSync's own namespace, so RBAC and the admission "+
+			"webhooks judge a tenant's synced change as that ServiceAccount's own, and a namespace without it syncs nothing. "+
+			"Empty (the default) lets those ProfileSyncs write with the operator's identity, held only to the namespace rule. "+
+			"ProfileSyncs in --cluster-profiles-namespace are not affected (docs/gitops.md#tenancy).")
 	fs.BoolVar(&f.httpCredentials, "insecure-allow-http-credentials", false,
 		"Allow Git credentials to be sent to plain http:// URLs, in clear text. Only for test servers and trusted networks.")
 	fs.StringVar(&f.receiverAddr, "receiver-addr", "",
@@ -114,6 +123,29 @@ func defaultClusterProfilesNamespace() string {
 	}
 	return "profilesync-system"
 }
+
+// serviceAccountName is a flag that takes a ServiceAccount's name (a DNS
+// subdomain), so a typo fails at start-up, not at every sync.
+type serviceAccountName struct{ name *string }
+
+func (n serviceAccountName) String() string {
+	if n.name == nil {
+		return ""
+	}
+	return *n.name
+}
+
+func (n serviceAccountName) Set(value string) error {
+	if value != "" {
+		if problems := validation.IsDNS1123Subdomain(value); len(problems) > 0 {
+			return fmt.Errorf("not a ServiceAccount name: %s", strings.Join(problems, "; "))
+		}
+	}
+	*n.name = value
+	return nil
+}
+
+func (n serviceAccountName) Type() string { return "NAME" }
 
 func defaultStoragePath() string {
 	return fmt.Sprintf("%s/profilesync", os.TempDir())
@@ -243,6 +275,7 @@ func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
 			Clock:                    clock.RealClock{},
 			StoragePath:              flags.storagePath,
 			ClusterProfilesNamespace: flags.clusterProfilesNS,
+			DefaultServiceAccount:    flags.defaultSA,
 			AllowCredentialsOverHTTP: flags.httpCredentials,
 			ReceiverAddr:             flags.receiverAddr,
 			MaxCheckoutSize:          flags.maxCheckoutSize,
