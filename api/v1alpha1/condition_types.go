@@ -75,8 +75,10 @@ const (
 	PruneRefusedReason = "PruneRefused"
 
 	// AccessDeniedReason: the ProfileSync may not write an object its revision
-	// contains (a cluster-scoped CloudProfile from a tenant namespace, or a
-	// NamespacedCloudProfile in another namespace).
+	// contains: the tenancy rule refuses it (a cluster-scoped CloudProfile
+	// from a tenant namespace, or a NamespacedCloudProfile in another
+	// namespace), or the API server refused the write of the ServiceAccount
+	// the sync impersonates (spec.serviceAccountName).
 	AccessDeniedReason = "AccessDenied"
 
 	// ParentNotFoundReason: a NamespacedCloudProfile's parent does not exist.

@@ -424,6 +424,9 @@ func TestServiceAccountHasLeastPrivilege(t *testing.T) {
 		// The secure metrics endpoint authenticates and authorizes its scrapers.
 		{Group: "authentication.k8s.io", Resource: "tokenreviews", Verb: "create"},
 		{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Verb: "create"},
+		// A ProfileSync with spec.serviceAccountName writes as that account.
+		{Resource: "serviceaccounts", Verb: "impersonate", Namespace: "project-a"},
+		{Resource: "serviceaccounts", Verb: "get", Namespace: "project-a"},
 	}
 	denied := []authorizationv1.ResourceAttributes{
 		{Group: group, Resource: "profilesyncs", Verb: "update", Namespace: operatorNamespace},
@@ -434,6 +437,8 @@ func TestServiceAccountHasLeastPrivilege(t *testing.T) {
 		{Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Namespace: "kube-system"},
 		{Group: "apps", Resource: "deployments", Verb: "patch", Namespace: operatorNamespace},
 		{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Verb: "escalate"},
+		{Resource: "users", Verb: "impersonate"},
+		{Resource: "groups", Verb: "impersonate"},
 	}
 	// The RBAC authorizer learns of new bindings through a watch, so the first
 	// grants may take a moment.
