@@ -12,15 +12,15 @@ import (
 	"github.com/profilesync/profilesync/internal/render"
 )
 
-// bindBuildLimits binds the flags that bound a build. The manager and
-// `profilesync build` share them, so that a revision the CLI accepts in a
-// pull request is one the operator accepts too.
+// bindBuildLimits binds the flags that bound a build and every other reading
+// of the repository. The manager and every command share them, so that a
+// revision the CLI accepts in a pull request is one the operator accepts too.
 func bindBuildLimits(fs *pflag.FlagSet, limits *render.Limits) {
 	*limits = render.DefaultLimits()
 	fs.Var(byteSize{&limits.MaxFileSize}, render.MaxFileSizeFlag,
-		"The largest file a build reads, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
+		"The largest file read from the repository, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
 	fs.Var(byteSize{&limits.MaxRenderedSize}, render.MaxRenderedSizeFlag,
-		"The largest rendered output of a build, and the most it reads in all (bytes, or a quantity like 32Mi).")
+		"The largest rendered output of a build, and the most read from the repository in all (bytes, or a quantity like 32Mi).")
 }
 
 // bindFilenames binds -f, the inputs of the commands that read profiles
