@@ -67,12 +67,16 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 		return nil, usageErrorf("no input: give at least one -f PATH (a file, a directory or - for stdin)")
 	}
 	var docs []render.Document
+	// Values YAML types otherwise than written are refused before decoding,
+	// as the build refuses them, so that every command means the same.
+	var typing render.Problems
 	for _, path := range opts.paths {
 		if path == "-" {
 			data, err := reader.ReadStream("<stdin>", stdin)
 			if err != nil {
 				return nil, err
 			}
+			typing = append(typing, render.CheckYAMLTyping("<stdin>", data)...)
 			fileDocs, err := render.SplitDocuments("<stdin>", bytes.NewReader(data))
 			if err != nil {
 				return nil, err
@@ -97,12 +101,17 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 			if err != nil {
 				return nil, err
 			}
-			fileDocs, err := render.SplitDocuments(displayInput(path, given, file), bytes.NewReader(data))
+			display := displayInput(path, given, file)
+			typing = append(typing, render.CheckYAMLTyping(display, data)...)
+			fileDocs, err := render.SplitDocuments(display, bytes.NewReader(data))
 			if err != nil {
 				return nil, err
 			}
 			docs = append(docs, fileDocs...)
 		}
+	}
+	if len(typing) > 0 {
+		return nil, typing
 	}
 	return docs, nil
 }

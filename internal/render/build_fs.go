@@ -249,6 +249,11 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 		if err := r.vetKustomization(abs, content); err != nil {
 			return nil, err
 		}
+	} else if _, generated := r.virtual[abs]; !generated && isYAMLFile(abs) {
+		// kustomize would rewrite or retype these values silently.
+		if problems := CheckYAMLTyping(r.display(abs), content); len(problems) > 0 {
+			return nil, r.refuse(problems)
+		}
 	}
 	return content, nil
 }
@@ -322,4 +327,10 @@ func (r *buildFS) walkWorkTree(dir string, fn fs.WalkDirFunc) error {
 		}
 		return fn(path, entry, nil)
 	})
+}
+
+// isYAMLFile reports whether path names a YAML file by its extension.
+func isYAMLFile(path string) bool {
+	ext := filepath.Ext(path)
+	return ext == ".yaml" || ext == ".yml"
 }
