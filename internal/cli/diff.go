@@ -19,6 +19,7 @@ import (
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -532,6 +533,13 @@ func resolveLandscapes(head diffTree, display string, paths []string) ([]landsca
 // hold a kustomization file, sorted.
 func discoverOverlays(tree diffTree) ([]string, error) {
 	dir := filepath.Join(tree.root, tree.path("overlays"))
+	// A committed overlays link is not followed out of the tree, nor into
+	// its .git/: the names listed there would reach the comment.
+	if root, err := filepath.EvalSymlinks(tree.root); err == nil {
+		if _, err := repofile.CheckPath(root, filepath.Join(root, tree.path("overlays")), filepath.ToSlash(tree.path("overlays"))); err != nil {
+			return nil, fmt.Errorf("listing overlays of %s: %w", tree.label, err)
+		}
+	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, usageErrorf("no PATH given and %s has no overlays/ directory: name the overlays to compare", tree.label)

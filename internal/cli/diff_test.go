@@ -455,3 +455,22 @@ func TestDiffPrintsTheWarningsOfTheHead(t *testing.T) {
 		HavePrefix("warning: base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[2] (1.32.13): supported window"),
 	), "the warnings of the base both landscapes share are printed once")
 }
+
+func TestDiffDoesNotListOverlaysThroughALinkOutOfTheTree(t *testing.T) {
+	g := NewWithT(t)
+	parent := t.TempDir()
+	outside := filepath.Join(parent, "outside")
+	g.Expect(os.MkdirAll(filepath.Join(outside, "CANARY-secret-dir"), 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(outside, "CANARY-secret-dir", "kustomization.yaml"), []byte("resources: []\n"), 0o644)).To(Succeed())
+	head := filepath.Join(parent, "head")
+	copyTree(t, diffFixturePR, head)
+	g.Expect(os.RemoveAll(filepath.Join(head, "overlays"))).To(Succeed())
+	g.Expect(os.Symlink(filepath.Join("..", "outside"), filepath.Join(head, "overlays"))).To(Succeed())
+
+	status, stdout, stderr := run(t, "diff", "", "--at", diffTime, "--base-dir", diffFixtureMain, "--head-dir", head)
+
+	g.Expect(status).To(Equal(exitInvalidInput), stderr)
+	g.Expect(stdout).To(BeEmpty())
+	g.Expect(stderr).To(ContainSubstring("overlays: a symbolic link that leads outside the repository root: refused"))
+	g.Expect(stderr).NotTo(ContainSubstring("CANARY"))
+}

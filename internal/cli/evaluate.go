@@ -11,7 +11,7 @@ import (
 
 func newEvaluateCommand() *cobra.Command {
 	var at timeFlag
-	var paths []string
+	var inputs inputOptions
 	cmd := &cobra.Command{
 		Use:   "evaluate [--at TIME] -f PATH [-f PATH]...",
 		Short: "Print profiles with the status the controllers would write at a time",
@@ -23,7 +23,12 @@ status.nextTransitionTime and, for a namespaced profile, the merged
 status.cloudProfileSpec (its parent must be among the inputs).
 
 PATH is a file, a directory (every *.yaml and *.yml file below it, sorted,
-kustomization files skipped) or - for standard input.
+kustomization and policy files skipped) or - for standard input. Files are
+read as the sync reads a repository: only regular files inside the root
+(--root, by default the Git work tree containing PATH, else PATH's own
+directory), never in .git/, through no symbolic link that leads out of the
+root, each within --max-file-size and all together within
+--max-rendered-size.
 
 Exit status: 0 valid (warnings on stderr, prefixed "warning: "); 1 invalid
 input (nothing on stdout, every problem on stderr as
@@ -33,7 +38,11 @@ FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 		DisableFlagsInUseLine: true,
 		Args:                  inputsOnlyWithFilenameFlag,
 		RunE: failOnInput(func(cmd *cobra.Command, _ []string) error {
-			docs, err := readInputs(paths, cmd.InOrStdin())
+			reader, err := newInputReader(inputs)
+			if err != nil {
+				return err
+			}
+			docs, err := readInputs(inputs, reader, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
@@ -43,7 +52,7 @@ FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 	flags := cmd.Flags()
 	flags.SortFlags = false
 	flags.Var(&at, "at", "evaluate at this RFC 3339 time (default now)")
-	bindFilenames(flags, &paths)
+	bindInputs(flags, &inputs)
 	return cmd
 }
 

@@ -13,15 +13,22 @@ import (
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
-// bindBuildLimits binds the flags that bound a build and its process. The
-// manager, `profilesync build` and `diff` share them, so that a revision the
-// CLI accepts in a pull request is one the operator accepts too.
+// bindReadLimits binds the flags that bound every reading of the
+// repository, a build's included. The manager and every command share them,
+// so that a revision the CLI accepts in a pull request is one the operator
+// accepts too.
+func bindReadLimits(fs *pflag.FlagSet, limits *render.Limits) {
+	*limits = render.DefaultLimits()
+	fs.Var(byteSize{&limits.MaxFileSize}, render.MaxFileSizeFlag,
+		"The largest file read from the repository, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
+	fs.Var(byteSize{&limits.MaxRenderedSize}, render.MaxRenderedSizeFlag,
+		"The largest rendered output of a build, and the most read from the repository in all (bytes, or a quantity like 32Mi).")
+}
+
+// bindBuildLimits binds bindReadLimits and the flags that bound a build and
+// its process, for the manager and the commands that build overlays.
 func bindBuildLimits(fs *pflag.FlagSet, options *sandbox.Options) {
-	options.Limits = render.DefaultLimits()
-	fs.Var(byteSize{&options.Limits.MaxFileSize}, render.MaxFileSizeFlag,
-		"The largest file a build reads, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
-	fs.Var(byteSize{&options.Limits.MaxRenderedSize}, render.MaxRenderedSizeFlag,
-		"The largest rendered output of a build, and the most it reads in all (bytes, or a quantity like 32Mi).")
+	bindReadLimits(fs, &options.Limits)
 	fs.Int64Var(&options.Limits.MaxObjects, render.MaxObjectsFlag, render.DefaultMaxObjects,
 		"The most objects a build reads, every YAML document and List item of every file it reads counted; they are counted before kustomize, whose time grows with their square, sees them.")
 	options.Memory = sandbox.DefaultMemory

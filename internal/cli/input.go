@@ -1,81 +1,138 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
+	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/repofile"
 )
+
+// inputOptions are the flags of the commands that read profiles with -f.
+type inputOptions struct {
+	paths  []string
+	root   string
+	limits render.Limits
+}
+
+// bindInputs binds -f, --root and the limits of reading them.
+func bindInputs(fs *pflag.FlagSet, opts *inputOptions) {
+	bindFilenames(fs, &opts.paths)
+	fs.StringVar(&opts.root, "root", "", "the repository root the inputs must be in (default: the Git work tree containing each input, else its directory)")
+	bindReadLimits(fs, &opts.limits)
+}
+
+// newInputReader returns the reader of the inputs: confined to --root when
+// it is given, and sharing its limits with every other root of the inputs.
+func newInputReader(opts inputOptions) (*repofile.Reader, error) {
+	root := opts.root
+	if root == "" {
+		root = "."
+	}
+	reader, err := repofile.Open(root, opts.limits.ReaderLimits())
+	if err != nil {
+		return nil, usageError{err: fmt.Errorf("--root: %w", err)}
+	}
+	return reader, nil
+}
+
+// readerFor returns the reader for path: reader itself when --root is
+// given, else one at the repository path is in.
+func readerFor(reader *repofile.Reader, opts inputOptions, path string) (*repofile.Reader, error) {
+	if opts.root != "" {
+		return reader, nil
+	}
+	root, err := repofile.RepositoryOf(path)
+	if err != nil {
+		return nil, err
+	}
+	return reader.At(root)
+}
 
 // readInputs reads every PATH given with -f: a file, a directory (every
 // *.yaml and *.yml file below it, in sorted order, except kustomization
 // files, so that a kustomize base can be evaluated as it is, and versioning
-// policy files) or "-" for stdin, in the order given. Problems name files as given on the command line.
-func readInputs(paths []string, stdin io.Reader) ([]render.Document, error) {
-	if len(paths) == 0 {
+// policy files) or "-" for stdin, in the order given. Files are read as the
+// sync reads a repository (repofile): inside the root, never .git/, no link
+// leading out, within the limits. Problems name files as given on the
+// command line.
+func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]render.Document, error) {
+	if len(opts.paths) == 0 {
 		return nil, usageErrorf("no input: give at least one -f PATH (a file, a directory or - for stdin)")
 	}
 	var docs []render.Document
-	for _, path := range paths {
-		files, err := inputFiles(path)
+	// Values YAML types otherwise than written are refused before decoding,
+	// as the build refuses them, so that every command means the same.
+	var typing render.Problems
+	for _, path := range opts.paths {
+		if path == "-" {
+			data, err := reader.ReadStream("<stdin>", stdin)
+			if err != nil {
+				return nil, err
+			}
+			typing = append(typing, render.CheckYAMLTyping("<stdin>", data)...)
+			fileDocs, err := render.SplitDocuments("<stdin>", bytes.NewReader(data))
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, fileDocs...)
+			continue
+		}
+		pathReader, err := readerFor(reader, opts, path)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("reading input %s: %w", path, err)
+		}
+		given, err := pathReader.Rel(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading input %s: %w", path, err)
+		}
+		files, err := pathReader.Files(given, isProfileFileName)
+		if err != nil {
+			return nil, fmt.Errorf("reading input %s: %w", path, err)
 		}
 		for _, file := range files {
-			fileDocs, err := readInputFile(file, stdin)
+			data, err := pathReader.ReadFile(file)
+			if err != nil {
+				return nil, err
+			}
+			display := displayInput(path, given, file)
+			typing = append(typing, render.CheckYAMLTyping(display, data)...)
+			fileDocs, err := render.SplitDocuments(display, bytes.NewReader(data))
 			if err != nil {
 				return nil, err
 			}
 			docs = append(docs, fileDocs...)
 		}
 	}
+	if len(typing) > 0 {
+		return nil, typing
+	}
 	return docs, nil
 }
 
-// inputFiles expands one -f PATH into the files to read.
-func inputFiles(path string) ([]string, error) {
-	if path == "-" {
-		return []string{"-"}, nil
-	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading input %s: %w", path, err)
-	}
-	if !info.IsDir() {
-		return []string{path}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(path, func(file string, entry fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if ext := filepath.Ext(file); !entry.IsDir() && (ext == ".yaml" || ext == ".yml") && !render.IsKustomizationFile(entry.Name()) && !render.IsPolicyFile(entry.Name()) {
-			files = append(files, file)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading input directory %s: %w", path, err)
-	}
-	sort.Strings(files)
-	return files, nil
+// isProfileFileName reports whether a directory's file named name is read
+// as profiles.
+func isProfileFileName(name string) bool {
+	ext := filepath.Ext(name)
+	return (ext == ".yaml" || ext == ".yml") && !render.IsKustomizationFile(name) && !render.IsPolicyFile(name)
 }
 
-func readInputFile(file string, stdin io.Reader) ([]render.Document, error) {
-	if file == "-" {
-		return render.SplitDocuments("<stdin>", stdin)
+// displayInput names file (relative to the root) as the command line gave
+// it: below path, which is given relative to the root.
+func displayInput(path, given, file string) string {
+	switch {
+	case file == given:
+		return path
+	case given == ".":
+		return filepath.Join(path, filepath.FromSlash(file))
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, fmt.Errorf("reading input: %w", err)
-	}
-	defer f.Close()
-	return render.SplitDocuments(file, f)
+	return filepath.Join(path, filepath.FromSlash(strings.TrimPrefix(file, given+"/")))
 }
 
 // loadProfiles decodes and validates docs as one set. It writes warnings

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"text/tabwriter"
 	"time"
@@ -14,11 +13,12 @@ import (
 	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 func newTimelineCommand() *cobra.Command {
 	var at, until timeFlag
-	var paths []string
+	var inputs inputOptions
 	var policyFile string
 	cmd := &cobra.Command{
 		Use:   "timeline [--at TIME] [--until TIME] [--policy FILE] -f PATH [-f PATH]...",
@@ -42,17 +42,17 @@ findings.`,
 		Args:                  inputsOnlyWithFilenameFlag,
 		RunE: failOnInput(func(cmd *cobra.Command, _ []string) error {
 			if policyFile != "" {
-				return runPolicyTimeline(paths, policyFile, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runPolicyTimeline(inputs, policyFile, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			return runTimeline(paths, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runTimeline(inputs, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	flags := cmd.Flags()
 	flags.SortFlags = false
 	flags.Var(&at, "at", "list transitions after this RFC 3339 time (default now)")
 	flags.Var(&until, "until", "list transitions up to this RFC 3339 time (default: all)")
-	flags.StringVar(&policyFile, "policy", "", "list when the profiles stop satisfying the versioning policy `FILE` instead")
-	bindFilenames(flags, &paths)
+	flags.StringVar(&policyFile, "policy", "", "list when the profiles stop satisfying the versioning policy `FILE` instead (read as the inputs are, inside the root)")
+	bindInputs(flags, &inputs)
 	return cmd
 }
 
@@ -67,8 +67,12 @@ type transition struct {
 
 // runTimeline prints the transitions of the profiles in paths after from
 // and, unless until is zero, not after until.
-func runTimeline(paths []string, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
-	evaluated, err := evaluateWindow(paths, from, until, stdin, stderr)
+func runTimeline(inputs inputOptions, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
+	reader, err := newInputReader(inputs)
+	if err != nil {
+		return err
+	}
+	evaluated, err := evaluateWindow(inputs, reader, from, until, stdin, stderr)
 	if err != nil {
 		return err
 	}
@@ -88,16 +92,16 @@ func runTimeline(paths []string, from, until time.Time, stdin io.Reader, stdout,
 // runPolicyTimeline prints when the profiles in paths start breaking the
 // policy in policyFile: at from, then after it up to until unless that is
 // zero.
-func runPolicyTimeline(paths []string, policyFile string, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
-	data, err := os.ReadFile(policyFile)
-	if err != nil {
-		return fmt.Errorf("reading the policy: %w", err)
-	}
-	p, err := policy.Decode(policyFile, data)
+func runPolicyTimeline(inputs inputOptions, policyFile string, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
+	reader, err := newInputReader(inputs)
 	if err != nil {
 		return err
 	}
-	evaluated, err := evaluateWindow(paths, from, until, stdin, stderr)
+	p, err := readPolicy(inputs, reader, policyFile)
+	if err != nil {
+		return err
+	}
+	evaluated, err := evaluateWindow(inputs, reader, from, until, stdin, stderr)
 	if err != nil {
 		return err
 	}
@@ -157,11 +161,11 @@ func upcomingTransitions(objects []render.Object, from, until time.Time) []trans
 
 // evaluateWindow reads the profiles of paths and evaluates them at from,
 // once it has checked that until, when set, is not before from.
-func evaluateWindow(paths []string, from, until time.Time, stdin io.Reader, stderr io.Writer) ([]render.Object, error) {
+func evaluateWindow(inputs inputOptions, reader *repofile.Reader, from, until time.Time, stdin io.Reader, stderr io.Writer) ([]render.Object, error) {
 	if !until.IsZero() && until.Before(from) {
 		return nil, usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}
-	docs, err := readInputs(paths, stdin)
+	docs, err := readInputs(inputs, reader, stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -170,4 +174,20 @@ func evaluateWindow(paths []string, from, until time.Time, stdin io.Reader, stde
 		return nil, errInvalidInputReported
 	}
 	return evaluated, nil
+}
+
+// readPolicy reads the policy file as the inputs are read: inside the root
+// (--root, else the repository file is in), within --max-file-size.
+func readPolicy(inputs inputOptions, reader *repofile.Reader, file string) (*policy.Policy, error) {
+	fileReader, err := readerFor(reader, inputs, file)
+	if err == nil {
+		var rel string
+		if rel, err = fileReader.Rel(file); err == nil {
+			var data []byte
+			if data, err = fileReader.ReadFile(rel); err == nil {
+				return policy.Decode(file, data)
+			}
+		}
+	}
+	return nil, fmt.Errorf("reading the policy: %w", err)
 }

@@ -16,7 +16,7 @@ import (
 // updatePathOptions are update-path's flags.
 type updatePathOptions struct {
 	at                timeFlag
-	paths             []string
+	inputs            inputOptions
 	profile           string
 	namespace         string
 	kubernetesVersion string
@@ -51,7 +51,7 @@ inputs). The inputs are validated as a set first, as 'evaluate' does.`,
 	flags := cmd.Flags()
 	flags.SortFlags = false
 	flags.Var(&opts.at, "at", "decide at this RFC 3339 time (default now)")
-	bindFilenames(flags, &opts.paths)
+	bindInputs(flags, &opts.inputs)
 	flags.StringVar(&opts.profile, "profile", "", "the profile's name")
 	flags.StringVar(&opts.namespace, "namespace", "", "the namespace of a NamespacedCloudProfile")
 	flags.StringVar(&opts.kubernetesVersion, "kubernetes", "", "the Kubernetes version a cluster runs")
@@ -71,7 +71,11 @@ func runUpdatePath(opts updatePathOptions, args []string, stdin io.Reader, stdou
 	if err != nil {
 		return usageError{err: err}
 	}
-	docs, err := readInputs(opts.paths, stdin)
+	reader, err := newInputReader(opts.inputs)
+	if err != nil {
+		return err
+	}
+	docs, err := readInputs(opts.inputs, reader, stdin)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,10 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ErrMalformedTree marks a commit whose tree no Git checkout would write: an
@@ -58,9 +60,9 @@ func ExportTree(ctx context.Context, repoDir, revision, dest string, maxBytes in
 	if revision == "" {
 		revision = string(plumbing.HEAD)
 	}
-	repository, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	repository, err := openLocalRepository(repoDir)
 	if err != nil {
-		return "", fmt.Errorf("open Git repository %s: %w", repoDir, err)
+		return "", err
 	}
 	hash, err := resolveLocalRevision(repository, repoDir, revision)
 	if err != nil {
@@ -97,6 +99,34 @@ func ExportTree(ctx context.Context, repoDir, revision, dest string, maxBytes in
 		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	return hash.String(), nil
+}
+
+// lazyObjectThreshold is the size above which an object is read from disk
+// as it is consumed rather than inflated on access.
+const lazyObjectThreshold = 64 << 10
+
+// openLocalRepository opens the repository at or above repoDir (a linked
+// work tree's too) so that an object's size is known from its header before
+// its content is inflated. go-git inflates a loose object whole when it is
+// looked up unless it is over the storage's large-object threshold, and
+// `git fetch` stores small fetches loose: a 1 GB blob of zeros is 1 MB on
+// disk. Packed objects over 16 KiB are read lazily whatever the threshold.
+func openLocalRepository(repoDir string) (*git.Repository, error) {
+	opened, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
+	}
+	storage, ok := opened.Storer.(*filesystem.Storage)
+	if !ok {
+		return opened, nil
+	}
+	bounded := filesystem.NewStorageWithOptions(storage.Filesystem(), cache.NewObjectLRUDefault(),
+		filesystem.Options{LargeObjectThreshold: lazyObjectThreshold})
+	repository, err := git.Open(bounded, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
+	}
+	return repository, nil
 }
 
 // resolveLocalRevision resolves revision to a commit. go-git answers a

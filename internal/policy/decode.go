@@ -3,9 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	strictjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // DecodeError is everything wrong with a policy file, one problem per line,
@@ -168,66 +168,31 @@ func (p *Policy) validate() field.ErrorList {
 // up to and including root. It returns nil and an empty name when there is
 // none. file is the policy's path relative to root, with forward slashes.
 //
-// The file is read as the build reads the checkout: confined to root (a
-// symbolic link leading out of it is refused), a regular file of at most
-// maxSize bytes (no limit when 0).
+// The file is read as every file of the repository is (repofile): a regular
+// file inside root and outside .git/, through no link that leaves them, of
+// at most maxSize bytes (the default maximum file size when 0).
 func Find(root, path string, maxSize int64) (p *Policy, file string, err error) {
 	dir := filepath.Clean(filepath.FromSlash(path))
 	if !filepath.IsLocal(dir) && dir != "." {
 		return nil, "", fmt.Errorf("looking for %s: %s is not inside the repository", FileName, path)
 	}
-	fsys, err := os.OpenRoot(root)
+	reader, err := repofile.Open(root, repofile.Limits{MaxFileSize: maxSize, MaxTotalSize: maxSize})
 	if err != nil {
 		return nil, "", fmt.Errorf("looking for %s: %w", FileName, err)
 	}
-	defer fsys.Close()
 	for {
-		candidate := filepath.Join(dir, FileName)
-		data, found, err := readConfined(fsys, candidate, maxSize)
-		if err != nil {
-			return nil, "", err
+		candidate := filepath.ToSlash(filepath.Join(dir, FileName))
+		data, err := reader.ReadFile(candidate)
+		if err == nil {
+			p, err := Decode(candidate, data)
+			return p, candidate, err
 		}
-		if found {
-			file = filepath.ToSlash(candidate)
-			p, err := Decode(file, data)
-			return p, file, err
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("reading the policy: %w", err)
 		}
 		if dir == "." {
 			return nil, "", nil
 		}
 		dir = filepath.Dir(dir)
 	}
-}
-
-// readConfined reads name inside root; found is false when there is no such
-// file.
-func readConfined(root *os.Root, name string, maxSize int64) (data []byte, found bool, err error) {
-	f, err := root.Open(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	slashed := filepath.ToSlash(name)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: cannot read the policy: %w", slashed, err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: cannot read the policy: %w", slashed, err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, false, fmt.Errorf("%s: the policy must be a regular file", slashed)
-	}
-	reader := io.Reader(f)
-	if maxSize > 0 {
-		reader = io.LimitReader(f, maxSize+1)
-	}
-	data, err = io.ReadAll(reader)
-	if err != nil {
-		return nil, false, fmt.Errorf("%s: cannot read the policy: %w", slashed, err)
-	}
-	if maxSize > 0 && int64(len(data)) > maxSize {
-		return nil, false, fmt.Errorf("%s: the policy is larger than %d bytes", slashed, maxSize)
-	}
-	return data, true, nil
 }

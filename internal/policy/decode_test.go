@@ -122,7 +122,13 @@ func TestFindStaysInsideTheRepository(t *testing.T) {
 	g.Expect(os.Symlink(filepath.Join(outside, FileName), filepath.Join(root, "overlays", "dev", FileName))).To(Succeed())
 
 	_, _, err := Find(root, "overlays/dev", 0)
-	g.Expect(err).To(MatchError(ContainSubstring("overlays/dev/" + FileName + ": cannot read the policy")))
+	g.Expect(err).To(MatchError("reading the policy: overlays/dev/" + FileName + ": a symbolic link that leads outside the repository root: refused"))
+
+	g.Expect(os.Remove(filepath.Join(root, "overlays", "dev", FileName))).To(Succeed())
+	writeFile(t, filepath.Join(root, ".git", "secret.yaml"), "CANARY-token: x\n")
+	g.Expect(os.Symlink(filepath.Join("..", "..", ".git", "secret.yaml"), filepath.Join(root, "overlays", "dev", FileName))).To(Succeed())
+	_, _, err = Find(root, "overlays/dev", 0)
+	g.Expect(err).To(MatchError("reading the policy: overlays/dev/" + FileName + ": a symbolic link into .git/, Git's metadata: refused"))
 
 	_, _, err = Find(root, "../elsewhere", 0)
 	g.Expect(err).To(MatchError(ContainSubstring("is not inside the repository")))
@@ -130,7 +136,7 @@ func TestFindStaysInsideTheRepository(t *testing.T) {
 	g.Expect(os.Remove(filepath.Join(root, "overlays", "dev", FileName))).To(Succeed())
 	writeFile(t, filepath.Join(root, FileName), header+"rules:\n  notice: {severity: error, days: 30}\n")
 	_, _, err = Find(root, "overlays/dev", 16)
-	g.Expect(err).To(MatchError(FileName + ": the policy is larger than 16 bytes"))
+	g.Expect(err).To(MatchError("reading the policy: " + FileName + ": 111 bytes is over the maximum file size of 16 bytes (raise it with --max-file-size)"))
 
 	writeFile(t, filepath.Join(root, FileName), header+"rules:\n  notice: {severity: error, days: 0}\n")
 	_, _, err = Find(root, "overlays/dev", 0)

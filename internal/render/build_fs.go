@@ -259,11 +259,18 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 		}
 		return content, nil
 	}
-	if !ok {
-		r.objects += countObjects(content)
-		if r.objects > r.limits.MaxObjects {
-			return nil, r.refuse(&LimitError{File: r.display(abs), What: "maximum number of objects a build reads",
-				Flag: MaxObjectsFlag, Max: r.limits.MaxObjects, Size: r.objects, Objects: true})
+	if ok {
+		return content, nil // generated: neither the author's objects nor their YAML
+	}
+	r.objects += countObjects(content)
+	if r.objects > r.limits.MaxObjects {
+		return nil, r.refuse(&LimitError{File: r.display(abs), What: "maximum number of objects a build reads",
+			Flag: MaxObjectsFlag, Max: r.limits.MaxObjects, Size: r.objects, Objects: true})
+	}
+	if isYAMLFile(abs) {
+		// kustomize would rewrite or retype these values silently.
+		if problems := CheckYAMLTyping(r.display(abs), content); len(problems) > 0 {
+			return nil, r.refuse(problems)
 		}
 	}
 	return content, nil
@@ -338,4 +345,10 @@ func (r *buildFS) walkWorkTree(dir string, fn fs.WalkDirFunc) error {
 		}
 		return fn(path, entry, nil)
 	})
+}
+
+// isYAMLFile reports whether path names a YAML file by its extension.
+func isYAMLFile(path string) bool {
+	ext := filepath.Ext(path)
+	return ext == ".yaml" || ext == ".yml"
 }

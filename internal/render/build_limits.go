@@ -2,19 +2,17 @@ package render
 
 import (
 	"bytes"
-	"errors"
-	"fmt"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
-// Default limits of a build. They leave room for ten times the largest
-// landscape we know of (10 CloudProfiles of 600 versions and 100 namespaced
-// profiles render to about 2.3 MB) while keeping a hostile commit far below
-// what the operator's memory holds.
+// Default limits of a build: those of every reading of a repository
+// (repofile).
 const (
-	DefaultMaxFileSize     int64 = 4 << 20
-	DefaultMaxRenderedSize int64 = 32 << 20
+	DefaultMaxFileSize     = repofile.DefaultMaxFileSize
+	DefaultMaxRenderedSize = repofile.DefaultMaxTotalSize
 )
 
 // DefaultMaxObjects is the default of Limits.MaxObjects. kustomize's time
@@ -28,8 +26,8 @@ const DefaultMaxObjects = 5000
 // Names of the flags that raise each limit, the same in the manager and the
 // CLI, so that a refusal can say how to get past it.
 const (
-	MaxFileSizeFlag     = "max-file-size"
-	MaxRenderedSizeFlag = "max-rendered-size"
+	MaxFileSizeFlag     = repofile.MaxFileSizeFlag
+	MaxRenderedSizeFlag = repofile.MaxRenderedSizeFlag
 	MaxObjectsFlag      = "max-objects"
 )
 
@@ -74,57 +72,23 @@ func (l Limits) OrDefaults() Limits {
 }
 
 // ErrLimitExceeded is matched (errors.Is) by every refusal of a build for
-// going past one of its Limits.
-var ErrLimitExceeded = errors.New("build limit exceeded")
+// going past one of its Limits, and of any other reading of the repository.
+var ErrLimitExceeded = repofile.ErrLimitExceeded
 
 // LimitError is a build refused for going past one of its limits.
-type LimitError struct {
-	// File is the repository-relative file that went past the limit, or the
-	// build path for the rendered output.
-	File string
-	// What is the limit in words: "maximum file size".
-	What string
-	// Flag raises the limit, without dashes.
-	Flag string
-	// Max is the limit and Size what the build reached, in bytes; Size is
-	// zero when the build stopped counting as soon as it passed Max.
-	Max, Size int64
-	// Objects says that Max and Size count objects, not bytes.
-	Objects bool `json:",omitempty"`
+type LimitError = repofile.LimitError
+
+// ReaderLimits are the limits of a reading of the repository outside the
+// build (profiles, policy), the same as the build's.
+func (l Limits) ReaderLimits() repofile.Limits {
+	l = l.OrDefaults()
+	return repofile.Limits{MaxFileSize: l.MaxFileSize, MaxTotalSize: l.MaxRenderedSize}
 }
 
-func (e *LimitError) Error() string {
-	if e.Objects {
-		return fmt.Sprintf("%s: %d objects read in all are over the %s of %d (raise it with --%s)", e.File, e.Size, e.What, e.Max, e.Flag)
-	}
-	if e.Size == 0 {
-		return fmt.Sprintf("%s: exceeds the %s of %s (raise it with --%s)", e.File, e.What, formatBytes(e.Max), e.Flag)
-	}
-	size, max := formatBytes(e.Size), formatBytes(e.Max)
-	if size == max {
-		// Rounding hid the difference.
-		size, max = fmt.Sprintf("%d bytes", e.Size), fmt.Sprintf("%d bytes", e.Max)
-	}
-	return fmt.Sprintf("%s: %s is over the %s of %s (raise it with --%s)", e.File, size, e.What, max, e.Flag)
-}
-
-// Is makes errors.Is(err, ErrLimitExceeded) true.
-func (e *LimitError) Is(target error) bool { return target == ErrLimitExceeded }
-
-// formatBytes writes a size the way the flags' documentation does.
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	default:
-		return fmt.Sprintf("%d bytes", n)
-	}
+// expandedYAMLSize is repofile.ExpandedYAMLSize: the build bounds aliases as
+// every other reading does.
+func expandedYAMLSize(content []byte, max int64) int64 {
+	return repofile.ExpandedYAMLSize(content, max)
 }
 
 // countObjects is how many objects kustomize makes of a YAML file: one per
@@ -164,65 +128,4 @@ func objectsOf(object *yaml.Node) int64 {
 		return int64(len(items.Content))
 	}
 	return 1
-}
-
-// expandedYAMLSize is how large content would be with every YAML alias
-// written out, stopping as soon as it passes max (the result is then only a
-// lower bound). kustomize's YAML library copies an aliased node for every
-// alias, so a few hundred bytes of nested aliases ("billion laughs") become
-// gigabytes in memory; measuring first lets such a file be refused like any
-// other file that is too large. Content that does not parse is left to
-// kustomize, which reports it with the file's name.
-//
-// Every node counts its scalar value plus two bytes, about what it takes
-// written out as a flow sequence item; an alias counts what its anchor
-// expands to, computed once per anchor.
-func expandedYAMLSize(content []byte, max int64) int64 {
-	decoder := yaml.NewDecoder(bytes.NewReader(content))
-	measure := expansionMeasure{max: max, anchors: make(map[*yaml.Node]int64), open: make(map[*yaml.Node]bool)}
-	for measure.total <= max {
-		var document yaml.Node
-		if err := decoder.Decode(&document); err != nil {
-			break // io.EOF, or content kustomize will report
-		}
-		measure.total += measure.size(&document)
-	}
-	return measure.total
-}
-
-type expansionMeasure struct {
-	max, total int64
-	// anchors holds the expanded size of each anchored node already measured.
-	anchors map[*yaml.Node]int64
-	// open holds the nodes being measured: an alias to one of them is a
-	// node that contains itself, infinite when written out.
-	open map[*yaml.Node]bool
-}
-
-func (m *expansionMeasure) size(node *yaml.Node) int64 {
-	if node.Kind == yaml.AliasNode {
-		if node.Alias == nil {
-			return 0
-		}
-		return m.size(node.Alias)
-	}
-	if size, ok := m.anchors[node]; ok {
-		return size
-	}
-	if m.open[node] {
-		return m.max + 1
-	}
-	m.open[node] = true
-	defer delete(m.open, node)
-	size := int64(len(node.Value)) + 2
-	for _, child := range node.Content {
-		size += m.size(child)
-		if size > m.max {
-			break // no need to know by how much
-		}
-	}
-	if node.Anchor != "" {
-		m.anchors[node] = size
-	}
-	return size
 }

@@ -194,10 +194,10 @@ func (r *Runner) failure(path string, cpuTime time.Duration, state *os.ProcessSt
 	if state != nil {
 		usage, _ := state.SysUsage().(*syscall.Rusage)
 		// The Go runtime reports an allocation the kernel refused as "out of
-		// memory" or "cannot allocate memory"; near the limit a child may
-		// instead be killed before it can say so.
-		if strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") ||
-			usage != nil && usage.Maxrss*1024 >= r.options.Memory*9/10 {
+		// memory" or "cannot allocate memory", and a thread whose stack it
+		// refused as "failed to create new OS thread"; near the limit a
+		// child may instead be killed before it can say so.
+		if outOfMemory(stderr) || usage != nil && usage.Maxrss*1024 >= r.options.Memory*9/10 {
 			return &ProcessLimitError{Path: path, What: "memory limit",
 				Limit: resource.NewQuantity(r.options.Memory, resource.BinarySI).String(), Flag: MemoryFlag}
 		}
@@ -215,6 +215,17 @@ func (r *Runner) failure(path string, cpuTime time.Duration, state *os.ProcessSt
 		detail = err.Error()
 	}
 	return fmt.Errorf("build of %s: its process failed: %s", path, detail)
+}
+
+// outOfMemory tells whether a child's report says the kernel refused it
+// memory, in the Go runtime's words.
+func outOfMemory(stderr string) bool {
+	for _, said := range []string{"out of memory", "cannot allocate memory", "failed to create new OS thread"} {
+		if strings.Contains(stderr, said) {
+			return true
+		}
+	}
+	return false
 }
 
 // ProcessLimitError is a build stopped by a limit of its process.

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// trickyProfile puts line into the lifecycle stage of a profile's version;
+// version, when set, replaces the version as written.
+func trickyProfile(line, version string) string {
+	if version == "" {
+		version = "1.31.0"
+	}
+	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\nspec:\n  type: aws\n  kubernetes:\n    versions:\n    - version: " + version +
+		"\n      lifecycle:\n      - classification: preview\n        startTime: \"2025-01-01T00:00:00Z\"\n      - " + line + "\n"
+}
+
+// TestEveryCommandReadsYAMLAsTheSyncDoes runs every command that reads
+// profiles, and the build the sync runs, on each value of the corpus: they
+// accept the same profiles and refuse the others with the same problem.
+func TestEveryCommandReadsYAMLAsTheSyncDoes(t *testing.T) {
+	stage := func(line string) string {
+		return trickyProfile("classification: supported\n        "+line, "")
+	}
+	withLabel := func(label string) string {
+		return strings.Replace(stage(`startTime: "2025-03-01T00:00:00Z"`), "  name: p\n", "  name: p\n  labels:\n    "+label+"\n", 1)
+	}
+	cases := []struct{ name, profile, wantErr string }{
+		{name: "a quoted RFC 3339 time", profile: stage(`startTime: "2025-03-01T00:00:00Z"`)},
+		{name: "an unquoted date", profile: stage("startTime: 2025-03-01"),
+			wantErr: "startTime: Invalid value: 2025-03-01 as written: YAML types an unquoted date or time as a timestamp"},
+		{name: "an unquoted date and time", profile: stage("startTime: 2025-03-01 12:00:00"), wantErr: `quote it: "2025-03-01 12:00:00"`},
+		{name: "an unquoted RFC 3339 time", profile: stage("startTime: 2025-03-01T00:00:00Z"), wantErr: `quote it: "2025-03-01T00:00:00Z"`},
+		{name: "a version typed as a number", profile: trickyProfile("classification: supported\n        startTime: \"2025-03-01T00:00:00Z\"", "1.30"),
+			wantErr: `spec.kubernetes.versions[0].version: Invalid value: 1.30 as written: YAML reads it as a number, and this field is a string; quote it: "1.30"`},
+		{name: "yes, a string in YAML 1.2 and a boolean in 1.1", profile: withLabel("usable: yes"),
+			wantErr: `metadata.labels.usable: Invalid value: yes as written: YAML 1.2, which the sync reads, takes it as the string "yes", YAML 1.1 as a boolean`},
+		{name: "on, a string in YAML 1.2 and a boolean in 1.1", profile: withLabel("name: on"), wantErr: `metadata.labels.name: Invalid value: on as written`},
+		{name: "an octal-looking value", profile: withLabel("team: 0755"),
+			wantErr: "metadata.labels.team: Invalid value: 0755 as written: YAML 1.1 and YAML 1.2, which the sync reads, take it as different values"},
+		{name: "a quoted yes", profile: withLabel(`usable: "yes"`)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			g.Expect(os.Mkdir(filepath.Join(root, ".git"), 0o755)).To(Succeed())
+			g.Expect(os.Mkdir(filepath.Join(root, "base"), 0o755)).To(Succeed())
+			g.Expect(os.WriteFile(filepath.Join(root, "base", "p.yaml"), []byte(tc.profile), 0o644)).To(Succeed())
+			base := filepath.Join(root, "base")
+			commands := map[string][]string{
+				"evaluate":    {"evaluate", "--at", "2025-06-01T00:00:00Z", "-f", base},
+				"timeline":    {"timeline", "--at", "2025-06-01T00:00:00Z", "-f", base},
+				"update-path": {"update-path", "--at", "2025-06-01T00:00:00Z", "-f", base, "--profile", "p", "--kubernetes", "1.31.0"},
+				"build":       {"build", "--at", "2025-06-01T00:00:00Z", base},
+			}
+			for name, args := range commands {
+				status, _, stderr := run(t, args[0], "", args[1:]...)
+				if tc.wantErr == "" {
+					g.Expect(status).To(Equal(exitOK), "%s: %s", name, stderr)
+					continue
+				}
+				g.Expect(status).To(Equal(exitInvalidInput), "%s: %s", name, stderr)
+				g.Expect(stderr).To(ContainSubstring(tc.wantErr), name)
+			}
+		})
+	}
+}

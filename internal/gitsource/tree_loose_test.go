@@ -1,0 +1,91 @@
+package gitsource
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/objfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// looseZeros writes a loose blob of size zero bytes into the repository at
+// dir, streaming, as `git fetch` leaves a small fetch: it compresses to a
+// thousandth of its size.
+func looseZeros(t *testing.T, dir string, size int64) plumbing.Hash {
+	t.Helper()
+	tmp, err := os.CreateTemp(filepath.Join(dir, ".git", "objects"), "loose-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := objfile.NewWriter(tmp)
+	if err := w.WriteHeader(plumbing.BlobObject, size); err != nil {
+		t.Fatal(err)
+	}
+	chunk := make([]byte, 1<<20)
+	for written := int64(0); written < size; written += int64(len(chunk)) {
+		if _, err := w.Write(chunk[:min(int64(len(chunk)), size-written)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tmp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hash := w.Hash()
+	objects := filepath.Join(dir, ".git", "objects", hash.String()[:2])
+	if err := os.MkdirAll(objects, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(objects, hash.String()[2:])); err != nil {
+		t.Fatal(err)
+	}
+	return hash
+}
+
+func TestExportTreeBoundsALooseBlobBeforeInflatingIt(t *testing.T) {
+	g := NewWithT(t)
+	repo := newExportRepo(t)
+	repo.commit(map[string]string{"ok.yaml": "ok\n"})
+	const size = 256 << 20
+	blob := looseZeros(t, repo.dir, size)
+	commit := repo.rawCommit([]object.TreeEntry{{Name: "zeros.yaml", Mode: filemode.Regular, Hash: blob}})
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ExportTree(context.Background(), repo.dir, commit, filepath.Join(t.TempDir(), "tree"), 1<<20)
+	runtime.ReadMemStats(&after)
+
+	g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
+	g.Expect(err.Error()).To(ContainSubstring("reached at zeros.yaml (256 MiB)"))
+	g.Expect(after.TotalAlloc-before.TotalAlloc).To(BeNumerically("<", 32<<20), "the blob's size comes from its header, its content is never inflated")
+}
+
+func TestExportTreeStreamsALooseBlobWithinTheLimit(t *testing.T) {
+	g := NewWithT(t)
+	repo := newExportRepo(t)
+	repo.commit(map[string]string{"ok.yaml": "ok\n"})
+	const size = 64 << 20
+	blob := looseZeros(t, repo.dir, size)
+	commit := repo.rawCommit([]object.TreeEntry{{Name: "zeros.yaml", Mode: filemode.Regular, Hash: blob}})
+	dest := filepath.Join(t.TempDir(), "tree")
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ExportTree(context.Background(), repo.dir, commit, dest, 0)
+	runtime.ReadMemStats(&after)
+
+	g.Expect(err).NotTo(HaveOccurred())
+	info, err := os.Stat(filepath.Join(dest, "zeros.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(info.Size()).To(BeEquivalentTo(size))
+	g.Expect(after.TotalAlloc-before.TotalAlloc).To(BeNumerically("<", 32<<20), "the blob is copied as it is read, never held whole")
+}

@@ -1,0 +1,156 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+)
+
+// yaml11Booleans are the plain scalars YAML 1.1 reads as booleans and YAML
+// 1.2 (kustomize, and so the sync) as strings.
+var yaml11Booleans = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+}
+
+// differingNumber matches plain scalars YAML 1.1 and 1.2 read as different
+// numbers, or one as a number and the other as a string: a leading zero
+// (1.1 octal), 0o and 0b prefixes, digits grouped with underscores.
+var differingNumber = regexp.MustCompile(`^[-+]?(0[0-9_]+|0o[0-7_]+|0b[01_]+|[0-9][0-9]*_[0-9_]*(\.[0-9_]*)?)$`)
+
+// CheckYAMLTyping reads a source file of profiles or patches as the sync
+// reads it (YAML 1.2, as kustomize does) and refuses every unquoted value
+// whose meaning is not the one written:
+//
+//   - a date or time, which YAML types as a timestamp and kustomize
+//     silently rewrites (2025-03-01 becomes 2025-03-01T00:00:00Z);
+//   - a value where YAML 1.1 and 1.2 differ (yes, on, off, 0777, 1_000):
+//     a reader of the other version means something else;
+//   - a number or boolean where the profile's schema has a string
+//     (version: 1.30 is the number 1.3), named as written.
+//
+// Each refusal says to quote the value. Content that is not YAML is left to
+// the decoder, which reports it.
+func CheckYAMLTyping(file string, content []byte) Problems {
+	decoder := yaml.NewDecoder(bytes.NewReader(content))
+	var problems Problems
+	for n := 1; ; n++ {
+		var document yaml.Node
+		if err := decoder.Decode(&document); err != nil {
+			if !errors.Is(err, io.EOF) {
+				return problems // the decoder reports it
+			}
+			return problems
+		}
+		check := typingCheck{file: file}
+		if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
+			check.readHeader(document.Content[0])
+			if s, err := schemaOf(check.kind); err == nil && (check.kind == "CloudProfile" || check.kind == "NamespacedCloudProfile") {
+				check.walk(document.Content[0], s.structural, "")
+			} else {
+				check.walk(document.Content[0], nil, "")
+			}
+		}
+		problems = append(problems, check.problems...)
+	}
+}
+
+type typingCheck struct {
+	file                  string
+	kind, namespace, name string
+	problems              Problems
+}
+
+func (c *typingCheck) readHeader(mapping *yaml.Node) {
+	for i := 0; i+1 < len(mapping.Content); i += 2 {
+		switch key, value := mapping.Content[i].Value, mapping.Content[i+1]; key {
+		case "kind":
+			c.kind = value.Value
+		case "metadata":
+			for j := 0; j+1 < len(value.Content); j += 2 {
+				switch value.Content[j].Value {
+				case "name":
+					c.name = value.Content[j+1].Value
+				case "namespace":
+					c.namespace = value.Content[j+1].Value
+				}
+			}
+		}
+	}
+}
+
+func (c *typingCheck) refuse(path, message string) {
+	p := Problem{File: c.file, Field: path, Message: message}
+	if c.kind == "CloudProfile" || c.kind == "NamespacedCloudProfile" {
+		p.Kind, p.Namespace, p.Name = c.kind, c.namespace, c.name
+	}
+	c.problems = append(c.problems, p)
+}
+
+// walk checks node, at path, against schema (nil when unknown).
+func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural, path string) {
+	switch node.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			key := node.Content[i].Value
+			var child *structuralschema.Structural
+			if schema != nil {
+				if s, ok := schema.Properties[key]; ok {
+					child = &s
+				} else if schema.AdditionalProperties != nil {
+					child = schema.AdditionalProperties.Structural
+				}
+			}
+			childPath := key
+			if path != "" {
+				childPath = path + "." + key
+			}
+			c.walk(node.Content[i+1], child, childPath)
+		}
+	case yaml.SequenceNode:
+		var items *structuralschema.Structural
+		if schema != nil {
+			items = schema.Items
+		}
+		for i, item := range node.Content {
+			c.walk(item, items, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.ScalarNode:
+		c.scalar(node, schema, path)
+	}
+}
+
+func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structural, path string) {
+	if node.Style != 0 && node.Style != yaml.FlowStyle || node.Tag != "" && !strings.HasPrefix(node.Tag, "!!") {
+		return // quoted, a block scalar, or explicitly tagged: written as meant
+	}
+	value := node.Value
+	quoted := strconv.Quote(value)
+	switch tag := node.ShortTag(); {
+	case tag == "!!timestamp":
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: %s", value, quoted))
+	case yaml11Booleans[value]:
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.2, which the sync reads, takes it as the string %s, YAML 1.1 as a boolean; quote it (%s) or write true or false", value, quoted, quoted))
+	case differingNumber.MatchString(value):
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.1 and YAML 1.2, which the sync reads, take it as different values; quote it (%s) or write a plain decimal number", value, quoted))
+	case schema != nil && schema.Type == "string" && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s", value, yamlTypeName(tag), quoted))
+	}
+}
+
+func yamlTypeName(tag string) string {
+	switch tag {
+	case "!!int", "!!float":
+		return "number"
+	case "!!bool":
+		return "boolean"
+	}
+	return strings.TrimPrefix(tag, "!!")
+}
