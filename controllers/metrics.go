@@ -49,17 +49,6 @@ var metricClassifications = []v1alpha1.VersionClassification{
 	v1alpha1.ClassificationExpired,
 }
 
-// refusalReasons are the reasons of a sync that applies nothing (the failure
-// helpers of profilesync_controller.go). Their counters start at zero when a
-// ProfileSync is first seen, so that the first refusal is an increase too.
-var refusalReasons = []string{
-	v1alpha1.FetchFailedReason,
-	v1alpha1.BuildFailedReason,
-	v1alpha1.ValidationFailedReason,
-	v1alpha1.AccessDeniedReason,
-	v1alpha1.ApplyFailedReason,
-}
-
 // Metrics are the operator's own Prometheus metrics, beyond
 // controller-runtime's: how long each phase of a sync takes, what each
 // ProfileSync last applied and whether it is Ready, which revisions were

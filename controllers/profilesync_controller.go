@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -133,48 +134,86 @@ type syncError struct {
 func (e *syncError) Error() string { return e.err.Error() }
 func (e *syncError) Unwrap() error { return e.err }
 
-// failureConditions are the conditions of the phases that can fail; at most
-// one is set, the one of the failure at hand.
-var failureConditions = []string{
-	v1alpha1.FetchFailedCondition,
-	v1alpha1.BuildFailedCondition,
-	v1alpha1.ValidationFailedCondition,
-	v1alpha1.ApplyFailedCondition,
+// failureKind is one way a sync can fail: the condition it sets (besides
+// Ready=False), its reason, and whether the revision or the spec itself is
+// at fault (stalled: retrying the same input cannot help).
+type failureKind struct {
+	condition, reason string
+	stalled           bool
 }
 
-// fetchFailed: the revision could not be fetched. A bad ref, semver range or
-// credential Secret, or a revision over the checkout size limit, fails the
-// same way until someone changes it; an unreachable server may come back.
+// The kinds of failure, the one table the failure helpers below, the
+// metrics' reasons (refusalReasons) and docs/gitops.md's conditions follow.
+var (
+	fetchFailure = failureKind{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason}
+	// A bad ref, semver range or credential Secret, or a revision over the
+	// checkout size limit: the fetch fails the same way until changed.
+	fetchRefusal      = failureKind{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, stalled: true}
+	buildFailure      = failureKind{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, stalled: true}
+	validationFailure = failureKind{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, stalled: true}
+	policyFailure     = failureKind{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.PolicyViolationReason, stalled: true}
+	accessFailure     = failureKind{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.AccessDeniedReason, stalled: true}
+	applyFailure      = failureKind{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason}
+	// An error none of the phases knows (the API server cannot be listed, a
+	// conversion fails): Ready=False with a reason of its own, retried with
+	// backoff, so an old Ready=True never stays in place.
+	unexpectedFailure = failureKind{reason: v1alpha1.SyncFailedReason}
+
+	failureKinds = []failureKind{fetchFailure, fetchRefusal, buildFailure, validationFailure, policyFailure, accessFailure, applyFailure, unexpectedFailure}
+)
+
+func (k failureKind) of(err error) *syncError {
+	return &syncError{condition: k.condition, reason: k.reason, err: err, stalled: k.stalled}
+}
+
+// failureConditions are the conditions of the phases that can fail; at most
+// one is set, the one of the failure at hand.
+var failureConditions = func() []string {
+	var types []string
+	for _, kind := range failureKinds {
+		if kind.condition != "" && !slices.Contains(types, kind.condition) {
+			types = append(types, kind.condition)
+		}
+	}
+	return types
+}()
+
+// refusalReasons are the reasons of a sync that applies nothing, each once,
+// in the order of failureKinds.
+var refusalReasons = func() []string {
+	var reasons []string
+	for _, kind := range failureKinds {
+		if !slices.Contains(reasons, kind.reason) {
+			reasons = append(reasons, kind.reason)
+		}
+	}
+	return reasons
+}()
+
+// fetchFailed: the revision could not be fetched; an unreachable server may
+// come back.
 func fetchFailed(err error) error {
-	return &syncError{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, err: err,
-		stalled: errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge)}
+	if errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge) {
+		return fetchRefusal.of(err)
+	}
+	return fetchFailure.of(err)
 }
 
 // buildFailed: the revision does not build or decode; only a new commit helps.
-func buildFailed(err error) error {
-	return &syncError{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, err: err, stalled: true}
-}
+func buildFailed(err error) error { return buildFailure.of(err) }
 
 // validationFailed: the revision breaks a rule, ours or the API server's.
-func validationFailed(err error) error {
-	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, err: err, stalled: true}
-}
+func validationFailed(err error) error { return validationFailure.of(err) }
 
 // policyViolation: the revision breaks its versioning policy (a rule of
 // severity error), or its policy file is invalid; only a new commit helps.
-func policyViolation(err error) error {
-	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.PolicyViolationReason, err: err, stalled: true}
-}
+func policyViolation(err error) error { return policyFailure.of(err) }
 
 // accessDenied: the revision writes what this ProfileSync may not.
-func accessDenied(err error) error {
-	return &syncError{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.AccessDeniedReason, err: err, stalled: true}
-}
+func accessDenied(err error) error { return accessFailure.of(err) }
 
 // applyFailed: a write or delete failed for a reason that may pass.
-func applyFailed(err error) error {
-	return &syncError{condition: v1alpha1.ApplyFailedCondition, reason: v1alpha1.ApplyFailedReason, err: err}
-}
+func applyFailed(err error) error { return applyFailure.of(err) }
 
 // Reconcile runs one sync.
 func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
@@ -212,10 +251,16 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, nil
 	}
 
+	started := r.Clock.Now()
 	revision, err := r.sync(ctx, obj)
 	obj.Status.ObservedGeneration = obj.Generation
 	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
 	var failed *syncError
+	if err != nil && !errors.As(err, &failed) {
+		failed = unexpectedFailure.of(err)
+		err = failed
+	}
+	logOutcome(ctx, obj, revision, failed, r.Clock.Since(started))
 	switch {
 	case err == nil:
 		for _, t := range append(failureConditions, v1alpha1.StalledCondition, v1alpha1.ReconcilingCondition) {
@@ -226,14 +271,16 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.refusals.forget(req.String())
 		r.Metrics.appliedRevision(obj)
 		return ctrl.Result{RequeueAfter: interval}, nil
-	case errors.As(err, &failed):
+	default:
 		for _, t := range failureConditions {
 			if t != failed.condition {
 				conditions.Delete(obj, t)
 			}
 		}
 		message := boundedMessage(failed.err.Error())
-		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
+		if failed.condition != "" {
+			conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
+		}
 		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
 		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
 		// A failure retried with backoff is one event and one count.
@@ -250,9 +297,20 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		conditions.Delete(obj, v1alpha1.StalledCondition)
 		return ctrl.Result{}, err
-	default:
-		return ctrl.Result{}, err
 	}
+}
+
+// logOutcome writes the one log line of a sync: the revision it applied or
+// attempted, its result (Applied, or the failure's reason) and how long it
+// took. The message of a failure is in the condition and the event.
+func logOutcome(ctx context.Context, obj *v1alpha1.ProfileSync, applied string, failed *syncError, took time.Duration) {
+	log := ctrl.LoggerFrom(ctx)
+	if failed == nil {
+		log.Info("sync applied", "revision", applied, "result", v1alpha1.AppliedReason, "duration", took.String())
+		return
+	}
+	log.Info("sync failed", "revision", obj.Status.LastAttemptedRevision, "result", failed.reason, "stalled", failed.stalled,
+		"duration", took.String(), "error", failed.err.Error())
 }
 
 // maxMessageLength bounds the message of a failure in conditions and

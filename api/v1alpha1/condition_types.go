@@ -38,9 +38,6 @@ const (
 	// SucceededReason: the object is reconciled.
 	SucceededReason = meta.SucceededReason
 
-	// ProgressingReason: reconciliation of a new generation or revision is under way.
-	ProgressingReason = meta.ProgressingReason
-
 	// SuspendedReason: spec.suspend is true.
 	SuspendedReason = meta.SuspendedReason
 
@@ -67,12 +64,13 @@ const (
 	// per revision).
 	PolicyWarningReason = "PolicyWarning"
 
+	// SyncFailedReason: the sync failed in a way none of its phases knows (the
+	// cluster could not be listed, an object could not be converted); it is
+	// retried with backoff.
+	SyncFailedReason = "SyncFailed"
+
 	// ApplyFailedReason: the API server refused an apply or a prune.
 	ApplyFailedReason = "ApplyFailed"
-
-	// PruneRefusedReason: a profile removed from Git is still used by a
-	// NamespacedCloudProfile and was kept.
-	PruneRefusedReason = "PruneRefused"
 
 	// AccessDeniedReason: the ProfileSync may not write an object its revision
 	// contains: the tenancy rule refuses it (a cluster-scoped CloudProfile
