@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -332,7 +335,8 @@ func (r *ProfileSyncReconciler) forEachChange(ctx context.Context, changes []app
 
 // write server-side applies one change as writer. A refusal of the object
 // itself (a rule of the API server or an admission webhook, or an object
-// larger than the API server takes) is a validation failure of the revision;
+// larger than the API server takes or can store) is a validation failure of
+// the revision;
 // anything else is retried, an admission webhook that cannot be called
 // included: the object was never judged, and the webhook may come back.
 // When writer is a ServiceAccount, Forbidden is its refusal: RBAC's, or the
@@ -355,7 +359,36 @@ func (r *ProfileSyncReconciler) write(ctx context.Context, writer writeIdentity,
 	if apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsRequestEntityTooLargeError(err) {
 		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: %w", c.item.object.File, c.item.object.Ref(), err))
 	}
+	if tooLargeToStore(err) {
+		return validationFailed(fmt.Errorf("%s: %s: refused by the API server: too large to store: %w", c.item.object.File, c.item.object.Ref(), err))
+	}
 	return applyFailed(fmt.Errorf("apply %s: %w", c.item.object.Ref(), err))
+}
+
+// The API server's etcd client refuses to send, and etcd refuses to take, a
+// request larger than their limits (2 MiB, and --max-request-bytes: 1.5 MiB by
+// default). The API server passes either on as a plain 500 with no reason or
+// cause, only the message of the etcd or gRPC error; these are the texts
+// k8s.io/apiserver itself recognises them by (isTooLargeError in
+// endpoints/handlers), when it retries a create or update without
+// managedFields (never a server-side apply).
+const (
+	etcdRequestTooLarge = "etcdserver: request is too large"
+	grpcMessageTooLarge = "code = ResourceExhausted desc = trying to send message larger than max"
+)
+
+// tooLargeToStore tells whether err is the API server failing to store the
+// object for its size. The same object fails the same way on every retry.
+func tooLargeToStore(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	s := status.Status()
+	if s.Code != http.StatusInternalServerError || s.Reason != metav1.StatusReasonUnknown {
+		return false
+	}
+	return strings.Contains(s.Message, etcdRequestTooLarge) || strings.Contains(s.Message, grpcMessageTooLarge)
 }
 
 // callingWebhookFailed is how the API server's admission plugins begin the

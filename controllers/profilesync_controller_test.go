@@ -427,9 +427,8 @@ func TestProfileSyncAuthenticatesWithItsSecret(t *testing.T) {
 }
 
 // profileOfSize is a valid CloudProfile whose providerConfig carries a
-// string of size bytes. Over the API server's 3 MiB request limit it is
-// refused by the API server alone: the build, decoding and every rule accept
-// it.
+// string of size bytes. Over render.MaxStoredSize the sync refuses it before
+// any write, as the API server would.
 func profileOfSize(name string, size int) string {
 	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + name +
 		"\nspec:\n  type: local\n  kubernetes:\n    versions:\n    - version: 1.31.0\n  providerConfig:\n    blob: " +
@@ -477,7 +476,7 @@ func TestARevisionTheAPIServerRefusesWritesNothing(t *testing.T) {
 				got := getProfileSync(g, sync)
 				g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.ValidationFailedReason))
 				g.Expect(conditions.IsStalled(got)).To(BeTrue())
-				g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("b.yaml: CloudProfile/" + bad + ": refused by the API server"))
+				g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("b.yaml: CloudProfile/" + bad + ": Too long: "))
 			}).WithTimeout(15 * time.Second).Should(Succeed())
 			for _, name := range []string{good, bad} {
 				err := k8sClient.Get(ctx, client.ObjectKey{Name: name}, &v1alpha1.CloudProfile{})

@@ -46,7 +46,7 @@ func retryWhile(backoff wait.Backoff, retriable func(error) bool, attempt func()
 // (500, 503, 504), lost a race (409), or the connection was refused, reset
 // or timed out. The caller's own cancellation is not transient.
 func isTransient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || tooLargeToStore(err) {
 		return false
 	}
 	if apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) || apierrors.IsServiceUnavailable(err) ||

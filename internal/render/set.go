@@ -65,7 +65,10 @@ func ApplyDefaultNamespace(objects []Object, namespace string) {
 //     MergeNamespaced must accept the override; warnings of the merged spec
 //     that the parent does not already have are reported under
 //     status.cloudProfileSpec. The merged spec is kept in the report
-//     (Report.MergedSpec) for EvaluateSet.
+//     (Report.MergedSpec) for EvaluateSet;
+//   - every object must fit what the API server can store once its status is
+//     written, a NamespacedCloudProfile's merged spec included
+//     (storedSizeProblem).
 //
 // The error is only for a failed lookupParent.
 func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
@@ -89,6 +92,9 @@ func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
 			errs, warnings := lifecycle.ValidateCloudProfileSpec(&o.CloudProfile.Spec, field.NewPath("spec"))
 			report.Problems = append(report.Problems, o.fieldErrorProblems(errs)...)
 			report.Warnings = append(report.Warnings, o.warningProblems(warnings, nil)...)
+			if problem, tooLarge := storedSizeProblem(o, nil); tooLarge {
+				report.Problems = append(report.Problems, problem)
+			}
 			continue
 		}
 
@@ -111,6 +117,9 @@ func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
 		if len(errs) == 0 {
 			report.merged[ncp] = merged
 			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, warnings)...)
+		}
+		if problem, tooLarge := storedSizeProblem(o, merged); tooLarge {
+			report.Problems = append(report.Problems, problem)
 		}
 	}
 	return report, nil
