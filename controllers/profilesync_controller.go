@@ -261,8 +261,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		err = failed
 	}
 	logOutcome(ctx, obj, revision, failed, r.Clock.Since(started))
-	switch {
-	case err == nil:
+	if failed == nil {
 		for _, t := range append(failureConditions, v1alpha1.StalledCondition, v1alpha1.ReconcilingCondition) {
 			conditions.Delete(obj, t)
 		}
@@ -271,33 +270,32 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.refusals.forget(req.String())
 		r.Metrics.appliedRevision(obj)
 		return ctrl.Result{RequeueAfter: interval}, nil
-	default:
-		for _, t := range failureConditions {
-			if t != failed.condition {
-				conditions.Delete(obj, t)
-			}
-		}
-		message := boundedMessage(failed.err.Error())
-		if failed.condition != "" {
-			conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
-		}
-		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
-		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
-		// A failure retried with backoff is one event and one count.
-		if r.failures.firstReport(req.String(), failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
-			r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
-			r.Metrics.refusedRevision(obj, failed.reason)
-		}
-		if failed.stalled {
-			r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
-			// No hot loop: the same revision fails the same way. Poll Git at
-			// the interval for a fix; a spec change triggers at once.
-			conditions.MarkStalled(obj, failed.reason, "%s", message)
-			return ctrl.Result{RequeueAfter: interval}, nil
-		}
-		conditions.Delete(obj, v1alpha1.StalledCondition)
-		return ctrl.Result{}, err
 	}
+	for _, t := range failureConditions {
+		if t != failed.condition {
+			conditions.Delete(obj, t)
+		}
+	}
+	message := boundedMessage(failed.err.Error())
+	if failed.condition != "" {
+		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
+	}
+	conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
+	conditions.Delete(obj, v1alpha1.ReconcilingCondition)
+	// A failure retried with backoff is one event and one count.
+	if r.failures.firstReport(req.String(), failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
+		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
+		r.Metrics.refusedRevision(obj, failed.reason)
+	}
+	if failed.stalled {
+		r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
+		// No hot loop: the same revision fails the same way. Poll Git at
+		// the interval for a fix; a spec change triggers at once.
+		conditions.MarkStalled(obj, failed.reason, "%s", message)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	}
+	conditions.Delete(obj, v1alpha1.StalledCondition)
+	return ctrl.Result{}, err
 }
 
 // logOutcome writes the one log line of a sync: the revision it applied or

@@ -118,7 +118,7 @@ func objectsOf(object *yaml.Node) int64 {
 	var kind, items *yaml.Node
 	for i := 0; i+1 < len(object.Content); i += 2 {
 		switch object.Content[i].Value {
-		case "kind":
+		case kindField:
 			kind = object.Content[i+1]
 		case "items":
 			items = object.Content[i+1]

@@ -468,12 +468,21 @@ func unmarshalTypeError(err error) (value string, goType reflect.Type, fieldPath
 	return valueField.String(), goType, pathField.String(), goType != nil
 }
 
+// The schema's type names, as messages name them.
+const (
+	typeString  = "string"
+	typeBoolean = "boolean"
+)
+
+// kindField is the field of an object that names its kind.
+const kindField = "kind"
+
 // jsonTypeName turns encoding/json's description of a value ("number 1.5",
 // "bool") into the schema's type name.
 func jsonTypeName(value string) string {
 	value, _, _ = strings.Cut(value, " ")
 	if value == "bool" {
-		return "boolean"
+		return typeBoolean
 	}
 	return value
 }
@@ -488,9 +497,9 @@ func apiTypeName(t reflect.Type) string {
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return "string"
+		return typeString
 	case reflect.Bool:
-		return "boolean"
+		return typeBoolean
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "integer"

@@ -81,8 +81,8 @@ func generateOpenAPISchema() ([]byte, error) {
 	document := map[string]any{
 		"swagger": "2.0",
 		"info": map[string]any{
-			"title":   "ProfileSync profiles for kustomize: merge keys of " + v1alpha1.GroupVersion.String() + " and " + GardenerGroupVersion,
-			"version": v1alpha1.GroupVersion.Version,
+			"title":    "ProfileSync profiles for kustomize: merge keys of " + v1alpha1.GroupVersion.String() + " and " + GardenerGroupVersion,
+			versionKey: v1alpha1.GroupVersion.Version,
 		},
 		"definitions": schemaDefinitions,
 	}
@@ -140,7 +140,7 @@ func kustomizeSchemaOf(props *apiextensionsv1.JSONSchemaProps) map[string]any {
 }
 
 func groupVersionKind(gvk schema.GroupVersionKind) map[string]any {
-	return map[string]any{"group": gvk.Group, "version": gvk.Version, "kind": gvk.Kind}
+	return map[string]any{"group": gvk.Group, versionKey: gvk.Version, kindField: gvk.Kind}
 }
 
 // definitionName names a kind's definition the way Kubernetes' OpenAPI

@@ -58,7 +58,8 @@ func storedSizeProblem(o Object, merged *v1alpha1.CloudProfileSpec) (Problem, bo
 	if size <= MaxStoredSize {
 		return Problem{}, false
 	}
-	message := fmt.Sprintf("Too long: %d bytes as the API server would store it (JSON with metadata, managedFields and status), more than the %d it can store (etcd's default request limit of 1.5 MiB less 128 KiB for server metadata)",
+	message := fmt.Sprintf("Too long: %d bytes as the API server would store it (JSON with metadata, managedFields and status), "+
+		"more than the %d it can store (etcd's default request limit of 1.5 MiB less 128 KiB for server metadata)",
 		size, MaxStoredSize)
 	if merged == nil {
 		return o.problem("", message+": split the profile or shorten it"), true
