@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -30,6 +31,9 @@ type planItem struct {
 	digest string
 	// live is the object on the cluster, nil when it is new.
 	live client.Object
+	// otherOwners are the other ProfileSyncs whose inventory lists the
+	// object (profilesync_ownership.go).
+	otherOwners []types.NamespacedName
 }
 
 // applyStage orders the writes of a revision so that each one is valid for
@@ -49,16 +53,6 @@ const (
 	stageNeedsNewParent
 )
 
-// owner is the ProfileSync ("namespace/name") named by the live object's
-// labels, empty when it has none.
-func (i planItem) owner() string {
-	labels := i.live.GetLabels()
-	if labels[v1alpha1.OwnerNameLabel] == "" {
-		return ""
-	}
-	return labels[v1alpha1.OwnerNamespaceLabel] + "/" + labels[v1alpha1.OwnerNameLabel]
-}
-
 // applyPlan is what one revision changes: the objects of the revision with
 // their live counterparts, and the objects of the previous inventory to prune.
 type applyPlan struct {
@@ -73,12 +67,15 @@ func inventoryKey(kind, namespace, name string) string {
 }
 
 // newApplyPlan plans the revision's objects, each with its digest
-// (digests[i] of objects[i]), against the live profiles.
-func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, digests []string, live *liveProfiles) *applyPlan {
+// (digests[i] of objects[i]), against the live profiles and the
+// inventories of every ProfileSync (claims).
+func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, digests []string, live *liveProfiles, claims inventoryClaims) *applyPlan {
 	plan := &applyPlan{keys: make(map[string]bool, len(objects)), live: live}
+	self := client.ObjectKeyFromObject(obj)
 	for i, o := range objects {
-		plan.keys[inventoryKey(o.Kind(), o.Namespace(), o.Name())] = true
-		item := planItem{object: o, digest: digests[i]}
+		key := inventoryKey(o.Kind(), o.Namespace(), o.Name())
+		plan.keys[key] = true
+		item := planItem{object: o, digest: digests[i], otherOwners: claims.others(key, self)}
 		if o.CloudProfile != nil {
 			if cp, ok := live.cloudProfiles[o.Name()]; ok {
 				item.live = cp
@@ -90,46 +87,9 @@ func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, digests []
 	}
 
 	if obj.Spec.Prune {
-		for _, entry := range pruneCandidates(obj, live) {
-			if !plan.keys[inventoryKey(entry.Kind, entry.Namespace, entry.Name)] {
-				plan.pruned = append(plan.pruned, entry)
-			}
-		}
+		plan.pruned = prunable(obj, plan.keys, claims)
 	}
 	return plan
-}
-
-// pruneCandidates are the objects this ProfileSync has written: its
-// inventory, and every live profile whose owner labels name it. The labels
-// are written with the object, the inventory only after the whole revision
-// is applied; an object written by a sync that was stopped before its status
-// patch is still found, and pruned when Git no longer has it.
-func pruneCandidates(obj *v1alpha1.ProfileSync, live *liveProfiles) []v1alpha1.InventoryEntry {
-	var entries []v1alpha1.InventoryEntry
-	seen := map[string]bool{}
-	add := func(kind, namespace, name string) {
-		if key := inventoryKey(kind, namespace, name); !seen[key] {
-			seen[key] = true
-			entries = append(entries, v1alpha1.InventoryEntry{Kind: kind, Namespace: namespace, Name: name})
-		}
-	}
-	if obj.Status.Inventory != nil {
-		for _, e := range obj.Status.Inventory.Entries {
-			add(e.Kind, e.Namespace, e.Name)
-		}
-	}
-	for name, cp := range live.cloudProfiles {
-		if isOwnedBy(cp, obj) {
-			add(v1alpha1.CloudProfileKind, "", name)
-		}
-	}
-	for key, ncp := range live.namespaced {
-		if isOwnedBy(ncp, obj) {
-			add(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name)
-		}
-	}
-	sortInventory(entries)
-	return entries
 }
 
 // sortInventory sorts entries by kind, namespace and name.
@@ -138,12 +98,6 @@ func sortInventory(entries []v1alpha1.InventoryEntry) {
 		return inventoryKey(entries[i].Kind, entries[i].Namespace, entries[i].Name) <
 			inventoryKey(entries[j].Kind, entries[j].Namespace, entries[j].Name)
 	})
-}
-
-// isOwnedBy tells whether the owner labels of o name the ProfileSync.
-func isOwnedBy(o client.Object, sync *v1alpha1.ProfileSync) bool {
-	labels := o.GetLabels()
-	return labels[v1alpha1.OwnerNamespaceLabel] == sync.Namespace && labels[v1alpha1.OwnerNameLabel] == sync.Name
 }
 
 // stageOf is when an object of the revision is written. The revision as a
@@ -200,7 +154,7 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 	if err != nil {
 		return err
 	}
-	if err := r.applyStages(ctx, writer, changes); err != nil {
+	if err := r.applyStages(ctx, obj, writer, changes); err != nil {
 		return err
 	}
 	r.recordApplied(obj, changes, revision)
@@ -255,10 +209,13 @@ func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 // only adds namespaced profiles, nothing at all is written. (A dry run cannot
 // see the writes of an earlier stage, so the stages cannot all be dry-run up
 // front.) A revision that changes a single object skips the dry run: that
-// one write is whole or nothing by itself.
-func (r *ProfileSyncReconciler) applyStages(ctx context.Context, writer writeIdentity, changes []applyChange) error {
+// one write is whole or nothing by itself. Before the first write, the
+// objects about to be written are recorded in the inventory (claimWrites).
+// Every dry run and write is made as writer.
+func (r *ProfileSyncReconciler) applyStages(ctx context.Context, obj *v1alpha1.ProfileSync, writer writeIdentity, changes []applyChange) error {
 	dryRun := func(ctx context.Context, c applyChange) error { return r.write(ctx, writer, c, client.DryRunAll) }
 	write := func(ctx context.Context, c applyChange) error { return r.write(ctx, writer, c) }
+	claimed := false
 	for start := 0; start < len(changes); {
 		end := start
 		for end < len(changes) && changes[end].stage == changes[start].stage {
@@ -269,6 +226,12 @@ func (r *ProfileSyncReconciler) applyStages(ctx context.Context, writer writeIde
 			if err := r.forEachChange(ctx, stage, dryRun); err != nil {
 				return err
 			}
+		}
+		if !claimed {
+			if err := r.claimWrites(ctx, obj, changes); err != nil {
+				return err
+			}
+			claimed = true
 		}
 		if err := r.forEachChange(ctx, stage, write); err != nil {
 			return err
@@ -450,11 +413,12 @@ func upToDate(item planItem, ownerLabels map[string]string) bool {
 		isSubset(desired.GetAnnotations(), item.live.GetAnnotations())
 }
 
-// prune deletes the objects of the previous inventory that the revision no
-// longer has, namespaced profiles before CloudProfiles. checkUpdateRules has
-// already refused a revision that would delete a CloudProfile still in use.
-// An object whose labels name another owner is left alone. The deletes are
-// made as the ProfileSync's writer (writerFor), looked up at the first one.
+// prune deletes the objects of the inventory that the revision no longer
+// has, namespaced profiles before CloudProfiles; newApplyPlan has left out
+// those another ProfileSync's inventory lists, and labels play no part.
+// checkUpdateRules has already refused a revision that would delete a
+// CloudProfile still in use. The deletes are made as the ProfileSync's
+// writer (writerFor), looked up at the first one.
 func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan) error {
 	var writer *writeIdentity
 	pruned := append([]v1alpha1.InventoryEntry(nil), plan.pruned...)
@@ -467,15 +431,8 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 			target = &v1alpha1.CloudProfile{}
 		}
 		key := client.ObjectKey{Namespace: entry.Namespace, Name: entry.Name}
-		if err := r.Get(ctx, key, target); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return fmt.Errorf("get %s %s to prune: %w", entry.Kind, key, err)
-		}
-		if !isOwnedBy(target, obj) {
-			continue
-		}
+		target.SetNamespace(key.Namespace)
+		target.SetName(key.Name)
 		if writer == nil {
 			w, err := r.writerFor(ctx, obj)
 			if err != nil {
@@ -483,7 +440,11 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 			}
 			writer = &w
 		}
-		if err := retryTransient(func() error { return writer.Delete(ctx, target) }); client.IgnoreNotFound(err) != nil {
+		err := retryTransient(func() error { return writer.Delete(ctx, target) })
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
 			if writer.serviceAccount != "" && apierrors.IsForbidden(err) && !deniedByWebhook(err) {
 				return accessDenied(fmt.Errorf("prune %s %s: ServiceAccount %s may not delete it: %w", entry.Kind, key, writer.serviceAccount, err))
 			}

@@ -366,7 +366,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
-	plan := newApplyPlan(obj, decoded.objects, decoded.digests, live)
+	claims, err := r.listInventoryClaims(ctx)
+	if err != nil {
+		return "", err
+	}
+	plan := newApplyPlan(obj, decoded.objects, decoded.digests, live, claims)
 	if err := r.checkAccess(obj, plan); err != nil {
 		return "", err
 	}
@@ -533,10 +537,10 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 // the cluster-profiles namespace belongs to the landscape's operators and may
 // write CloudProfiles and NamespacedCloudProfiles anywhere; any other
 // ProfileSync belongs to a tenant and may write only NamespacedCloudProfiles
-// in its own namespace. Objects another ProfileSync manages are refused too.
+// in its own namespace. Objects another ProfileSync's inventory lists are
+// refused too (ownershipConflict); an object's labels decide nothing.
 func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *applyPlan) error {
 	var denied []string
-	self := client.ObjectKeyFromObject(obj).String()
 	privileged := r.ClusterProfilesNamespace != "" && obj.Namespace == r.ClusterProfilesNamespace
 	for _, item := range plan.items {
 		switch {
@@ -546,9 +550,8 @@ func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *app
 		case !privileged && item.object.Namespace() != obj.Namespace:
 			denied = append(denied, fmt.Sprintf("%s: %s: a ProfileSync outside namespace %q may write NamespacedCloudProfiles only in its own namespace %q",
 				item.object.File, item.object.Ref(), r.ClusterProfilesNamespace, obj.Namespace))
-		case item.live != nil && item.owner() != "" && item.owner() != self:
-			denied = append(denied, fmt.Sprintf("%s: %s: already managed by ProfileSync %s",
-				item.object.File, item.object.Ref(), item.owner()))
+		case len(item.otherOwners) > 0:
+			denied = append(denied, ownershipConflict(obj, item))
 		}
 	}
 	if len(denied) > 0 {

@@ -225,7 +225,7 @@ func TestAnImpersonatedWriteTheAPIServerForbidsIsAccessDenied(t *testing.T) {
 				}).Build(), nil
 			}
 			r := &ProfileSyncReconciler{Client: cluster, EventRecorder: record.NewFakeRecorder(10), ServiceAccounts: clients}
-			err := r.prune(ctx, owner, newApplyPlan(owner, []render.Object{}, nil, liveOf()))
+			err := r.prune(ctx, owner, newApplyPlan(owner, []render.Object{}, nil, liveOf(), nil))
 			var failed *syncError
 			g.Expect(errors.As(err, &failed)).To(BeTrue(), "%v", err)
 			g.Expect(failed.reason).To(Equal(tt.wantReason))

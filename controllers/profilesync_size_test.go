@@ -174,7 +174,7 @@ func TestTheDryRunStopsAStageTheAPIServerRefuses(t *testing.T) {
 		changes = append(changes, applyChange{item: item, desired: desired, stage: stageParents})
 	}
 
-	err := (&ProfileSyncReconciler{Client: k8sClient}).applyStages(ctx, writeIdentity{Writer: k8sClient}, changes)
+	err := (&ProfileSyncReconciler{Client: k8sClient}).applyStages(ctx, stepSync(clusterProfilesNamespace), writeIdentity{Writer: k8sClient}, changes)
 	var failed *syncError
 	g.Expect(errors.As(err, &failed)).To(BeTrue(), "%v", err)
 	g.Expect(failed.condition).To(Equal(v1alpha1.ValidationFailedCondition))

@@ -138,6 +138,17 @@ func TestApplyPlan_changes(t *testing.T) {
 			wantStages: []applyStage{stageParents},
 		},
 		{
+			name: "owner labels rewritten to name another ProfileSync are written back",
+			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
+			live: []client.Object{func() client.Object {
+				cp := appliedFrom(stepCloudProfile("aws", "1.31.0"), stepCloudProfile("aws", "1.31.0"))
+				cp.Labels = map[string]string{v1alpha1.OwnerNamespaceLabel: "team-payments", v1alpha1.OwnerNameLabel: "mine"}
+				return cp
+			}()},
+			wantWrites: []string{"CloudProfile/aws metadata.labels[profilesync.io/name] metadata.labels[profilesync.io/namespace]"},
+			wantStages: []applyStage{stageParents},
+		},
+		{
 			name: "a version only the cluster has is not Git's: left alone",
 			git:  []client.Object{stepCloudProfile("aws", "1.31.0")},
 			live: []client.Object{appliedFrom(owned(stepCloudProfile("aws", "1.31.0", "1.99.0"), ns), stepCloudProfile("aws", "1.31.0"))},
@@ -183,7 +194,7 @@ func TestApplyPlan_changes(t *testing.T) {
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}
-			plan := newApplyPlan(stepSync(ns), objects, digestsOf(t, objects), liveOf(tt.live...))
+			plan := newApplyPlan(stepSync(ns), objects, digestsOf(t, objects), liveOf(tt.live...), nil)
 			changes, err := plan.changes(ownerLabels(stepSync(ns)))
 			g.Expect(err).NotTo(HaveOccurred())
 			var writes []string
@@ -205,10 +216,12 @@ func TestApplyPlan_changes(t *testing.T) {
 func TestProfileSyncReconciler_checkAccess(t *testing.T) {
 	const privileged = "profilesync-system"
 	tests := []struct {
-		name       string
-		syncIn     string
-		git        client.Object
-		live       client.Object
+		name   string
+		syncIn string
+		git    client.Object
+		live   client.Object
+		// listedBy are other ProfileSyncs whose inventory lists git.
+		listedBy   []*v1alpha1.ProfileSync
 		wantDenied string // empty: allowed
 	}{
 		{
@@ -239,11 +252,40 @@ func TestProfileSyncReconciler_checkAccess(t *testing.T) {
 			wantDenied: `may write NamespacedCloudProfiles only in its own namespace "team-a"`,
 		},
 		{
-			name:       "an object another ProfileSync manages is refused",
+			name:       "an object another ProfileSync's inventory lists is refused, naming both",
 			syncIn:     privileged,
 			git:        stepCloudProfile("aws"),
 			live:       owned(stepCloudProfile("aws"), "other-landscape"),
-			wantDenied: "profiles.yaml: CloudProfile/aws: already managed by ProfileSync other-landscape/landscape",
+			listedBy:   []*v1alpha1.ProfileSync{listing(stepSync("other-landscape"), stepCloudProfile("aws"))},
+			wantDenied: "profiles.yaml: CloudProfile/aws: already managed by ProfileSync other-landscape/landscape, whose inventory lists it; ProfileSync profilesync-system/landscape may not manage it too",
+		},
+		{
+			name:     "an object listed by another ProfileSync is refused whatever its labels say",
+			syncIn:   "team-a",
+			git:      stepNamespaced("team-a", "p", "aws"),
+			live:     owned(stepNamespaced("team-a", "p", "aws"), "team-a"),
+			listedBy: []*v1alpha1.ProfileSync{listing(stepSync(privileged), stepNamespaced("team-a", "p", "aws"))},
+			wantDenied: "profiles.yaml: NamespacedCloudProfile/team-a/p: already managed by ProfileSync profilesync-system/landscape, whose inventory lists it; " +
+				"ProfileSync team-a/landscape may not manage it too",
+		},
+		{
+			name:     "an object its own inventory lists is its own",
+			syncIn:   privileged,
+			git:      stepCloudProfile("aws"),
+			live:     owned(stepCloudProfile("aws"), privileged),
+			listedBy: []*v1alpha1.ProfileSync{listing(stepSync(privileged), stepCloudProfile("aws"))},
+		},
+		{
+			name:   "labels naming another ProfileSync that does not list the object are no reason to refuse",
+			syncIn: privileged,
+			git:    stepNamespaced("team-a", "p", "aws"),
+			live:   owned(stepNamespaced("team-a", "p", "aws"), "team-a"),
+		},
+		{
+			name:   "labels naming a ProfileSync that does not exist are no reason to refuse",
+			syncIn: privileged,
+			git:    stepCloudProfile("aws"),
+			live:   owned(stepCloudProfile("aws"), "nowhere"),
 		},
 	}
 	for _, tt := range tests {
@@ -255,7 +297,11 @@ func TestProfileSyncReconciler_checkAccess(t *testing.T) {
 				live = append(live, tt.live)
 			}
 			obj := stepSync(tt.syncIn)
-			err := r.checkAccess(obj, newApplyPlan(obj, []render.Object{gitObject(tt.git)}, digestsOf(t, []render.Object{gitObject(tt.git)}), liveOf(live...)))
+			var syncs []v1alpha1.ProfileSync
+			for _, s := range tt.listedBy {
+				syncs = append(syncs, *s)
+			}
+			err := r.checkAccess(obj, newApplyPlan(obj, []render.Object{gitObject(tt.git)}, digestsOf(t, []render.Object{gitObject(tt.git)}), liveOf(live...), claimsOf(syncs)))
 			if tt.wantDenied == "" {
 				g.Expect(err).NotTo(HaveOccurred())
 				return
@@ -276,10 +322,12 @@ func TestProfileSyncReconciler_prune(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name       string
-		inventory  []v1alpha1.InventoryEntry
-		git        []client.Object
-		cluster    []client.Object
+		name      string
+		inventory []v1alpha1.InventoryEntry
+		git       []client.Object
+		cluster   []client.Object
+		// listedBy are other ProfileSyncs and what their inventories list.
+		listedBy   []*v1alpha1.ProfileSync
 		wantGone   []string
 		wantKept   []string
 		wantEvents int
@@ -294,10 +342,23 @@ func TestProfileSyncReconciler_prune(t *testing.T) {
 			wantEvents: 1,
 		},
 		{
-			name:      "an object another ProfileSync has taken over is left alone",
+			name:      "an object another ProfileSync's inventory lists too is left alone",
 			inventory: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "old"}},
-			cluster:   []client.Object{owned(stepCloudProfile("old"), "other")},
+			cluster:   []client.Object{owned(stepCloudProfile("old"), ns)},
+			listedBy:  []*v1alpha1.ProfileSync{listing(stepSync("other"), stepCloudProfile("old"))},
 			wantKept:  []string{"old"},
+		},
+		{
+			name:       "an object of the inventory relabelled for another ProfileSync is still pruned",
+			inventory:  []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "old"}},
+			cluster:    []client.Object{owned(stepCloudProfile("old"), "other")},
+			wantGone:   []string{"old"},
+			wantEvents: 1,
+		},
+		{
+			name:     "an object whose labels name this ProfileSync is not pruned unless the inventory lists it",
+			cluster:  []client.Object{owned(stepCloudProfile("old"), ns)},
+			wantKept: []string{"old"},
 		},
 		{
 			name:      "an object already gone is no error",
@@ -317,7 +378,11 @@ func TestProfileSyncReconciler_prune(t *testing.T) {
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}
-			g.Expect(r.prune(context.Background(), obj, newApplyPlan(obj, objects, digestsOf(t, objects), liveOf()))).To(Succeed())
+			var syncs []v1alpha1.ProfileSync
+			for _, s := range tt.listedBy {
+				syncs = append(syncs, *s)
+			}
+			g.Expect(r.prune(context.Background(), obj, newApplyPlan(obj, objects, digestsOf(t, objects), liveOf(), claimsOf(syncs)))).To(Succeed())
 			for _, name := range tt.wantGone {
 				g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, &v1alpha1.CloudProfile{})).NotTo(Succeed(), name)
 			}

@@ -18,9 +18,11 @@ const (
 )
 
 // Labels the sync puts on every object it applies, so `kubectl get -l` finds
-// a landscape's profiles and two ProfileSyncs cannot fight over one object.
-// A profile in Git may not set any label of ReservedLabelDomain: it could
-// claim an object for another ProfileSync.
+// a landscape's profiles. They decide nothing: whoever may edit an object may
+// rewrite them, so ownership is the ProfileSyncs' inventories
+// (ProfileSyncStatus.Inventory), and the sync writes the labels back like any
+// field Git sets. A profile in Git may not set any label of
+// ReservedLabelDomain.
 const (
 	OwnerNameLabel      = ReservedLabelDomain + "/name"
 	OwnerNamespaceLabel = ReservedLabelDomain + "/namespace"
@@ -208,7 +210,11 @@ type ProfileSyncStatus struct {
 	// +optional
 	LastAppliedRevision string `json:"lastAppliedRevision,omitempty"`
 
-	// inventory lists the objects applied from lastAppliedRevision.
+	// inventory lists the objects this ProfileSync owns: those applied from
+	// lastAppliedRevision and, after a sync that stopped before it finished,
+	// also those that sync was about to write (they are recorded before the
+	// first write). It, never an object's labels, decides what is this
+	// ProfileSync's to prune and what other ProfileSyncs may not write.
 	// +optional
 	Inventory *ProfileSyncInventory `json:"inventory,omitempty"`
 

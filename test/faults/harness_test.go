@@ -359,13 +359,7 @@ func (f *faultTransport) wrap(next http.RoundTripper) http.RoundTripper {
 				return resp, err
 			}
 		}
-		w := parseWrite(req)
-		if isWrite(req) && w.Resource == "profilesyncs" && w.Subresource == "status" && req.GetBody != nil {
-			if body, err := req.GetBody(); err == nil {
-				content, _ := io.ReadAll(body)
-				w.Body = string(content)
-			}
-		}
+		w := parseWriteWithBody(req)
 		resp, err := next.RoundTrip(req)
 		if err == nil && resp.StatusCode < 300 && isWrite(req) {
 			f.mu.Lock()
@@ -440,6 +434,19 @@ func parseWrite(req *http.Request) write {
 	return w
 }
 
+// parseWriteWithBody is parseWrite with, for a status write of a
+// ProfileSync, its body.
+func parseWriteWithBody(req *http.Request) write {
+	w := parseWrite(req)
+	if isWrite(req) && w.Resource == "profilesyncs" && w.Subresource == "status" && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			content, _ := io.ReadAll(body)
+			w.Body = string(content)
+		}
+	}
+	return w
+}
+
 // objectWrites are writes of profiles themselves, dry runs excluded.
 func objectWrites(w write) bool {
 	return apiWrite("cloudprofiles")(w) || apiWrite("namespacedcloudprofiles")(w)
@@ -457,10 +464,11 @@ func apiWrite(resource string) func(write) bool {
 func blockUntilCancelled(match func(write) bool, hit chan<- write) func(*http.Request) (*http.Response, error) {
 	var once sync.Once
 	return func(req *http.Request) (*http.Response, error) {
-		if !isWrite(req) || !match(parseWrite(req)) {
+		w := parseWriteWithBody(req)
+		if !isWrite(req) || !match(w) {
 			return nil, nil
 		}
-		once.Do(func() { hit <- parseWrite(req) })
+		once.Do(func() { hit <- w })
 		<-req.Context().Done()
 		return nil, req.Context().Err()
 	}

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +45,10 @@ func TestRestartBetweenStagesConvergesToTheWholeRevision(t *testing.T) {
 	// The new parent is applied in the second stage, its child in the third.
 	second := l.killMidSync(apiWrite("namespacedcloudprofiles"), profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
 	g.Expect(l.onCluster(g)).To(Equal([]string{"CloudProfile//aws", "CloudProfile//gcp"}), "killed after the parents' stage")
-	g.Expect(inventory(l.current(g))).To(Equal([]string{"CloudProfile//aws"}), "the status still has the first revision")
+	killed := l.current(g)
+	g.Expect(killed.Status.LastAppliedRevision).NotTo(Equal("main@sha1:"+second), "the status still has the first revision")
+	g.Expect(inventory(killed)).To(Equal([]string{"CloudProfile//aws", "CloudProfile//gcp", "NamespacedCloudProfile/team-a/gcp-team"}),
+		"and, in the inventory, what the second was about to write")
 
 	counter := &faultTransport{}
 	start := time.Now()
@@ -58,8 +62,9 @@ func TestRestartBetweenStagesConvergesToTheWholeRevision(t *testing.T) {
 
 // TestRestartBetweenStagesThenARevertPrunesWhatWasWritten: killed in the
 // same place, but the commit is reverted before a manager runs again. The
-// CloudProfile written by the killed sync never reached the inventory; it
-// is still the sync's (its owner labels say so) and is pruned.
+// killed sync recorded the objects it was about to write in its inventory
+// before writing any of them, so the CloudProfile it wrote is the sync's
+// (whatever its labels say) and is pruned.
 func TestRestartBetweenStagesThenARevertPrunesWhatWasWritten(t *testing.T) {
 	g := NewWithT(t)
 	l := newLandscape(t)
@@ -76,13 +81,15 @@ func TestRestartBetweenStagesThenARevertPrunesWhatWasWritten(t *testing.T) {
 
 // TestRestartBeforeTheStatusPatchRewritesNothing: the manager is killed
 // after the whole revision is applied and before the ProfileSync's status
-// says so. The next manager finds every object as Git has it, writes none
-// of them again, and records the revision.
+// says so (the status write that records lastAppliedRevision; an earlier one
+// recorded only the objects about to be written in the inventory). The next
+// manager finds every object as Git has it, writes none of them again, and
+// records the revision.
 func TestRestartBeforeTheStatusPatchRewritesNothing(t *testing.T) {
 	g := NewWithT(t)
 	l := newLandscape(t)
 	second := l.killMidSync(func(w write) bool {
-		return w.Resource == "profilesyncs" && w.Subresource == "status"
+		return w.Resource == "profilesyncs" && w.Subresource == "status" && strings.Contains(w.Body, "lastAppliedRevision")
 	}, profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"aws", "gcp"}, []string{"gcp-team"}))
 	want := []string{"CloudProfile//aws", "CloudProfile//gcp", "NamespacedCloudProfile/team-a/gcp-team"}
 	g.Expect(l.onCluster(g)).To(Equal(want))

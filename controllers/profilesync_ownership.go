@@ -1,0 +1,189 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// Ownership: which ProfileSync an object belongs to.
+//
+// An object is a ProfileSync's when that ProfileSync's status.inventory lists
+// it, and only then. Only the sync writes a ProfileSync's status; the owner
+// labels (v1alpha1.OwnerNamespaceLabel, v1alpha1.OwnerNameLabel) it puts on
+// every object it applies, for `kubectl get -l`, can be rewritten by anyone
+// who may edit the object: a project admin can relabel a
+// NamespacedCloudProfile in their own namespace. So labels decide nothing.
+// They are written back like any other field Git sets (driftedFields), a
+// label naming a ProfileSync that does not list the object makes no
+// ProfileSync refuse a revision or prune it, and an object no inventory lists
+// is unowned whatever its labels say: the first ProfileSync whose revision
+// has it (and whose tenancy allows it) adopts it, and none prunes it.
+//
+// The inventory is recorded before the writes it covers: before the first
+// write of an apply, the sync adds every object it is about to write that
+// its inventory lacks (claimWrites), and after the apply and prune it sets
+// the inventory to exactly the revision's objects. A sync stopped between
+// the two (a killed manager, an API server gone) leaves an inventory that
+// still lists what it may have written, so a later revision that no longer
+// has such an object prunes it.
+//
+// Two ProfileSyncs that both want one object are a real conflict: the
+// revision that asks for an object another ProfileSync's inventory lists is
+// refused, naming both. A ProfileSync never prunes an object another
+// ProfileSync's inventory lists.
+
+// inventoryClaims maps an object's inventoryKey to the ProfileSyncs whose
+// inventory lists it.
+type inventoryClaims map[string][]types.NamespacedName
+
+// listInventoryClaims reads every ProfileSync's inventory from the cache,
+// once per sync.
+func (r *ProfileSyncReconciler) listInventoryClaims(ctx context.Context) (inventoryClaims, error) {
+	var syncs v1alpha1.ProfileSyncList
+	if err := r.List(ctx, &syncs, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list ProfileSyncs: %w", err)
+	}
+	return claimsOf(syncs.Items), nil
+}
+
+// claimsOf indexes the inventories of syncs.
+func claimsOf(syncs []v1alpha1.ProfileSync) inventoryClaims {
+	claims := inventoryClaims{}
+	for i := range syncs {
+		if syncs[i].Status.Inventory == nil {
+			continue
+		}
+		owner := client.ObjectKeyFromObject(&syncs[i])
+		for _, e := range syncs[i].Status.Inventory.Entries {
+			key := inventoryKey(e.Kind, e.Namespace, e.Name)
+			claims[key] = append(claims[key], owner)
+		}
+	}
+	return claims
+}
+
+// others are the ProfileSyncs other than self whose inventory lists the
+// object of key. The cache may hold an older status of self than the sync
+// at hand, so self is always left out: its own inventory is the one it has.
+func (c inventoryClaims) others(key string, self types.NamespacedName) []types.NamespacedName {
+	var owners []types.NamespacedName
+	for _, owner := range c[key] {
+		if owner != self {
+			owners = append(owners, owner)
+		}
+	}
+	return owners
+}
+
+// isOwnedBy tells whether the ProfileSync's inventory lists o.
+func isOwnedBy(o client.Object, sync *v1alpha1.ProfileSync) bool {
+	kind := v1alpha1.NamespacedCloudProfileKind
+	if _, ok := o.(*v1alpha1.CloudProfile); ok {
+		kind = v1alpha1.CloudProfileKind
+	}
+	return inventoryKeys(sync.Status.Inventory)[inventoryKey(kind, o.GetNamespace(), o.GetName())]
+}
+
+// inventoryKeys is the set of the inventory's keys.
+func inventoryKeys(inventory *v1alpha1.ProfileSyncInventory) map[string]bool {
+	if inventory == nil {
+		return map[string]bool{}
+	}
+	keys := make(map[string]bool, len(inventory.Entries))
+	for _, e := range inventory.Entries {
+		keys[inventoryKey(e.Kind, e.Namespace, e.Name)] = true
+	}
+	return keys
+}
+
+// prunable are the objects of the ProfileSync's inventory that the revision
+// (keys) no longer has and no other ProfileSync's inventory lists.
+func prunable(obj *v1alpha1.ProfileSync, keys map[string]bool, claims inventoryClaims) []v1alpha1.InventoryEntry {
+	if obj.Status.Inventory == nil {
+		return nil
+	}
+	self := client.ObjectKeyFromObject(obj)
+	var entries []v1alpha1.InventoryEntry
+	for _, e := range obj.Status.Inventory.Entries {
+		key := inventoryKey(e.Kind, e.Namespace, e.Name)
+		if !keys[key] && len(claims.others(key, self)) == 0 {
+			entries = append(entries, e)
+		}
+	}
+	sortInventory(entries)
+	return entries
+}
+
+// ownershipConflict is the refusal of an object of the revision that other
+// ProfileSyncs' inventories list (item.otherOwners), naming them all and
+// obj: two ProfileSyncs that want one object is a conflict only people can
+// settle.
+func ownershipConflict(obj *v1alpha1.ProfileSync, item planItem) string {
+	names := make([]string, 0, len(item.otherOwners))
+	for _, owner := range item.otherOwners {
+		names = append(names, owner.String())
+	}
+	return fmt.Sprintf("%s: %s: already managed by ProfileSync %s, whose inventory lists it; ProfileSync %s may not manage it too: remove it from the Git of one of them",
+		item.object.File, item.object.Ref(), strings.Join(names, ", "), client.ObjectKeyFromObject(obj))
+}
+
+// inventoryWith is the inventory plus every object of changes it lacks,
+// sorted, and whether anything was added.
+func inventoryWith(inventory *v1alpha1.ProfileSyncInventory, changes []applyChange) ([]v1alpha1.InventoryEntry, bool) {
+	keys := inventoryKeys(inventory)
+	var entries []v1alpha1.InventoryEntry
+	if inventory != nil {
+		entries = append(entries, inventory.Entries...)
+	}
+	added := false
+	for _, c := range changes {
+		o := c.item.object
+		key := inventoryKey(o.Kind(), o.Namespace(), o.Name())
+		if keys[key] {
+			continue
+		}
+		keys[key] = true
+		entries = append(entries, v1alpha1.InventoryEntry{Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name()})
+		added = true
+	}
+	sortInventory(entries)
+	return entries, added
+}
+
+// claimWrites records, before the first write of an apply, every object the
+// apply is about to write that the inventory does not list yet: from then on
+// it is this ProfileSync's even if the sync never gets to its final status
+// patch. It patches status.inventory alone (a JSON merge patch, which
+// replaces the atomic list) and keeps the in-memory status the same, so the
+// sync's final status patch writes it too when the apply fails.
+func (r *ProfileSyncReconciler) claimWrites(ctx context.Context, obj *v1alpha1.ProfileSync, changes []applyChange) error {
+	entries, added := inventoryWith(obj.Status.Inventory, changes)
+	if !added {
+		return nil
+	}
+	inventory := &v1alpha1.ProfileSyncInventory{Entries: entries}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"inventory": inventory}})
+	if err != nil {
+		return applyFailed(fmt.Errorf("encode the inventory of ProfileSync %s: %w", client.ObjectKeyFromObject(obj), err))
+	}
+	// A fresh object receives the answer: obj holds the status this sync is
+	// building, which the API server has not seen yet.
+	target := &v1alpha1.ProfileSync{}
+	target.SetNamespace(obj.Namespace)
+	target.SetName(obj.Name)
+	err = retryTransient(func() error {
+		return r.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(StatusFieldManager))
+	})
+	if err != nil {
+		return applyFailed(fmt.Errorf("record the objects about to be written in the inventory of ProfileSync %s: %w", client.ObjectKeyFromObject(obj), err))
+	}
+	obj.Status.Inventory = inventory
+	return nil
+}
