@@ -357,6 +357,7 @@ func TestForgedHooksReadTheSecretOnceAndSyncNothing(t *testing.T) {
 	statuses, elapsed := postHooks(t, receiverURL, 2000, forgedHook(hooked.Name, unhooked.Name))
 	g.Expect(statuses).To(Equal(map[int]int{http.StatusNotFound: 2000}))
 	reads := receiverCount(g, "profilesync_receiver_secret_reads_total", nil) - readsBefore
+	t.Logf("2,000 forged requests in %s: %v Secret reads", elapsed, reads)
 	g.Expect(reads).To(BeNumerically(">=", 1))
 	g.Expect(reads).To(BeNumerically("<=", 1+int(elapsed/receiver.DefaultTokenTTL)), "one read of the Secret per TTL, in %s", elapsed)
 	g.Expect(receiverCount(g, "profilesync_receiver_requests_total", map[string]string{"result": "refused"}) - refusedBefore).To(Equal(2000.0))
@@ -377,6 +378,7 @@ func TestAReplayedHookSyncsOncePerSpacing(t *testing.T) {
 	// Every sync of the unchanged revision lists the refs once.
 	time.Sleep(2 * receiver.DefaultTriggerSpacing)
 	listings := server.Requests().RefAdvertisements - listingsBefore
+	t.Logf("500 replays in %s: %d syncs", elapsed, listings)
 	g.Expect(listings).To(BeNumerically(">=", 1))
 	g.Expect(listings).To(BeNumerically("<=", maxTriggers(elapsed)), "syncs of 500 replays in %s", elapsed)
 	g.Expect(receiverCount(g, "profilesync_receiver_requests_total", map[string]string{"result": "coalesced"})).
