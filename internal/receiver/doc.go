@@ -22,7 +22,9 @@
 //     body over MaxBodyBytes), 400 Bad Request (a body cut off): decided
 //     before the target is looked up, so the same for every target.
 //   - 503 Service Unavailable: the API server could not be read or the sync
-//     could not be handed over; the Git host may retry.
+//     could not be handed over; the Git host may retry. A failed read of a
+//     webhook Secret is the one answer that tells a hook exists, and only
+//     while the API server fails.
 //
 // # What a request costs
 //
