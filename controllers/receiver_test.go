@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/receiver"
@@ -182,12 +184,12 @@ func TestRefusedHooksSayOnlyTheirStatusAndTriggerNothing(t *testing.T) {
 		{"a ProfileSync without spec.webhook is not found either", http.MethodPost, withoutHook.Namespace, withoutHook.Name, signed, pushBody, http.StatusNotFound},
 		{"a ProfileSync whose Secret is missing is not found either", http.MethodPost, missingSecret.Namespace, missingSecret.Name, signed, pushBody, http.StatusNotFound},
 		{"a ProfileSync whose Secret has no token is not found either", http.MethodPost, emptyToken.Namespace, emptyToken.Name, signed, pushBody, http.StatusNotFound},
-		{"a wrong GitHub signature is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitHubSignatureHeader: hmacHex("wrong", pushBody)}, pushBody, http.StatusUnauthorized},
-		{"a signature of another body is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, signed, pushBody + " ", http.StatusUnauthorized},
-		{"a wrong GitLab token is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitLabTokenHeader: webhookToken + "x"}, pushBody, http.StatusUnauthorized},
-		{"a generic signature without its sha256= prefix is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.SignatureHeader: strings.TrimPrefix(hmacHex(webhookToken, pushBody), "sha256=")}, pushBody, http.StatusUnauthorized},
-		{"a valid signature next to a wrong one is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody), receiver.GitLabTokenHeader: "wrong"}, pushBody, http.StatusUnauthorized},
-		{"a request without any signature is unauthorized", http.MethodPost, withHook.Namespace, withHook.Name, nil, pushBody, http.StatusUnauthorized},
+		{"a wrong GitHub signature is not found either", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitHubSignatureHeader: hmacHex("wrong", pushBody)}, pushBody, http.StatusNotFound},
+		{"a signature of another body is not found either", http.MethodPost, withHook.Namespace, withHook.Name, signed, pushBody + " ", http.StatusNotFound},
+		{"a wrong GitLab token is not found either", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitLabTokenHeader: webhookToken + "x"}, pushBody, http.StatusNotFound},
+		{"a generic signature without its sha256= prefix is not found either", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.SignatureHeader: strings.TrimPrefix(hmacHex(webhookToken, pushBody), "sha256=")}, pushBody, http.StatusNotFound},
+		{"a valid signature next to a wrong one is not found either", http.MethodPost, withHook.Namespace, withHook.Name, map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody), receiver.GitLabTokenHeader: "wrong"}, pushBody, http.StatusNotFound},
+		{"a request without any signature is not found either", http.MethodPost, withHook.Namespace, withHook.Name, nil, pushBody, http.StatusNotFound},
 		{"a GET is not allowed", http.MethodGet, withHook.Namespace, withHook.Name, signed, "", http.StatusMethodNotAllowed},
 		{"a body over 1 MiB is too large, even signed", http.MethodPost, withHook.Namespace, withHook.Name,
 			map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, strings.Repeat("x", receiver.DefaultMaxBodyBytes+1))},
@@ -274,4 +276,157 @@ func eventCount(g Gomega, name string) int32 {
 		}
 	}
 	return n
+}
+
+// receiverCount is the suite receiver's counter name (with labels, if any),
+// 0 before it first counted.
+func receiverCount(g Gomega, name string, labels map[string]string) float64 {
+	var total float64
+	for _, v := range series(g, testMetrics, name, labels) {
+		total += v
+	}
+	return total
+}
+
+// postHooks sends n requests from a few clients at once; each request is
+// the one hook(i) returns. It returns the statuses and how long it took.
+func postHooks(t *testing.T, base string, n int, hook func(i int) (name string, header map[string]string)) (map[int]int, time.Duration) {
+	t.Helper()
+	const senders = 8
+	statuses := make(chan int, n)
+	done := make(chan struct{}, senders)
+	start := time.Now()
+	for s := range senders {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := s; i < n; i += senders {
+				name, header := hook(i)
+				status, _ := postHook(t, base, http.MethodPost, clusterProfilesNamespace, name, header, pushBody)
+				statuses <- status
+			}
+		}()
+	}
+	for range senders {
+		<-done
+	}
+	elapsed := time.Since(start)
+	close(statuses)
+	counts := map[int]int{}
+	for status := range statuses {
+		counts[status]++
+	}
+	return counts, elapsed
+}
+
+// forgedHook is the i-th of requests without the token: a wrong signature, no
+// signature, a wrong GitLab token, to hooked; signed right, to a ProfileSync
+// without a hook and to one that does not exist.
+func forgedHook(hooked, unhooked string) func(i int) (string, map[string]string) {
+	forged := []struct {
+		name   string
+		header map[string]string
+	}{
+		{hooked, map[string]string{receiver.GitHubSignatureHeader: hmacHex("guessed", pushBody)}},
+		{hooked, nil},
+		{hooked, map[string]string{receiver.GitLabTokenHeader: "guessed"}},
+		{unhooked, map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}},
+		{"no-such-sync", map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}},
+	}
+	return func(i int) (string, map[string]string) {
+		hook := forged[i%len(forged)]
+		return hook.name, hook.header
+	}
+}
+
+// maxTriggers is the most syncs spaced triggers may start over elapsed:
+// one at once, one at the end of each spacing, one pending at the end.
+func maxTriggers(elapsed time.Duration) int64 {
+	return 2 + int64(elapsed/receiver.DefaultTriggerSpacing)
+}
+
+func TestForgedHooksReadTheSecretOnceAndSyncNothing(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t)
+	secret := createWebhookSecret(t, map[string][]byte{receiver.TokenKey: []byte(webhookToken)})
+	hooked := webhookSync(t, server, secret)
+	unhooked := webhookSync(t, server, "")
+	readsBefore := receiverCount(g, "profilesync_receiver_secret_reads_total", nil)
+	refusedBefore := receiverCount(g, "profilesync_receiver_requests_total", map[string]string{"result": "refused"})
+	listingsBefore := server.Requests().RefAdvertisements
+
+	statuses, elapsed := postHooks(t, receiverURL, 2000, forgedHook(hooked.Name, unhooked.Name))
+	g.Expect(statuses).To(Equal(map[int]int{http.StatusNotFound: 2000}))
+	reads := receiverCount(g, "profilesync_receiver_secret_reads_total", nil) - readsBefore
+	t.Logf("2,000 forged requests in %s: %v Secret reads", elapsed, reads)
+	g.Expect(reads).To(BeNumerically(">=", 1))
+	g.Expect(reads).To(BeNumerically("<=", 1+int(elapsed/receiver.DefaultTokenTTL)), "one read of the Secret per TTL, in %s", elapsed)
+	g.Expect(receiverCount(g, "profilesync_receiver_requests_total", map[string]string{"result": "refused"}) - refusedBefore).To(Equal(2000.0))
+	g.Consistently(func() int64 { return server.Requests().RefAdvertisements - listingsBefore }).
+		WithTimeout(time.Second).Should(BeZero(), "no sync")
+}
+
+func TestAReplayedHookSyncsOncePerSpacing(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t)
+	secret := createWebhookSecret(t, map[string][]byte{receiver.TokenKey: []byte(webhookToken)})
+	hooked := webhookSync(t, server, secret)
+	listingsBefore := server.Requests().RefAdvertisements
+	signed := map[string]string{receiver.GitHubSignatureHeader: hmacHex(webhookToken, pushBody)}
+
+	statuses, elapsed := postHooks(t, receiverURL, 500, func(int) (string, map[string]string) { return hooked.Name, signed })
+	g.Expect(statuses).To(Equal(map[int]int{http.StatusAccepted: 500}))
+	// Every sync of the unchanged revision lists the refs once.
+	time.Sleep(2 * receiver.DefaultTriggerSpacing)
+	listings := server.Requests().RefAdvertisements - listingsBefore
+	t.Logf("500 replays in %s: %d syncs", elapsed, listings)
+	g.Expect(listings).To(BeNumerically(">=", 1))
+	g.Expect(listings).To(BeNumerically("<=", maxTriggers(elapsed)), "syncs of 500 replays in %s", elapsed)
+	g.Expect(receiverCount(g, "profilesync_receiver_requests_total", map[string]string{"result": "coalesced"})).
+		To(BeNumerically(">=", 500-maxTriggers(elapsed)))
+}
+
+// countingClient counts the Secret reads and the patches made through it.
+type countingClient struct {
+	client.Client
+	secretReads, patches atomic.Int64
+}
+
+func (c *countingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok {
+		c.secretReads.Add(1)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	c.patches.Add(1)
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func TestHooksOnAReplicaThatDoesNotLeadCostOneSecretReadAndAPatchPerSpacing(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t)
+	secret := createWebhookSecret(t, map[string][]byte{receiver.TokenKey: []byte(webhookToken)})
+	hooked := webhookSync(t, server, secret)
+	unhooked := webhookSync(t, server, "")
+	api := &countingClient{Client: k8sClient}
+	follower := &receiver.Receiver{Client: api, SecretReader: api, Elected: make(chan struct{})}
+	hookServer := httptest.NewServer(follower)
+	t.Cleanup(hookServer.Close)
+	listingsBefore := server.Requests().RefAdvertisements
+
+	statuses, elapsed := postHooks(t, hookServer.URL, 2000, forgedHook(hooked.Name, unhooked.Name))
+	g.Expect(statuses).To(Equal(map[int]int{http.StatusNotFound: 2000}))
+	g.Expect(api.secretReads.Load()).To(BeNumerically("<=", 1+int(elapsed/receiver.DefaultTokenTTL)))
+	g.Expect(api.patches.Load()).To(BeZero())
+
+	signed := map[string]string{receiver.SignatureHeader: hmacHex(webhookToken, pushBody)}
+	statuses, elapsed = postHooks(t, hookServer.URL, 500, func(int) (string, map[string]string) { return hooked.Name, signed })
+	g.Expect(statuses).To(Equal(map[int]int{http.StatusAccepted: 500}))
+	time.Sleep(2 * receiver.DefaultTriggerSpacing)
+	patches := api.patches.Load()
+	g.Expect(patches).To(BeNumerically(">=", 1))
+	g.Expect(patches).To(BeNumerically("<=", maxTriggers(elapsed)), "annotation patches of 500 replays in %s", elapsed)
+	g.Expect(server.Requests().RefAdvertisements-listingsBefore).To(BeNumerically("<=", patches), "one sync per patch at most")
+	g.Expect(api.secretReads.Load()).To(BeNumerically("<=", 1+int(elapsed/receiver.DefaultTokenTTL)+1))
 }

@@ -111,12 +111,21 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	var trigger chan event.GenericEvent
 	if cfg.ReceiverAddr != "" {
 		trigger = make(chan event.GenericEvent, 64)
+		// The receiver keeps its own, real clock (the default): its token
+		// TTL and trigger spacing bound costs in real time, even where
+		// cfg.Clock is fixed.
 		pushReceiver := &receiver.Receiver{
 			Addr:         cfg.ReceiverAddr,
 			Client:       mgr.GetClient(),
 			SecretReader: mgr.GetAPIReader(),
 			Trigger:      trigger,
 			Elected:      mgr.Elected(),
+		}
+		if cfg.MetricsRegistry != nil {
+			pushReceiver.Metrics = receiver.NewMetrics()
+			if err := cfg.MetricsRegistry.Register(pushReceiver.Metrics); err != nil {
+				return fmt.Errorf("register push receiver metrics: %w", err)
+			}
 		}
 		// Bind now, so a taken port fails the start-up, not the manager later.
 		if err := pushReceiver.Listen(); err != nil {

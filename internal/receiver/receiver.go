@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -29,6 +29,11 @@ import (
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=profilesyncs,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+
+// triggerTimeout bounds the hand-over of one sync to the controller: the
+// controller drains Trigger as soon as it runs, so the bound only matters
+// while it starts.
+const triggerTimeout = 10 * time.Second
 
 // Webhook request headers. Each proves that the sender knows the token of
 // the ProfileSync's spec.webhook.secretRef.
@@ -55,25 +60,16 @@ const PathPrefix = "/hook/"
 // caps its payloads at 25 MB, but a push of a profiles repository is a few KiB.
 const DefaultMaxBodyBytes = 1 << 20
 
-// Receiver is the HTTP server behind --receiver-addr. A POST to
-// /hook/<namespace>/<name> whose signature verifies against the token of the
-// ProfileSync's spec.webhook.secretRef triggers a sync of that ProfileSync at
-// once. The body is read only to verify it.
-//
-// Answers, with nothing in the body but the status text:
-//   - 202 the sync is triggered;
-//   - 404 no such ProfileSync, or one without spec.webhook, or whose Secret or
-//     token is missing: the same answer, so a caller cannot probe for objects;
-//   - 401 no recognised signature header, or one that does not verify;
-//   - 405 a method other than POST;
-//   - 413 a body larger than MaxBodyBytes.
+// Receiver is the HTTP server behind --receiver-addr: the package doc says
+// what it answers and what a request can cost.
 //
 // It runs on every replica (NeedLeaderElection is false), so a Service may
 // route the Git host's request to any pod. On the leader it hands the
 // ProfileSync straight to the controller's queue through Trigger; on the
 // other replicas, whose controllers do not run, it sets the reconcile request
 // annotation (reconcile.fluxcd.io/requestedAt) on the ProfileSync, which the
-// leader's controller watches. Either way the sync starts at once.
+// leader's controller watches. Either way the sync starts at once, unless the
+// trigger spacing holds it back.
 type Receiver struct {
 	// Addr is the TCP address to listen on, for example ":9292".
 	Addr string
@@ -82,7 +78,7 @@ type Receiver struct {
 	Client client.Client
 	// SecretReader reads the webhook Secrets. It should be uncached (the
 	// manager's API reader): the operator may only get Secrets, not watch
-	// them all.
+	// them all. The receiver keeps what it read for TokenTTL.
 	SecretReader client.Reader
 	// Trigger is the channel of the ProfileSync controller's Trigger.
 	Trigger chan<- event.GenericEvent
@@ -91,9 +87,45 @@ type Receiver struct {
 	Elected <-chan struct{}
 	// MaxBodyBytes bounds request bodies; DefaultMaxBodyBytes when 0.
 	MaxBodyBytes int64
+	// TokenTTL is how long a token read from a Secret is used;
+	// DefaultTokenTTL when 0.
+	TokenTTL time.Duration
+	// TriggerSpacing is the least time between two triggers of one
+	// ProfileSync; DefaultTriggerSpacing when 0.
+	TriggerSpacing time.Duration
+	// Clock times the token cache and the trigger spacing; the real clock
+	// when nil.
+	Clock clock.WithDelayedExecution
+	// Metrics, when set, counts the requests and the Secret reads.
+	Metrics *Metrics
+
+	setupOnce sync.Once
+	tokens    *tokenCache
+	pacer     *pacer
 
 	mu       sync.Mutex
 	listener net.Listener
+	// baseCtx is the context of deferred triggers: Start's, once it runs.
+	baseCtx context.Context
+}
+
+// setup makes the token cache and the pacer from the settings.
+func (r *Receiver) setup() {
+	r.setupOnce.Do(func() {
+		if r.Clock == nil {
+			r.Clock = clock.RealClock{}
+		}
+		ttl := r.TokenTTL
+		if ttl <= 0 {
+			ttl = DefaultTokenTTL
+		}
+		spacing := r.TriggerSpacing
+		if spacing <= 0 {
+			spacing = DefaultTriggerSpacing
+		}
+		r.tokens = newTokenCache(r.SecretReader, r.Clock, ttl, r.Metrics.secretRead)
+		r.pacer = newPacer(r.Clock, spacing, r.triggerDeferred)
+	})
 }
 
 // NeedLeaderElection is false: every replica receives hooks (see
@@ -131,6 +163,11 @@ func (r *Receiver) Start(ctx context.Context) error {
 	if err := r.Listen(); err != nil {
 		return err
 	}
+	r.setup()
+	r.mu.Lock()
+	r.baseCtx = ctx
+	r.mu.Unlock()
+	defer r.pacer.stop()
 	server := &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -156,20 +193,27 @@ func (r *Receiver) Start(ctx context.Context) error {
 	return nil
 }
 
-// errNotFound is any reason to answer 404; the log says which.
+// errNotFound is any reason why a request cannot prove a token: no such
+// ProfileSync, no spec.webhook, no Secret, no token. The log says which.
 var errNotFound = errors.New("not found")
+
+// decoyToken is what a request for a ProfileSync without a token is checked
+// against, so that it takes as long as one with a token. The outcome is
+// ignored: such a request is always refused.
+var decoyToken = []byte("profilesync-receiver-decoy-token")
 
 // ServeHTTP handles one hook.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.setup()
 	log := ctrl.Log.WithName("webhook-receiver")
 	key, ok := hookKey(req.URL.Path)
 	if !ok {
-		respond(w, http.StatusNotFound)
+		r.refuse(w)
 		return
 	}
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		respond(w, http.StatusMethodNotAllowed)
+		r.reject(w, http.StatusMethodNotAllowed)
 		return
 	}
 	limit := r.MaxBodyBytes
@@ -180,10 +224,10 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			respond(w, http.StatusRequestEntityTooLarge)
+			r.reject(w, http.StatusRequestEntityTooLarge)
 			return
 		}
-		respond(w, http.StatusBadRequest)
+		r.reject(w, http.StatusBadRequest)
 		return
 	}
 
@@ -191,26 +235,57 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	token, err := r.token(ctx, key)
 	if err != nil {
 		if errors.Is(err, errNotFound) {
+			_ = verifyHook(req.Header, body, decoyToken)
 			log.V(1).Info("hook refused", "profileSync", key.String(), "reason", err.Error())
-			respond(w, http.StatusNotFound)
+			r.refuse(w)
 			return
 		}
 		log.Error(err, "hook failed", "profileSync", key.String())
-		respond(w, http.StatusServiceUnavailable)
+		r.fail(w)
 		return
 	}
 	if !verifyHook(req.Header, body, token) {
-		log.V(1).Info("hook refused: signature does not verify", "profileSync", key.String())
-		respond(w, http.StatusUnauthorized)
+		log.V(1).Info("hook refused", "profileSync", key.String(), "reason", "no signature that verifies")
+		r.refuse(w)
 		return
 	}
-	if err := r.trigger(ctx, key); err != nil {
-		log.Error(err, "trigger sync", "profileSync", key.String())
-		respond(w, http.StatusServiceUnavailable)
-		return
+	switch pace, at := r.pacer.admit(key); pace {
+	case paceNow:
+		if err := r.trigger(ctx, key); err != nil {
+			r.pacer.undo(key, at)
+			log.Error(err, "trigger sync", "profileSync", key.String())
+			r.fail(w)
+			return
+		}
+		log.V(1).Info("sync triggered", "profileSync", key.String())
+		r.Metrics.request(resultTriggered)
+	case paceDeferred:
+		log.V(1).Info("sync deferred to the end of the trigger spacing", "profileSync", key.String())
+		r.Metrics.request(resultDeferred)
+	case paceCoalesced:
+		log.V(1).Info("hook dropped: a deferred sync is pending already", "profileSync", key.String())
+		r.Metrics.request(resultCoalesced)
 	}
-	log.V(1).Info("sync triggered", "profileSync", key.String())
 	respond(w, http.StatusAccepted)
+}
+
+// refuse answers a request that did not prove the token of a ProfileSync,
+// whatever the reason, with one answer (see the package doc).
+func (r *Receiver) refuse(w http.ResponseWriter) {
+	r.Metrics.request(resultRefused)
+	respond(w, http.StatusNotFound)
+}
+
+// reject answers a request that is not a hook whatever its target.
+func (r *Receiver) reject(w http.ResponseWriter, status int) {
+	r.Metrics.request(resultRejected)
+	respond(w, status)
+}
+
+// fail answers a request the receiver could not handle.
+func (r *Receiver) fail(w http.ResponseWriter) {
+	r.Metrics.request(resultFailed)
+	respond(w, http.StatusServiceUnavailable)
 }
 
 // respond writes status with only its standard text: never a reason.
@@ -231,8 +306,9 @@ func hookKey(path string) (types.NamespacedName, bool) {
 	return types.NamespacedName{Namespace: namespace, Name: name}, true
 }
 
-// token is the webhook token of the ProfileSync key. Every reason why there
-// is none wraps errNotFound.
+// token is the webhook token of the ProfileSync key: the ProfileSync from the
+// manager's cache, the token from the token cache. Every reason why there is
+// none wraps errNotFound.
 func (r *Receiver) token(ctx context.Context, key types.NamespacedName) ([]byte, error) {
 	var obj v1alpha1.ProfileSync
 	if err := r.Client.Get(ctx, key, &obj); err != nil {
@@ -244,20 +320,7 @@ func (r *Receiver) token(ctx context.Context, key types.NamespacedName) ([]byte,
 	if obj.Spec.Webhook == nil || obj.Spec.Webhook.SecretRef.Name == "" {
 		return nil, fmt.Errorf("%w: spec.webhook is not set", errNotFound)
 	}
-	var secret corev1.Secret
-	secretKey := client.ObjectKey{Namespace: key.Namespace, Name: obj.Spec.Webhook.SecretRef.Name}
-	if err := r.SecretReader.Get(ctx, secretKey, &secret); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: Secret %s of spec.webhook.secretRef does not exist", errNotFound, secretKey)
-		}
-		return nil, fmt.Errorf("get Secret %s: %w", secretKey, err)
-	}
-	token := secret.Data[TokenKey]
-	if len(token) == 0 {
-		// An empty key would let anyone sign.
-		return nil, fmt.Errorf("%w: Secret %s has no %q", errNotFound, secretKey, TokenKey)
-	}
-	return token, nil
+	return r.tokens.token(ctx, types.NamespacedName{Namespace: key.Namespace, Name: obj.Spec.Webhook.SecretRef.Name})
 }
 
 // verifyHook says whether the request proves knowledge of token: at least
@@ -307,14 +370,12 @@ func verifyHMAC(value string, body, token []byte) bool {
 func (r *Receiver) trigger(ctx context.Context, key types.NamespacedName) error {
 	if r.Trigger != nil && r.leads() {
 		obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
-		// The controller drains the channel as soon as it runs; the bound
-		// only matters while it starts.
-		timer := time.NewTimer(10 * time.Second)
+		timer := r.Clock.NewTimer(triggerTimeout)
 		defer timer.Stop()
 		select {
 		case r.Trigger <- event.GenericEvent{Object: obj}:
 			return nil
-		case <-timer.C:
+		case <-timer.C():
 			return errors.New("queue sync: the controller does not take requests")
 		case <-ctx.Done():
 			return fmt.Errorf("queue sync: %w", ctx.Err())
@@ -322,11 +383,29 @@ func (r *Receiver) trigger(ctx context.Context, key types.NamespacedName) error 
 	}
 	obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`,
-		meta.ReconcileRequestAnnotation, time.Now().UTC().Format(time.RFC3339Nano)))
+		meta.ReconcileRequestAnnotation, r.Clock.Now().UTC().Format(time.RFC3339Nano)))
 	if err := r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return fmt.Errorf("request reconcile: %w", err)
 	}
 	return nil
+}
+
+// triggerDeferred triggers the sync the pacer deferred; no one waits for its
+// answer, so a failure is only logged.
+func (r *Receiver) triggerDeferred(key types.NamespacedName) {
+	r.mu.Lock()
+	ctx := r.baseCtx
+	r.mu.Unlock()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, triggerTimeout)
+	defer cancel()
+	if err := r.trigger(ctx, key); err != nil {
+		ctrl.Log.WithName("webhook-receiver").Error(err, "trigger deferred sync", "profileSync", key.String())
+		return
+	}
+	ctrl.Log.WithName("webhook-receiver").V(1).Info("deferred sync triggered", "profileSync", key.String())
 }
 
 func (r *Receiver) leads() bool {

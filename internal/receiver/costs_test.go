@@ -1,0 +1,359 @@
+package receiver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+const namespace = "landscape"
+
+// hookFixture is a receiver on a fake clock in front of a fake API server
+// with three ProfileSyncs: "hooked" (its Secret "hook-token" holds
+// webhookToken), "unhooked" (no spec.webhook) and "secretless" (its Secret
+// "no-such-secret" does not exist). It counts the API server's Secret reads
+// and ProfileSync patches.
+type hookFixture struct {
+	receiver    *Receiver
+	client      client.Client
+	clock       *clocktesting.FakeClock
+	triggers    chan event.GenericEvent
+	secretReads atomic.Int64
+	patches     atomic.Int64
+	// readErr, when set, is what every Secret read returns.
+	readErr atomic.Pointer[error]
+}
+
+// newHookFixture starts the fixture; leader says whether the receiver leads
+// (triggers through the channel) or not (patches the annotation).
+func newHookFixture(t *testing.T, leader bool) *hookFixture {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	f := &hookFixture{
+		clock:    clocktesting.NewFakeClock(time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)),
+		triggers: make(chan event.GenericEvent, 1000),
+	}
+	withHook := func(name, secret string) *v1alpha1.ProfileSync {
+		obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		if secret != "" {
+			obj.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: secret}}
+		}
+		return obj
+	}
+	f.client = fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(
+			withHook("hooked", "hook-token"),
+			withHook("unhooked", ""),
+			withHook("secretless", "no-such-secret"),
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "hook-token"},
+				Data: map[string][]byte{TokenKey: []byte(webhookToken)}},
+		).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if _, ok := obj.(*corev1.Secret); ok {
+					f.secretReads.Add(1)
+					if err := f.readErr.Load(); err != nil {
+						return *err
+					}
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				f.patches.Add(1)
+				return c.Patch(ctx, obj, patch, opts...)
+			},
+		}).Build()
+	f.receiver = &Receiver{
+		Client:       f.client,
+		SecretReader: f.client,
+		Clock:        f.clock,
+		Metrics:      NewMetrics(),
+	}
+	if leader {
+		f.receiver.Trigger = f.triggers
+	} else {
+		f.receiver.Elected = make(chan struct{})
+	}
+	return f
+}
+
+// post sends one request to the hook of name and returns the status.
+func (f *hookFixture) post(name string, header map[string]string) int {
+	req := httptest.NewRequest(http.MethodPost, PathPrefix+namespace+"/"+name, strings.NewReader(pushBody))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	f.receiver.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+func (f *hookFixture) requests(result string) int {
+	return int(testutil.ToFloat64(f.receiver.Metrics.requests.WithLabelValues(result)))
+}
+
+func signedWith(token string) map[string]string {
+	return map[string]string{GitHubSignatureHeader: hmacHex(token, pushBody)}
+}
+
+func TestEveryRequestThatDoesNotProveTheTokenGetsTheSameAnswer(t *testing.T) {
+	f := newHookFixture(t, true)
+	for _, tc := range []struct {
+		name, path string
+		header     map[string]string
+	}{
+		{"an unknown ProfileSync", PathPrefix + namespace + "/no-such-sync", signedWith(webhookToken)},
+		{"an unknown namespace", PathPrefix + "no-such-namespace/hooked", signedWith(webhookToken)},
+		{"a ProfileSync without spec.webhook", PathPrefix + namespace + "/unhooked", signedWith(webhookToken)},
+		{"a ProfileSync whose Secret is missing", PathPrefix + namespace + "/secretless", signedWith(webhookToken)},
+		{"a request without any signature", PathPrefix + namespace + "/hooked", nil},
+		{"a signature with another token", PathPrefix + namespace + "/hooked", signedWith("wrong")},
+		{"a wrong GitLab token", PathPrefix + namespace + "/hooked", map[string]string{GitLabTokenHeader: "wrong"}},
+		{"a path that is no hook", "/hooks/" + namespace + "/hooked", signedWith(webhookToken)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(pushBody))
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			f.receiver.ServeHTTP(rec, req)
+			g.Expect(rec.Code).To(Equal(http.StatusNotFound))
+			g.Expect(strings.TrimSpace(rec.Body.String())).To(Equal(http.StatusText(http.StatusNotFound)))
+		})
+	}
+	g := NewWithT(t)
+	g.Expect(f.requests(resultRefused)).To(Equal(8))
+	g.Expect(f.triggers).To(BeEmpty())
+}
+
+func TestForgedRequestsReadEachSecretOncePerTTL(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	forged := []struct {
+		name   string
+		header map[string]string
+	}{
+		{"hooked", signedWith("guessed")},
+		{"hooked", nil},
+		{"hooked", map[string]string{GitLabTokenHeader: "guessed"}},
+		{"secretless", signedWith("guessed")},
+		{"unhooked", signedWith("guessed")},
+		{"no-such-sync", signedWith("guessed")},
+	}
+	for i := range 2000 {
+		hook := forged[i%len(forged)]
+		g.Expect(f.post(hook.name, hook.header)).To(Equal(http.StatusNotFound))
+	}
+	// One read of "hook-token", one of the missing "no-such-secret".
+	g.Expect(f.secretReads.Load()).To(Equal(int64(2)))
+	g.Expect(testutil.ToFloat64(f.receiver.Metrics.secretReads)).To(Equal(2.0))
+
+	f.clock.Step(DefaultTokenTTL - time.Millisecond)
+	g.Expect(f.post("hooked", signedWith("guessed"))).To(Equal(http.StatusNotFound))
+	g.Expect(f.secretReads.Load()).To(Equal(int64(2)), "still within the TTL")
+	f.clock.Step(time.Millisecond)
+	for range 100 {
+		g.Expect(f.post("hooked", signedWith("guessed"))).To(Equal(http.StatusNotFound))
+		g.Expect(f.post("secretless", signedWith("guessed"))).To(Equal(http.StatusNotFound))
+	}
+	g.Expect(f.secretReads.Load()).To(Equal(int64(4)), "one read of each Secret per TTL")
+	g.Expect(f.triggers).To(BeEmpty())
+}
+
+func TestConcurrentRequestsWaitForOneReadOfTheSecret(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	var wg sync.WaitGroup
+	for range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.post("hooked", signedWith("guessed"))
+		}()
+	}
+	wg.Wait()
+	g.Expect(f.secretReads.Load()).To(Equal(int64(1)))
+}
+
+func TestARotatedTokenTakesEffectWithinTheTTL(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+
+	secret := &corev1.Secret{}
+	g.Expect(f.client.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: "hook-token"}, secret)).To(Succeed())
+	secret.Data[TokenKey] = []byte("rotated-token")
+	g.Expect(f.client.Update(context.Background(), secret)).To(Succeed())
+
+	f.clock.Step(DefaultTokenTTL / 2)
+	g.Expect(f.post("hooked", signedWith("rotated-token"))).To(Equal(http.StatusNotFound), "the old token is cached")
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+
+	f.clock.Step(DefaultTokenTTL / 2)
+	g.Expect(f.post("hooked", signedWith("rotated-token"))).To(Equal(http.StatusAccepted))
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusNotFound))
+}
+
+func TestASecretCreatedAfterAHookTakesEffectWithinTheTTL(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	g.Expect(f.post("secretless", signedWith(webhookToken))).To(Equal(http.StatusNotFound))
+	g.Expect(f.client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "no-such-secret"},
+		Data:       map[string][]byte{TokenKey: []byte(webhookToken)},
+	})).To(Succeed())
+	g.Expect(f.post("secretless", signedWith(webhookToken))).To(Equal(http.StatusNotFound), "the missing Secret is cached")
+	f.clock.Step(DefaultTokenTTL)
+	g.Expect(f.post("secretless", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+}
+
+func TestAFailedSecretReadIsRetriedAfterASecond(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	outage := errors.New("connection refused")
+	f.readErr.Store(&outage)
+	for range 100 {
+		g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusServiceUnavailable))
+	}
+	g.Expect(f.secretReads.Load()).To(Equal(int64(1)))
+	g.Expect(f.requests(resultFailed)).To(Equal(100))
+
+	f.readErr.Store(nil)
+	f.clock.Step(tokenRetryDelay)
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+	g.Expect(f.secretReads.Load()).To(Equal(int64(2)))
+}
+
+func TestTheTokenCacheHoldsABoundedNumberOfSecrets(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	cache := newTokenCache(f.client, f.clock, DefaultTokenTTL, nil)
+	for i := range maxTokens + 100 {
+		_, err := cache.token(context.Background(), types.NamespacedName{Namespace: namespace, Name: fmt.Sprintf("secret-%d", i)})
+		g.Expect(errors.Is(err, errNotFound)).To(BeTrue())
+	}
+	g.Expect(len(cache.entries)).To(BeNumerically("<=", maxTokens))
+}
+
+func TestAReplayedRequestLeavesAtMostOneSyncPending(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	for range 500 {
+		g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+	}
+	g.Expect(f.triggers).To(HaveLen(1), "the first request triggers at once")
+	g.Expect(f.requests(resultTriggered)).To(Equal(1))
+	g.Expect(f.requests(resultDeferred)).To(Equal(1))
+	g.Expect(f.requests(resultCoalesced)).To(Equal(498))
+
+	f.clock.Step(DefaultTriggerSpacing)
+	g.Eventually(f.triggers).Should(HaveLen(2), "the deferred trigger at the end of the spacing")
+	g.Consistently(f.triggers).WithTimeout(200 * time.Millisecond).Should(HaveLen(2))
+	g.Expect(f.secretReads.Load()).To(Equal(int64(1)))
+}
+
+func TestReplaysOverSecondsTriggerOncePerSpacing(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	// 500 replays over 4 s: triggers at 0 s, then at the end of each
+	// spacing, 1 s to 4 s.
+	for range 500 {
+		g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+		f.clock.Step(8 * time.Millisecond)
+	}
+	f.clock.Step(DefaultTriggerSpacing)
+	g.Eventually(f.triggers).Should(HaveLen(5))
+	g.Consistently(f.triggers).WithTimeout(200 * time.Millisecond).Should(HaveLen(5))
+}
+
+func TestAPushAfterTheSpacingTriggersAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+	f.clock.Step(DefaultTriggerSpacing)
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+	g.Expect(f.triggers).To(HaveLen(2))
+	g.Expect(f.requests(resultTriggered)).To(Equal(2))
+	g.Expect(f.clock.HasWaiters()).To(BeFalse(), "nothing deferred")
+}
+
+func TestReplaysOnAReplicaThatDoesNotLeadPatchOncePerSpacing(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, false)
+	for range 500 {
+		g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+	}
+	g.Expect(f.patches.Load()).To(Equal(int64(1)))
+	f.clock.Step(DefaultTriggerSpacing)
+	g.Eventually(f.patches.Load).Should(Equal(int64(2)))
+	g.Consistently(f.patches.Load).WithTimeout(200 * time.Millisecond).Should(Equal(int64(2)))
+
+	var got v1alpha1.ProfileSync
+	g.Expect(f.client.Get(context.Background(), types.NamespacedName{Namespace: namespace, Name: "hooked"}, &got)).To(Succeed())
+	g.Expect(got.Annotations).To(HaveKeyWithValue(meta.ReconcileRequestAnnotation, f.clock.Now().UTC().Format(time.RFC3339Nano)))
+}
+
+func TestATriggerThatFailedDoesNotHoldTheNextOneBack(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	// No one takes from the channel: the hand-over times out.
+	blocked := make(chan event.GenericEvent)
+	f.receiver.Trigger = blocked
+	answered := make(chan int, 1)
+	go func() { answered <- f.post("hooked", signedWith(webhookToken)) }()
+	g.Eventually(f.clock.HasWaiters).Should(BeTrue())
+	f.clock.Step(triggerTimeout)
+	g.Eventually(answered).Should(Receive(Equal(http.StatusServiceUnavailable)))
+
+	go func() { answered <- f.post("hooked", signedWith(webhookToken)) }()
+	g.Eventually(blocked).Should(Receive(), "triggered at once, not deferred")
+	g.Eventually(answered).Should(Receive(Equal(http.StatusAccepted)))
+	g.Expect(f.requests(resultDeferred)).To(Equal(0))
+}
+
+func TestStartCancelsTheDeferredTriggersWhenItStops(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	f.receiver.Addr = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan error, 1)
+	go func() { started <- f.receiver.Start(ctx) }()
+	g.Eventually(f.receiver.ListenAddr).ShouldNot(BeNil())
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+	g.Expect(f.requests(resultDeferred)).To(Equal(1))
+	cancel()
+	g.Eventually(started).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
+	f.clock.Step(DefaultTriggerSpacing)
+	g.Consistently(f.triggers).WithTimeout(200 * time.Millisecond).Should(HaveLen(1))
+}

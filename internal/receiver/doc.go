@@ -1,0 +1,53 @@
+// Package receiver is the push receiver: an HTTP server that starts the sync
+// of a ProfileSync as soon as its Git host posts a push webhook, instead of at
+// the next spec.interval. The host posts to PathPrefix + "<namespace>/<name>",
+// and the request must prove that it knows the token of the Secret named by
+// the ProfileSync's spec.webhook.secretRef (GitHubSignatureHeader,
+// GitLabTokenHeader or SignatureHeader). The body is only verified, never
+// interpreted: an accepted request syncs spec.ref.
+//
+// # Answers
+//
+// An answer carries nothing but its status text:
+//   - 202 Accepted: the token was proved; a sync is triggered, now or at the
+//     end of the trigger spacing (below).
+//   - 404 Not Found: the request did not prove the token of a ProfileSync.
+//     This one answer covers a path that is not a hook, no such ProfileSync,
+//     one without spec.webhook, a missing Secret or token, a request without
+//     a signature and a signature that does not verify, so a caller without
+//     the token cannot tell which ProfileSyncs exist or have a hook. A request
+//     for a ProfileSync without a token is checked against a decoy token, so
+//     it takes as long as any other.
+//   - 405 Method Not Allowed (not a POST), 413 Request Entity Too Large (a
+//     body over MaxBodyBytes), 400 Bad Request (a body cut off): decided
+//     before the target is looked up, so the same for every target.
+//   - 503 Service Unavailable: the API server could not be read or the sync
+//     could not be handed over; the Git host may retry. A failed read of a
+//     webhook Secret is the one answer that tells a hook exists, and only
+//     while the API server fails.
+//
+// # What a request costs
+//
+// A request without the token costs no request to the API server.
+// ProfileSyncs are read from the manager's cache. A webhook token is read
+// from its Secret at most once per TokenTTL (DefaultTokenTTL, 30 s) whatever
+// the number of requests, and concurrent requests wait for one read; a
+// missing Secret or token is remembered just as long, a failed read for a
+// second. So a rotated token takes effect within TokenTTL: until then the
+// old token is accepted and the new one refused. Only Secrets that a
+// ProfileSync names are read, and the cache holds at most a few thousand.
+//
+// A request with the token (a push, or a replay of a captured one: a
+// signature has no time in it) triggers syncs of its ProfileSync spaced by
+// TriggerSpacing (DefaultTriggerSpacing, 1 s). The first request starts a
+// sync at once; one within the spacing of the last trigger is folded into one
+// trigger at the end of the spacing; while that trigger is pending, further
+// requests are dropped (counted as "coalesced" in Metrics). A burst or a
+// replay therefore leaves at most one sync pending and starts at most one
+// sync, one listing of the Git host's refs, per spacing; a push waits at most
+// one spacing and is never lost, because the deferred sync starts after it.
+// The spacing holds for both ways a sync is triggered: the leader's Trigger
+// channel and, on a replica that does not lead, the patch of the reconcile
+// request annotation, which is a write to the API server. It is kept per
+// replica.
+package receiver
