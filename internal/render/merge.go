@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -86,20 +87,31 @@ import (
 //
 // When there is any error the merged spec is nil, so callers keep the previous
 // status.cloudProfileSpec rather than publish a half-merged profile.
+//
+// The merged spec is validated at no particular time
+// (lifecycle.ValidateCloudProfileSpec); MergeNamespacedAt validates it at a
+// given time.
 func MergeNamespaced(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
-	merged, errs, _ := mergeAndValidate(parent, ncp)
+	return MergeNamespacedAt(parent, ncp, time.Time{})
+}
+
+// MergeNamespacedAt is MergeNamespaced with the merged spec validated at now
+// (lifecycle.ValidateCloudProfileSpecAt), so that versions whose supported
+// windows overlapped only before now do not block it, as in Gardener.
+func MergeNamespacedAt(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	merged, errs, _ := mergeAndValidate(parent, ncp, now)
 	return merged, errs
 }
 
-// mergeAndValidate is MergeNamespaced that also returns the validation
+// mergeAndValidate is MergeNamespacedAt that also returns the validation
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
 // ValidateSet can report them without validating the merged spec again.
-func mergeAndValidate(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
+func mergeAndValidate(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
 	merged, errs := mergeOverrides(parent, ncp)
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}
-	validationErrs, warnings := lifecycle.ValidateCloudProfileSpec(merged, mergedSpecPath)
+	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(merged, mergedSpecPath, now)
 	if len(validationErrs) > 0 {
 		for _, e := range validationErrs {
 			if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
