@@ -68,7 +68,8 @@ func ValidateCABundle(caBundle *string, fldPath *field.Path) field.ErrorList {
 }
 
 // ValidateMachineTypes checks machine types as Gardener does: a qualified
-// name, distinct, and cpu, gpu, memory and storage sizes not negative.
+// name, distinct, cpu, gpu, memory and storage sizes not negative, and a
+// machine creation timeout not negative.
 // specPath is the path of the spec holding them.
 func ValidateMachineTypes(types []v1alpha1.MachineType, specPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
@@ -82,6 +83,10 @@ func ValidateMachineTypes(types []v1alpha1.MachineType, specPath *field.Path) fi
 		errs = append(errs, validateNonNegative(t.Memory, typePath.Child("memory"))...)
 		if t.Storage != nil {
 			errs = append(errs, validateMachineTypeStorage(t.Storage, typePath.Child("storage"))...)
+		}
+		if mcm := t.MachineControllerManager; mcm != nil && mcm.MachineCreationTimeout != nil && mcm.MachineCreationTimeout.Duration < 0 {
+			errs = append(errs, field.Invalid(typePath.Child("machineControllerManager", "machineCreationTimeout"),
+				mcm.MachineCreationTimeout.Duration.String(), "may not be negative"))
 		}
 	}
 	return errs

@@ -14,6 +14,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -134,6 +135,23 @@ func TestValidateMachineTypes(t *testing.T) {
 				s.MachineTypes[0].Storage = &v1alpha1.MachineTypeStorage{Class: "standard", Type: "gp3", StorageSize: quantity("-1Gi")}
 			},
 			wantErrors: []string{"FieldValueInvalid spec.machineTypes[0] (m5.large).storage.size"},
+		},
+		{
+			name: "a negative machine creation timeout is refused",
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[0].MachineControllerManager = &v1alpha1.MachineTypeMachineControllerManager{
+					MachineCreationTimeout: &metav1.Duration{Duration: -time.Minute},
+				}
+			},
+			wantErrors: []string{"FieldValueInvalid spec.machineTypes[0] (m5.large).machineControllerManager.machineCreationTimeout"},
+		},
+		{
+			name: "a machine creation timeout is fine",
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[0].MachineControllerManager = &v1alpha1.MachineTypeMachineControllerManager{
+					MachineCreationTimeout: &metav1.Duration{Duration: 20 * time.Minute},
+				}
+			},
 		},
 		{
 			name: "storage needs size or minSize",
