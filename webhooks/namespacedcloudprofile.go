@@ -2,12 +2,14 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -29,6 +31,11 @@ const (
 	// VerbModifySpecMachineImages allows creating or changing
 	// spec.machineImages of a NamespacedCloudProfile.
 	VerbModifySpecMachineImages = "modify-spec-machineimages"
+	// VerbModifySpecProviderConfig allows creating or changing
+	// spec.providerConfig of a NamespacedCloudProfile: provider-specific
+	// configuration (image references, for example) that the provider
+	// extension merges, as Gardener guards it.
+	VerbModifySpecProviderConfig = "modify-spec-providerconfig"
 )
 
 // namespacedCloudProfileResource is the resource the custom verbs apply to.
@@ -105,6 +112,7 @@ type guardedField struct {
 var guardedFields = []guardedField{
 	{path: field.NewPath("spec", "kubernetes"), verb: VerbModifySpecKubernetes, changed: kubernetesChanged},
 	{path: field.NewPath("spec", "machineImages"), verb: VerbModifySpecMachineImages, changed: machineImagesChanged},
+	{path: field.NewPath("spec", "providerConfig"), verb: VerbModifySpecProviderConfig, changed: providerConfigChanged},
 }
 
 // kubernetesChanged compares spec.kubernetes semantically; a missing field
@@ -129,6 +137,30 @@ func machineImagesChanged(old, obj *v1alpha1.NamespacedCloudProfile) bool {
 		oldImages = old.Spec.MachineImages
 	}
 	return !equality.Semantic.DeepEqual(oldImages, obj.Spec.MachineImages)
+}
+
+// providerConfigChanged compares spec.providerConfig as JSON values, so the
+// same configuration serialized differently (key order, spacing) is no
+// change; a missing providerConfig and JSON null are the same.
+func providerConfigChanged(old, obj *v1alpha1.NamespacedCloudProfile) bool {
+	var oldConfig *runtime.RawExtension
+	if old != nil {
+		oldConfig = old.Spec.ProviderConfig
+	}
+	return !equality.Semantic.DeepEqual(jsonValueOf(oldConfig), jsonValueOf(obj.Spec.ProviderConfig))
+}
+
+// jsonValueOf decodes a RawExtension's JSON; nil for none. A value that does
+// not decode is compared as its bytes, which still tells it from any other.
+func jsonValueOf(raw *runtime.RawExtension) any {
+	if raw == nil || len(raw.Raw) == 0 {
+		return nil
+	}
+	var value any
+	if err := json.Unmarshal(raw.Raw, &value); err != nil {
+		return string(raw.Raw)
+	}
+	return value
 }
 
 // authorize asks the API server, with one SubjectAccessReview per changed

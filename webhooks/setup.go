@@ -4,9 +4,10 @@
 // same functions of internal/render and internal/lifecycle, so a rule means
 // the same thing whoever changes a profile (kubectl, the sync, another tool):
 //
-//   - NamespacedCloudProfile create and update: changing spec.kubernetes or
-//     spec.machineImages needs the custom verbs modify-spec-kubernetes and
-//     modify-spec-machineimages on namespacedcloudprofiles (GEP-25), checked
+//   - NamespacedCloudProfile create and update: changing spec.kubernetes,
+//     spec.machineImages or spec.providerConfig needs the custom verbs
+//     modify-spec-kubernetes, modify-spec-machineimages and
+//     modify-spec-providerconfig on namespacedcloudprofiles (GEP-25), checked
 //     with a SubjectAccessReview for the requesting user; the parent must
 //     exist and render.MergeNamespaced must accept the override (SEMANTICS 3).
 //   - CloudProfile update: render.CheckCloudProfileChange (no version made
@@ -32,7 +33,7 @@ import (
 // apply every field of the NamespacedCloudProfiles in Git, and may ask the API
 // server whether a requesting user holds them.
 //
-// +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=modify-spec-kubernetes;modify-spec-machineimages
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=modify-spec-kubernetes;modify-spec-machineimages;modify-spec-providerconfig
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // SetupWithManager registers both validating webhooks with the manager's
