@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -49,6 +50,9 @@ type NamespacedCloudProfileValidator struct {
 	Reader client.Reader
 	// Client creates the SubjectAccessReviews of the custom verbs.
 	Client client.Client
+	// Clock is the time the merged spec is validated at: versions that are
+	// no longer supported do not count towards one supported per minor.
+	Clock clock.PassiveClock
 }
 
 var _ admission.Validator[*v1alpha1.NamespacedCloudProfile] = &NamespacedCloudProfileValidator{}
@@ -94,7 +98,7 @@ func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj
 			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
 	}
 	// A missing parent is MergeNamespaced's spec.parent.name Not found.
-	if _, errs := render.MergeNamespaced(parentSpec, &obj.Spec); len(errs) > 0 {
+	if _, errs := render.MergeNamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
 		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name,
 			render.ExplainMissingParent(errs, "in the cluster"))
 	}

@@ -341,3 +341,20 @@ func TestProviderConfigChangedComparesJSONValues(t *testing.T) {
 		})
 	}
 }
+
+// TestTheMergedSpecIsValidatedNow admits a namespaced profile whose parent
+// has two deprecated-API supported versions of one minor that both expired
+// before the webhook's now: neither is supported any more, as in Gardener.
+func TestTheMergedSpecIsValidatedNow(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	supported := v1alpha1.ClassificationSupported
+	parent.Spec.Kubernetes.Versions = append(parent.Spec.Kubernetes.Versions,
+		v1alpha1.ExpirableVersion{Version: "1.29.1", Classification: &supported, ExpirationDate: at("2025-03-01")},
+		v1alpha1.ExpirableVersion{Version: "1.29.0", Classification: &supported, ExpirationDate: at("2025-02-01")})
+	g.Expect(adminClient.Update(ctx, parent)).To(Succeed())
+
+	g.Expect(adminClient.Create(ctx, namespacedProfile(namespace, parent.Name))).To(Succeed())
+}

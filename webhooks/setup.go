@@ -39,12 +39,12 @@ import (
 // SetupWithManager registers both validating webhooks with the manager's
 // webhook server. Reads go to the API server directly (mgr.GetAPIReader), not
 // the cache, so a parent or namespaced profile created a moment ago is seen;
-// now is the source of "now" for the update rule. The manager reports ready
-// only once the webhook server serves, so a rollout never routes admission
-// requests to a pod that cannot answer them.
+// now is the source of "now" for the update rule and for validating merged
+// specs. The manager reports ready only once the webhook server serves, so a
+// rollout never routes admission requests to a pod that cannot answer them.
 func SetupWithManager(mgr ctrl.Manager, now clock.PassiveClock) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.NamespacedCloudProfile{}).
-		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient()}).
+		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Clock: now}).
 		Complete(); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile webhook: %w", err)
 	}
