@@ -86,8 +86,8 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 	return ValidateCloudProfileSpecAt(spec, fldPath, time.Time{})
 }
 
-// ValidateCloudProfileSpecAt checks spec against every rule of SEMANTICS 2
-// that a single profile can break. All errors are collected, each with its
+// ValidateCloudProfileSpecAt checks spec against every validation rule of
+// docs/lifecycle.md that a single profile can break. All errors are collected, each with its
 // field path below fldPath (for example
 // spec.kubernetes.versions[3].lifecycle[1].startTime); a nil fldPath gives
 // paths relative to the spec. warnings are "PATH: message" strings for rules
@@ -97,7 +97,7 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 // applies to versions while they are supported, so versions whose supported
 // windows overlapped only before now are fine. Everything else is
 // independent of the time: a version that is already expired when first
-// applied is accepted (SEMANTICS 2, ours), and the update rule that needs the
+// applied is accepted (ours), and the update rule that needs the
 // live object is ValidateUpdate.
 //
 // The namespaced merge runs this on the merged spec, so the messages name the
@@ -366,7 +366,7 @@ func declaredSupportedWindow(v *v1alpha1.ExpirableVersion) (start, end time.Time
 }
 
 // validateOneSupportedPerMinor applies "one supported version per minor"
-// (SEMANTICS 2) to one list of versions at now. versionAt gives the list's
+// to one list of versions at now. versionAt gives the list's
 // i-th version.
 //
 // As in Gardener, a version using the deprecated API whose classification
@@ -563,6 +563,7 @@ func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, c
 			}
 		}
 		errs = append(errs, validateArchitectures(v.Architectures, versionPath.Child("architectures"))...)
+		errs = append(errs, validateContainerRuntimes(v.CRI, versionPath.Child("cri"))...)
 		if v.KubeletVersionConstraint != nil {
 			if err := parseConstraint(*v.KubeletVersionConstraint, constraintErrs); err != nil {
 				errs = append(errs, field.Invalid(versionPath.Child("kubeletVersionConstraint"), *v.KubeletVersionConstraint,

@@ -169,3 +169,25 @@ func validateCapabilityName(name string, fldPath *field.Path) field.ErrorList {
 	}
 	return ValidateQualifiedName(name, fldPath)
 }
+
+// validateContainerRuntimes checks an image version's container runtime
+// interfaces as Gardener does: each CRI once, and its container runtimes'
+// types qualified names, each once per CRI. fldPath is the version's cri.
+func validateContainerRuntimes(cris []v1alpha1.CRI, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, cri := range cris {
+		criPath := fldPath.Index(i)
+		if slices.ContainsFunc(cris[:i], func(c v1alpha1.CRI) bool { return c.Name == cri.Name }) {
+			errs = append(errs, field.Duplicate(criPath.Child("name"), cri.Name))
+		}
+		for j, runtime := range cri.ContainerRuntimes {
+			typePath := criPath.Child("containerRuntimes").Index(j).Child("type")
+			if slices.ContainsFunc(cri.ContainerRuntimes[:j], func(r v1alpha1.ContainerRuntime) bool { return r.Type == runtime.Type }) {
+				errs = append(errs, field.Duplicate(typePath, runtime.Type))
+				continue
+			}
+			errs = append(errs, ValidateQualifiedName(runtime.Type, typePath)...)
+		}
+	}
+	return errs
+}

@@ -385,3 +385,37 @@ func TestOneSupportedPerMinorMessageNamesALifecycleVersion(t *testing.T) {
 	g.Expect(errs[0].Detail).To(Equal("only one supported version per minor is allowed, but spec.kubernetes.versions[2] (1.30.0) " +
 		"is supported at the same time (a version without lifecycle is supported from always until its expirationDate)"))
 }
+
+func TestValidateContainerRuntimes(t *testing.T) {
+	tests := []struct {
+		name       string
+		cri        []v1alpha1.CRI
+		wantErrors []string
+	}{
+		{name: "a CRI with runtimes is fine", cri: []v1alpha1.CRI{{Name: "containerd", ContainerRuntimes: []v1alpha1.ContainerRuntime{{Type: "gvisor"}, {Type: "kata"}}}}},
+		{
+			name:       "a CRI listed twice is refused",
+			cri:        []v1alpha1.CRI{{Name: "containerd"}, {Name: "containerd"}},
+			wantErrors: []string{"FieldValueDuplicate spec.machineImages[1] (suse).versions[0] (15.4).cri[1].name"},
+		},
+		{
+			name:       "a container runtime listed twice is refused",
+			cri:        []v1alpha1.CRI{{Name: "containerd", ContainerRuntimes: []v1alpha1.ContainerRuntime{{Type: "gvisor"}, {Type: "gvisor"}}}},
+			wantErrors: []string{"FieldValueDuplicate spec.machineImages[1] (suse).versions[0] (15.4).cri[0].containerRuntimes[1].type"},
+		},
+		{
+			name:       "a container runtime type is a qualified name",
+			cri:        []v1alpha1.CRI{{Name: "containerd", ContainerRuntimes: []v1alpha1.ContainerRuntime{{Type: "g visor"}}}},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[1] (suse).versions[0] (15.4).cri[0].containerRuntimes[0].type"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			spec := validSpec()
+			spec.MachineImages[1].Versions[0].CRI = tt.cri
+			errs, _ := ValidateCloudProfileSpec(spec, field.NewPath("spec"))
+			g.Expect(errorsOf(errs)).To(ConsistOf(tt.wantErrors))
+		})
+	}
+}
