@@ -87,8 +87,8 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 }
 
 // ValidateCloudProfileSpecAt checks spec against every validation rule of
-// docs/lifecycle.md that a single profile can break. All errors are collected, each with its
-// field path below fldPath (for example
+// docs/lifecycle.md that a single profile can break. All errors are
+// collected, each with its field path below fldPath (for example
 // spec.kubernetes.versions[3].lifecycle[1].startTime); a nil fldPath gives
 // paths relative to the spec. warnings are "PATH: message" strings for rules
 // that do not reject the profile.
@@ -97,8 +97,8 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 // applies to versions while they are supported, so versions whose supported
 // windows overlapped only before now are fine. Everything else is
 // independent of the time: a version that is already expired when first
-// applied is accepted (ours), and the update rule that needs the
-// live object is ValidateUpdate.
+// applied is accepted (ours), and the update rule that needs the live object
+// is ValidateUpdate.
 //
 // The namespaced merge runs this on the merged spec, so the messages name the
 // rule and the versions involved rather than assuming the reader wrote them.
@@ -365,9 +365,8 @@ func declaredSupportedWindow(v *v1alpha1.ExpirableVersion) (start, end time.Time
 	return time.Time{}, time.Time{}, false
 }
 
-// validateOneSupportedPerMinor applies "one supported version per minor"
-// to one list of versions at now. versionAt gives the list's
-// i-th version.
+// validateOneSupportedPerMinor applies "one supported version per minor" to
+// one list of versions at now. versionAt gives the list's i-th version.
 //
 // As in Gardener, a version using the deprecated API whose classification
 // field says supported is an error when another version of its major.minor
