@@ -2,13 +2,16 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -29,6 +32,11 @@ const (
 	// VerbModifySpecMachineImages allows creating or changing
 	// spec.machineImages of a NamespacedCloudProfile.
 	VerbModifySpecMachineImages = "modify-spec-machineimages"
+	// VerbModifySpecProviderConfig allows creating or changing
+	// spec.providerConfig of a NamespacedCloudProfile: provider-specific
+	// configuration (image references, for example) that the provider
+	// extension merges, as Gardener guards it.
+	VerbModifySpecProviderConfig = "modify-spec-providerconfig"
 )
 
 // namespacedCloudProfileResource is the resource the custom verbs apply to.
@@ -42,6 +50,9 @@ type NamespacedCloudProfileValidator struct {
 	Reader client.Reader
 	// Client creates the SubjectAccessReviews of the custom verbs.
 	Client client.Client
+	// Clock is the time the merged spec is validated at: versions that are
+	// no longer supported do not count towards one supported per minor.
+	Clock clock.PassiveClock
 }
 
 var _ admission.Validator[*v1alpha1.NamespacedCloudProfile] = &NamespacedCloudProfileValidator{}
@@ -87,7 +98,7 @@ func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj
 			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
 	}
 	// A missing parent is MergeNamespaced's spec.parent.name Not found.
-	if _, errs := render.MergeNamespaced(parentSpec, &obj.Spec); len(errs) > 0 {
+	if _, errs := render.MergeNamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
 		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name,
 			render.ExplainMissingParent(errs, "in the cluster"))
 	}
@@ -105,6 +116,7 @@ type guardedField struct {
 var guardedFields = []guardedField{
 	{path: field.NewPath("spec", "kubernetes"), verb: VerbModifySpecKubernetes, changed: kubernetesChanged},
 	{path: field.NewPath("spec", "machineImages"), verb: VerbModifySpecMachineImages, changed: machineImagesChanged},
+	{path: field.NewPath("spec", "providerConfig"), verb: VerbModifySpecProviderConfig, changed: providerConfigChanged},
 }
 
 // kubernetesChanged compares spec.kubernetes semantically; a missing field
@@ -129,6 +141,30 @@ func machineImagesChanged(old, obj *v1alpha1.NamespacedCloudProfile) bool {
 		oldImages = old.Spec.MachineImages
 	}
 	return !equality.Semantic.DeepEqual(oldImages, obj.Spec.MachineImages)
+}
+
+// providerConfigChanged compares spec.providerConfig as JSON values, so the
+// same configuration serialized differently (key order, spacing) is no
+// change; a missing providerConfig and JSON null are the same.
+func providerConfigChanged(old, obj *v1alpha1.NamespacedCloudProfile) bool {
+	var oldConfig *runtime.RawExtension
+	if old != nil {
+		oldConfig = old.Spec.ProviderConfig
+	}
+	return !equality.Semantic.DeepEqual(jsonValueOf(oldConfig), jsonValueOf(obj.Spec.ProviderConfig))
+}
+
+// jsonValueOf decodes a RawExtension's JSON; nil for none. A value that does
+// not decode is compared as its bytes, which still tells it from any other.
+func jsonValueOf(raw *runtime.RawExtension) any {
+	if raw == nil || len(raw.Raw) == 0 {
+		return nil
+	}
+	var value any
+	if err := json.Unmarshal(raw.Raw, &value); err != nil {
+		return string(raw.Raw)
+	}
+	return value
 }
 
 // authorize asks the API server, with one SubjectAccessReview per changed

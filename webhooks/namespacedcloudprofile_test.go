@@ -8,6 +8,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -261,4 +262,99 @@ func TestChangeDetectionComparesMeaningNotSpelling(t *testing.T) {
 			NewWithT(t).Expect(tt.changed(tt.old, tt.obj)).To(Equal(tt.want))
 		})
 	}
+}
+
+// providerConfig is a provider configuration of a namespaced profile.
+func providerConfig(image string) *runtime.RawExtension {
+	return &runtime.RawExtension{Raw: []byte(`{"apiVersion":"local.provider.extensions.gardener.cloud/v1alpha1","kind":"CloudProfileConfig","machineImages":[{"name":"custom","versions":[{"version":"1.0.0","image":"` + image + `"}]}]}`)}
+}
+
+func TestAProjectAdminCannotChangeTheProviderConfig(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.ProviderConfig = providerConfig("registry.example/custom:v1")
+	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
+	alice, user := projectAdmin(t, namespace)
+
+	err := updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.ProviderConfig = providerConfig("registry.example/custom:v2")
+	})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`spec.providerConfig: Forbidden: user "` + user + `" may not change spec.providerConfig`))
+	g.Expect(err.Error()).To(ContainSubstring(`the verb "modify-spec-providerconfig"`))
+
+	g.Expect(updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.MachineTypes = append(ncp.Spec.MachineTypes, machineType("m5.8xlarge", "32", "128Gi"))
+	})).To(Succeed(), "other fields stay the project admin's, the provider config unchanged")
+
+	withConfig := namespacedProfile(namespace, parent.Name)
+	withConfig.Spec.ProviderConfig = providerConfig("registry.example/custom:v1")
+	err = alice.Create(ctx, withConfig)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "creating a profile with a provider config needs the verb too, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`the verb "modify-spec-providerconfig"`))
+}
+
+func TestALandscapeOperatorCanChangeTheProviderConfig(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	bob := landscapeOperator(t)
+
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.ProviderConfig = providerConfig("registry.example/custom:v1")
+	g.Expect(bob.Create(ctx, ncp)).To(Succeed())
+	g.Expect(updateAs(bob, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.ProviderConfig = providerConfig("registry.example/custom:v2")
+	})).To(Succeed())
+	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(ncp), ncp)).To(Succeed())
+	g.Expect(string(ncp.Spec.ProviderConfig.Raw)).To(MatchJSON(providerConfig("registry.example/custom:v2").Raw))
+}
+
+func TestProviderConfigChangedComparesJSONValues(t *testing.T) {
+	withConfig := func(raw string) *v1alpha1.NamespacedCloudProfile {
+		ncp := &v1alpha1.NamespacedCloudProfile{}
+		if raw != "" {
+			ncp.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(raw)}
+		}
+		return ncp
+	}
+	tests := []struct {
+		name     string
+		old      *v1alpha1.NamespacedCloudProfile
+		new      *v1alpha1.NamespacedCloudProfile
+		wantDiff bool
+	}{
+		{name: "no config before and after is no change", old: withConfig(""), new: withConfig("")},
+		{name: "other key order and spacing is no change", old: withConfig(`{"a":1,"b":[1,2]}`), new: withConfig(`{ "b": [1, 2], "a": 1 }`)},
+		{name: "JSON null is the same as no config", old: withConfig(""), new: withConfig("null")},
+		{name: "another value is a change", old: withConfig(`{"a":1}`), new: withConfig(`{"a":2}`), wantDiff: true},
+		{name: "adding a config is a change", old: withConfig(""), new: withConfig(`{"a":1}`), wantDiff: true},
+		{name: "a config on create is a change", old: nil, new: withConfig(`"placeholder"`), wantDiff: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(providerConfigChanged(tt.old, tt.new)).To(Equal(tt.wantDiff))
+		})
+	}
+}
+
+// TestTheMergedSpecIsValidatedNow admits a namespaced profile whose parent
+// has two deprecated-API supported versions of one minor that both expired
+// before the webhook's now: neither is supported any more, as in Gardener.
+func TestTheMergedSpecIsValidatedNow(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	supported := v1alpha1.ClassificationSupported
+	parent.Spec.Kubernetes.Versions = append(parent.Spec.Kubernetes.Versions,
+		v1alpha1.ExpirableVersion{Version: "1.29.1", Classification: &supported, ExpirationDate: at("2025-03-01")},
+		v1alpha1.ExpirableVersion{Version: "1.29.0", Classification: &supported, ExpirationDate: at("2025-02-01")})
+	g.Expect(adminClient.Update(ctx, parent)).To(Succeed())
+
+	g.Expect(adminClient.Create(ctx, namespacedProfile(namespace, parent.Name))).To(Succeed())
 }

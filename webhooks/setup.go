@@ -4,9 +4,10 @@
 // same functions of internal/render and internal/lifecycle, so a rule means
 // the same thing whoever changes a profile (kubectl, the sync, another tool):
 //
-//   - NamespacedCloudProfile create and update: changing spec.kubernetes or
-//     spec.machineImages needs the custom verbs modify-spec-kubernetes and
-//     modify-spec-machineimages on namespacedcloudprofiles (GEP-25), checked
+//   - NamespacedCloudProfile create and update: changing spec.kubernetes,
+//     spec.machineImages or spec.providerConfig needs the custom verbs
+//     modify-spec-kubernetes, modify-spec-machineimages and
+//     modify-spec-providerconfig on namespacedcloudprofiles (GEP-25), checked
 //     with a SubjectAccessReview for the requesting user; the parent must
 //     exist and render.MergeNamespaced must accept the override (SEMANTICS 3).
 //   - CloudProfile update: render.CheckCloudProfileChange (no version made
@@ -32,18 +33,18 @@ import (
 // apply every field of the NamespacedCloudProfiles in Git, and may ask the API
 // server whether a requesting user holds them.
 //
-// +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=modify-spec-kubernetes;modify-spec-machineimages
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=modify-spec-kubernetes;modify-spec-machineimages;modify-spec-providerconfig
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // SetupWithManager registers both validating webhooks with the manager's
 // webhook server. Reads go to the API server directly (mgr.GetAPIReader), not
 // the cache, so a parent or namespaced profile created a moment ago is seen;
-// now is the source of "now" for the update rule. The manager reports ready
-// only once the webhook server serves, so a rollout never routes admission
-// requests to a pod that cannot answer them.
+// now is the source of "now" for the update rule and for validating merged
+// specs. The manager reports ready only once the webhook server serves, so a
+// rollout never routes admission requests to a pod that cannot answer them.
 func SetupWithManager(mgr ctrl.Manager, now clock.PassiveClock) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.NamespacedCloudProfile{}).
-		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient()}).
+		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Clock: now}).
 		Complete(); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile webhook: %w", err)
 	}

@@ -88,6 +88,22 @@ type CloudProfileSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	MachineCapabilities []CapabilityDefinition `json:"machineCapabilities,omitempty"`
+
+	// controlPlane holds settings for the control planes of clusters using
+	// this profile.
+	// +optional
+	ControlPlane *ControlPlane `json:"controlPlane,omitempty"`
+}
+
+// ControlPlane holds settings for the control planes of clusters using a
+// profile.
+type ControlPlane struct {
+	// allowZonePinning lets clusters pin their control plane to zones of
+	// their seed (a cluster's spec.controlPlane.zones). Enable it only for
+	// providers whose zone names mean the same physical zone in every
+	// account; unset means false.
+	// +optional
+	AllowZonePinning *bool `json:"allowZonePinning,omitempty"`
 }
 
 // CloudProfileStatus is what the CloudProfile controller observed.

@@ -36,8 +36,11 @@ type NamespacedMachineImage struct {
 	Name string `json:"name"`
 
 	// versions override expiry of the parent's versions (expirationDate or
-	// lifecycle start times only) or add new versions.
+	// lifecycle start times only) or add new versions. null is the same as
+	// leaving it out: Gardener writes an override that changes only
+	// updateStrategy with versions: null.
 	// +optional
+	// +nullable
 	// +listType=map
 	// +listMapKey=version
 	// +kubebuilder:validation:MaxItems=200

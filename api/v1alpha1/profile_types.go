@@ -350,6 +350,23 @@ type MachineType struct {
 	// machineCapabilities; a capability left out has all the defined values.
 	// +optional
 	Capabilities Capabilities `json:"capabilities,omitempty"`
+
+	// machineControllerManager holds settings of Gardener's machine controller
+	// manager for machines of this type, overriding the defaults of the
+	// cluster's worker pools.
+	// +optional
+	MachineControllerManager *MachineTypeMachineControllerManager `json:"machineControllerManager,omitempty"`
+}
+
+// MachineTypeMachineControllerManager holds settings of the machine controller
+// manager for machines of one type.
+type MachineTypeMachineControllerManager struct {
+	// machineCreationTimeout is how long the machine controller manager waits
+	// for a machine of this type to join the cluster before it replaces it,
+	// for types that take longer to start than usual (a Go duration, for
+	// example 20m).
+	// +optional
+	MachineCreationTimeout *metav1.Duration `json:"machineCreationTimeout,omitempty"`
 }
 
 // MachineTypeStorage is the disk of a machine type.

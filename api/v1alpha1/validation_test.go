@@ -10,7 +10,9 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -555,4 +557,49 @@ func TestProviderConfigTakesAnyJSONValue(t *testing.T) {
 			g.Expect(k8sClient.Delete(ctx, ncp)).To(Succeed())
 		})
 	}
+}
+
+// TestNamespacedImageOverrideTakesNullVersions stores an image override
+// written as Gardener writes one that changes only updateStrategy: its
+// versions field has no omitempty there, so it reads versions: null.
+func TestNamespacedImageOverrideTakesNullVersions(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ncp := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(),
+		"kind":       "NamespacedCloudProfile",
+		"metadata":   map[string]any{"name": uniqueName("ncp"), "namespace": "default"},
+		"spec": map[string]any{
+			"parent":        map[string]any{"kind": "CloudProfile", "name": "local"},
+			"machineImages": []any{map[string]any{"name": "gardenlinux", "updateStrategy": "patch", "versions": nil}},
+		},
+	}}
+	g.Expect(k8sClient.Create(ctx, ncp)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, ncp) })
+
+	got := &v1alpha1.NamespacedCloudProfile{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ncp), got)).To(Succeed())
+	g.Expect(got.Spec.MachineImages).To(HaveLen(1))
+	g.Expect(got.Spec.MachineImages[0].Versions).To(BeEmpty())
+}
+
+// TestFieldsGardenerAddedAreStored stores the fields Gardener's v1beta1
+// types gained this year and reads them back.
+func TestFieldsGardenerAddedAreStored(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	cp := validCloudProfile()
+	allow := true
+	cp.Spec.ControlPlane = &v1alpha1.ControlPlane{AllowZonePinning: &allow}
+	cp.Spec.MachineTypes = []v1alpha1.MachineType{{
+		Name: "m5.large", CPU: resource.MustParse("2"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi"),
+		MachineControllerManager: &v1alpha1.MachineTypeMachineControllerManager{MachineCreationTimeout: &metav1.Duration{Duration: 20 * time.Minute}},
+	}}
+	g.Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, cp) })
+
+	got := &v1alpha1.CloudProfile{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cp), got)).To(Succeed())
+	g.Expect(got.Spec.ControlPlane).To(Equal(cp.Spec.ControlPlane))
+	g.Expect(got.Spec.MachineTypes[0].MachineControllerManager).To(Equal(cp.Spec.MachineTypes[0].MachineControllerManager))
 }

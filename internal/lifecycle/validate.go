@@ -77,33 +77,49 @@ func (l listPath) path() *field.Path { return l.parent.Child(l.name) }
 
 func (l listPath) entry(i int, key string) *field.Path { return EntryPath(l.parent, l.name, i, key) }
 
-// ValidateCloudProfileSpec checks spec against every rule of SEMANTICS 2 that
-// a single profile can break. All errors are collected, each with its field
-// path below fldPath (for example spec.kubernetes.versions[3].lifecycle[1].startTime);
-// a nil fldPath gives paths relative to the spec. warnings are "PATH: message"
-// strings for rules that do not reject the profile.
+// ValidateCloudProfileSpec is ValidateCloudProfileSpecAt at no particular
+// time: every supported window counts towards "one supported version per
+// minor", however long ago it ended. Callers that know the time use
+// ValidateCloudProfileSpecAt, so that versions that are no longer supported
+// do not block a profile, as in Gardener.
+func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Path) (errs field.ErrorList, warnings []string) {
+	return ValidateCloudProfileSpecAt(spec, fldPath, time.Time{})
+}
+
+// ValidateCloudProfileSpecAt checks spec against every validation rule of
+// docs/lifecycle.md that a single profile can break. All errors are
+// collected, each with its field path below fldPath (for example
+// spec.kubernetes.versions[3].lifecycle[1].startTime); a nil fldPath gives
+// paths relative to the spec. warnings are "PATH: message" strings for rules
+// that do not reject the profile.
 //
-// Validation does not depend on the current time: a version that is already
-// expired when first applied is accepted (SEMANTICS 2, ours), and the update
-// rule that needs the live object is ValidateUpdate.
+// Only "one supported version per minor" depends on now: as in Gardener, it
+// applies to versions while they are supported, so versions whose supported
+// windows overlapped only before now are fine. Everything else is
+// independent of the time: a version that is already expired when first
+// applied is accepted (ours), and the update rule that needs the live object
+// is ValidateUpdate.
 //
 // The namespaced merge runs this on the merged spec, so the messages name the
 // rule and the versions involved rather than assuming the reader wrote them.
-func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Path) (errs field.ErrorList, warnings []string) {
+func ValidateCloudProfileSpecAt(spec *v1alpha1.CloudProfileSpec, fldPath *field.Path, now time.Time) (errs field.ErrorList, warnings []string) {
 	if spec == nil {
 		return field.ErrorList{field.Required(fldPath, "a cloud profile spec is required")}, nil
 	}
 	if spec.Type == "" {
 		errs = append(errs, field.Required(fldPath.Child("type"), "the provider type is required"))
 	}
-	kubernetesErrs, kubernetesWarnings := validateKubernetesVersions(spec.Kubernetes.Versions, listPath{fldPath.Child("kubernetes"), versionsField})
+	kubernetesErrs, kubernetesWarnings := validateKubernetesVersions(spec.Kubernetes.Versions, listPath{fldPath.Child("kubernetes"), versionsField}, now)
 	errs = append(errs, kubernetesErrs...)
 	warnings = append(warnings, kubernetesWarnings...)
 
-	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath)
+	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath, now)
 	errs = append(errs, imageErrs...)
 	warnings = append(warnings, imageWarnings...)
 	errs = append(errs, validateGardenerFields(spec, fldPath)...)
+	errs = append(errs, ValidateMachineTypes(spec.MachineTypes, fldPath)...)
+	errs = append(errs, ValidateVolumeTypes(spec.VolumeTypes, fldPath)...)
+	errs = append(errs, ValidateCABundle(spec.CABundle, fldPath.Child("caBundle"))...)
 	return errs, warnings
 }
 
@@ -200,7 +216,7 @@ type parsedVersion struct {
 	version *semver.Version
 }
 
-func validateKubernetesVersions(versions []v1alpha1.ExpirableVersion, list listPath) (field.ErrorList, []string) {
+func validateKubernetesVersions(versions []v1alpha1.ExpirableVersion, list listPath, now time.Time) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	if len(versions) == 0 {
 		return field.ErrorList{field.Required(list.path(), "at least one Kubernetes version is required")}, nil
@@ -233,7 +249,7 @@ func validateKubernetesVersions(versions []v1alpha1.ExpirableVersion, list listP
 	}
 
 	errs = append(errs, validateHighestKubernetesVersion(versions, parsed, list)...)
-	supportedErrs, warnings := validateOneSupportedPerMinor(expirableAt(versions), parsed, list)
+	supportedErrs, warnings := validateOneSupportedPerMinor(expirableAt(versions), parsed, list, now)
 	return append(errs, supportedErrs...), warnings
 }
 
@@ -271,6 +287,18 @@ type supportedWindow struct {
 	parsedVersion
 	start, end   time.Time
 	hasLifecycle bool
+}
+
+// endsAfter reports whether the window is not over at now: a version is
+// supported at now or will be.
+func (w supportedWindow) endsAfter(now time.Time) bool {
+	return w.end.IsZero() || w.end.After(now)
+}
+
+// overlapEndsAfter reports whether the overlap of two overlapping windows is
+// not over at now.
+func (w supportedWindow) overlapEndsAfter(o supportedWindow, now time.Time) bool {
+	return w.endsAfter(now) && o.endsAfter(now)
 }
 
 func (w supportedWindow) overlaps(o supportedWindow) bool {
@@ -337,20 +365,25 @@ func declaredSupportedWindow(v *v1alpha1.ExpirableVersion) (start, end time.Time
 	return time.Time{}, time.Time{}, false
 }
 
-// validateOneSupportedPerMinor applies "one supported version per minor"
-// (SEMANTICS 2) to one list of versions. versionAt gives the list's i-th
-// version.
+// validateOneSupportedPerMinor applies "one supported version per minor" to
+// one list of versions at now. versionAt gives the list's i-th version.
 //
-// Among versions using the deprecated API, two or more versions whose
-// classification field is supported in the same major.minor are an error on
-// every one of them, each naming the others, as in Gardener: which of them is
-// the mistake is for the user to decide. When at least one of two overlapping versions
-// uses lifecycle, the overlap of their supported windows is a warning (ours):
-// Gardener checks nothing for lifecycles, and a profile Gardener accepts must
-// still be accepted. Each version is reported at most once, against the
-// earlier-starting version it overlaps, so a minor with many versions does not
-// flood the output.
-func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion, parsed []parsedVersion, list listPath) (field.ErrorList, []string) {
+// As in Gardener, a version using the deprecated API whose classification
+// field says supported is an error when another version of its major.minor
+// is supported at the same time and that time is not over at now: another
+// such deprecated-API version that has not expired, or a lifecycle version
+// whose supported window overlaps its own. A deprecated-API version is
+// supported from always until its expirationDate, so it overlaps every
+// later supported stage unless it expires first. Each such version gets an
+// error naming the others: which of them is the mistake is for the user to
+// decide.
+//
+// Two lifecycle versions whose supported windows overlap are a warning
+// (ours): Gardener checks nothing for lifecycles, and a profile Gardener
+// accepts must still be accepted. Each version is reported at most once,
+// against the earlier-starting version it overlaps, so a minor with many
+// versions does not flood the output.
+func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion, parsed []parsedVersion, list listPath, now time.Time) (field.ErrorList, []string) {
 	var windows []supportedWindow
 	for _, p := range parsed {
 		v := versionAt(p.index)
@@ -386,54 +419,70 @@ func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion
 		if len(group) < 2 {
 			continue
 		}
-
-		var deprecatedAPI []int
-		for _, w := range group {
-			if !w.hasLifecycle {
-				deprecatedAPI = append(deprecatedAPI, w.index)
-			}
-		}
-		if len(deprecatedAPI) > 1 {
-			for _, i := range deprecatedAPI {
-				var others []string
-				for _, j := range deprecatedAPI {
-					if j != i {
-						others = append(others, list.entry(j, versionAt(j).Version).String())
-					}
-				}
-				errs = append(errs, field.Forbidden(list.entry(i, versionAt(i).Version).Child("classification"),
-					fmt.Sprintf("only one supported version per minor is allowed, but %s is classified supported too",
-						strings.Join(others, " and "))))
-			}
-		}
-
-		// Sweep in order of start (list order among equal starts). A window
-		// overlaps some earlier window exactly when it starts before the end
-		// of the earlier window reaching furthest, so remembering that one is
-		// enough. Pairs of two deprecated-API versions are the error above,
-		// so a deprecated-API window is compared only with lifecycle windows.
-		sort.SliceStable(group, func(i, j int) bool { return group[i].start.Before(group[j].start) })
-		var furthest, furthestLifecycle *supportedWindow
-		for i := range group {
-			w := &group[i]
-			against := furthest
-			if !w.hasLifecycle {
-				against = furthestLifecycle
-			}
-			if against != nil && w.overlaps(*against) {
-				warnings = append(warnings, fmt.Sprintf(
-					"%s: supported window %s of %s overlaps supported window %s of %s (%s[%d]) in the same minor; "+
-						"only one version per minor should be supported at a time",
-					list.entry(w.index, versionAt(w.index).Version), w, versionAt(w.index).Version, against,
-					versionAt(against.index).Version, list.name, against.index))
-			}
-			furthest = reachingFurther(furthest, w)
-			if w.hasLifecycle {
-				furthestLifecycle = reachingFurther(furthestLifecycle, w)
-			}
-		}
+		errs = append(errs, deprecatedAPISupportedConflicts(group, versionAt, list, now)...)
+		warnings = append(warnings, overlappingLifecycleWindows(group, versionAt, list)...)
 	}
 	return errs, warnings
+}
+
+// deprecatedAPISupportedConflicts returns the errors of Gardener's rule for
+// the supported windows of one minor (validateOneSupportedPerMinor).
+func deprecatedAPISupportedConflicts(group []supportedWindow, versionAt func(int) *v1alpha1.ExpirableVersion, list listPath, now time.Time) field.ErrorList {
+	var errs field.ErrorList
+	for _, w := range group {
+		if w.hasLifecycle || !w.endsAfter(now) {
+			continue
+		}
+		var others []string
+		classifiedOnly := true
+		for _, o := range group {
+			if o.index == w.index || !w.overlaps(o) || !w.overlapEndsAfter(o, now) {
+				continue
+			}
+			others = append(others, list.entry(o.index, versionAt(o.index).Version).String())
+			classifiedOnly = classifiedOnly && !o.hasLifecycle
+		}
+		if len(others) == 0 {
+			continue
+		}
+		how := "is classified supported too"
+		if !classifiedOnly {
+			how = "is supported at the same time (a version without lifecycle is supported from always until its expirationDate)"
+		}
+		errs = append(errs, field.Forbidden(list.entry(w.index, versionAt(w.index).Version).Child("classification"),
+			fmt.Sprintf("only one supported version per minor is allowed, but %s %s", strings.Join(others, " and "), how)))
+	}
+	return errs
+}
+
+// overlappingLifecycleWindows returns the warnings for lifecycle versions of
+// one minor whose supported windows overlap (validateOneSupportedPerMinor).
+func overlappingLifecycleWindows(group []supportedWindow, versionAt func(int) *v1alpha1.ExpirableVersion, list listPath) []string {
+	var lifecycleWindows []supportedWindow
+	for _, w := range group {
+		if w.hasLifecycle {
+			lifecycleWindows = append(lifecycleWindows, w)
+		}
+	}
+	// Sweep in order of start (list order among equal starts). A window
+	// overlaps some earlier window exactly when it starts before the end of
+	// the earlier window reaching furthest, so remembering that one is
+	// enough.
+	sort.SliceStable(lifecycleWindows, func(i, j int) bool { return lifecycleWindows[i].start.Before(lifecycleWindows[j].start) })
+	var warnings []string
+	var furthest *supportedWindow
+	for i := range lifecycleWindows {
+		w := &lifecycleWindows[i]
+		if furthest != nil && w.overlaps(*furthest) {
+			warnings = append(warnings, fmt.Sprintf(
+				"%s: supported window %s of %s overlaps supported window %s of %s (%s[%d]) in the same minor; "+
+					"only one version per minor should be supported at a time",
+				list.entry(w.index, versionAt(w.index).Version), w, versionAt(w.index).Version, furthest,
+				versionAt(furthest.index).Version, list.name, furthest.index))
+		}
+		furthest = reachingFurther(furthest, w)
+	}
+	return warnings
 }
 
 func expirableAt(versions []v1alpha1.ExpirableVersion) func(int) *v1alpha1.ExpirableVersion {
@@ -445,7 +494,7 @@ func machineImageExpirableAt(versions []v1alpha1.MachineImageVersion) func(int) 
 }
 
 // validateMachineImages checks spec.machineImages; specPath is the spec's path.
-func validateMachineImages(images []v1alpha1.MachineImage, specPath *field.Path) (field.ErrorList, []string) {
+func validateMachineImages(images []v1alpha1.MachineImage, specPath *field.Path, now time.Time) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	var warnings []string
 	firstIndexOf := make(map[string]int, len(images))
@@ -461,9 +510,10 @@ func validateMachineImages(images []v1alpha1.MachineImage, specPath *field.Path)
 			errs = append(errs, field.Duplicate(imagePath.Child("name"), fmt.Sprintf("%s (also machineImages[%d])", image.Name, first)))
 		} else {
 			firstIndexOf[image.Name] = i
+			errs = append(errs, ValidateQualifiedName(image.Name, imagePath.Child("name"))...)
 		}
 		errs = append(errs, ValidateUpdateStrategy(image.UpdateStrategy, imagePath.Child("updateStrategy"))...)
-		imageErrs, imageWarnings := validateMachineImageVersions(image, listPath{imagePath, versionsField}, constraintErrs)
+		imageErrs, imageWarnings := validateMachineImageVersions(image, listPath{imagePath, versionsField}, constraintErrs, now)
 		errs = append(errs, imageErrs...)
 		warnings = append(warnings, imageWarnings...)
 	}
@@ -478,7 +528,7 @@ func validateMachineImages(images []v1alpha1.MachineImage, specPath *field.Path)
 // accepts such a pair (it compares strings only); we reject it, naming the
 // earlier entry, because a profile that means two things at once is a
 // mistake the operator wants to hear about before clusters are updated.
-func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, constraintErrs map[string]error) (field.ErrorList, []string) {
+func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, constraintErrs map[string]error, now time.Time) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	if len(image.Versions) == 0 {
 		return field.ErrorList{field.Required(list.path(), fmt.Sprintf("machine image %q needs at least one version", image.Name))}, nil
@@ -512,6 +562,7 @@ func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, c
 			}
 		}
 		errs = append(errs, validateArchitectures(v.Architectures, versionPath.Child("architectures"))...)
+		errs = append(errs, validateContainerRuntimes(v.CRI, versionPath.Child("cri"))...)
 		if v.KubeletVersionConstraint != nil {
 			if err := parseConstraint(*v.KubeletVersionConstraint, constraintErrs); err != nil {
 				errs = append(errs, field.Invalid(versionPath.Child("kubeletVersionConstraint"), *v.KubeletVersionConstraint,
@@ -520,7 +571,7 @@ func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, c
 		}
 		errs = append(errs, ValidateExpirableVersion(v.ExpirableVersion, versionPath)...)
 	}
-	supportedErrs, warnings := validateOneSupportedPerMinor(machineImageExpirableAt(image.Versions), parsed, list)
+	supportedErrs, warnings := validateOneSupportedPerMinor(machineImageExpirableAt(image.Versions), parsed, list, now)
 	return append(errs, supportedErrs...), warnings
 }
 

@@ -92,11 +92,15 @@ func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPat
 			errs = append(errs, field.Duplicate(defPath.Child("name"), def.Name))
 		default:
 			definitions[def.Name] = def.Values
+			errs = append(errs, validateCapabilityName(def.Name, defPath.Child("name"))...)
 		}
 		if len(def.Values) == 0 {
 			errs = append(errs, field.Required(defPath.Child("values"), fmt.Sprintf("capability %q needs at least one value", def.Name)))
 		}
 		errs = append(errs, validateDistinctNonEmpty(def.Values, defPath.Child("values"))...)
+		for j, value := range def.Values {
+			errs = append(errs, ValidateQualifiedName(value, defPath.Child("values").Index(j))...)
+		}
 		if def.Name == ArchitectureCapability {
 			for j, arch := range def.Values {
 				if !slices.Contains(architectures, arch) {

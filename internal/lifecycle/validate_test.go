@@ -308,12 +308,20 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			},
 		},
 		{
-			name: "a lifecycle version overlapping a deprecated-API supported version is a warning",
+			name: "a lifecycle version supported while a deprecated-API version is supported is an error on the deprecated-API version",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withLifecycle("1.29.6",
 					stage(supported, "2024-05-01T00:00:00Z")))
 			},
-			wantWarnings: []string{"spec.kubernetes.versions[5] (1.29.6): "},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[2] (1.29.5).classification"},
+		},
+		{
+			name: "a lifecycle version supported only after a deprecated-API version expired is fine",
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Kubernetes.Versions[2] = withDeprecatedAPI("1.29.5", supported, "2024-05-01T00:00:00Z")
+				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withLifecycle("1.29.6",
+					stage(preview, ""), stage(supported, "2024-05-01T00:00:00Z")))
+			},
 		},
 		{
 			name: "a supported stage replaced at its own start time has an empty window",

@@ -191,28 +191,42 @@ func lifecycleVersion(version string, stages []v1alpha1.LifecycleStage) v1alpha1
 	return v1alpha1.ExpirableVersion{Version: version, Lifecycle: stages}
 }
 
-// onlyExpiryDiffers checks that an override of an existing machine-image
-// version sets no field other than its expiry to a value different from the
-// parent's. A field left out keeps the parent's value; repeating the parent's
-// value is allowed so that a version can be copied from the parent and its
-// date edited.
-func onlyExpiryDiffers(parent, override v1alpha1.MachineImageVersion, fldPath *field.Path) field.ErrorList {
+// extendedVersionFields checks that an override of an existing
+// machine-image version sets none of the fields Gardener forbids on it: cri,
+// architectures, capabilityFlavors and kubeletVersionConstraint, even when
+// they equal the parent's ("must not provide … to an extended machine
+// image"). inPlaceUpdates, which Gardener does not list, may repeat the
+// parent's value but not change it.
+func extendedVersionFields(parent, override v1alpha1.MachineImageVersion, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(override.CRI) > 0 && !equality.Semantic.DeepEqual(override.CRI, parent.CRI) {
-		errs = append(errs, field.Forbidden(fldPath.Child("cri"), onlyExpiryDetail))
+	forbid := func(set bool, name string) {
+		if set {
+			errs = append(errs, field.Forbidden(fldPath.Child(name), extendedVersionDetail))
+		}
 	}
-	if len(override.Architectures) > 0 && !lifecycle.SameSet(override.Architectures, parent.Architectures) {
-		errs = append(errs, field.Forbidden(fldPath.Child("architectures"), onlyExpiryDetail))
-	}
-	if len(override.CapabilityFlavors) > 0 && !equality.Semantic.DeepEqual(override.CapabilityFlavors, parent.CapabilityFlavors) {
-		errs = append(errs, field.Forbidden(fldPath.Child("capabilityFlavors"), onlyExpiryDetail))
-	}
+	forbid(len(override.CRI) > 0, "cri")
+	forbid(len(override.Architectures) > 0, "architectures")
+	forbid(len(override.CapabilityFlavors) > 0, "capabilityFlavors")
+	forbid(override.KubeletVersionConstraint != nil, "kubeletVersionConstraint")
 	if override.InPlaceUpdates != nil && !equality.Semantic.DeepEqual(override.InPlaceUpdates, parent.InPlaceUpdates) {
 		errs = append(errs, field.Forbidden(fldPath.Child("inPlaceUpdates"), onlyExpiryDetail))
 	}
-	if override.KubeletVersionConstraint != nil &&
-		(parent.KubeletVersionConstraint == nil || *override.KubeletVersionConstraint != *parent.KubeletVersionConstraint) {
-		errs = append(errs, field.Forbidden(fldPath.Child("kubeletVersionConstraint"), onlyExpiryDetail))
-	}
 	return errs
+}
+
+// extendedVersionDetail is the message for a field an override of a parent's
+// image version may not set at all.
+const extendedVersionDetail = "may not be set on an override of a version its parent has, not even to the parent's value: " +
+	"a namespaced profile may change only expirationDate or lifecycle start times of such a version, and keeps the rest from the parent"
+
+// expiryRequired refuses an override of a parent's version that changes
+// nothing: without expirationDate or lifecycle it is a silent no-op whose
+// author believes something is in effect. Gardener refuses it too. A
+// classification is refused on its own by mergeExpiry.
+func expiryRequired(override v1alpha1.ExpirableVersion, fldPath *field.Path) field.ErrorList {
+	if override.ExpirationDate != nil || len(override.Lifecycle) > 0 || override.Classification != nil {
+		return nil
+	}
+	return field.ErrorList{field.Required(fldPath.Child("expirationDate"),
+		fmt.Sprintf("an override of the parent's version %s must set expirationDate or lifecycle; without either it changes nothing (leave the version out to keep the parent's)", override.Version))}
 }

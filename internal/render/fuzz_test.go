@@ -185,7 +185,7 @@ func mergeFuzzSeeds(f *testing.F) [][2][]byte {
 	}
 	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", "8"), machineType("m5.xlarge", "16")}
 	ncp.VolumeTypes = []v1alpha1.VolumeType{{Name: "io2", Class: "premium"}}
-	ncp.CABundle = ptrTo("override")
+	ncp.CABundle = ptrTo(testCertificate(f, "override"))
 	add(parent, ncp)
 	return seeds
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,8 +23,10 @@ import (
 // rendering example lists some added entries first; SEMANTICS 3 decides).
 // type, regions and providerConfig always come from the parent.
 //
-//   - Kubernetes versions: every override must name a parent version; it may
-//     set expirationDate or lifecycle start times, never classification. The
+//   - Kubernetes versions: every override must name a parent version; it must
+//     set expirationDate or lifecycle start times (an override setting
+//     neither changes nothing and is refused, as in Gardener), never
+//     classification. The
 //     lifecycles are merged in lifecycle form: each override stage replaces
 //     the start S of the parent's stage of the same classification (a stage
 //     the parent lacks is an error), an expirationDate sets the expired stage
@@ -33,12 +36,13 @@ import (
 //   - Machine images: images the parent lacks are appended whole; for a parent
 //     image the override may change updateStrategy, override the expiry of
 //     existing versions exactly like Kubernetes versions, and append versions.
-//     Any other field of an existing version (cri, architectures,
-//     kubeletVersionConstraint) set to a different value is an error naming
-//     that field.
+//     As in Gardener, an override of an existing version may not set cri,
+//     architectures, capabilityFlavors or kubeletVersionConstraint at all,
+//     not even to the parent's value; each is an error naming the field.
 //   - Machine and volume types replace the parent's entry of the same name in
 //     place or are appended.
-//   - caBundle is the parent's bundle followed by the override's.
+//   - caBundle is the parent's bundle followed by the override's, which must
+//     start with a PEM certificate as a CloudProfile's does.
 //
 // Decisions where SEMANTICS 3 and the GEPs are silent:
 //   - Form of a merged version. A version no override touches keeps the
@@ -54,9 +58,8 @@ import (
 //     stage twice, in rank order, start times not decreasing, no unavailable
 //     stage; otherwise the result would depend on the order they are listed.
 //   - Overrides of existing machine-image versions may not set classification
-//     either, as for Kubernetes versions. Repeating a parent version's other
-//     fields with equal values is allowed (architectures compared as a set),
-//     so a version can be copied from the parent and only its date edited.
+//     either, as for Kubernetes versions. inPlaceUpdates, which Gardener does
+//     not forbid, may repeat the parent's value but not change it.
 //   - An added image without updateStrategy gets major, the default the API
 //     server gives every CloudProfile image. It needs at least one version,
 //     checked here under spec.machineImages[i].versions; everything else about
@@ -84,20 +87,31 @@ import (
 //
 // When there is any error the merged spec is nil, so callers keep the previous
 // status.cloudProfileSpec rather than publish a half-merged profile.
+//
+// The merged spec is validated at no particular time
+// (lifecycle.ValidateCloudProfileSpec); MergeNamespacedAt validates it at a
+// given time.
 func MergeNamespaced(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
-	merged, errs, _ := mergeAndValidate(parent, ncp)
+	return MergeNamespacedAt(parent, ncp, time.Time{})
+}
+
+// MergeNamespacedAt is MergeNamespaced with the merged spec validated at now
+// (lifecycle.ValidateCloudProfileSpecAt), so that versions whose supported
+// windows overlapped only before now do not block it, as in Gardener.
+func MergeNamespacedAt(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	merged, errs, _ := mergeAndValidate(parent, ncp, now)
 	return merged, errs
 }
 
-// mergeAndValidate is MergeNamespaced that also returns the validation
+// mergeAndValidate is MergeNamespacedAt that also returns the validation
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
 // ValidateSet can report them without validating the merged spec again.
-func mergeAndValidate(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
+func mergeAndValidate(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
 	merged, errs := mergeOverrides(parent, ncp)
 	if len(errs) > 0 {
 		return nil, errs, nil
 	}
-	validationErrs, warnings := lifecycle.ValidateCloudProfileSpec(merged, mergedSpecPath)
+	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(merged, mergedSpecPath, now)
 	if len(validationErrs) > 0 {
 		for _, e := range validationErrs {
 			if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
@@ -219,6 +233,9 @@ func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedC
 		func(t v1alpha1.MachineType) string { return t.Name }, specPath, "machineTypes")
 	m.spec.VolumeTypes = mergeNamed(m, m.spec.VolumeTypes, override.VolumeTypes,
 		func(t v1alpha1.VolumeType) string { return t.Name }, specPath, "volumeTypes")
+	// Only the first certificate of the merged bundle is the parent's, so the
+	// override's own bundle is checked where it is written.
+	m.errs = append(m.errs, lifecycle.ValidateCABundle(override.CABundle, specPath.Child("caBundle"))...)
 	m.spec.CABundle = concatCABundles(m.spec.CABundle, override.CABundle)
 	m.mergeLimits(override.Limits, specPath.Child("limits"))
 
@@ -268,7 +285,9 @@ func (m *merge) mergeKubernetes(overrides []v1alpha1.ExpirableVersion, kubernete
 				m.notInParent(path.Child("version"), o.Version, "Kubernetes version")
 				return
 			}
-			merged, errs := mergeExpiry(m.spec.Kubernetes.Versions[parentIndex], o, path, m.parentName)
+			errs := expiryRequired(o, path)
+			merged, expiryErrs := mergeExpiry(m.spec.Kubernetes.Versions[parentIndex], o, path, m.parentName)
+			errs = append(errs, expiryErrs...)
 			m.errs = append(m.errs, errs...)
 			if len(errs) == 0 {
 				m.spec.Kubernetes.Versions[parentIndex] = merged
@@ -333,7 +352,8 @@ func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, override
 				return
 			}
 			parentVersion := image.Versions[parentIndex]
-			errs := onlyExpiryDiffers(parentVersion, o, path)
+			errs := extendedVersionFields(parentVersion, o, path)
+			errs = append(errs, expiryRequired(o.ExpirableVersion, path)...)
 			merged, expiryErrs := mergeExpiry(parentVersion.ExpirableVersion, o.ExpirableVersion, path, m.parentName)
 			errs = append(errs, expiryErrs...)
 			m.errs = append(m.errs, errs...)

@@ -103,13 +103,17 @@ func TestMergeNamespacedImageVersionCapabilities(t *testing.T) {
 		wantErrs []string
 	}{
 		{
-			name:     "repeating the parent's flavors and in-place updates is allowed",
-			override: v1alpha1.MachineImageVersion{ExpirableVersion: plainVersion("1592.1.0"), CapabilityFlavors: capabilityParent().MachineImages[0].Versions[0].CapabilityFlavors},
+			name: "repeating the parent's flavors is refused, as in Gardener",
+			override: v1alpha1.MachineImageVersion{
+				ExpirableVersion:  deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"),
+				CapabilityFlavors: capabilityParent().MachineImages[0].Versions[0].CapabilityFlavors,
+			},
+			wantErrs: []string{"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).capabilityFlavors: Forbidden"},
 		},
 		{
 			name: "other flavors or in-place updates of a parent version are refused",
 			override: v1alpha1.MachineImageVersion{
-				ExpirableVersion:  plainVersion("1592.1.0"),
+				ExpirableVersion:  deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"),
 				CapabilityFlavors: []v1alpha1.Capabilities{{"architecture": {"amd64"}}},
 				InPlaceUpdates:    &v1alpha1.InPlaceUpdates{Supported: true},
 			},

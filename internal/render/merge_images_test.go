@@ -79,7 +79,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 			}},
 		},
 		{
-			name: "an override may repeat a parent version's other fields unchanged, in any order",
+			name: "an override may not restate a parent version's cri, architectures or kubelet constraint, even unchanged, as in Gardener",
 			overrides: []v1alpha1.NamespacedMachineImage{{
 				Name: "gardenlinux",
 				Versions: []v1alpha1.MachineImageVersion{{
@@ -89,10 +89,30 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 					KubeletVersionConstraint: ptrTo(">= 1.30"),
 				}},
 			}},
+			wantErrs: []string{
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).cri: Forbidden",
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).architectures: Forbidden",
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).kubeletVersionConstraint: Forbidden",
+			},
+		},
+		{
+			name: "an override of a parent image version without expiry or lifecycle is refused",
+			overrides: []v1alpha1.NamespacedMachineImage{{
+				Name:     "gardenlinux",
+				Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1592.1.0"))},
+			}},
+			wantErrs: []string{"spec.machineImages[0] (gardenlinux).versions[0] (1592.1.0).expirationDate: Required value"},
+		},
+		{
+			name: "an added version needs no expiry",
+			overrides: []v1alpha1.NamespacedMachineImage{{
+				Name:     "gardenlinux",
+				Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1592.9.0"))},
+			}},
 			want: []v1alpha1.MachineImage{{
 				Name:           "gardenlinux",
 				UpdateStrategy: strategy(v1alpha1.UpdateStrategyMinor),
-				Versions:       []v1alpha1.MachineImageVersion{parentImageVersion(deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"))},
+				Versions:       []v1alpha1.MachineImageVersion{parentImageVersion(plainVersion("1592.1.0")), imageVersion(plainVersion("1592.9.0"))},
 			}},
 		},
 		{

@@ -37,6 +37,20 @@ func TestMergeNamespacedKubernetesVersions(t *testing.T) {
 			wantErrs:  []string{"spec.kubernetes.versions[0] (1.27.0).version: Not found"},
 		},
 		{
+			name:      "an override without expirationDate or lifecycle is an error: it would change nothing",
+			parent:    withNewest(deprecatedAPIVersion("1.29.0", deprecated, "2030-01-01T00:00:00Z")),
+			overrides: []v1alpha1.ExpirableVersion{plainVersion("1.29.0")},
+			wantErrs:  []string{"spec.kubernetes.versions[0] (1.29.0).expirationDate: Required value"},
+		},
+		{
+			name: "an override that makes a deprecated-API supported version overlap a supported lifecycle version is an error",
+			parent: withNewest(
+				deprecatedAPIVersion("1.29.1", supported, "2025-01-01T00:00:00Z"),
+				staged("1.29.0", stage(preview, ""), stage(supported, "2025-01-01T00:00:00Z"))),
+			overrides: []v1alpha1.ExpirableVersion{deprecatedAPIVersion("1.29.1", "", "2027-01-01T00:00:00Z")},
+			wantErrs:  []string{"status.cloudProfileSpec.kubernetes.versions[0] (1.29.1).classification: Forbidden"},
+		},
+		{
 			name:      "an expirationDate override of a deprecated-API version keeps the deprecated form and its classification",
 			parent:    withNewest(deprecatedAPIVersion("1.29.0", deprecated, "2025-01-01T00:00:00Z")),
 			overrides: []v1alpha1.ExpirableVersion{deprecatedAPIVersion("1.29.0", "", "2026-01-01T00:00:00Z")},

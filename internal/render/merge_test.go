@@ -2,6 +2,9 @@ package render
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -71,8 +74,8 @@ func TestMergeNamespacedMachineAndVolumeTypes(t *testing.T) {
 }
 
 func TestMergeNamespacedCABundle(t *testing.T) {
-	const parentPEM = "-----BEGIN CERTIFICATE-----\nparent\n-----END CERTIFICATE-----"
-	const overridePEM = "-----BEGIN CERTIFICATE-----\noverride\n-----END CERTIFICATE-----\n"
+	parentPEM := strings.TrimSuffix(testCertificate(t, "parent"), "\n")
+	overridePEM := testCertificate(t, "override")
 	tests := []struct {
 		name     string
 		parent   *string
@@ -98,11 +101,6 @@ func TestMergeNamespacedCABundle(t *testing.T) {
 			name:   "an override's bundle alone is used",
 			parent: nil, override: ptrTo(overridePEM),
 			want: ptrTo(overridePEM),
-		},
-		{
-			name:   "an empty override bundle leaves the parent's unchanged",
-			parent: ptrTo(parentPEM), override: ptrTo(""),
-			want: ptrTo(parentPEM),
 		},
 		{
 			name: "no bundle on either side stays unset",
@@ -199,7 +197,7 @@ func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 	g := NewWithT(t)
 	parent := profile()
 	parent.Kubernetes.Versions = withNewest(staged("1.30.0", stage(supported, ""), stage(deprecated, "2025-01-01T00:00:00Z")))
-	parent.CABundle = ptrTo("parent")
+	parent.CABundle = ptrTo(testCertificate(t, "parent"))
 	ncp := namespaced()
 	ncp.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
 		staged("1.30.0", stage(supported, "2024-01-01T00:00:00Z"), stage(deprecated, "2026-01-01T00:00:00Z")),
@@ -210,7 +208,7 @@ func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 		Versions:       []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1443.2.0"))},
 	}}
 	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", "8")}
-	ncp.CABundle = ptrTo("override")
+	ncp.CABundle = ptrTo(testCertificate(t, "override"))
 	parentBefore, ncpBefore := parent.DeepCopy(), ncp.DeepCopy()
 
 	merged, errs := MergeNamespaced(parent, ncp)
@@ -359,6 +357,35 @@ func TestMergeByKey(t *testing.T) {
 				errs = append(errs, e.Error())
 			}
 			g.Expect(errs).To(Equal(tt.wantErrors))
+		})
+	}
+}
+
+// testCertificate reads the PEM certificate testdata/certificates/NAME.pem.
+func testCertificate(t testing.TB, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "certificates", name+".pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestMergeNamespacedRefusesAnOverrideCABundleThatIsNoCertificate(t *testing.T) {
+	for _, bundle := range []string{"", "not a certificate"} {
+		t.Run(fmt.Sprintf("%q", bundle), func(t *testing.T) {
+			g := NewWithT(t)
+			parent := profile()
+			parent.CABundle = ptrTo(testCertificate(t, "parent"))
+			ncp := namespaced()
+			ncp.CABundle = ptrTo(bundle)
+
+			merged, errs := MergeNamespaced(parent, ncp)
+
+			g.Expect(merged).To(BeNil())
+			g.Expect(errs).To(HaveLen(1))
+			g.Expect(errs[0].Field).To(Equal("spec.caBundle"))
+			g.Expect(errs[0].Detail).To(HavePrefix("not a PEM-encoded certificate"))
 		})
 	}
 }

@@ -70,10 +70,18 @@ func ApplyDefaultNamespace(objects []Object, namespace string) {
 //     written, a NamespacedCloudProfile's merged spec included
 //     (storedSizeProblem).
 //
-// The error is only for a failed lookupParent.
+// The error is only for a failed lookupParent. The profiles are validated at
+// no particular time; ValidateSetAt validates them at a given time.
 func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
+	return ValidateSetAt(objects, lookupParent, time.Time{})
+}
+
+// ValidateSetAt is ValidateSet with every spec validated at now
+// (lifecycle.ValidateCloudProfileSpecAt), so that versions whose supported
+// windows overlapped only before now do not block a profile, as in Gardener.
+func ValidateSetAt(objects []Object, lookupParent ParentLookup, now time.Time) (Report, error) {
 	report := Report{merged: make(map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec)}
-	parents := newParentIndex(objects, lookupParent)
+	parents := newParentIndex(objects, lookupParent, now)
 	firstIndexOf := make(map[string]int, len(objects))
 	for i, o := range objects {
 		key := o.Ref()
@@ -89,7 +97,7 @@ func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
 				report.Problems = append(report.Problems, o.problem("metadata.namespace",
 					fmt.Sprintf("Forbidden: a CloudProfile is cluster-scoped and has no namespace (remove %q)", o.CloudProfile.Namespace)))
 			}
-			errs, warnings := lifecycle.ValidateCloudProfileSpec(&o.CloudProfile.Spec, field.NewPath("spec"))
+			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&o.CloudProfile.Spec, field.NewPath("spec"), now)
 			report.Problems = append(report.Problems, o.fieldErrorProblems(errs)...)
 			report.Warnings = append(report.Warnings, o.warningProblems(warnings, nil)...)
 			if problem, tooLarge := storedSizeProblem(o, nil); tooLarge {
@@ -112,7 +120,7 @@ func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
 				fmt.Sprintf("Invalid value: %q: the parent CloudProfile is invalid (see its problems), so this profile cannot be merged", ncp.Spec.Parent.Name)))
 			continue
 		}
-		merged, errs, warnings := mergeAndValidate(parent.spec, &ncp.Spec)
+		merged, errs, warnings := mergeAndValidate(parent.spec, &ncp.Spec, now)
 		report.Problems = append(report.Problems, o.fieldErrorProblems(ExplainMissingParent(errs, parents.where()))...)
 		if len(errs) == 0 {
 			report.merged[ncp] = merged
@@ -184,10 +192,11 @@ type parentIndex struct {
 	inSet  map[string]*v1alpha1.CloudProfile
 	lookup ParentLookup
 	found  map[string]parent
+	now    time.Time // the time parents in the set are validated at
 }
 
-func newParentIndex(objects []Object, lookup ParentLookup) *parentIndex {
-	index := &parentIndex{inSet: make(map[string]*v1alpha1.CloudProfile), lookup: lookup, found: make(map[string]parent)}
+func newParentIndex(objects []Object, lookup ParentLookup, now time.Time) *parentIndex {
+	index := &parentIndex{inSet: make(map[string]*v1alpha1.CloudProfile), lookup: lookup, found: make(map[string]parent), now: now}
 	for _, o := range objects {
 		if o.CloudProfile != nil {
 			if _, seen := index.inSet[o.CloudProfile.Name]; !seen {
@@ -213,7 +222,7 @@ func (p *parentIndex) find(name string) (parent, error) {
 	}
 	var result parent
 	if cp, ok := p.inSet[name]; ok {
-		errs, _ := lifecycle.ValidateCloudProfileSpec(&cp.Spec, nil)
+		errs, _ := lifecycle.ValidateCloudProfileSpecAt(&cp.Spec, nil, p.now)
 		result = parent{spec: WithServerDefaults(&cp.Spec), invalid: len(errs) > 0}
 	} else if p.lookup != nil && name != "" {
 		spec, found, err := p.lookup(name)
@@ -255,7 +264,7 @@ func WithServerDefaults(spec *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileS
 // controller's. On errors the status is empty, so the controller keeps the
 // previous one.
 func NamespacedStatus(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (v1alpha1.NamespacedCloudProfileStatus, field.ErrorList) {
-	merged, errs := MergeNamespaced(parent, ncp)
+	merged, errs := MergeNamespacedAt(parent, ncp, now)
 	if len(errs) > 0 {
 		return v1alpha1.NamespacedCloudProfileStatus{}, errs
 	}

@@ -282,3 +282,26 @@ func TestExplainMissingParent(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateSetAtCountsOnlyVersionsSupportedFromNowOn(t *testing.T) {
+	g := NewWithT(t)
+	parent := profile()
+	parent.Kubernetes.Versions = withNewest(
+		deprecatedAPIVersion("1.29.1", supported, "2025-01-01T00:00:00Z"),
+		deprecatedAPIVersion("1.29.0", supported, "2024-06-01T00:00:00Z"))
+	cp := &v1alpha1.CloudProfile{Spec: *parent}
+	cp.Name = "aws"
+	ncp := &v1alpha1.NamespacedCloudProfile{Spec: *namespaced()}
+	ncp.Name, ncp.Namespace = "team-a", "team-a"
+	ncp.Spec.Parent.Name = "aws"
+	objects := []Object{{File: "aws.yaml", CloudProfile: cp}, {File: "team-a.yaml", NamespacedCloudProfile: ncp}}
+
+	before, err := ValidateSetAt(objects, nil, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(problemLines(before.Problems)).To(ContainElement(ContainSubstring("spec.kubernetes.versions[0] (1.29.1).classification: Forbidden: only one supported version per minor")))
+
+	after, err := ValidateSetAt(objects, nil, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after.Problems).To(BeEmpty(), "both versions expired before now, so neither is supported")
+	g.Expect(after.MergedSpec(ncp)).NotTo(BeNil())
+}
