@@ -88,7 +88,7 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 	wallNow := r.Clock.Now()
 	now := r.times.at(req.NamespacedName, wallNow)
-	errs, warnings := lifecycle.ValidateCloudProfileSpec(&obj.Spec, field.NewPath("spec"))
+	errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&obj.Spec, field.NewPath("spec"), now)
 	if len(errs) > 0 {
 		// No status guesswork: classifications of an invalid spec would claim
 		// things that are not so; the condition says what to fix.

@@ -502,7 +502,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 	}
 	startPhase(ctx, phaseValidate)
 	objects := decoded.objects
-	report, err := render.ValidateSet(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+	report, err := render.ValidateSetAt(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, ok := live.cloudProfiles[name]
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
@@ -510,7 +510,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 			return nil, false, nil
 		}
 		return &cp.Spec, true, nil
-	})
+	}, r.Clock.Now())
 	if err != nil {
 		return decodedRevision{}, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}

@@ -695,7 +695,7 @@ type checkedProfiles struct {
 // are valid, as 'evaluate' does. The error is for a failed lookup.
 func checkProfiles(docs []render.Document, lookup render.ParentLookup, now time.Time) (checkedProfiles, error) {
 	objects, problems := render.DecodeDocuments(docs)
-	report, err := render.ValidateSet(objects, lookup)
+	report, err := render.ValidateSetAt(objects, lookup, now)
 	if err != nil {
 		return checkedProfiles{}, fmt.Errorf("validating profiles: %w", err)
 	}

@@ -139,9 +139,9 @@ func displayInput(path, given, file string) string {
 // to stderr, and when the set is invalid every problem, one per line; ok is
 // false then. The report holds the merged namespaced profiles for
 // render.EvaluateSet.
-func loadProfiles(docs []render.Document, stderr io.Writer) (objects []render.Object, report render.Report, ok bool) {
+func loadProfiles(docs []render.Document, at time.Time, stderr io.Writer) (objects []render.Object, report render.Report, ok bool) {
 	objects, problems := render.DecodeDocuments(docs)
-	report, err := render.ValidateSet(objects, nil)
+	report, err := render.ValidateSetAt(objects, nil, at)
 	if err != nil {
 		// Without a parent lookup ValidateSet has nothing that can fail.
 		fmt.Fprintf(stderr, "validating profiles: %v\n", err)
@@ -169,7 +169,7 @@ func printProblems(problems render.Problems, stderr io.Writer) {
 // evaluateProfiles loads docs and computes every object's status at t; ok is
 // false when the input is invalid (reported on stderr).
 func evaluateProfiles(docs []render.Document, at time.Time, stderr io.Writer) ([]render.Object, bool) {
-	objects, report, ok := loadProfiles(docs, stderr)
+	objects, report, ok := loadProfiles(docs, at, stderr)
 	if !ok {
 		return nil, false
 	}

@@ -124,7 +124,7 @@ func ValidateSetAt(objects []Object, lookupParent ParentLookup, now time.Time) (
 		report.Problems = append(report.Problems, o.fieldErrorProblems(ExplainMissingParent(errs, parents.where()))...)
 		if len(errs) == 0 {
 			report.merged[ncp] = merged
-			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, warnings)...)
+			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, warnings, now)...)
 		}
 		if problem, tooLarge := storedSizeProblem(o, merged); tooLarge {
 			report.Problems = append(report.Problems, problem)
@@ -136,11 +136,11 @@ func ValidateSetAt(objects []Object, lookupParent ParentLookup, now time.Time) (
 // mergedWarnings returns those of the merged spec's validation warnings that
 // the parent's spec does not have already: those are the parent's to fix and
 // are reported there.
-func (o Object) mergedWarnings(parent *v1alpha1.CloudProfileSpec, warnings []string) Problems {
+func (o Object) mergedWarnings(parent *v1alpha1.CloudProfileSpec, warnings []string, now time.Time) Problems {
 	if len(warnings) == 0 {
 		return nil
 	}
-	_, parentWarnings := lifecycle.ValidateCloudProfileSpec(parent, mergedSpecPath)
+	_, parentWarnings := lifecycle.ValidateCloudProfileSpecAt(parent, mergedSpecPath, now)
 	known := make(map[string]bool, len(parentWarnings))
 	for _, w := range parentWarnings {
 		known[w] = true
