@@ -162,8 +162,8 @@ func TestSyncMetricsFollowTheSyncAndEndWithTheProfileSync(t *testing.T) {
 		g.Eventually(func(g Gomega) {
 			got := getProfileSync(g, sync)
 			g.Expect(got.Status.LastAttemptedRevision).To(Equal("main@sha1:" + broken))
-			g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.BuildFailedReason))
-			g.Expect(value(g, "profilesync_sync_revisions_refused_total", withLabels(syncLabels, "reason", v1alpha1.BuildFailedReason))).To(Equal(1.0))
+			g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.ValidationFailedReason), "a problem of the profile itself")
+			g.Expect(value(g, "profilesync_sync_revisions_refused_total", withLabels(syncLabels, "reason", v1alpha1.ValidationFailedReason))).To(Equal(1.0))
 			g.Expect(value(g, "profilesync_sync_ready", syncLabels)).To(Equal(0.0))
 			g.Expect(series(g, testMetrics, "profilesync_sync_applied_revision_info", withLabels(syncLabels, "revision", "main@sha1:"+first))).To(HaveLen(1))
 		}).WithTimeout(15 * time.Second).Should(Succeed())

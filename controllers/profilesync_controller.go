@@ -129,6 +129,8 @@ type syncError struct {
 	// stalled: the revision (or the spec) itself is wrong; retrying the same
 	// revision cannot succeed, so the sync waits for a new commit or spec.
 	stalled bool
+	// timeless: see failureKind.
+	timeless bool
 }
 
 func (e *syncError) Error() string { return e.err.Error() }
@@ -140,6 +142,10 @@ func (e *syncError) Unwrap() error { return e.err }
 type failureKind struct {
 	condition, reason string
 	stalled           bool
+	// timeless: the same revision and spec fail the same way whatever the
+	// time and the cluster (the revision's build and its profiles' own
+	// content), so the refusal is remembered without a recheck.
+	timeless bool
 }
 
 // The kinds of failure, the one table the failure helpers below, the
@@ -148,8 +154,11 @@ var (
 	fetchFailure = failureKind{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason}
 	// A bad ref, semver range or credential Secret, or a revision over the
 	// checkout size limit: the fetch fails the same way until changed.
-	fetchRefusal      = failureKind{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, stalled: true}
-	buildFailure      = failureKind{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, stalled: true}
+	fetchRefusal = failureKind{condition: v1alpha1.FetchFailedCondition, reason: v1alpha1.FetchFailedReason, stalled: true}
+	buildFailure = failureKind{condition: v1alpha1.BuildFailedCondition, reason: v1alpha1.BuildFailedReason, stalled: true, timeless: true}
+	// The profiles themselves are wrong (found by the build's reading or by
+	// decoding): the author fixes them as any other validation failure.
+	contentFailure    = failureKind{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, stalled: true, timeless: true}
 	validationFailure = failureKind{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.ValidationFailedReason, stalled: true}
 	policyFailure     = failureKind{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.PolicyViolationReason, stalled: true}
 	accessFailure     = failureKind{condition: v1alpha1.ValidationFailedCondition, reason: v1alpha1.AccessDeniedReason, stalled: true}
@@ -159,11 +168,11 @@ var (
 	// backoff, so an old Ready=True never stays in place.
 	unexpectedFailure = failureKind{reason: v1alpha1.SyncFailedReason}
 
-	failureKinds = []failureKind{fetchFailure, fetchRefusal, buildFailure, validationFailure, policyFailure, accessFailure, applyFailure, unexpectedFailure}
+	failureKinds = []failureKind{fetchFailure, fetchRefusal, buildFailure, contentFailure, validationFailure, policyFailure, accessFailure, applyFailure, unexpectedFailure}
 )
 
 func (k failureKind) of(err error) *syncError {
-	return &syncError{condition: k.condition, reason: k.reason, err: err, stalled: k.stalled}
+	return &syncError{condition: k.condition, reason: k.reason, err: err, stalled: k.stalled, timeless: k.timeless}
 }
 
 // failureConditions are the conditions of the phases that can fail; at most
@@ -199,8 +208,21 @@ func fetchFailed(err error) error {
 	return fetchFailure.of(err)
 }
 
-// buildFailed: the revision does not build or decode; only a new commit helps.
-func buildFailed(err error) error { return buildFailure.of(err) }
+// buildFailed: the revision does not build; only a new commit helps. A
+// build that failed on problems of the profiles themselves (render.Problems)
+// is a content failure instead.
+func buildFailed(err error) error {
+	var problems render.Problems
+	if errors.As(err, &problems) {
+		return contentFailed(err)
+	}
+	return buildFailure.of(err)
+}
+
+// contentFailed: the revision's profiles themselves are wrong, found before
+// they could be validated as a set (a file's YAML, a profile that does not
+// decode); only a new commit helps.
+func contentFailed(err error) error { return contentFailure.of(err) }
 
 // validationFailed: the revision breaks a rule, ours or the API server's.
 func validationFailed(err error) error { return validationFailure.of(err) }
@@ -490,7 +512,7 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 		}
 		objects, problems := render.DecodeDocuments(docs)
 		if len(problems) > 0 {
-			return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
+			return decodedRevision{}, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
 		}
 		render.ApplyDefaultNamespace(objects, obj.Namespace)
 		digests, err := contentDigests(objects)

@@ -34,9 +34,9 @@ func attemptOf(obj *v1alpha1.ProfileSync, revision string) refusalAttempt {
 // tens of seconds of CPU and hundreds of MB; built at every interval, a
 // refused revision would cost that forever.
 //
-// A build does not depend on time or on the cluster, so BuildFailed is
-// remembered until the attempt changes, unless the build was stopped at its
-// deadline. The checks after it do: the policy
+// A build, and the profiles' own content, do not depend on time or on the
+// cluster, so such a refusal is remembered until the attempt changes, unless
+// the build was stopped at its deadline. The checks after them do: the policy
 // compares dates with now, and validation and tenancy read parents and
 // other ProfileSyncs on the cluster. Those refusals are checked again after
 // the recheck interval, from the decoded revision that is kept anyway.
@@ -87,10 +87,10 @@ func (m *rememberedRefusals) remember(key string, attempt refusalAttempt, err *s
 }
 
 // dependsOnTime tells a refusal that another look may undo: every check
-// after the build, and a build stopped at its deadline (it may finish on a
-// machine less busy).
+// that reads the time or the cluster, and a build stopped at its deadline
+// (it may finish on a machine less busy).
 func dependsOnTime(err *syncError) bool {
-	return err.reason != v1alpha1.BuildFailedReason || errors.Is(err, context.DeadlineExceeded)
+	return !err.timeless || errors.Is(err, context.DeadlineExceeded)
 }
 
 func (m *rememberedRefusals) forget(key string) {

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,8 +39,12 @@ func stepNamespaced(namespace, name, parent string, versions ...string) *v1alpha
 	}
 	if len(versions) > 0 {
 		ncp.Spec.Kubernetes = &v1alpha1.KubernetesSettings{}
+		// An override of a parent version retimes its lifecycle: one that
+		// sets nothing is refused, as Gardener refuses it.
+		supported := metav1.NewTime(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
 		for _, v := range versions {
-			ncp.Spec.Kubernetes.Versions = append(ncp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: v})
+			ncp.Spec.Kubernetes.Versions = append(ncp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: v,
+				Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationSupported, StartTime: &supported}}})
 		}
 	}
 	return ncp

@@ -177,7 +177,7 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 			commit: func(string) map[string]string {
 				return map[string]string{"bad.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: Bad_Name!\nspec:\n  type: local\n"}
 			},
-			wantReason: v1alpha1.BuildFailedReason,
+			wantReason: v1alpha1.ValidationFailedReason,
 			wantInMsg:  []string{"bad.yaml: CloudProfile/Bad_Name!: metadata.name: Invalid value: \"Bad_Name!\""},
 		},
 		{
@@ -186,8 +186,24 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 				return map[string]string{"profiles.yaml": strings.Replace(singleProfileRepo(profile, "1.31.0")["profiles.yaml"],
 					"  name: "+profile+"\n", "  name: "+profile+"\n  labels:\n    "+v1alpha1.OwnerNameLabel+": someone-else\n", 1)}
 			},
-			wantReason: v1alpha1.BuildFailedReason,
+			wantReason: v1alpha1.ValidationFailedReason,
 			wantInMsg:  []string{"profiles.yaml: CloudProfile/", "metadata.labels", v1alpha1.OwnerNameLabel},
+		},
+		{
+			name: "a lifecycle stage written twice in a base, which an overlay's patch would merge into one",
+			commit: func(profile string) map[string]string {
+				base := singleProfileRepo(profile, "1.31.0")["profiles.yaml"] + "      lifecycle:\n" +
+					"      - classification: supported\n        startTime: \"2025-01-01T00:00:00Z\"\n" +
+					"      - classification: supported\n        startTime: \"2025-02-01T00:00:00Z\"\n"
+				return map[string]string{
+					"base/profiles.yaml":      base,
+					"base/kustomization.yaml": "resources:\n- profiles.yaml\n",
+					"kustomization.yaml": "resources:\n- base\npatches:\n- patch: |\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: CloudProfile\n" +
+						"    metadata:\n      name: " + profile + "\n    spec:\n      type: local\n",
+				}
+			},
+			wantReason: v1alpha1.ValidationFailedReason,
+			wantInMsg:  []string{"base/profiles.yaml: CloudProfile/", "spec.kubernetes.versions[0].lifecycle[1]: Duplicate value: {\"classification\":\"supported\"}"},
 		},
 		{
 			name: "a lifecycle of more stages than the API server accepts",
@@ -198,8 +214,10 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 				}
 				return map[string]string{"profiles.yaml": singleProfileRepo(profile, "1.31.0")["profiles.yaml"] + "      lifecycle:\n" + stages}
 			},
-			wantReason: v1alpha1.BuildFailedReason,
-			wantInMsg:  []string{"spec.kubernetes.versions[0] (1.31.0).lifecycle: Too many: 50: must have at most 4 items"},
+			wantReason: v1alpha1.ValidationFailedReason,
+			// Fifty stages of four classifications repeat one: that is
+			// reported, summarized, before the decoder would count them.
+			wantInMsg: []string{"spec.kubernetes.versions[0].lifecycle[1]: Duplicate value", "... and 39 more like it"},
 		},
 	}
 	for _, row := range rows {

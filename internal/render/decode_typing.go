@@ -2,10 +2,12 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -118,12 +120,44 @@ func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural,
 		var items *structuralschema.Structural
 		if schema != nil {
 			items = schema.Items
+			c.uniqueKeys(node, schema, path)
 		}
 		for i, item := range node.Content {
 			c.walk(item, items, fmt.Sprintf("%s[%d]", path, i))
 		}
 	case yaml.ScalarNode:
 		c.scalar(node, schema, path)
+	}
+}
+
+// uniqueKeys refuses an entry of a keyed list (x-kubernetes-list-type: map:
+// versions by version, stages by classification, ...) whose key an earlier
+// entry has. The decoder refuses it too, but a strategic-merge patch of an
+// overlay merges such entries into one first, silently keeping the last: the
+// author's mistake would change what applies instead of being reported.
+func (c *typingCheck) uniqueKeys(list *yaml.Node, schema *structuralschema.Structural, path string) {
+	if schema.XListType == nil || *schema.XListType != "map" || len(schema.XListMapKeys) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	for i, item := range list.Content {
+		if item.Kind != yaml.MappingNode {
+			continue
+		}
+		key := make(map[string]string, len(schema.XListMapKeys))
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			if slices.Contains(schema.XListMapKeys, item.Content[j].Value) {
+				key[item.Content[j].Value] = item.Content[j+1].Value
+			}
+		}
+		written, err := json.Marshal(key)
+		if err != nil || len(key) == 0 {
+			continue
+		}
+		if seen[string(written)] {
+			c.refuse(fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("Duplicate value: %s: each key may appear once in this list", written))
+		}
+		seen[string(written)] = true
 	}
 }
 

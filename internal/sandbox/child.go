@@ -48,14 +48,24 @@ type childReply struct {
 type childError struct {
 	Message string
 	Limit   *render.LimitError `json:",omitempty"`
+	// Problems are the problems of the profiles themselves that the build
+	// found (render.Problems), summarized, when that is what it failed on.
+	Problems render.Problems `json:",omitempty"`
 }
 
 func (e *childError) err() error {
-	if e.Limit != nil {
+	switch {
+	case e.Limit != nil:
 		return e.Limit
+	case len(e.Problems) > 0:
+		return e.Problems
 	}
 	return errors.New(e.Message)
 }
+
+// maxProblems bounds the problems a child sends, after a mistake repeated
+// many times has been summarized.
+const maxProblems = 200
 
 // maxErrorMessage bounds the error a child sends. A build's error names
 // every problem it found, one per line; more than this is for
@@ -102,6 +112,11 @@ func newChildError(err error) *childError {
 	if errors.As(err, &limit) {
 		return &childError{Message: limit.Error(), Limit: limit}
 	}
+	var problems render.Problems
+	if errors.As(err, &problems) {
+		problems = problems.Summarize()
+		return &childError{Message: cutMessage(err.Error(), maxErrorMessage), Problems: problems[:min(len(problems), maxProblems)]}
+	}
 	return &childError{Message: cutMessage(err.Error(), maxErrorMessage)}
 }
 
@@ -118,13 +133,29 @@ func cutMessage(message string, max int) string {
 // memory Go maps for its heap but not the address space it only reserves)
 // and CPU time. The Go runtime's own memory limit sits below the kernel's,
 // so the collector runs hard before an allocation is refused.
+//
+// A process may lower its limits but not raise them past what it was given:
+// where a limit the child inherited is lower already (a CI runner's), that
+// one stays.
 func limitProcess(memory int64, cpuSeconds uint64) error {
-	if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: uint64(memory), Max: uint64(memory)}); err != nil {
+	data, err := lowered(syscall.RLIMIT_DATA, uint64(memory), uint64(memory))
+	if err != nil {
 		return fmt.Errorf("setting the memory limit: %w", err)
 	}
-	debug.SetMemoryLimit(memory / 10 * 8)
-	if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: cpuSeconds, Max: cpuSeconds + 1}); err != nil {
+	debug.SetMemoryLimit(int64(min(data, uint64(memory))) / 10 * 8)
+	if _, err := lowered(syscall.RLIMIT_CPU, cpuSeconds, cpuSeconds+1); err != nil {
 		return fmt.Errorf("setting the CPU time limit: %w", err)
 	}
 	return nil
+}
+
+// lowered sets the resource's limits to soft and hard, or to the hard limit
+// in force where that is lower, and returns the soft limit set.
+func lowered(resource int, soft, hard uint64) (uint64, error) {
+	var current syscall.Rlimit
+	if err := syscall.Getrlimit(resource, &current); err != nil {
+		return 0, err
+	}
+	limit := syscall.Rlimit{Cur: min(soft, current.Max), Max: min(hard, current.Max)}
+	return limit.Cur, syscall.Setrlimit(resource, &limit)
 }
