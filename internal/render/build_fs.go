@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // errReadOnly is returned for every attempt of kustomize to write: a build
@@ -105,7 +107,9 @@ func (r *buildFS) resolve(path string) (string, error) {
 	if r.inGitMetadata(abs) {
 		return "", fmt.Errorf("%s is in %s/, Git's metadata, which is not part of the build: refused", r.display(abs), gitMetadataDir)
 	}
-	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+	// A link is checked where it leads even when nothing is there: a
+	// checkout writes committed links as they were written.
+	if resolved, err := repofile.ResolveLinks(abs); err == nil {
 		if !isWithin(r.root, resolved) {
 			return "", fmt.Errorf("%s is a symbolic link to %s, outside the repository root: refused", r.display(abs), resolved)
 		}
