@@ -84,6 +84,9 @@ const maxComponentDepth = 10
 
 func (r *buildFS) checkKustomization(path string, content []byte) error {
 	file := r.display(path)
+	if problem, ok := checkYAMLText(file, content); !ok {
+		return Problems{problem}
+	}
 	var k types.Kustomization
 	if err := k.Unmarshal(content); err != nil {
 		return fmt.Errorf("%s: not a kustomization: %w", file, err)

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -39,6 +40,9 @@ var differingNumber = regexp.MustCompile(`^[-+]?(0[0-9_]+|0o[0-7_]+|0b[01_]+|[0-
 // Each refusal says to quote the value. Content that is not YAML is left to
 // the decoder, which reports it.
 func CheckYAMLTyping(file string, content []byte) Problems {
+	if problem, ok := checkYAMLText(file, content); !ok {
+		return Problems{problem}
+	}
 	decoder := yaml.NewDecoder(bytes.NewReader(content))
 	var problems Problems
 	for n := 1; ; n++ {
@@ -60,6 +64,53 @@ func CheckYAMLTyping(file string, content []byte) Problems {
 		}
 		problems = append(problems, check.problems...)
 	}
+}
+
+// checkYAMLText refuses content that is not YAML text, with the first
+// place it breaks: bytes that are not UTF-8, or a control character YAML
+// allows nowhere, a NUL byte among them. The YAML parsers say only
+// "control characters are not allowed", and kustomize names the file as
+// the kustomization that listed it wrote it. Content in UTF-16 (it starts
+// with a byte order mark) is left to the parser.
+func checkYAMLText(file string, content []byte) (Problem, bool) {
+	if bytes.HasPrefix(content, []byte{0xfe, 0xff}) || bytes.HasPrefix(content, []byte{0xff, 0xfe}) {
+		return Problem{}, true
+	}
+	line, column := 1, 1
+	for offset := 0; offset < len(content); {
+		r, size := utf8.DecodeRune(content[offset:])
+		var message string
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			message = fmt.Sprintf("the byte 0x%02x is not UTF-8: a YAML file is UTF-8 text; save it as UTF-8", content[offset])
+		case r == 0:
+			message = "a NUL byte: YAML allows no control characters; remove it"
+		case !isYAMLPrintable(r):
+			message = fmt.Sprintf("the control character %U: YAML allows no control characters; remove it", r)
+		}
+		if message != "" {
+			return Problem{File: file, Message: fmt.Sprintf("line %d, column %d: %s", line, column, message)}, false
+		}
+		if r == '\n' {
+			line, column = line+1, 1
+		} else {
+			column++
+		}
+		offset += size
+	}
+	return Problem{}, true
+}
+
+// isYAMLPrintable reports whether YAML 1.2 allows r in a stream (its
+// c-printable production).
+func isYAMLPrintable(r rune) bool {
+	switch {
+	case r == '\t', r == '\n', r == '\r', r == 0x85:
+		return true
+	case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd, r >= 0x10000 && r <= 0x10ffff:
+		return true
+	}
+	return false
 }
 
 type typingCheck struct {

@@ -1,0 +1,86 @@
+package render
+
+import (
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+// TestBuildErrorsNameThePlaceToEdit builds overlays with one mistake each
+// and checks that the error names the file the author must edit, relative
+// to the repository root, and what is wrong there, never only what
+// kustomize made of it.
+func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
+	profile := fmt.Sprintf(minimalCloudProfile, "p")
+	tests := []struct {
+		name  string
+		files map[string]string
+		// wantErr are parts of the error; notWant must not be in it.
+		wantErr []string
+		notWant string
+	}{
+		{
+			name:    "a NUL byte in a resource",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml"), "o/p.yaml": profile + "# \x00\n"},
+			wantErr: []string{"o/p.yaml: line 10, column 3: a NUL byte: YAML allows no control characters; remove it"},
+			notWant: "in File: p.yaml",
+		},
+		{
+			name:    "bytes that are not UTF-8 in a resource",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml"), "o/p.yaml": profile + "# \xff\xfe\n"},
+			wantErr: []string{"o/p.yaml: line 10, column 3: the byte 0xff is not UTF-8"},
+			notWant: "in File: p.yaml",
+		},
+		{
+			name:    "a control character in a kustomization",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "# \x07\n", "o/p.yaml": profile},
+			wantErr: []string{"o/kustomization.yaml: line 5, column 3: the control character U+0007: YAML allows no control characters"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, tt.files)
+			docs, err := buildWithDefaults(t, root, "o")
+			g.Expect(docs).To(BeNil())
+			g.Expect(err).To(HaveOccurred())
+			for _, want := range tt.wantErr {
+				g.Expect(err.Error()).To(ContainSubstring(want))
+			}
+			if tt.notWant != "" {
+				g.Expect(err.Error()).NotTo(ContainSubstring(tt.notWant))
+			}
+		})
+	}
+}
+
+// TestCheckYAMLTypingRefusesWhatIsNotYAMLText: every command reads files
+// through CheckYAMLTyping, which names the first byte that is not YAML text
+// by line and column.
+func TestCheckYAMLTypingRefusesWhatIsNotYAMLText(t *testing.T) {
+	tests := []struct {
+		name, content, want string
+	}{
+		{name: "a NUL byte", content: "a: b\nc: \x00\n", want: "p.yaml: line 2, column 4: a NUL byte: YAML allows no control characters; remove it"},
+		{name: "a byte that is not UTF-8", content: "a: \xc3\n", want: "p.yaml: line 1, column 4: the byte 0xc3 is not UTF-8: a YAML file is UTF-8 text; save it as UTF-8"},
+		{name: "DEL", content: "a: \x7f\n", want: "p.yaml: line 1, column 4: the control character U+007F"},
+		{name: "a C1 control character", content: "a: \u0080\n", want: "p.yaml: line 1, column 4: the control character U+0080"},
+		{name: "columns count characters, not bytes", content: "a: ä\x00\n", want: "p.yaml: line 1, column 5: a NUL byte"},
+		{name: "tabs, carriage returns, NEL and any printable character are text", content: "a:\t\"ä\u0085€😀\"\r\n"},
+		{name: "UTF-16 is left to the parser", content: "\xff\xfea\x00:\x00 \x00b\x00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			problems := CheckYAMLTyping("p.yaml", []byte(tt.content))
+			if tt.want == "" {
+				g.Expect(problems).To(BeEmpty())
+				return
+			}
+			g.Expect(problems).To(HaveLen(1))
+			g.Expect(problems[0].String()).To(HavePrefix(tt.want))
+		})
+	}
+}
