@@ -3,16 +3,22 @@ package render
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+
+	"go.yaml.in/yaml/v3"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
 // kustomizationFileNames are the names kustomize recognises, in the order it
@@ -87,13 +93,21 @@ func (r *buildFS) checkKustomization(path string, content []byte) error {
 	if problem, ok := checkYAMLText(file, content); !ok {
 		return Problems{problem}
 	}
+	if errs := duplicateKeys(file, content); len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	var k types.Kustomization
 	if err := k.Unmarshal(content); err != nil {
 		return fmt.Errorf("%s: not a kustomization: %w", file, err)
 	}
-	k.FixKustomization()
 	dir := filepath.Dir(path)
 	v := locationVet{fs: r, file: file, dir: dir}
+	// FixKustomization moves deprecated fields into others (bases into
+	// resources); a problem is named by the field the author wrote.
+	v.entries("bases", fileOrDirectoryLocation, k.Bases)
+	k.Bases = nil
+	v.reservedMetadata(k)
+	k.FixKustomization()
 
 	v.entries("resources", fileOrDirectoryLocation, k.Resources)
 	depth := r.componentDepth[dir] + 1
@@ -186,6 +200,78 @@ func (v *locationVet) entry(field string, kind locationKind, entry string) strin
 		return refused("is a directory; a file is expected here")
 	}
 	return abs
+}
+
+// reservedMetadata refuses labels and annotations of the domain the sync
+// writes itself that the kustomization would set on every object it builds:
+// the kustomization is the place to edit, not the objects.
+func (v *locationVet) reservedMetadata(k types.Kustomization) {
+	reserved := func(field string, keys map[string]string, annotations bool) {
+		for _, key := range slices.Sorted(maps.Keys(keys)) {
+			if isReservedLabel(key) {
+				v.fail(fmt.Errorf("%s: %s[%s]: %s", v.file, field, key, reservedDomainMessage(annotations)))
+			}
+		}
+	}
+	reserved("commonLabels", k.CommonLabels, false)
+	for i, label := range k.Labels {
+		reserved(fmt.Sprintf("labels[%d].pairs", i), label.Pairs, false)
+	}
+	reserved("commonAnnotations", k.CommonAnnotations, true)
+}
+
+// reservedDomainMessage says why a label (or annotation) of the reserved
+// domain is refused, in the words validateObjectMeta uses for one written
+// in a profile.
+func reservedDomainMessage(annotation bool) string {
+	if annotation {
+		return fmt.Sprintf("the %s/ domain is reserved: the sync sets %s itself to record what it applied",
+			v1alpha1.ReservedLabelDomain, v1alpha1.AppliedDigestAnnotation)
+	}
+	return fmt.Sprintf("the %s/ domain is reserved: the sync sets %s and %s itself to mark the objects it owns",
+		v1alpha1.ReservedLabelDomain, v1alpha1.OwnerNameLabel, v1alpha1.OwnerNamespaceLabel)
+}
+
+// duplicateKeys returns an error for every key given more than once in one
+// mapping of content, as decoding a profile refuses one: kustomize keeps
+// the last silently, so two resources: lists would lose the first.
+// Content that is not YAML is left to kustomize's decoding.
+func duplicateKeys(file string, content []byte) []error {
+	var document yaml.Node
+	if err := yaml.Unmarshal(content, &document); err != nil {
+		return nil
+	}
+	var errs []error
+	var walk func(node *yaml.Node, path string)
+	walk = func(node *yaml.Node, path string) {
+		switch node.Kind {
+		case yaml.DocumentNode:
+			for _, child := range node.Content {
+				walk(child, path)
+			}
+		case yaml.SequenceNode:
+			for i, child := range node.Content {
+				walk(child, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.MappingNode:
+			firstLine := make(map[string]int)
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				key := node.Content[i]
+				child := key.Value
+				if path != "" {
+					child = path + "." + key.Value
+				}
+				if line, seen := firstLine[key.Value]; seen {
+					errs = append(errs, fmt.Errorf("%s: line %d: %s: given more than once in the same mapping (first on line %d); kustomize would read only the last: merge them into one", file, key.Line, child, line))
+				} else {
+					firstLine[key.Value] = key.Line
+				}
+				walk(node.Content[i+1], child)
+			}
+		}
+	}
+	walk(&document, "")
+	return errs
 }
 
 // pluginEntries checks the generator, transformer or validator entries of

@@ -37,6 +37,45 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "# \x07\n", "o/p.yaml": profile},
 			wantErr: []string{"o/kustomization.yaml: line 5, column 3: the control character U+0007: YAML allows no control characters"},
 		},
+		{
+			name:    "two resources: keys in a kustomization",
+			files:   map[string]string{"o/kustomization.yaml": "resources:\n- q.yaml\nresources:\n- p.yaml\n", "o/p.yaml": profile},
+			wantErr: []string{"o/kustomization.yaml: line 3: resources: given more than once in the same mapping (first on line 1)"},
+		},
+		{
+			name:    "a key given twice deeper in a kustomization",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- path: a.yaml\n  path: b.yaml\n", "o/p.yaml": profile},
+			wantErr: []string{"o/kustomization.yaml: line 7: patches[0].path: given more than once in the same mapping (first on line 6)"},
+		},
+		{
+			name:    "a remote entry under bases:",
+			files:   map[string]string{"o/kustomization.yaml": "bases:\n- https://github.com/example/profiles\nresources:\n- p.yaml\n", "o/p.yaml": profile},
+			wantErr: []string{`o/kustomization.yaml: bases entry "https://github.com/example/profiles": remote locations are refused`},
+			notWant: "resources entry",
+		},
+		{
+			name:    "a missing entry under bases:",
+			files:   map[string]string{"o/kustomization.yaml": "bases:\n- ../missing\nresources:\n- p.yaml\n", "o/p.yaml": profile},
+			wantErr: []string{`o/kustomization.yaml: bases entry "../missing": no such file or directory in the repository`},
+		},
+		{
+			name:    "a reserved label set through labels:",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "labels:\n- pairs:\n    profilesync.io/name: x\n", "o/p.yaml": profile},
+			wantErr: []string{"o/kustomization.yaml: labels[0].pairs[profilesync.io/name]: the profilesync.io/ domain is reserved"},
+			notWant: "o/p.yaml",
+		},
+		{
+			name:    "a reserved label set through commonLabels:",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "commonLabels:\n  team.profilesync.io/x: x\n", "o/p.yaml": profile},
+			wantErr: []string{"o/kustomization.yaml: commonLabels[team.profilesync.io/x]: the profilesync.io/ domain is reserved"},
+			notWant: "o/p.yaml",
+		},
+		{
+			name:    "a reserved annotation set through commonAnnotations:",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "commonAnnotations:\n  profilesync.io/applied-digest: x\n", "o/p.yaml": profile},
+			wantErr: []string{"o/kustomization.yaml: commonAnnotations[profilesync.io/applied-digest]: the profilesync.io/ domain is reserved: the sync sets profilesync.io/applied-digest itself"},
+			notWant: "o/p.yaml",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
