@@ -62,6 +62,9 @@ type buildFS struct {
 	// path, for what a build reads again once kustomize is done (see
 	// sourceContent): that must not count against the limits twice.
 	served map[string][]byte
+	// patches are the patch files the kustomizations vetted so far list,
+	// by absolute path, and where they list them (see checkPatch).
+	patches map[string]patchUse
 	// vetted remembers each kustomization already checked, and its verdict.
 	vetted map[string]error
 	// componentDepth is how deep each component directory listed so far
@@ -82,6 +85,7 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		virtual: make(map[string][]byte),
 		served:  make(map[string][]byte),
 		vetted:  make(map[string]error),
+		patches: make(map[string]patchUse),
 
 		componentDepth: make(map[string]int),
 	}
@@ -275,6 +279,12 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 		// kustomize would rewrite or retype these values silently.
 		if problems := CheckYAMLTyping(r.display(abs), content); len(problems) > 0 {
 			return nil, r.refuse(problems)
+		}
+	}
+	if use, ok := r.patches[abs]; ok {
+		place := fmt.Sprintf("%s: %s entry %q: %s", use.kustomization, use.field, use.entry, r.display(abs))
+		if errs := checkPatch(place, content); len(errs) > 0 {
+			return nil, r.refuse(errors.Join(errs...))
 		}
 	}
 	return content, nil

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
@@ -124,16 +125,20 @@ func (r *buildFS) checkKustomization(path string, content []byte) error {
 	}
 	v.entries("crds", fileLocation, k.Crds)
 	v.entries("configurations", fileLocation, k.Configurations)
-	for _, patch := range k.PatchesStrategicMerge {
-		if !isInlinePatch(string(patch)) {
-			v.entry("patchesStrategicMerge", fileLocation, string(patch))
+	for i, patch := range k.PatchesStrategicMerge {
+		if isInlinePatch(string(patch)) {
+			v.inlinePatch(fmt.Sprintf("patchesStrategicMerge[%d]", i), string(patch))
+		} else {
+			v.patchFile("patchesStrategicMerge", string(patch))
 		}
 	}
-	for _, patch := range k.Patches {
-		v.entry("patches", fileLocation, patch.Path)
+	for i, patch := range k.Patches {
+		v.patchFile("patches", patch.Path)
+		v.inlinePatch(fmt.Sprintf("patches[%d].patch", i), patch.Patch)
 	}
-	for _, patch := range k.PatchesJson6902 {
-		v.entry("patchesJson6902", fileLocation, patch.Path)
+	for i, patch := range k.PatchesJson6902 {
+		v.patchFile("patchesJson6902", patch.Path)
+		v.inlinePatch(fmt.Sprintf("patchesJson6902[%d].patch", i), patch.Patch)
 	}
 	for _, replacement := range k.Replacements {
 		v.entry("replacements", fileLocation, replacement.Path)
@@ -200,6 +205,116 @@ func (v *locationVet) entry(field string, kind locationKind, entry string) strin
 		return refused("is a directory; a file is expected here")
 	}
 	return abs
+}
+
+// patchUse is where a kustomization lists a patch file: what a problem of
+// the patch names besides the patch, since the kustomization decides what
+// it applies to.
+type patchUse struct{ kustomization, field, entry string }
+
+// patchFile checks a patch's location; its content is checked when
+// kustomize reads it (checkPatch, from buildFS.ReadFile), so that it is
+// read once.
+func (v *locationVet) patchFile(field, entry string) {
+	if abs := v.entry(field, fileLocation, entry); abs != "" {
+		v.fs.patches[abs] = patchUse{kustomization: v.file, field: field, entry: entry}
+	}
+}
+
+// inlinePatch checks a patch written in the kustomization itself.
+func (v *locationVet) inlinePatch(field, patch string) {
+	if patch != "" {
+		v.errs = append(v.errs, checkPatch(v.file+": "+field, []byte(patch))...)
+	}
+}
+
+// strategicMergeDirectives are the directives of a strategic-merge patch
+// kustomize does not carry out: it leaves them in the object as fields
+// ($patch it does carry out).
+var strategicMergeDirectives = []string{"$retainKeys", "$setElementOrder/", "$deleteFromPrimitiveList/"}
+
+// checkPatch refuses, in a strategic-merge or JSON patch, what kustomize
+// would carry into the objects unseen and the objects' checks would then
+// blame on the file that defines them: a directive kustomize does not
+// carry out, and a label or annotation of the domain the sync writes
+// itself. place names the patch: the kustomization, the entry and the file.
+func checkPatch(place string, content []byte) []error {
+	var errs []error
+	fail := func(path, message string) { errs = append(errs, fmt.Errorf("%s: %s: %s", place, path, message)) }
+	var directives func(node *yaml.Node, path string)
+	directives = func(node *yaml.Node, path string) {
+		switch node.Kind {
+		case yaml.SequenceNode:
+			for i, child := range node.Content {
+				directives(child, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				key := node.Content[i].Value
+				child := strings.TrimPrefix(path+"."+key, ".")
+				for _, directive := range strategicMergeDirectives {
+					if key == directive || strings.HasSuffix(directive, "/") && strings.HasPrefix(key, directive) {
+						fail(child, fmt.Sprintf("the directive %s is not carried out by kustomize, which would leave it in the object as a field the API does not have; remove it from the patch", strings.TrimSuffix(directive, "/")))
+					}
+				}
+				directives(node.Content[i+1], child)
+			}
+		}
+	}
+	reserved := func(path string, metadata *yaml.Node) {
+		for _, field := range []string{"labels", "annotations"} {
+			keys := mappingValue(metadata, field)
+			if keys == nil || keys.Kind != yaml.MappingNode {
+				continue
+			}
+			for i := 0; i < len(keys.Content); i += 2 {
+				if key := keys.Content[i].Value; isReservedLabel(key) {
+					fail(fmt.Sprintf("%s.%s[%s]", path, field, key), reservedDomainMessage(field == "annotations"))
+				}
+			}
+		}
+	}
+	decoder := yaml.NewDecoder(bytes.NewReader(content))
+	for {
+		var document yaml.Node
+		if err := decoder.Decode(&document); err != nil {
+			return errs // the end, or what kustomize reports
+		}
+		if len(document.Content) != 1 {
+			continue
+		}
+		root := document.Content[0]
+		directives(root, "")
+		switch root.Kind {
+		case yaml.MappingNode:
+			if metadata := mappingValue(root, "metadata"); metadata != nil {
+				reserved("metadata", metadata)
+			}
+		case yaml.SequenceNode: // a JSON patch: its operations' paths and values
+			for i, operation := range root.Content {
+				path := mappingValue(operation, "path")
+				if path == nil {
+					continue
+				}
+				at := fmt.Sprintf("[%d].path %s", i, path.Value)
+				parts := strings.Split(path.Value, "/")
+				for j, part := range parts {
+					parts[j] = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+				}
+				value := mappingValue(operation, "value")
+				switch {
+				case len(parts) == 4 && parts[1] == "metadata" && (parts[2] == "labels" || parts[2] == "annotations"):
+					if isReservedLabel(parts[3]) {
+						fail(at, reservedDomainMessage(parts[2] == "annotations"))
+					}
+				case len(parts) == 3 && parts[1] == "metadata" && (parts[2] == "labels" || parts[2] == "annotations") && value != nil:
+					reserved(at, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: parts[2]}, value}})
+				case len(parts) == 2 && parts[1] == "metadata" && value != nil:
+					reserved(at, value)
+				}
+			}
+		}
+	}
 }
 
 // reservedMetadata refuses labels and annotations of the domain the sync

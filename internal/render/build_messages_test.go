@@ -2,10 +2,14 @@ package render
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 )
+
+// patchHeader starts a patch of the profile p.
+const patchHeader = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\n"
 
 // TestBuildErrorsNameThePlaceToEdit builds overlays with one mistake each
 // and checks that the error names the file the author must edit, relative
@@ -74,6 +78,48 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 			name:    "a reserved annotation set through commonAnnotations:",
 			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "commonAnnotations:\n  profilesync.io/applied-digest: x\n", "o/p.yaml": profile},
 			wantErr: []string{"o/kustomization.yaml: commonAnnotations[profilesync.io/applied-digest]: the profilesync.io/ domain is reserved: the sync sets profilesync.io/applied-digest itself"},
+			notWant: "o/p.yaml",
+		},
+		{
+			name: "$retainKeys left in a patch file",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- path: patch.yaml\n", "o/p.yaml": profile,
+				"o/patch.yaml": patchHeader + "spec:\n  $retainKeys: [type]\n  type: local\n"},
+			wantErr: []string{`o/kustomization.yaml: patches entry "patch.yaml": o/patch.yaml: spec.$retainKeys: the directive $retainKeys is not carried out by kustomize`},
+			notWant: "o/p.yaml",
+		},
+		{
+			name: "$setElementOrder left in a strategic-merge patch file",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patchesStrategicMerge:\n- patch.yaml\n", "o/p.yaml": profile,
+				"o/patch.yaml": patchHeader + "spec:\n  kubernetes:\n    $setElementOrder/versions:\n    - version: 1.31.0\n"},
+			wantErr: []string{`o/kustomization.yaml: patchesStrategicMerge entry "patch.yaml": o/patch.yaml: spec.kubernetes.$setElementOrder/versions: the directive $setElementOrder is not carried out`},
+			notWant: "o/p.yaml",
+		},
+		{
+			name: "$setElementOrder left in an inline patch",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- patch: |\n    " +
+				strings.ReplaceAll(patchHeader+"spec:\n  kubernetes:\n    $setElementOrder/versions: []\n", "\n", "\n    ") + "\n", "o/p.yaml": profile},
+			wantErr: []string{"o/kustomization.yaml: patches[0].patch: spec.kubernetes.$setElementOrder/versions: the directive $setElementOrder is not carried out"},
+			notWant: "o/p.yaml",
+		},
+		{
+			name: "a reserved label a patch sets",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- path: patch.yaml\n", "o/p.yaml": profile,
+				"o/patch.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\n  labels:\n    profilesync.io/name: x\n"},
+			wantErr: []string{`o/kustomization.yaml: patches entry "patch.yaml": o/patch.yaml: metadata.labels[profilesync.io/name]: the profilesync.io/ domain is reserved`},
+			notWant: "o/p.yaml",
+		},
+		{
+			name: "a reserved annotation a JSON patch adds",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- path: patch.yaml\n  target:\n    kind: CloudProfile\n", "o/p.yaml": profile,
+				"o/patch.yaml": "- op: add\n  path: /metadata/annotations/profilesync.io~1applied-digest\n  value: x\n"},
+			wantErr: []string{`o/kustomization.yaml: patches entry "patch.yaml": o/patch.yaml: [0].path /metadata/annotations/profilesync.io~1applied-digest: the profilesync.io/ domain is reserved`},
+			notWant: "o/p.yaml",
+		},
+		{
+			name: "reserved labels a JSON patch sets whole",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- path: patch.yaml\n  target:\n    kind: CloudProfile\n", "o/p.yaml": profile,
+				"o/patch.yaml": "- op: add\n  path: /metadata/labels\n  value:\n    profilesync.io/namespace: x\n"},
+			wantErr: []string{`o/kustomization.yaml: patches entry "patch.yaml": o/patch.yaml: [0].path /metadata/labels.labels[profilesync.io/namespace]: the profilesync.io/ domain is reserved`},
 			notWant: "o/p.yaml",
 		},
 	}
