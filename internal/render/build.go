@@ -1,12 +1,15 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -333,9 +336,75 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 		return nil, errors.Join(r.refusals...)
 	}
 	if err != nil {
+		if twice := r.definedTwice(err); twice != "" {
+			return nil, fmt.Errorf("kustomize build of %s: %s", r.display(target), twice)
+		}
 		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), err)
 	}
 	return resources, nil
+}
+
+// registeredTwice matches kustomize's error for an object that two
+// resources define: the object's ID (KIND.VERSION.GROUP/NAME.NAMESPACE).
+var registeredTwice = regexp.MustCompile(`may not add resource with an already registered id: ([^./\s]+)\.[^/\s]*/(\S+)\.(\[noNs\]|[a-z0-9-]+)`)
+
+// definedTwice explains kustomize's error for an object defined twice, which
+// names the object and, at best, the second resources entry, by the files
+// of the build that define it; "" when err is another error, or the files
+// cannot be told (a name prefix made two objects one).
+func (r *buildFS) definedTwice(err error) string {
+	match := registeredTwice.FindStringSubmatch(err.Error())
+	if match == nil {
+		return ""
+	}
+	kind, name, namespace := match[1], match[2], strings.TrimSuffix(match[3], "[noNs]")
+	var files []string
+	for _, abs := range slices.Sorted(maps.Keys(r.served)) {
+		if IsKustomizationFile(filepath.Base(abs)) {
+			continue
+		}
+		if _, isPatch := r.patches[abs]; isPatch {
+			continue
+		}
+		docs, err := SplitDocuments(r.display(abs), bytes.NewReader(r.served[abs]))
+		if err != nil {
+			continue
+		}
+		for _, doc := range docs {
+			var header struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name, Namespace string
+				} `json:"metadata"`
+			}
+			if yaml.Unmarshal(doc.Data, &header) != nil {
+				continue
+			}
+			if header.Kind == kind && header.Metadata.Name == name && (header.Metadata.Namespace == "" || header.Metadata.Namespace == namespace) {
+				files = append(files, doc.File)
+			}
+		}
+	}
+	if len(files) < 2 {
+		return ""
+	}
+	// The files come in order, so a file that defines it twice comes twice
+	// in a row.
+	var places []string
+	for start := 0; start < len(files); {
+		end := start + 1
+		for end < len(files) && files[end] == files[start] {
+			end++
+		}
+		place := files[start]
+		if end-start > 1 {
+			place = fmt.Sprintf("%s (%d times)", place, end-start)
+		}
+		places = append(places, place)
+		start = end
+	}
+	return fmt.Sprintf("%s is defined more than once: in %s; a build defines each object once, so keep one and patch it where it must differ",
+		objectRef(kind, namespace, name), strings.Join(places, " and "))
 }
 
 // openAPISchemaFileName is the name under which a build serves

@@ -122,6 +122,31 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 			wantErr: []string{`o/kustomization.yaml: patches entry "patch.yaml": o/patch.yaml: [0].path /metadata/labels.labels[profilesync.io/namespace]: the profilesync.io/ domain is reserved`},
 			notWant: "o/p.yaml",
 		},
+		{
+			name:    "an object defined in two files",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml", "p2.yaml"), "o/p.yaml": profile, "o/p2.yaml": profile},
+			wantErr: []string{"CloudProfile/p is defined more than once: in o/p.yaml and o/p2.yaml; a build defines each object once"},
+			notWant: "must build at directory",
+		},
+		{
+			name: "an object defined in an overlay and its base",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml", "../b"), "o/p.yaml": profile,
+				"b/kustomization.yaml": kustomization("p.yaml"), "b/p.yaml": profile},
+			wantErr: []string{"CloudProfile/p is defined more than once: in b/p.yaml and o/p.yaml;"},
+			notWant: "already registered id",
+		},
+		{
+			name:    "an object defined twice in one file",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml"), "o/p.yaml": profile + "---\n" + profile},
+			wantErr: []string{"CloudProfile/p is defined more than once: in o/p.yaml (2 times);"},
+		},
+		{
+			name: "a namespaced object defined in two files",
+			files: map[string]string{"o/kustomization.yaml": kustomization("a.yaml", "b.yaml"),
+				"o/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: team\n",
+				"o/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: team\n"},
+			wantErr: []string{"ConfigMap/team/c is defined more than once: in o/a.yaml and o/b.yaml;"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
