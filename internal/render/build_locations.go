@@ -239,80 +239,109 @@ var strategicMergeDirectives = []string{"$retainKeys", "$setElementOrder/", "$de
 // carry out, and a label or annotation of the domain the sync writes
 // itself. place names the patch: the kustomization, the entry and the file.
 func checkPatch(place string, content []byte) []error {
-	var errs []error
-	fail := func(path, message string) { errs = append(errs, fmt.Errorf("%s: %s: %s", place, path, message)) }
-	var directives func(node *yaml.Node, path string)
-	directives = func(node *yaml.Node, path string) {
-		switch node.Kind {
-		case yaml.SequenceNode:
-			for i, child := range node.Content {
-				directives(child, fmt.Sprintf("%s[%d]", path, i))
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(node.Content); i += 2 {
-				key := node.Content[i].Value
-				child := strings.TrimPrefix(path+"."+key, ".")
-				for _, directive := range strategicMergeDirectives {
-					if key == directive || strings.HasSuffix(directive, "/") && strings.HasPrefix(key, directive) {
-						fail(child, fmt.Sprintf("the directive %s is not carried out by kustomize, which would leave it in the object as a field the API does not have; remove it from the patch", strings.TrimSuffix(directive, "/")))
-					}
-				}
-				directives(node.Content[i+1], child)
-			}
-		}
-	}
-	reserved := func(path string, metadata *yaml.Node) {
-		for _, field := range []string{"labels", "annotations"} {
-			keys := mappingValue(metadata, field)
-			if keys == nil || keys.Kind != yaml.MappingNode {
-				continue
-			}
-			for i := 0; i < len(keys.Content); i += 2 {
-				if key := keys.Content[i].Value; isReservedLabel(key) {
-					fail(fmt.Sprintf("%s.%s[%s]", path, field, key), reservedDomainMessage(field == "annotations"))
-				}
-			}
-		}
-	}
+	check := patchContentCheck{place: place}
 	decoder := yaml.NewDecoder(bytes.NewReader(content))
 	for {
 		var document yaml.Node
 		if err := decoder.Decode(&document); err != nil {
-			return errs // the end, or what kustomize reports
+			return check.errs // the end, or what kustomize reports
 		}
 		if len(document.Content) != 1 {
 			continue
 		}
 		root := document.Content[0]
-		directives(root, "")
+		check.directives(root, "")
 		switch root.Kind {
 		case yaml.MappingNode:
-			if metadata := mappingValue(root, "metadata"); metadata != nil {
-				reserved("metadata", metadata)
+			check.reservedKeys(metadataField, mappingValue(root, metadataField))
+		case yaml.SequenceNode:
+			check.jsonPatch(root)
+		}
+	}
+}
+
+// Fields of an object's metadata a patch may set reserved keys in.
+const (
+	metadataField    = "metadata"
+	labelsField      = "labels"
+	annotationsField = "annotations"
+)
+
+// patchContentCheck collects the problems of one patch.
+type patchContentCheck struct {
+	place string
+	errs  []error
+}
+
+func (c *patchContentCheck) fail(path, message string) {
+	c.errs = append(c.errs, fmt.Errorf("%s: %s: %s", c.place, path, message))
+}
+
+// directives refuses every key below node that is a directive kustomize
+// does not carry out.
+func (c *patchContentCheck) directives(node *yaml.Node, path string) {
+	switch node.Kind {
+	case yaml.SequenceNode:
+		for i, child := range node.Content {
+			c.directives(child, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			key := node.Content[i].Value
+			child := strings.TrimPrefix(path+"."+key, ".")
+			for _, directive := range strategicMergeDirectives {
+				if key == directive || strings.HasSuffix(directive, "/") && strings.HasPrefix(key, directive) {
+					c.fail(child, fmt.Sprintf("the directive %s is not carried out by kustomize, which would leave it in the object "+
+						"as a field the API does not have; remove it from the patch", strings.TrimSuffix(directive, "/")))
+				}
 			}
-		case yaml.SequenceNode: // a JSON patch: its operations' paths and values
-			for i, operation := range root.Content {
-				path := mappingValue(operation, "path")
-				if path == nil {
-					continue
-				}
-				at := fmt.Sprintf("[%d].path %s", i, path.Value)
-				parts := strings.Split(path.Value, "/")
-				for j, part := range parts {
-					parts[j] = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
-				}
-				value := mappingValue(operation, "value")
-				switch {
-				case len(parts) == 4 && parts[1] == "metadata" && (parts[2] == "labels" || parts[2] == "annotations"):
-					if isReservedLabel(parts[3]) {
-						fail(at, reservedDomainMessage(parts[2] == "annotations"))
-					}
-				case len(parts) == 3 && parts[1] == "metadata" && (parts[2] == "labels" || parts[2] == "annotations") && value != nil:
-					reserved(at, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: parts[2]}, value}})
-				case len(parts) == 2 && parts[1] == "metadata" && value != nil:
-					reserved(at, value)
-				}
+			c.directives(node.Content[i+1], child)
+		}
+	}
+}
+
+// reservedKeys refuses the reserved labels and annotations of metadata, an
+// object's metadata at path (nil when the patch sets none).
+func (c *patchContentCheck) reservedKeys(path string, metadata *yaml.Node) {
+	for _, field := range []string{labelsField, annotationsField} {
+		keys := mappingValue(metadata, field)
+		if keys == nil || keys.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i < len(keys.Content); i += 2 {
+			if key := keys.Content[i].Value; isReservedLabel(key) {
+				c.fail(fmt.Sprintf("%s.%s[%s]", path, field, key), reservedDomainMessage(field == annotationsField))
 			}
+		}
+	}
+}
+
+// jsonPatch refuses the reserved labels and annotations the operations of
+// a JSON patch add, one by one (/metadata/labels/KEY) or as a whole.
+func (c *patchContentCheck) jsonPatch(operations *yaml.Node) {
+	for i, operation := range operations.Content {
+		path := mappingValue(operation, "path")
+		if path == nil {
+			continue
+		}
+		at := fmt.Sprintf("[%d].path %s", i, path.Value)
+		parts := strings.Split(path.Value, "/")
+		for j, part := range parts {
+			parts[j] = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		}
+		if len(parts) < 2 || parts[0] != "" || parts[1] != metadataField {
+			continue
+		}
+		value := mappingValue(operation, "value")
+		switch {
+		case len(parts) == 4 && (parts[2] == labelsField || parts[2] == annotationsField):
+			if isReservedLabel(parts[3]) {
+				c.fail(at, reservedDomainMessage(parts[2] == annotationsField))
+			}
+		case len(parts) == 3 && (parts[2] == labelsField || parts[2] == annotationsField) && value != nil:
+			c.reservedKeys(at, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: parts[2]}, value}})
+		case len(parts) == 2 && value != nil:
+			c.reservedKeys(at, value)
 		}
 	}
 }
@@ -377,7 +406,8 @@ func duplicateKeys(file string, content []byte) []error {
 					child = path + "." + key.Value
 				}
 				if line, seen := firstLine[key.Value]; seen {
-					errs = append(errs, fmt.Errorf("%s: line %d: %s: given more than once in the same mapping (first on line %d); kustomize would read only the last: merge them into one", file, key.Line, child, line))
+					errs = append(errs, fmt.Errorf("%s: line %d: %s: given more than once in the same mapping (first on line %d); "+
+						"kustomize would read only the last: merge them into one", file, key.Line, child, line))
 				} else {
 					firstLine[key.Value] = key.Line
 				}

@@ -122,9 +122,9 @@ type typingCheck struct {
 func (c *typingCheck) readHeader(mapping *yaml.Node) {
 	for i := 0; i+1 < len(mapping.Content); i += 2 {
 		switch key, value := mapping.Content[i].Value, mapping.Content[i+1]; key {
-		case "kind":
+		case kindField:
 			c.kind = value.Value
-		case "metadata":
+		case metadataField:
 			for j := 0; j+1 < len(value.Content); j += 2 {
 				switch value.Content[j].Value {
 				case "name":
@@ -188,10 +188,11 @@ func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structura
 	case tag == "!!timestamp":
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: %s", value, quoted))
 	case yaml11Booleans[value]:
-		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.2, which the sync reads, takes it as the string %s, YAML 1.1 as a boolean; quote it (%s) or write true or false", value, quoted, quoted))
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.2, which the sync reads, takes it as the string %s, "+
+			"YAML 1.1 as a boolean; quote it (%s) or write true or false", value, quoted, quoted))
 	case differingNumber.MatchString(value):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.1 and YAML 1.2, which the sync reads, take it as different values; quote it (%s) or write a plain decimal number", value, quoted))
-	case schema != nil && schema.Type == "string" && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
+	case schema != nil && schema.Type == schemaTypeString && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s", value, yamlTypeName(tag), quoted))
 	}
 }
@@ -201,7 +202,7 @@ func yamlTypeName(tag string) string {
 	case "!!int", "!!float":
 		return "number"
 	case "!!bool":
-		return "boolean"
+		return schemaTypeBoolean
 	}
 	return strings.TrimPrefix(tag, "!!")
 }
