@@ -62,6 +62,10 @@ type buildFS struct {
 	// path, for what a build reads again once kustomize is done (see
 	// sourceContent): that must not count against the limits twice.
 	served map[string][]byte
+	// resourceFiles are the files the kustomizations vetted so far list as
+	// resources: kustomize reads them as YAML (other files it may read as
+	// data, a generator's).
+	resourceFiles map[string]bool
 	// patches are the patch files the kustomizations vetted so far list,
 	// by absolute path, and where they list them (see checkPatch).
 	patches map[string]patchUse
@@ -86,6 +90,8 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		served:  make(map[string][]byte),
 		vetted:  make(map[string]error),
 		patches: make(map[string]patchUse),
+
+		resourceFiles: make(map[string]bool),
 
 		componentDepth: make(map[string]int),
 	}
@@ -277,8 +283,15 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	}
 	if isYAMLFile(abs) {
 		// kustomize would rewrite or retype these values silently.
-		if problems := CheckYAMLTyping(r.display(abs), content); len(problems) > 0 {
+		problems, err := checkYAMLTyping(r.display(abs), content)
+		if len(problems) > 0 {
 			return nil, r.refuse(problems)
+		}
+		// kustomize would name the file as the kustomization listing it
+		// wrote it ("in File: p.yaml").
+		_, isPatch := r.patches[abs]
+		if err != nil && (r.resourceFiles[abs] || isPatch) {
+			return nil, r.refuse(fmt.Errorf("%s: not valid YAML: %w", r.display(abs), err))
 		}
 	}
 	if use, ok := r.patches[abs]; ok {

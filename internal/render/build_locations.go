@@ -110,7 +110,11 @@ func (r *buildFS) checkKustomization(path string, content []byte) error {
 	v.reservedMetadata(k)
 	k.FixKustomization()
 
-	v.entries("resources", fileOrDirectoryLocation, k.Resources)
+	for _, resource := range k.Resources {
+		if abs := v.entry("resources", fileOrDirectoryLocation, resource); abs != "" && !r.IsDir(abs) {
+			r.resourceFiles[abs] = true
+		}
+	}
 	depth := r.componentDepth[dir] + 1
 	for _, component := range k.Components {
 		abs := v.entry("components", fileOrDirectoryLocation, component)

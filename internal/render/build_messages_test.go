@@ -37,6 +37,18 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 			notWant: "in File: p.yaml",
 		},
 		{
+			name:    "a resource that is not YAML",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml"), "o/p.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [x\n"},
+			wantErr: []string{"o/p.yaml: not valid YAML: yaml: line "},
+			notWant: "in File: p.yaml",
+		},
+		{
+			name: "a patch that is not YAML",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- path: patch.yaml\n", "o/p.yaml": profile,
+				"o/patch.yaml": patchHeader + "spec:\n  type: [x\n"},
+			wantErr: []string{"o/patch.yaml: not valid YAML: yaml: line "},
+		},
+		{
 			name:    "a control character in a kustomization",
 			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "# \x07\n", "o/p.yaml": profile},
 			wantErr: []string{"o/kustomization.yaml: line 5, column 3: the control character U+0007: YAML allows no control characters"},

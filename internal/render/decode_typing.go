@@ -40,18 +40,25 @@ var differingNumber = regexp.MustCompile(`^[-+]?(0[0-9_]+|0o[0-7_]+|0b[01_]+|[0-
 // Each refusal says to quote the value. Content that is not YAML is left to
 // the decoder, which reports it.
 func CheckYAMLTyping(file string, content []byte) Problems {
+	problems, _ := checkYAMLTyping(file, content)
+	return problems
+}
+
+// checkYAMLTyping is CheckYAMLTyping that also returns the parser's error
+// when content is not YAML, for a reader that reports it itself.
+func checkYAMLTyping(file string, content []byte) (Problems, error) {
 	if problem, ok := checkYAMLText(file, content); !ok {
-		return Problems{problem}
+		return Problems{problem}, nil
 	}
 	decoder := yaml.NewDecoder(bytes.NewReader(content))
 	var problems Problems
-	for n := 1; ; n++ {
+	for {
 		var document yaml.Node
 		if err := decoder.Decode(&document); err != nil {
 			if !errors.Is(err, io.EOF) {
-				return problems // the decoder reports it
+				return problems, err
 			}
-			return problems
+			return problems, nil
 		}
 		check := typingCheck{file: file}
 		if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
