@@ -110,8 +110,8 @@ func (r *buildFS) checkKustomization(path string, content []byte) error {
 	v.reservedMetadata(k)
 	k.FixKustomization()
 
-	for _, resource := range k.Resources {
-		if abs := v.entry("resources", fileOrDirectoryLocation, resource); abs != "" && !r.IsDir(abs) {
+	for _, entry := range k.Resources {
+		if abs := v.entry("resources", fileOrDirectoryLocation, entry); abs != "" && !r.IsDir(abs) {
 			r.resourceFiles[abs] = true
 		}
 	}
