@@ -208,7 +208,21 @@ func (v *locationVet) entry(field string, kind locationKind, entry string) strin
 	if kind == fileLocation && v.fs.IsDir(abs) {
 		return refused("is a directory; a file is expected here")
 	}
+	if kind == fileOrDirectoryLocation && v.fs.IsDir(abs) && !v.fs.hasKustomization(abs) {
+		return refused("%s is a directory without a kustomization (%s): add one, or list its files", v.fs.display(abs),
+			strings.Join(kustomizationFileNames, ", "))
+	}
 	return abs
+}
+
+// hasKustomization reports whether the directory dir holds a kustomization.
+func (r *buildFS) hasKustomization(dir string) bool {
+	for _, name := range kustomizationFileNames {
+		if r.Exists(filepath.Join(dir, name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // patchUse is where a kustomization lists a patch file: what a problem of

@@ -49,6 +49,12 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 			wantErr: []string{"o/patch.yaml: not valid YAML: yaml: line "},
 		},
 		{
+			name:    "a directory without a kustomization as a resource",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("../plain"), "plain/p.yaml": profile},
+			wantErr: []string{`o/kustomization.yaml: resources entry "../plain": plain is a directory without a kustomization (kustomization.yaml, kustomization.yml, Kustomization): add one, or list its files`},
+			notWant: "unable to find one of",
+		},
+		{
 			name:    "a control character in a kustomization",
 			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "# \x07\n", "o/p.yaml": profile},
 			wantErr: []string{"o/kustomization.yaml: line 5, column 3: the control character U+0007: YAML allows no control characters"},
