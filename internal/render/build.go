@@ -339,9 +339,85 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 		if twice := r.definedTwice(err); twice != "" {
 			return nil, fmt.Errorf("kustomize build of %s: %s", r.display(target), twice)
 		}
-		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), err)
+		if unmatched := r.unmatchedPatch(err); unmatched != "" {
+			return nil, errors.New(unmatched)
+		}
+		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), &rootRelativeError{err: err, root: r.root})
 	}
 	return resources, nil
+}
+
+// rootRelativeError is an error of kustomize with the paths it names
+// relative to the repository root, as every other problem names files: the
+// root is where the sync checked the commit out, nothing the author knows.
+type rootRelativeError struct {
+	err  error
+	root string
+}
+
+func (e *rootRelativeError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.root+string(filepath.Separator), "")
+}
+
+func (e *rootRelativeError) Unwrap() error { return e.err }
+
+// unmatchedStrategicMergePatch matches kustomize's error for a
+// strategic-merge patch that matches no object: the patch's object ID.
+var unmatchedStrategicMergePatch = regexp.MustCompile(`no resource matches strategic merge patch "([^./\s]+)\.[^/\s]*/(\S+)\.(\[noNs\]|[a-z0-9-]+)"`)
+
+// unmatchedPatch explains kustomize's error for a strategic-merge patch
+// that matches no object, which names the object it looked for but not the
+// patch, by the patch files that address that object; "" when err is
+// another error, or no patch file addresses it.
+func (r *buildFS) unmatchedPatch(err error) string {
+	match := unmatchedStrategicMergePatch.FindStringSubmatch(err.Error())
+	if match == nil {
+		return ""
+	}
+	kind, name, namespace := match[1], match[2], strings.TrimSuffix(match[3], "[noNs]")
+	var places []string
+	for _, abs := range slices.Sorted(maps.Keys(r.patches)) {
+		if slices.ContainsFunc(r.objectsIn(abs), func(h objectHeader) bool { return h.is(kind, namespace, name) }) {
+			use := r.patches[abs]
+			places = append(places, fmt.Sprintf("%s: %s entry %q: %s", use.kustomization, use.field, use.entry, r.display(abs)))
+		}
+	}
+	if len(places) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s: no object of the build matches this patch; check its kind, name and namespace against the objects it should patch",
+		strings.Join(places, "; "), objectRef(kind, namespace, name))
+}
+
+// objectHeader is what identifies an object.
+type objectHeader struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// is reports whether the object is kind/namespace/name; an object without a
+// namespace is any namespace's (a kustomization may set it).
+func (h objectHeader) is(kind, namespace, name string) bool {
+	return h.Kind == kind && h.Metadata.Name == name && (h.Metadata.Namespace == "" || h.Metadata.Namespace == namespace)
+}
+
+// objectsIn returns the objects of a file the build has read, in order.
+func (r *buildFS) objectsIn(abs string) []objectHeader {
+	docs, err := SplitDocuments(r.display(abs), bytes.NewReader(r.served[abs]))
+	if err != nil {
+		return nil
+	}
+	var headers []objectHeader
+	for _, doc := range docs {
+		var header objectHeader
+		if yaml.Unmarshal(doc.Data, &header) == nil {
+			headers = append(headers, header)
+		}
+	}
+	return headers
 }
 
 // registeredTwice matches kustomize's error for an object that two
@@ -366,22 +442,9 @@ func (r *buildFS) definedTwice(err error) string {
 		if _, isPatch := r.patches[abs]; isPatch {
 			continue
 		}
-		docs, err := SplitDocuments(r.display(abs), bytes.NewReader(r.served[abs]))
-		if err != nil {
-			continue
-		}
-		for _, doc := range docs {
-			var header struct {
-				Kind     string `json:"kind"`
-				Metadata struct {
-					Name, Namespace string
-				} `json:"metadata"`
-			}
-			if yaml.Unmarshal(doc.Data, &header) != nil {
-				continue
-			}
-			if header.Kind == kind && header.Metadata.Name == name && (header.Metadata.Namespace == "" || header.Metadata.Namespace == namespace) {
-				files = append(files, doc.File)
+		for _, header := range r.objectsIn(abs) {
+			if header.is(kind, namespace, name) {
+				files = append(files, r.display(abs))
 			}
 		}
 	}

@@ -55,6 +55,18 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 			notWant: "unable to find one of",
 		},
 		{
+			name: "a strategic-merge patch that matches no object",
+			files: map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "patches:\n- path: patch.yaml\n", "o/p.yaml": profile,
+				"o/patch.yaml": strings.Replace(patchHeader, "name: p", "name: nosuch", 1) + "spec:\n  type: local\n"},
+			wantErr: []string{`o/kustomization.yaml: patches entry "patch.yaml": o/patch.yaml: CloudProfile/nosuch: no object of the build matches this patch`},
+			notWant: "failed to find unique target",
+		},
+		{
+			name:    "a kustomization that includes itself",
+			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml", "../o"), "o/p.yaml": profile},
+			wantErr: []string{"cycle detected: candidate root 'o' contains visited root 'o'"},
+		},
+		{
 			name:    "a control character in a kustomization",
 			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml") + "# \x07\n", "o/p.yaml": profile},
 			wantErr: []string{"o/kustomization.yaml: line 5, column 3: the control character U+0007: YAML allows no control characters"},
@@ -177,6 +189,7 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 			for _, want := range tt.wantErr {
 				g.Expect(err.Error()).To(ContainSubstring(want))
 			}
+			g.Expect(err.Error()).NotTo(ContainSubstring(root), "paths are relative to the repository root")
 			if tt.notWant != "" {
 				g.Expect(err.Error()).NotTo(ContainSubstring(tt.notWant))
 			}
