@@ -72,7 +72,7 @@ func TestREADMECommandsPrintWhatTheREADMEShows(t *testing.T) {
 	pullRequest := ""
 	for _, c := range commands {
 		if c.args[0] == "diff" && pullRequest == "" {
-			pullRequest = readmePullRequest(t, examples, flagValue(c.args, "--base"), flagValue(c.args, "--head"), patches)
+			pullRequest = readmePullRequest(t, t.TempDir(), examples, flagValue(c.args, "--base"), flagValue(c.args, "--head"), patches, nil)
 		}
 	}
 	for _, c := range commands {
@@ -91,6 +91,76 @@ func TestREADMECommandsPrintWhatTheREADMEShows(t *testing.T) {
 	}
 }
 
+// TestREADMECommandsRefuseAHostilePullRequest runs the README's
+// pull-request commands on a pull request whose profiles file is a symbolic
+// link out of the repository, to /dev/zero or into .git/, in its work tree
+// and in its head revision, as CI checks out a stranger's pull request:
+// every command refuses it, naming the file and the rule, and prints
+// nothing of what the link leads to.
+func TestREADMECommandsRefuseAHostilePullRequest(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands, patches := readmeBlocks(string(readme))
+	examples, err := filepath.Abs(filepath.Join("examples", "profiles-repo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var base, head string
+	for _, c := range commands {
+		if c.args[0] == "diff" {
+			base, head = flagValue(c.args, "--base"), flagValue(c.args, "--head")
+		}
+	}
+	const profiles = "base/cloudprofiles.yaml"
+	links := []struct {
+		name, target string
+		// wantErr is a part of every command's stderr: the rule.
+		wantErr string
+	}{
+		{name: "out of the repository", target: "../../secret/creds.yaml", wantErr: "outside the repository root"},
+		{name: "to /dev/zero", target: "/dev/zero", wantErr: "outside the repository root"},
+		{name: "into .git/", target: "../.git/secret.yaml", wantErr: ".git/"},
+	}
+	for _, link := range links {
+		t.Run("a profiles file linked "+link.name, func(t *testing.T) {
+			parent := t.TempDir()
+			secret := "metadata:\n  CANARY-SECRET-token: x\n"
+			if err := os.MkdirAll(filepath.Join(parent, "secret"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(parent, "secret", "creds.yaml"), []byte(secret), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			pullRequest := readmePullRequest(t, filepath.Join(parent, "repo"), examples, base, head, patches, func(dir string) {
+				if err := os.WriteFile(filepath.Join(dir, ".git", "secret.yaml"), []byte(secret), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(dir, filepath.FromSlash(profiles))
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(link.target, path); err != nil {
+					t.Fatal(err)
+				}
+			})
+			for _, c := range commands {
+				t.Run(c.line, func(t *testing.T) {
+					g := NewWithT(t)
+					t.Chdir(pullRequest)
+					var stdout, stderr bytes.Buffer
+					code := cli.Execute(c.args, strings.NewReader(""), &stdout, &stderr)
+					g.Expect(code).To(Equal(1), stderr.String())
+					g.Expect(stderr.String()).To(ContainSubstring(profiles))
+					g.Expect(stderr.String()).To(ContainSubstring(link.wantErr))
+					g.Expect(stdout.String() + stderr.String()).NotTo(ContainSubstring("CANARY"))
+				})
+			}
+		})
+	}
+}
+
 func flagValue(args []string, flag string) string {
 	for i, arg := range args[:len(args)-1] {
 		if arg == flag {
@@ -101,14 +171,14 @@ func flagValue(args []string, flag string) string {
 }
 
 // readmePullRequest makes the Git repository of the README's pull request
-// and returns its directory.
-func readmePullRequest(t *testing.T, examples, base, head string, patches []string) string {
+// in dir and returns dir. change, when not nil, changes the head's tree
+// further before it is committed.
+func readmePullRequest(t *testing.T, dir, examples, base, head string, patches []string, change func(dir string)) string {
 	t.Helper()
 	g := NewWithT(t)
 	g.Expect(base).NotTo(BeEmpty(), "the README's diff names its base with --base")
 	g.Expect(head).NotTo(BeEmpty(), "the README's diff names its head with --head")
 	g.Expect(patches).NotTo(BeEmpty(), "the README shows the change it compares in a ```diff block")
-	dir := t.TempDir()
 	repo, err := git.PlainInit(dir, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	worktree, err := repo.Worktree()
@@ -130,6 +200,9 @@ func readmePullRequest(t *testing.T, examples, base, head string, patches []stri
 	commit(base, 0)
 	for _, patch := range patches {
 		applyPatch(t, dir, patch)
+	}
+	if change != nil {
+		change(dir)
 	}
 	commit(head, 1)
 	return dir

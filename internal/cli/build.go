@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -30,8 +30,9 @@ validates and prints the result as 'profilesync evaluate' does. Problems name
 the file each object came from, relative to the repository root.
 
 The repository root is --root, by default the Git work tree that contains PATH
-(the nearest directory above it with a .git entry), else the current
-directory.
+(the nearest directory above it with a .git entry), else PATH itself, as for
+every other command: outside a Git work tree, give --root to let an overlay
+reach the bases above it.
 
 The landscape's versioning policy is the file profilesync-policy.yaml nearest
 to PATH: in PATH or a directory above it, up to the repository root
@@ -57,7 +58,7 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 	flags := cmd.Flags()
 	flags.SortFlags = false
 	flags.Var(&at, "at", "evaluate at this RFC 3339 time (default now)")
-	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH)")
+	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH, else PATH)")
 	bindBuildOptions(flags, &build)
 	return cmd
 }
@@ -102,7 +103,7 @@ type overlayLocation struct{ root, path string }
 func locateOverlay(root, path string) (overlayLocation, error) {
 	if root == "" {
 		var err error
-		if root, err = repositoryRoot(path); err != nil {
+		if root, err = repofile.RepositoryOf(path); err != nil {
 			return overlayLocation{}, fmt.Errorf("build: %w", err)
 		}
 	}
@@ -114,25 +115,6 @@ func locateOverlay(root, path string) (overlayLocation, error) {
 		return overlayLocation{}, fmt.Errorf("build: %w", err)
 	}
 	return overlayLocation{root: absRoot, path: path}, nil
-}
-
-// repositoryRoot returns the nearest directory at or above path that holds
-// a .git entry, else the current directory.
-func repositoryRoot(path string) (string, error) {
-	dir, err := filepath.Abs(path)
-	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", path, err)
-	}
-	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return os.Getwd()
-		}
-		dir = parent
-	}
 }
 
 // pathInRoot returns path relative to root, as render.Build takes it.

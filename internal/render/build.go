@@ -1,12 +1,15 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -333,9 +336,138 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 		return nil, errors.Join(r.refusals...)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), err)
+		if twice := r.definedTwice(err); twice != "" {
+			return nil, fmt.Errorf("kustomize build of %s: %s", r.display(target), twice)
+		}
+		if unmatched := r.unmatchedPatch(err); unmatched != "" {
+			return nil, errors.New(unmatched)
+		}
+		return nil, fmt.Errorf("kustomize build of %s: %w", r.display(target), &rootRelativeError{err: err, root: r.root})
 	}
 	return resources, nil
+}
+
+// rootRelativeError is an error of kustomize with the paths it names
+// relative to the repository root, as every other problem names files: the
+// root is where the sync checked the commit out, nothing the author knows.
+type rootRelativeError struct {
+	err  error
+	root string
+}
+
+func (e *rootRelativeError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), e.root+string(filepath.Separator), "")
+}
+
+func (e *rootRelativeError) Unwrap() error { return e.err }
+
+// unmatchedStrategicMergePatch matches kustomize's error for a
+// strategic-merge patch that matches no object: the patch's object ID.
+var unmatchedStrategicMergePatch = regexp.MustCompile(`no resource matches strategic merge patch "([^./\s]+)\.[^/\s]*/(\S+)\.(\[noNs\]|[a-z0-9-]+)"`)
+
+// unmatchedPatch explains kustomize's error for a strategic-merge patch
+// that matches no object, which names the object it looked for but not the
+// patch, by the patch files that address that object; "" when err is
+// another error, or no patch file addresses it.
+func (r *buildFS) unmatchedPatch(err error) string {
+	match := unmatchedStrategicMergePatch.FindStringSubmatch(err.Error())
+	if match == nil {
+		return ""
+	}
+	kind, name, namespace := match[1], match[2], strings.TrimSuffix(match[3], "[noNs]")
+	var places []string
+	for _, abs := range slices.Sorted(maps.Keys(r.patches)) {
+		if slices.ContainsFunc(r.objectsIn(abs), func(h objectHeader) bool { return h.is(kind, namespace, name) }) {
+			use := r.patches[abs]
+			places = append(places, fmt.Sprintf("%s: %s entry %q: %s", use.kustomization, use.field, use.entry, r.display(abs)))
+		}
+	}
+	if len(places) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s: no object of the build matches this patch; check its kind, name and namespace against the objects it should patch",
+		strings.Join(places, "; "), objectRef(kind, namespace, name))
+}
+
+// objectHeader is what identifies an object.
+type objectHeader struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// is reports whether the object is kind/namespace/name; an object without a
+// namespace is any namespace's (a kustomization may set it).
+func (h objectHeader) is(kind, namespace, name string) bool {
+	return h.Kind == kind && h.Metadata.Name == name && (h.Metadata.Namespace == "" || h.Metadata.Namespace == namespace)
+}
+
+// objectsIn returns the objects of a file the build has read, in order.
+func (r *buildFS) objectsIn(abs string) []objectHeader {
+	docs, err := SplitDocuments(r.display(abs), bytes.NewReader(r.served[abs]))
+	if err != nil {
+		return nil
+	}
+	var headers []objectHeader
+	for _, doc := range docs {
+		var header objectHeader
+		if yaml.Unmarshal(doc.Data, &header) == nil {
+			headers = append(headers, header)
+		}
+	}
+	return headers
+}
+
+// registeredTwice matches kustomize's error for an object that two
+// resources define: the object's ID (KIND.VERSION.GROUP/NAME.NAMESPACE).
+var registeredTwice = regexp.MustCompile(`may not add resource with an already registered id: ([^./\s]+)\.[^/\s]*/(\S+)\.(\[noNs\]|[a-z0-9-]+)`)
+
+// definedTwice explains kustomize's error for an object defined twice, which
+// names the object and, at best, the second resources entry, by the files
+// of the build that define it; "" when err is another error, or the files
+// cannot be told (a name prefix made two objects one).
+func (r *buildFS) definedTwice(err error) string {
+	match := registeredTwice.FindStringSubmatch(err.Error())
+	if match == nil {
+		return ""
+	}
+	kind, name, namespace := match[1], match[2], strings.TrimSuffix(match[3], "[noNs]")
+	var files []string
+	for _, abs := range slices.Sorted(maps.Keys(r.served)) {
+		if IsKustomizationFile(filepath.Base(abs)) {
+			continue
+		}
+		if _, isPatch := r.patches[abs]; isPatch {
+			continue
+		}
+		for _, header := range r.objectsIn(abs) {
+			if header.is(kind, namespace, name) {
+				files = append(files, r.display(abs))
+			}
+		}
+	}
+	if len(files) < 2 {
+		return ""
+	}
+	// The files come in order, so a file that defines it twice comes twice
+	// in a row.
+	var places []string
+	for start := 0; start < len(files); {
+		end := start + 1
+		for end < len(files) && files[end] == files[start] {
+			end++
+		}
+		place := files[start]
+		if end-start > 1 {
+			place = fmt.Sprintf("%s (%d times)", place, end-start)
+		}
+		places = append(places, place)
+		start = end
+	}
+	return fmt.Sprintf("%s is defined more than once: in %s; a build defines each object once, so keep one and patch it where it must differ",
+		objectRef(kind, namespace, name), strings.Join(places, " and "))
 }
 
 // openAPISchemaFileName is the name under which a build serves

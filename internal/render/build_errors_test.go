@@ -143,6 +143,30 @@ func TestBuildRefusesASymbolicLinkOutOfTheRepository(t *testing.T) {
 	g.Expect(err).To(MatchError(And(ContainSubstring("overlay/secret.yaml is a symbolic link to"), ContainSubstring("outside the repository root"))))
 }
 
+// TestBuildRefusesADanglingLinkByWhereItLeads: a checkout writes committed
+// links as they were written, so a link out of the tree leads to nothing
+// there; it is still a link out of the repository, not a missing file.
+func TestBuildRefusesADanglingLinkByWhereItLeads(t *testing.T) {
+	tests := []struct {
+		name, target, wantErr string
+	}{
+		{name: "a link out of the root", target: "../../outside/missing.yaml", wantErr: "overlay/p.yaml is a symbolic link to"},
+		{name: "a link into .git/", target: "../.git/missing.yaml", wantErr: "overlay/p.yaml is a symbolic link into .git/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := filepath.Join(t.TempDir(), "repo")
+			writeTree(t, root, map[string]string{"overlay/kustomization.yaml": kustomization("p.yaml")})
+			g.Expect(os.Symlink(tt.target, filepath.Join(root, "overlay", "p.yaml"))).To(Succeed())
+
+			_, err := buildWithDefaults(t, root, "overlay")
+			g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+			g.Expect(err).NotTo(MatchError(ContainSubstring("no such file")))
+		})
+	}
+}
+
 func TestBuildReadsAPlainDirectoryLikeFlux(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()

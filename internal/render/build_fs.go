@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // errReadOnly is returned for every attempt of kustomize to write: a build
@@ -60,6 +62,13 @@ type buildFS struct {
 	// path, for what a build reads again once kustomize is done (see
 	// sourceContent): that must not count against the limits twice.
 	served map[string][]byte
+	// resourceFiles are the files the kustomizations vetted so far list as
+	// resources: kustomize reads them as YAML (other files it may read as
+	// data, a generator's).
+	resourceFiles map[string]bool
+	// patches are the patch files the kustomizations vetted so far list,
+	// by absolute path, and where they list them (see checkPatch).
+	patches map[string]patchUse
 	// vetted remembers each kustomization already checked, and its verdict.
 	vetted map[string]error
 	// componentDepth is how deep each component directory listed so far
@@ -80,6 +89,9 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		virtual: make(map[string][]byte),
 		served:  make(map[string][]byte),
 		vetted:  make(map[string]error),
+		patches: make(map[string]patchUse),
+
+		resourceFiles: make(map[string]bool),
 
 		componentDepth: make(map[string]int),
 	}
@@ -105,7 +117,9 @@ func (r *buildFS) resolve(path string) (string, error) {
 	if r.inGitMetadata(abs) {
 		return "", fmt.Errorf("%s is in %s/, Git's metadata, which is not part of the build: refused", r.display(abs), gitMetadataDir)
 	}
-	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+	// A link is checked where it leads even when nothing is there: a
+	// checkout writes committed links as they were written.
+	if resolved, err := repofile.ResolveLinks(abs); err == nil {
 		if !isWithin(r.root, resolved) {
 			return "", fmt.Errorf("%s is a symbolic link to %s, outside the repository root: refused", r.display(abs), resolved)
 		}
@@ -269,8 +283,21 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	}
 	if isYAMLFile(abs) {
 		// kustomize would rewrite or retype these values silently.
-		if problems := CheckYAMLTyping(r.display(abs), content); len(problems) > 0 {
+		problems, err := checkYAMLTyping(r.display(abs), content)
+		if len(problems) > 0 {
 			return nil, r.refuse(problems)
+		}
+		// kustomize would name the file as the kustomization listing it
+		// wrote it ("in File: p.yaml").
+		_, isPatch := r.patches[abs]
+		if err != nil && (r.resourceFiles[abs] || isPatch) {
+			return nil, r.refuse(fmt.Errorf("%s: not valid YAML: %w", r.display(abs), err))
+		}
+	}
+	if use, ok := r.patches[abs]; ok {
+		place := fmt.Sprintf("%s: %s entry %q: %s", use.kustomization, use.field, use.entry, r.display(abs))
+		if errs := checkPatch(place, content); len(errs) > 0 {
+			return nil, r.refuse(errors.Join(errs...))
 		}
 	}
 	return content, nil

@@ -1,18 +1,25 @@
 package render
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+
+	"go.yaml.in/yaml/v3"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
 // kustomizationFileNames are the names kustomize recognises, in the order it
@@ -84,15 +91,30 @@ const maxComponentDepth = 10
 
 func (r *buildFS) checkKustomization(path string, content []byte) error {
 	file := r.display(path)
+	if problem, ok := checkYAMLText(file, content); !ok {
+		return Problems{problem}
+	}
+	if errs := duplicateKeys(file, content); len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	var k types.Kustomization
 	if err := k.Unmarshal(content); err != nil {
 		return fmt.Errorf("%s: not a kustomization: %w", file, err)
 	}
-	k.FixKustomization()
 	dir := filepath.Dir(path)
 	v := locationVet{fs: r, file: file, dir: dir}
+	// FixKustomization moves deprecated fields into others (bases into
+	// resources); a problem is named by the field the author wrote.
+	v.entries("bases", fileOrDirectoryLocation, k.Bases)
+	k.Bases = nil
+	v.reservedMetadata(k)
+	k.FixKustomization()
 
-	v.entries("resources", fileOrDirectoryLocation, k.Resources)
+	for _, entry := range k.Resources {
+		if abs := v.entry("resources", fileOrDirectoryLocation, entry); abs != "" && !r.IsDir(abs) {
+			r.resourceFiles[abs] = true
+		}
+	}
 	depth := r.componentDepth[dir] + 1
 	for _, component := range k.Components {
 		abs := v.entry("components", fileOrDirectoryLocation, component)
@@ -107,16 +129,20 @@ func (r *buildFS) checkKustomization(path string, content []byte) error {
 	}
 	v.entries("crds", fileLocation, k.Crds)
 	v.entries("configurations", fileLocation, k.Configurations)
-	for _, patch := range k.PatchesStrategicMerge {
-		if !isInlinePatch(string(patch)) {
-			v.entry("patchesStrategicMerge", fileLocation, string(patch))
+	for i, patch := range k.PatchesStrategicMerge {
+		if isInlinePatch(string(patch)) {
+			v.inlinePatch(fmt.Sprintf("patchesStrategicMerge[%d]", i), string(patch))
+		} else {
+			v.patchFile("patchesStrategicMerge", string(patch))
 		}
 	}
-	for _, patch := range k.Patches {
-		v.entry("patches", fileLocation, patch.Path)
+	for i, patch := range k.Patches {
+		v.patchFile("patches", patch.Path)
+		v.inlinePatch(fmt.Sprintf("patches[%d].patch", i), patch.Patch)
 	}
-	for _, patch := range k.PatchesJson6902 {
-		v.entry("patchesJson6902", fileLocation, patch.Path)
+	for i, patch := range k.PatchesJson6902 {
+		v.patchFile("patchesJson6902", patch.Path)
+		v.inlinePatch(fmt.Sprintf("patchesJson6902[%d].patch", i), patch.Patch)
 	}
 	for _, replacement := range k.Replacements {
 		v.entry("replacements", fileLocation, replacement.Path)
@@ -182,7 +208,233 @@ func (v *locationVet) entry(field string, kind locationKind, entry string) strin
 	if kind == fileLocation && v.fs.IsDir(abs) {
 		return refused("is a directory; a file is expected here")
 	}
+	if kind == fileOrDirectoryLocation && v.fs.IsDir(abs) && !v.fs.hasKustomization(abs) {
+		return refused("%s is a directory without a kustomization (%s): add one, or list its files", v.fs.display(abs),
+			strings.Join(kustomizationFileNames, ", "))
+	}
 	return abs
+}
+
+// hasKustomization reports whether the directory dir holds a kustomization.
+func (r *buildFS) hasKustomization(dir string) bool {
+	for _, name := range kustomizationFileNames {
+		if r.Exists(filepath.Join(dir, name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// patchUse is where a kustomization lists a patch file: what a problem of
+// the patch names besides the patch, since the kustomization decides what
+// it applies to.
+type patchUse struct{ kustomization, field, entry string }
+
+// patchFile checks a patch's location; its content is checked when
+// kustomize reads it (checkPatch, from buildFS.ReadFile), so that it is
+// read once.
+func (v *locationVet) patchFile(field, entry string) {
+	if abs := v.entry(field, fileLocation, entry); abs != "" {
+		v.fs.patches[abs] = patchUse{kustomization: v.file, field: field, entry: entry}
+	}
+}
+
+// inlinePatch checks a patch written in the kustomization itself.
+func (v *locationVet) inlinePatch(field, patch string) {
+	if patch != "" {
+		v.errs = append(v.errs, checkPatch(v.file+": "+field, []byte(patch))...)
+	}
+}
+
+// strategicMergeDirectives are the directives of a strategic-merge patch
+// kustomize does not carry out: it leaves them in the object as fields
+// ($patch it does carry out).
+var strategicMergeDirectives = []string{"$retainKeys", "$setElementOrder/", "$deleteFromPrimitiveList/"}
+
+// checkPatch refuses, in a strategic-merge or JSON patch, what kustomize
+// would carry into the objects unseen and the objects' checks would then
+// blame on the file that defines them: a directive kustomize does not
+// carry out, and a label or annotation of the domain the sync writes
+// itself. place names the patch: the kustomization, the entry and the file.
+func checkPatch(place string, content []byte) []error {
+	check := patchContentCheck{place: place}
+	decoder := yaml.NewDecoder(bytes.NewReader(content))
+	for {
+		var document yaml.Node
+		if err := decoder.Decode(&document); err != nil {
+			return check.errs // the end, or what kustomize reports
+		}
+		if len(document.Content) != 1 {
+			continue
+		}
+		root := document.Content[0]
+		check.directives(root, "")
+		switch root.Kind {
+		case yaml.MappingNode:
+			check.reservedKeys(metadataField, mappingValue(root, metadataField))
+		case yaml.SequenceNode:
+			check.jsonPatch(root)
+		}
+	}
+}
+
+// Fields of an object's metadata a patch may set reserved keys in.
+const (
+	metadataField    = "metadata"
+	labelsField      = "labels"
+	annotationsField = "annotations"
+)
+
+// patchContentCheck collects the problems of one patch.
+type patchContentCheck struct {
+	place string
+	errs  []error
+}
+
+func (c *patchContentCheck) fail(path, message string) {
+	c.errs = append(c.errs, fmt.Errorf("%s: %s: %s", c.place, path, message))
+}
+
+// directives refuses every key below node that is a directive kustomize
+// does not carry out.
+func (c *patchContentCheck) directives(node *yaml.Node, path string) {
+	switch node.Kind {
+	case yaml.SequenceNode:
+		for i, child := range node.Content {
+			c.directives(child, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			key := node.Content[i].Value
+			child := strings.TrimPrefix(path+"."+key, ".")
+			for _, directive := range strategicMergeDirectives {
+				if key == directive || strings.HasSuffix(directive, "/") && strings.HasPrefix(key, directive) {
+					c.fail(child, fmt.Sprintf("the directive %s is not carried out by kustomize, which would leave it in the object "+
+						"as a field the API does not have; remove it from the patch", strings.TrimSuffix(directive, "/")))
+				}
+			}
+			c.directives(node.Content[i+1], child)
+		}
+	}
+}
+
+// reservedKeys refuses the reserved labels and annotations of metadata, an
+// object's metadata at path (nil when the patch sets none).
+func (c *patchContentCheck) reservedKeys(path string, metadata *yaml.Node) {
+	for _, field := range []string{labelsField, annotationsField} {
+		keys := mappingValue(metadata, field)
+		if keys == nil || keys.Kind != yaml.MappingNode {
+			continue
+		}
+		for i := 0; i < len(keys.Content); i += 2 {
+			if key := keys.Content[i].Value; isReservedLabel(key) {
+				c.fail(fmt.Sprintf("%s.%s[%s]", path, field, key), reservedDomainMessage(field == annotationsField))
+			}
+		}
+	}
+}
+
+// jsonPatch refuses the reserved labels and annotations the operations of
+// a JSON patch add, one by one (/metadata/labels/KEY) or as a whole.
+func (c *patchContentCheck) jsonPatch(operations *yaml.Node) {
+	for i, operation := range operations.Content {
+		path := mappingValue(operation, "path")
+		if path == nil {
+			continue
+		}
+		at := fmt.Sprintf("[%d].path %s", i, path.Value)
+		parts := strings.Split(path.Value, "/")
+		for j, part := range parts {
+			parts[j] = strings.NewReplacer("~1", "/", "~0", "~").Replace(part)
+		}
+		if len(parts) < 2 || parts[0] != "" || parts[1] != metadataField {
+			continue
+		}
+		value := mappingValue(operation, "value")
+		switch {
+		case len(parts) == 4 && (parts[2] == labelsField || parts[2] == annotationsField):
+			if isReservedLabel(parts[3]) {
+				c.fail(at, reservedDomainMessage(parts[2] == annotationsField))
+			}
+		case len(parts) == 3 && (parts[2] == labelsField || parts[2] == annotationsField) && value != nil:
+			c.reservedKeys(at, &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: parts[2]}, value}})
+		case len(parts) == 2 && value != nil:
+			c.reservedKeys(at, value)
+		}
+	}
+}
+
+// reservedMetadata refuses labels and annotations of the domain the sync
+// writes itself that the kustomization would set on every object it builds:
+// the kustomization is the place to edit, not the objects.
+func (v *locationVet) reservedMetadata(k types.Kustomization) {
+	reserved := func(field string, keys map[string]string, annotations bool) {
+		for _, key := range slices.Sorted(maps.Keys(keys)) {
+			if isReservedLabel(key) {
+				v.fail(fmt.Errorf("%s: %s[%s]: %s", v.file, field, key, reservedDomainMessage(annotations)))
+			}
+		}
+	}
+	reserved("commonLabels", k.CommonLabels, false)
+	for i, label := range k.Labels {
+		reserved(fmt.Sprintf("labels[%d].pairs", i), label.Pairs, false)
+	}
+	reserved("commonAnnotations", k.CommonAnnotations, true)
+}
+
+// reservedDomainMessage says why a label (or annotation) of the reserved
+// domain is refused, in the words validateObjectMeta uses for one written
+// in a profile.
+func reservedDomainMessage(annotation bool) string {
+	if annotation {
+		return fmt.Sprintf("the %s/ domain is reserved: the sync sets %s itself to record what it applied",
+			v1alpha1.ReservedLabelDomain, v1alpha1.AppliedDigestAnnotation)
+	}
+	return fmt.Sprintf("the %s/ domain is reserved: the sync sets %s and %s itself to mark the objects it owns",
+		v1alpha1.ReservedLabelDomain, v1alpha1.OwnerNameLabel, v1alpha1.OwnerNamespaceLabel)
+}
+
+// duplicateKeys returns an error for every key given more than once in one
+// mapping of content, as decoding a profile refuses one: kustomize keeps
+// the last silently, so two resources: lists would lose the first.
+// Content that is not YAML is left to kustomize's decoding.
+func duplicateKeys(file string, content []byte) []error {
+	var document yaml.Node
+	if err := yaml.Unmarshal(content, &document); err != nil {
+		return nil
+	}
+	var errs []error
+	var walk func(node *yaml.Node, path string)
+	walk = func(node *yaml.Node, path string) {
+		switch node.Kind {
+		case yaml.DocumentNode:
+			for _, child := range node.Content {
+				walk(child, path)
+			}
+		case yaml.SequenceNode:
+			for i, child := range node.Content {
+				walk(child, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case yaml.MappingNode:
+			firstLine := make(map[string]int)
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				key := node.Content[i]
+				child := key.Value
+				if path != "" {
+					child = path + "." + key.Value
+				}
+				if line, seen := firstLine[key.Value]; seen {
+					errs = append(errs, fmt.Errorf("%s: line %d: %s: given more than once in the same mapping (first on line %d); "+
+						"kustomize would read only the last: merge them into one", file, key.Line, child, line))
+				} else {
+					firstLine[key.Value] = key.Line
+				}
+				walk(node.Content[i+1], child)
+			}
+		}
+	}
+	walk(&document, "")
+	return errs
 }
 
 // pluginEntries checks the generator, transformer or validator entries of

@@ -85,7 +85,7 @@ func TestNoBuildReachesTheNetwork(t *testing.T) {
 		{
 			name:    "a deprecated bases entry",
 			files:   map[string]string{"kustomization.yaml": "bases:\n- " + url + "\n"},
-			wantErr: []string{`resources entry "` + url + `": remote`},
+			wantErr: []string{`bases entry "` + url + `": remote`},
 		},
 		{
 			name:    "a component",

@@ -468,21 +468,20 @@ func unmarshalTypeError(err error) (value string, goType reflect.Type, fieldPath
 	return valueField.String(), goType, pathField.String(), goType != nil
 }
 
-// The schema's type names, as messages name them.
+// Type names of the schema, as messages name them, and the field of an
+// object that names its kind.
 const (
-	typeString  = "string"
-	typeBoolean = "boolean"
+	schemaTypeString  = "string"
+	schemaTypeBoolean = "boolean"
+	kindField         = "kind"
 )
-
-// kindField is the field of an object that names its kind.
-const kindField = "kind"
 
 // jsonTypeName turns encoding/json's description of a value ("number 1.5",
 // "bool") into the schema's type name.
 func jsonTypeName(value string) string {
 	value, _, _ = strings.Cut(value, " ")
 	if value == "bool" {
-		return typeBoolean
+		return schemaTypeBoolean
 	}
 	return value
 }
@@ -497,9 +496,9 @@ func apiTypeName(t reflect.Type) string {
 	}
 	switch t.Kind() {
 	case reflect.String:
-		return typeString
+		return schemaTypeString
 	case reflect.Bool:
-		return typeBoolean
+		return schemaTypeBoolean
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return "integer"

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -41,15 +42,25 @@ var differingNumber = regexp.MustCompile(`^[-+]?(0[0-9_]+|0o[0-7_]+|0b[01_]+|[0-
 // Each refusal says to quote the value. Content that is not YAML is left to
 // the decoder, which reports it.
 func CheckYAMLTyping(file string, content []byte) Problems {
+	problems, _ := checkYAMLTyping(file, content)
+	return problems
+}
+
+// checkYAMLTyping is CheckYAMLTyping that also returns the parser's error
+// when content is not YAML, for a reader that reports it itself.
+func checkYAMLTyping(file string, content []byte) (Problems, error) {
+	if problem, ok := checkYAMLText(file, content); !ok {
+		return Problems{problem}, nil
+	}
 	decoder := yaml.NewDecoder(bytes.NewReader(content))
 	var problems Problems
-	for n := 1; ; n++ {
+	for {
 		var document yaml.Node
 		if err := decoder.Decode(&document); err != nil {
 			if !errors.Is(err, io.EOF) {
-				return problems // the decoder reports it
+				return problems, err
 			}
-			return problems
+			return problems, nil
 		}
 		check := typingCheck{file: file}
 		if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
@@ -64,6 +75,53 @@ func CheckYAMLTyping(file string, content []byte) Problems {
 	}
 }
 
+// checkYAMLText refuses content that is not YAML text, with the first
+// place it breaks: bytes that are not UTF-8, or a control character YAML
+// allows nowhere, a NUL byte among them. The YAML parsers say only
+// "control characters are not allowed", and kustomize names the file as
+// the kustomization that listed it wrote it. Content in UTF-16 (it starts
+// with a byte order mark) is left to the parser.
+func checkYAMLText(file string, content []byte) (Problem, bool) {
+	if bytes.HasPrefix(content, []byte{0xfe, 0xff}) || bytes.HasPrefix(content, []byte{0xff, 0xfe}) {
+		return Problem{}, true
+	}
+	line, column := 1, 1
+	for offset := 0; offset < len(content); {
+		r, size := utf8.DecodeRune(content[offset:])
+		var message string
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			message = fmt.Sprintf("the byte 0x%02x is not UTF-8: a YAML file is UTF-8 text; save it as UTF-8", content[offset])
+		case r == 0:
+			message = "a NUL byte: YAML allows no control characters; remove it"
+		case !isYAMLPrintable(r):
+			message = fmt.Sprintf("the control character %U: YAML allows no control characters; remove it", r)
+		}
+		if message != "" {
+			return Problem{File: file, Message: fmt.Sprintf("line %d, column %d: %s", line, column, message)}, false
+		}
+		if r == '\n' {
+			line, column = line+1, 1
+		} else {
+			column++
+		}
+		offset += size
+	}
+	return Problem{}, true
+}
+
+// isYAMLPrintable reports whether YAML 1.2 allows r in a stream (its
+// c-printable production).
+func isYAMLPrintable(r rune) bool {
+	switch {
+	case r == '\t', r == '\n', r == '\r', r == 0x85:
+		return true
+	case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd, r >= 0x10000 && r <= 0x10ffff:
+		return true
+	}
+	return false
+}
+
 type typingCheck struct {
 	file                  string
 	kind, namespace, name string
@@ -75,7 +133,7 @@ func (c *typingCheck) readHeader(mapping *yaml.Node) {
 		switch key, value := mapping.Content[i].Value, mapping.Content[i+1]; key {
 		case kindField:
 			c.kind = value.Value
-		case "metadata":
+		case metadataField:
 			for j := 0; j+1 < len(value.Content); j += 2 {
 				switch value.Content[j].Value {
 				case "name":
@@ -175,7 +233,7 @@ func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structura
 			"YAML 1.1 as a boolean; quote it (%s) or write true or false", value, quoted, quoted))
 	case differingNumber.MatchString(value):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.1 and YAML 1.2, which the sync reads, take it as different values; quote it (%s) or write a plain decimal number", value, quoted))
-	case schema != nil && schema.Type == typeString && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
+	case schema != nil && schema.Type == schemaTypeString && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s", value, yamlTypeName(tag), quoted))
 	}
 }
@@ -185,7 +243,7 @@ func yamlTypeName(tag string) string {
 	case "!!int", "!!float":
 		return "number"
 	case "!!bool":
-		return typeBoolean
+		return schemaTypeBoolean
 	}
 	return strings.TrimPrefix(tag, "!!")
 }

@@ -153,9 +153,9 @@ func CheckPath(root, abs, display string) (string, error) {
 	if InGitMetadata(rel) {
 		return "", &RefusedError{Path: display, Rule: ruleGitMetadata}
 	}
-	resolved, err := filepath.EvalSymlinks(abs)
+	resolved, err := ResolveLinks(abs)
 	if err != nil {
-		return abs, nil // nothing there to lead anywhere; reading it reports that
+		return abs, nil // a loop of links leads nowhere; reading it reports that
 	}
 	if !Within(root, resolved) {
 		return "", &RefusedError{Path: display, Rule: ruleLinksOutside}
@@ -163,6 +163,53 @@ func CheckPath(root, abs, display string) (string, error) {
 	rel, _ = filepath.Rel(root, resolved)
 	if InGitMetadata(rel) {
 		return "", &RefusedError{Path: display, Rule: ruleLinksIntoGit}
+	}
+	return resolved, nil
+}
+
+// maxLinks bounds the symbolic links ResolveLinks follows, as the kernel
+// bounds them (ELOOP).
+const maxLinks = 40
+
+// ResolveLinks returns abs, an absolute clean path, with every symbolic
+// link on its way replaced by what it leads to. Unlike
+// filepath.EvalSymlinks it also resolves a link whose target does not
+// exist: where a link leads matters before anything is there, since a
+// checkout recreates committed links as they were written (a link out of
+// the root must be refused as one, not as a missing file).
+func ResolveLinks(abs string) (string, error) {
+	separator := string(filepath.Separator)
+	resolved := filepath.VolumeName(abs) + separator
+	rest := strings.Split(strings.TrimPrefix(abs, resolved), separator)
+	followed := 0
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, part)
+		info, err := os.Lstat(next)
+		if err != nil || info.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if followed++; followed > maxLinks {
+			return "", fmt.Errorf("%s: more than %d symbolic links on the way", abs, maxLinks)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("reading the symbolic link %s: %w", next, err)
+		}
+		if filepath.IsAbs(target) {
+			resolved = filepath.VolumeName(target) + separator
+			target = strings.TrimPrefix(target, resolved)
+		}
+		rest = append(strings.Split(filepath.Clean(target), separator), rest...)
 	}
 	return resolved, nil
 }

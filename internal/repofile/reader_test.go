@@ -204,3 +204,58 @@ func TestRepositoryOf(t *testing.T) {
 		})
 	}
 }
+
+func TestResolveLinks(t *testing.T) {
+	root, outside := hostileRepository(t)
+	links := map[string]string{
+		"links/dangling-out.yaml": "../../secret/missing.yaml",
+		"links/dangling-git.yaml": "../.git/missing.yaml",
+		"links/chain.yaml":        "inside.yaml",
+		"links/loop-a":            "loop-b",
+		"links/loop-b":            "loop-a",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, path, want, wantErr string
+	}{
+		{name: "a path without links is itself", path: "base/profile.yaml", want: filepath.Join(root, "base", "profile.yaml")},
+		{name: "a missing path without links is itself", path: "base/missing.yaml", want: filepath.Join(root, "base", "missing.yaml")},
+		{name: "a link inside is resolved", path: "links/inside.yaml", want: filepath.Join(root, "base", "inside-target.yaml")},
+		{name: "a chain of links is resolved", path: "links/chain.yaml", want: filepath.Join(root, "base", "inside-target.yaml")},
+		{name: "a link to a missing file out of the root leads there", path: "links/dangling-out.yaml", want: filepath.Join(outside, "missing.yaml")},
+		{name: "a link to a missing file in .git/ leads there", path: "links/dangling-git.yaml", want: filepath.Join(root, ".git", "missing.yaml")},
+		{name: "an absolute link is resolved", path: "links/zero.yaml", want: "/dev/zero"},
+		{name: "a path through a linked directory is resolved", path: "links/outdir/creds.yaml", want: filepath.Join(outside, "creds.yaml")},
+		{name: "a loop of links is an error", path: "links/loop-a", wantErr: "more than 40 symbolic links on the way"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			got, err := ResolveLinks(filepath.Join(root, filepath.FromSlash(tt.path)))
+			if tt.wantErr != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tt.wantErr)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestCheckPathRefusesADanglingLinkByWhereItLeads(t *testing.T) {
+	root, _ := hostileRepository(t)
+	for name, target := range map[string]string{"out.yaml": "../secret/missing.yaml", "git.yaml": ".git/missing.yaml"} {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := NewWithT(t)
+	_, err := CheckPath(root, filepath.Join(root, "out.yaml"), "out.yaml")
+	g.Expect(err).To(MatchError("out.yaml: a symbolic link that leads outside the repository root: refused"))
+	_, err = CheckPath(root, filepath.Join(root, "git.yaml"), "git.yaml")
+	g.Expect(err).To(MatchError("git.yaml: a symbolic link into .git/, Git's metadata: refused"))
+}
