@@ -334,9 +334,11 @@ func logOutcome(ctx context.Context, obj *v1alpha1.ProfileSync, applied string, 
 }
 
 // maxMessageLength bounds the message of a failure in conditions and
-// events. A revision can hold thousands of problems, and the API server
-// refuses a condition message over 32,768 bytes: the sync would then be
-// unable to report anything at all, and retry in a loop.
+// events. The conditions library would cut a message at the API server's
+// 32,768 bytes in the middle of a line; boundedMessage cuts it far sooner,
+// at a line end, and says how many problems it left out and where to see
+// them all, so that a revision with thousands of problems still reads as a
+// list.
 const maxMessageLength = 8 << 10
 
 // boundedMessage cuts message, one problem per line, to maxMessageLength at

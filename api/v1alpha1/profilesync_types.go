@@ -158,7 +158,10 @@ type ProfileSyncSpec struct {
 //     keyed with the token, as GitHub computes it.
 //
 // Every comparison is in constant time. The body is not interpreted: any
-// accepted request triggers a sync of spec.ref.
+// accepted request triggers a sync of spec.ref, at most one per second per
+// ProfileSync (a burst or a replay is folded into one). Every request that
+// does not prove the token is answered 404, the same as for a ProfileSync
+// without a webhook.
 type ProfileSyncWebhook struct {
 	// secretRef names a Secret in the ProfileSync's namespace whose key
 	// "token" holds the shared secret of the webhook.

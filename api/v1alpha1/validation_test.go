@@ -19,7 +19,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-// The CEL table below covers every single-object rule of SEMANTICS.md
+// The CEL table below covers every single-object rule of docs/semantics.md
 // section 2 that CEL can express. These rules are left to internal/lifecycle
 // (called by the controllers, the sync and the CLI) because CEL cannot express
 // them, or not within the API server's cost budget:

@@ -55,7 +55,7 @@ func profileWith(spec string) string {
 const oneKubernetesVersion = "  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n"
 
 // TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath runs every error
-// rule of SEMANTICS.md sections 2 and 3 through the CLI: exit 1, nothing on
+// rule of docs/semantics.md §2 and §3 through the CLI: exit 1, nothing on
 // stdout, and the problem names its field.
 func TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath(t *testing.T) {
 	tests := []struct {

@@ -1,4 +1,4 @@
-// Package lifecycle holds the rules of version lifecycles (SEMANTICS.md
+// Package lifecycle holds the rules of version lifecycles (docs/semantics.md
 // sections 1, 2 and 4): the classification of a version at a time t, the next
 // transition, validation of a profile and update paths. It has no Kubernetes
 // client; the controllers, the sync and the offline CLI all call it, so a
@@ -29,7 +29,7 @@ func Rank(c v1alpha1.VersionClassification) int {
 	return -1
 }
 
-// Stages returns the lifecycle of v in lifecycle form (SEMANTICS 1.1 and 1.2).
+// Stages returns the lifecycle of v in lifecycle form (docs/semantics.md §1.1 and 1.2).
 //
 // A version with lifecycle stages is returned as is (the slice is shared, not
 // copied). A version using the deprecated API is read as one stage of its
@@ -54,7 +54,7 @@ func Stages(v v1alpha1.ExpirableVersion) []v1alpha1.LifecycleStage {
 
 // deprecatedAPIClassification is the classification a version written in the
 // deprecated API has until its expirationDate: the classification field, or
-// supported when that is unset (SEMANTICS 1.1). Stages and evaluate both read
+// supported when that is unset (docs/semantics.md §1.1). Stages and evaluate both read
 // the deprecated API, evaluate without building the stages, so the default is
 // kept here rather than in either of them.
 func deprecatedAPIClassification(classification *v1alpha1.VersionClassification) v1alpha1.VersionClassification {
@@ -64,7 +64,7 @@ func deprecatedAPIClassification(classification *v1alpha1.VersionClassification)
 	return *classification
 }
 
-// ClassificationAt returns the classification of v at time t (SEMANTICS 1.3).
+// ClassificationAt returns the classification of v at time t (docs/semantics.md §1.3).
 //
 // Starting from unavailable, the stages are walked in list order and every
 // stage whose start is at or before t becomes current; a missing start is the
@@ -88,7 +88,7 @@ func classificationAt(stages []v1alpha1.LifecycleStage, t time.Time) v1alpha1.Ve
 }
 
 // NextTransition returns the earliest stage start of v strictly after t and the
-// classification in effect from then on (SEMANTICS 1.5). ok is false when no
+// classification in effect from then on (docs/semantics.md §1.5). ok is false when no
 // stage starts after t.
 //
 // When several stages start at that same instant, the classification returned

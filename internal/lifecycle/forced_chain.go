@@ -12,7 +12,7 @@ type MaintenanceStep struct {
 	// Version is the version the cluster is moved to, as the profile
 	// writes it.
 	Version string
-	// Forced is true when the forced path chose Version (SEMANTICS 4): the
+	// Forced is true when the forced path chose Version (docs/semantics.md §4): the
 	// automatic path found nothing, so the cluster crossed to the next
 	// minor (for an image: the next group of its update strategy).
 	Forced bool

@@ -8,7 +8,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-// Status computes the version part of a profile's status at now (SEMANTICS 1,
+// Status computes the version part of a profile's status at now (docs/semantics.md §1,
 // "Status shape"): every Kubernetes version and every machine image version,
 // in spec order, with its classification and, when a later stage is
 // scheduled, the next classification and the time it starts. NextTransitionTime
@@ -80,7 +80,7 @@ func Status(spec *v1alpha1.CloudProfileSpec, now time.Time) v1alpha1.ProfileVers
 
 // nextProfileTransition returns the earliest time after now at which any
 // Kubernetes or machine image version of spec changes classification
-// (SEMANTICS 1.5). ok is false when nothing is scheduled, which means no
+// (docs/semantics.md §1.5). ok is false when nothing is scheduled, which means no
 // requeue is needed. It computes the same instant as
 // Status(spec, now).NextTransitionTime without building the status.
 func nextProfileTransition(spec *v1alpha1.CloudProfileSpec, now time.Time) (at time.Time, ok bool) {

@@ -10,7 +10,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-// Update paths (SEMANTICS 4): which version a cluster on some version moves to
+// Update paths (docs/semantics.md §4): which version a cluster on some version moves to
 // during maintenance. Every function returns the version as written in the
 // profile (an image version written 1.7 is returned as 1.7, not 1.7.0).
 //
@@ -171,7 +171,7 @@ func MachineImageForcedUpdate(spec *v1alpha1.CloudProfileSpec, imageName, curren
 	return target, ok, nil
 }
 
-// maintenance decides what a maintenance run does with subject (SEMANTICS 4):
+// maintenance decides what a maintenance run does with subject (docs/semantics.md §4):
 // the automatic path first; only when it finds nothing and the current version
 // is expired, the forced path. A current version the profile no longer lists
 // counts as expired, since clusters must leave it. An expired version with no

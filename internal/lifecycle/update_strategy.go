@@ -9,7 +9,7 @@ import (
 )
 
 // updateStrategies are the update strategies a machine image may declare
-// (SEMANTICS 2), in the order error messages list them.
+// (docs/semantics.md §2), in the order error messages list them.
 var updateStrategies = []v1alpha1.MachineImageUpdateStrategy{
 	v1alpha1.UpdateStrategyPatch,
 	v1alpha1.UpdateStrategyMinor,
@@ -17,7 +17,7 @@ var updateStrategies = []v1alpha1.MachineImageUpdateStrategy{
 }
 
 // UpdateStrategyOrDefault returns the declared update strategy of a machine
-// image, or major when none is declared (SEMANTICS 2).
+// image, or major when none is declared (docs/semantics.md §2).
 //
 // major is the default the API server writes into a stored CloudProfile. It is
 // applied again wherever a spec may not have been through the API server: a
@@ -32,7 +32,7 @@ func UpdateStrategyOrDefault(declared *v1alpha1.MachineImageUpdateStrategy) v1al
 }
 
 // ValidateUpdateStrategy refuses a declared update strategy other than patch,
-// minor and major (SEMANTICS 2); an undeclared one is valid, it means
+// minor and major (docs/semantics.md §2); an undeclared one is valid, it means
 // UpdateStrategyOrDefault's major. fldPath is the path of the updateStrategy
 // field itself.
 func ValidateUpdateStrategy(declared *v1alpha1.MachineImageUpdateStrategy, fldPath *field.Path) field.ErrorList {

@@ -37,7 +37,7 @@ var declarableStages = []v1alpha1.VersionClassification{
 }
 
 // IsDeclarableStage reports whether a lifecycle may list a stage of
-// classification c (SEMANTICS 2): preview, supported, deprecated or expired.
+// classification c (docs/semantics.md §2): preview, supported, deprecated or expired.
 func IsDeclarableStage(c v1alpha1.VersionClassification) bool {
 	return slices.Contains(declarableStages, c)
 }
@@ -124,7 +124,7 @@ func ValidateCloudProfileSpecAt(spec *v1alpha1.CloudProfileSpec, fldPath *field.
 }
 
 // ValidateExpirableVersion checks the classification rules of one version on
-// its own (SEMANTICS 2): the deprecated classification is preview, supported
+// its own (docs/semantics.md §2): the deprecated classification is preview, supported
 // or deprecated; lifecycle is not combined with classification or
 // expirationDate; and the lifecycle's stages are declarable, appear once, are
 // in rank order, omit startTime only on the first stage, and never go back in

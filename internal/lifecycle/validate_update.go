@@ -9,7 +9,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-// ValidateUpdate checks the update rule of SEMANTICS 2 before a sync replaces
+// ValidateUpdate checks the update rule of docs/semantics.md §2 before a sync replaces
 // the live spec old with updated: a Kubernetes or machine image version that
 // is not unavailable at now under old may not be unavailable at now under
 // updated. Clusters may already use such a version; pushing its first stage

@@ -73,7 +73,7 @@ type Rules struct {
 // exactly one supported patch at any time. With MachineImageGroups, the
 // newest that many groups of every machine image likewise have exactly one
 // supported version, a group being what the image's update strategy keeps a
-// cluster within (see groupOf).
+// cluster within (see groupsOf).
 type SupportedRule struct {
 	// Severity is warning or error.
 	Severity Severity `json:"severity"`

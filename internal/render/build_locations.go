@@ -62,7 +62,8 @@ const (
 // folded in by FixKustomization), so every field kustomize knows is seen
 // here; TestEveryKustomizationFieldIsVetted keeps that list complete.
 // Generator, transformer and validator configurations, inline or in files
-// or built from directories, are checked too (see vetPluginConfigs).
+// or built from directories, are checked too (see pluginEntries and
+// pluginConfigs).
 //
 // All problems of one kustomization are reported together, each naming the
 // file and the entry. The verdict is remembered: kustomize reads a base once

@@ -18,7 +18,7 @@ import (
 const onlyExpiryDetail = "must equal the parent's version or be left out: a namespaced profile may change only expirationDate or lifecycle start times of a version its parent has"
 
 // mergeExpiry applies an expiry override to a version of the parent
-// (SEMANTICS 3). fldPath is the override version's path in the
+// (docs/semantics.md §3). fldPath is the override version's path in the
 // NamespacedCloudProfile; errors name it.
 //
 // The override may set expirationDate (deprecated API) or lifecycle start

@@ -13,7 +13,7 @@ import (
 // TestMergeExpiryKeepsEveryLifecycleValid enumerates every valid parent
 // lifecycle over four instants and every well-formed override of it, and
 // checks what the neighbour rule promises: the merged lifecycle is valid
-// (SEMANTICS 2) and every override stage starts exactly where the override
+// (docs/semantics.md §2) and every override stage starts exactly where the override
 // says, so moving one stage never undoes another override.
 func TestMergeExpiryKeepsEveryLifecycleValid(t *testing.T) {
 	instants := []*metav1.Time{

@@ -12,7 +12,7 @@ import (
 )
 
 // newestKubernetesVersion is added to every test profile so that no version a
-// test overrides is the highest one, which may never expire (SEMANTICS 2).
+// test overrides is the highest one, which may never expire (docs/semantics.md §2).
 const newestKubernetesVersion = "1.40.0"
 
 func date(value string) *metav1.Time {

@@ -24,7 +24,7 @@ import (
 //     whose type, regions and providerConfig are the parent's;
 //   - when the parent validates and the override merges without errors of
 //     its own, the merged spec validates too. The merge guarantees this for
-//     everything it rewrites; by design (SEMANTICS 3) two things are left to
+//     everything it rewrites; by design (docs/semantics.md §3) two things are left to
 //     the validation of the merged spec and are therefore allowed to fail it:
 //     machine images and image versions the override adds, and an
 //     expirationDate the override puts on the parent's highest Kubernetes

@@ -15,12 +15,12 @@ import (
 
 // MergeNamespaced renders status.cloudProfileSpec of a NamespacedCloudProfile:
 // the parent's spec with the namespaced profile's overrides applied, exactly as
-// SEMANTICS.md section 3 describes.
+// docs/semantics.md §3 describes.
 //
 // The result starts as a deep copy of parent; neither input is modified and
 // the result shares no memory with them. Entries keep the parent's order and
 // entries only the override has are appended in the override's order (GEP-25's
-// rendering example lists some added entries first; SEMANTICS 3 decides).
+// rendering example lists some added entries first; docs/semantics.md §3 decides).
 // type, regions and providerConfig always come from the parent.
 //
 //   - Kubernetes versions: every override must name a parent version; it must
@@ -44,7 +44,7 @@ import (
 //   - caBundle is the parent's bundle followed by the override's, which must
 //     start with a PEM certificate as a CloudProfile's does.
 //
-// Decisions where SEMANTICS 3 and the GEPs are silent:
+// Decisions where docs/semantics.md §3 and the GEPs are silent:
 //   - Form of a merged version. A version no override touches keeps the
 //     parent's form. An expirationDate override of a parent version that does
 //     not use lifecycle stays in the deprecated form (the parent's
@@ -79,7 +79,7 @@ import (
 // Not found: \"1.99.0\": Kubernetes version not in parent CloudProfile
 // \"aws\""), all of them, not only the first. Only when there are none is the
 // merged spec validated with lifecycle.ValidateCloudProfileSpec (all of
-// SEMANTICS 2); its errors are reported under status.cloudProfileSpec.…, so a
+// docs/semantics.md §2); its errors are reported under status.cloudProfileSpec.…, so a
 // user can tell a mistake in their override from a conflict in the merged
 // result, such as an expirationDate on the parent's highest Kubernetes
 // version. Validation warnings are not returned: callers that want them pass

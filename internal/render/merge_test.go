@@ -222,7 +222,7 @@ func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 }
 
 // TestMergeNamespacedGEP25Rendering checks the example of GEP-25 "Rendering"
-// against the result the GEP writes down, with two differences SEMANTICS 3
+// against the result the GEP writes down, with two differences docs/semantics.md §3
 // decides: entries the override adds are appended after the parent's (the GEP
 // lists the new image version and volume type first), and the merged spec is
 // validated, which rejects the GEP's parent as written because its highest

@@ -16,10 +16,10 @@ import (
 // live object, and returns every error, at paths of the CloudProfile:
 //
 //   - no Kubernetes or machine image version that is not unavailable at now
-//     may become unavailable again (lifecycle.ValidateUpdate, SEMANTICS 2);
+//     may become unavailable again (lifecycle.ValidateUpdate, docs/semantics.md §2);
 //   - nothing a NamespacedCloudProfile among children overrides may be taken
 //     away: a Kubernetes version, machine image, image version or lifecycle
-//     stage (SEMANTICS 3, last rule; see checkParentKeepsOverrides).
+//     stage (docs/semantics.md §3, last rule; see checkParentKeepsOverrides).
 //
 // updated == nil means the CloudProfile is deleted, which every namespaced
 // profile extending it forbids. The sync calls it before it applies or prunes
@@ -32,7 +32,7 @@ func CheckCloudProfileChange(name string, current, updated *v1alpha1.CloudProfil
 
 // checkParentKeepsOverrides refuses a change of the CloudProfile parentName
 // from current to updated that would take away something a namespaced
-// profile overrides (SEMANTICS 3, last rule; GEP-25 "Preventing deletion of
+// profile overrides (docs/semantics.md §3, last rule; GEP-25 "Preventing deletion of
 // certain fields in parent CloudProfile"): a Kubernetes version, a machine
 // image, a machine-image version, or a lifecycle stage whose start time the
 // namespaced profile moves. updated == nil means the parent is being deleted,

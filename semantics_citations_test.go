@@ -1,0 +1,74 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// citation is how the code and the docs cite a rule of docs/semantics.md:
+// a section (§3) or a numbered rule of a section (§1.5).
+var citation = regexp.MustCompile(`semantics\.md\)? §(\d+)(?:\.(\d+))?`)
+
+// TestEveryCitationOfTheSemanticsNamesARuleThatExists reads every Go file
+// and document of the repository and checks that each citation of
+// docs/semantics.md points to a section, and a numbered rule, that the page
+// has.
+func TestEveryCitationOfTheSemanticsNamesARuleThatExists(t *testing.T) {
+	semantics, err := os.ReadFile(filepath.Join("docs", "semantics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]bool{} // "3" for a section, "1.5" for its fifth rule
+	section := ""
+	for _, line := range strings.Split(string(semantics), "\n") {
+		if m := regexp.MustCompile(`^## (\d+)\. `).FindStringSubmatch(line); m != nil {
+			section = m[1]
+			rules[section] = true
+		} else if m := regexp.MustCompile(`^(\d+)\. `).FindStringSubmatch(line); m != nil && section != "" {
+			rules[section+"."+m[1]] = true
+		}
+	}
+	if !rules["1"] || !rules["1.5"] || !rules["4"] {
+		t.Fatalf("docs/semantics.md has lost its numbering: %v", rules)
+	}
+	cited := 0
+	err = filepath.WalkDir(".", func(path string, entry fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if entry.IsDir() && (entry.Name() == ".git" || entry.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if entry.IsDir() || !(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md") || strings.HasSuffix(path, ".yaml")) {
+			return nil
+		}
+		content, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(content), "SEMANTICS.md") && path != "semantics_citations_test.go" {
+			t.Errorf("%s cites SEMANTICS.md, which is not in this repository: cite docs/semantics.md", path)
+		}
+		for _, m := range citation.FindAllStringSubmatch(string(content), -1) {
+			cited++
+			rule := m[1]
+			if m[2] != "" {
+				rule += "." + m[2]
+			}
+			if !rules[rule] {
+				t.Errorf("%s cites docs/semantics.md §%s, which it does not have", path, rule)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cited < 20 {
+		t.Errorf("found %d citations; the walk missed the code", cited)
+	}
+}
