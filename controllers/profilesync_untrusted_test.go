@@ -203,7 +203,7 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 				}
 			},
 			wantReason: v1alpha1.ValidationFailedReason,
-			wantInMsg:  []string{"base/profiles.yaml: CloudProfile/", "spec.kubernetes.versions[0].lifecycle[1]: Duplicate value: {\"classification\":\"supported\"}"},
+			wantInMsg:  []string{"base/profiles.yaml: CloudProfile/", "spec.kubernetes.versions[0] (1.31.0).lifecycle[1]: Duplicate value: {\"classification\":\"supported\"}"},
 		},
 		{
 			name: "a lifecycle of more stages than the API server accepts",
@@ -217,7 +217,7 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 			wantReason: v1alpha1.ValidationFailedReason,
 			// Fifty stages of four classifications repeat one: that is
 			// reported, summarized, before the decoder would count them.
-			wantInMsg: []string{"spec.kubernetes.versions[0].lifecycle[1]: Duplicate value", "... and 39 more like it"},
+			wantInMsg: []string{"spec.kubernetes.versions[0] (1.31.0).lifecycle[1]: Duplicate value", "... and 39 more like it"},
 		},
 	}
 	for _, row := range rows {

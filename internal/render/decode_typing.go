@@ -181,7 +181,7 @@ func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural,
 			c.uniqueKeys(node, schema, path)
 		}
 		for i, item := range node.Content {
-			c.walk(item, items, fmt.Sprintf("%s[%d]", path, i))
+			c.walk(item, items, entryPath(path, i, item))
 		}
 	case yaml.ScalarNode:
 		c.scalar(node, schema, path)
@@ -213,10 +213,28 @@ func (c *typingCheck) uniqueKeys(list *yaml.Node, schema *structuralschema.Struc
 			continue
 		}
 		if seen[string(written)] {
-			c.refuse(fmt.Sprintf("%s[%d]", path, i), fmt.Sprintf("Duplicate value: %s: each key may appear once in this list", written))
+			c.refuse(entryPath(path, i, item), fmt.Sprintf("Duplicate value: %s: each key may appear once in this list", written))
 		}
 		seen[string(written)] = true
 	}
+}
+
+// entryPath is the path of the i-th entry of the list at path, named as the
+// decoder names it (nameEntries): by its name, else its version, when that
+// is a string.
+func entryPath(path string, i int, entry *yaml.Node) string {
+	indexed := fmt.Sprintf("%s[%d]", path, i)
+	if entry.Kind != yaml.MappingNode {
+		return indexed
+	}
+	for _, key := range entryKeys {
+		for j := 0; j+1 < len(entry.Content); j += 2 {
+			if value := entry.Content[j+1]; entry.Content[j].Value == key && value.ShortTag() == "!!str" && value.Value != "" {
+				return indexed + " (" + value.Value + ")"
+			}
+		}
+	}
+	return indexed
 }
 
 func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structural, path string) {

@@ -33,7 +33,7 @@ func TestCheckYAMLTyping(t *testing.T) {
 		{
 			name:    "an unquoted date is refused: kustomize would rewrite it silently",
 			content: profileWith(`    - version: 1.30.0`, `      expirationDate: 2025-03-01`),
-			want:    []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].expirationDate: Invalid value: 2025-03-01 as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: "2025-03-01"`},
+			want:    []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).expirationDate: Invalid value: 2025-03-01 as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: "2025-03-01"`},
 		},
 		{
 			name:    "a value YAML 1.1 reads as a boolean is refused",
@@ -52,8 +52,8 @@ func TestCheckYAMLTyping(t *testing.T) {
 				`      - classification: supported`, `        startTime: "2025-02-01T00:00:00Z"`,
 				`    - version: 1.31.0`),
 			want: []string{
-				`p.yaml: CloudProfile/p: spec.kubernetes.versions[1]: Duplicate value: {"version":"1.31.0"}: each key may appear once in this list`,
-				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0].lifecycle[1]: Duplicate value: {"classification":"supported"}: each key may appear once in this list`,
+				`p.yaml: CloudProfile/p: spec.kubernetes.versions[1] (1.31.0): Duplicate value: {"version":"1.31.0"}: each key may appear once in this list`,
+				`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.31.0).lifecycle[1]: Duplicate value: {"classification":"supported"}: each key may appear once in this list`,
 			},
 		},
 		{
