@@ -11,41 +11,17 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/objfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
-// looseZeros writes a loose blob of size zero bytes into the repository at
-// dir, streaming, as `git fetch` leaves a small fetch: it compresses to a
-// thousandth of its size.
+// looseZeros writes a loose blob of size zero bytes into the repository at dir
+// (gitserver.WriteLooseZeros).
 func looseZeros(t *testing.T, dir string, size int64) plumbing.Hash {
 	t.Helper()
-	tmp, err := os.CreateTemp(filepath.Join(dir, ".git", "objects"), "loose-")
+	hash, err := gitserver.WriteLooseZeros(dir, size)
 	if err != nil {
-		t.Fatal(err)
-	}
-	w := objfile.NewWriter(tmp)
-	if err := w.WriteHeader(plumbing.BlobObject, size); err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 1<<20)
-	for written := int64(0); written < size; written += int64(len(chunk)) {
-		if _, err := w.Write(chunk[:min(int64(len(chunk)), size-written)]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := tmp.Close(); err != nil {
-		t.Fatal(err)
-	}
-	hash := w.Hash()
-	objects := filepath.Join(dir, ".git", "objects", hash.String()[:2])
-	if err := os.MkdirAll(objects, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(objects, hash.String()[2:])); err != nil {
 		t.Fatal(err)
 	}
 	return hash
