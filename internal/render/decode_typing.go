@@ -194,7 +194,7 @@ func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural,
 // overlay merges such entries into one first, silently keeping the last: the
 // author's mistake would change what applies instead of being reported.
 func (c *typingCheck) uniqueKeys(list *yaml.Node, schema *structuralschema.Structural, path string) {
-	if schema.XListType == nil || *schema.XListType != "map" || len(schema.XListMapKeys) == 0 {
+	if schema.XListType == nil || *schema.XListType != listTypeMap || len(schema.XListMapKeys) == 0 {
 		return
 	}
 	seen := map[string]bool{}

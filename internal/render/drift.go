@@ -23,6 +23,12 @@ import (
 // its index in desired and its key, "spec.kubernetes.versions[2]
 // (1.33.7).lifecycle[0] (deprecated).startTime"; an atomic list (and a
 // scalar) as a whole. Paths are in the order of desired's fields.
+
+// listTypeMap is the x-kubernetes-list-type of a list whose entries are
+// keyed (by x-kubernetes-list-map-keys): versions by version, stages by
+// classification, images, types and regions by name.
+const listTypeMap = "map"
+
 func DriftedFields(kind, prefix string, desired, live map[string]any) ([]string, error) {
 	s, err := schemaOf(kind)
 	if err != nil {
@@ -110,7 +116,7 @@ func propertyOf(node *structuralschema.Structural, name string) *structuralschem
 
 // listMapKeys are the keys of a list of type map, none for other lists.
 func listMapKeys(node *structuralschema.Structural) []string {
-	if node == nil || node.XListType == nil || *node.XListType != "map" || node.Items == nil {
+	if node == nil || node.XListType == nil || *node.XListType != listTypeMap || node.Items == nil {
 		return nil
 	}
 	return node.XListMapKeys

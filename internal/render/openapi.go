@@ -127,7 +127,7 @@ func kustomizeSchemaOf(props *apiextensionsv1.JSONSchemaProps) map[string]any {
 	}
 	if props.XListType != nil {
 		out["x-kubernetes-list-type"] = *props.XListType
-		if *props.XListType == "map" && len(props.XListMapKeys) > 0 {
+		if *props.XListType == listTypeMap && len(props.XListMapKeys) > 0 {
 			out["x-kubernetes-list-map-keys"] = props.XListMapKeys
 			// kyaml merges by every key in x-kubernetes-list-map-keys, but only
 			// when a patch strategy is set; tools that know a single merge key
