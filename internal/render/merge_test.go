@@ -240,6 +240,8 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 			}}},
 			MachineTypes: []v1alpha1.MachineType{{Name: "m5.large", CPU: resource.MustParse("4"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi")}},
 			VolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "standard", Usable: ptrTo(true)}},
+			// The GEP leaves out regions, which Gardener requires.
+			Regions: []v1alpha1.Region{{Name: "eu-west-1"}},
 		}
 	}
 	ncp := &v1alpha1.NamespacedCloudProfileSpec{
@@ -270,6 +272,7 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 				{Name: "gp3", Class: "standard", Usable: ptrTo(true)},
 				{Name: "ab6", Class: "premium", Usable: ptrTo(true)},
 			},
+			Regions: []v1alpha1.Region{{Name: "eu-west-1"}},
 		}
 	}
 
