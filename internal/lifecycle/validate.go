@@ -113,7 +113,7 @@ func ValidateCloudProfileSpecAt(spec *v1alpha1.CloudProfileSpec, fldPath *field.
 	errs = append(errs, kubernetesErrs...)
 	warnings = append(warnings, kubernetesWarnings...)
 
-	errs = append(errs, ValidateRequiredLists(spec, fldPath)...)
+	errs = append(errs, validateRequiredLists(spec, fldPath)...)
 	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath, now)
 	errs = append(errs, imageErrs...)
 	warnings = append(warnings, imageWarnings...)
@@ -124,12 +124,12 @@ func ValidateCloudProfileSpecAt(spec *v1alpha1.CloudProfileSpec, fldPath *field.
 	return errs, warnings
 }
 
-// ValidateRequiredLists refuses a profile without a machine image, a machine
+// validateRequiredLists refuses a profile without a machine image, a machine
 // type or a region, as Gardener does: clusters could not be created from it.
 // An empty list counts as missing. A namespaced profile's merged spec takes
 // regions from its parent and machine images and types from both, so the
 // rule applies to it as it is written here. specPath is the spec's path.
-func ValidateRequiredLists(spec *v1alpha1.CloudProfileSpec, specPath *field.Path) field.ErrorList {
+func validateRequiredLists(spec *v1alpha1.CloudProfileSpec, specPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(spec.MachineImages) == 0 {
 		errs = append(errs, field.Required(specPath.Child("machineImages"), "must provide at least one machine image"))

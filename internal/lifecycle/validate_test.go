@@ -546,7 +546,7 @@ func TestValidateRequiredLists(t *testing.T) {
 			spec := validSpec()
 			tt.change(spec)
 
-			errs := ValidateRequiredLists(spec, field.NewPath("spec"))
+			errs := validateRequiredLists(spec, field.NewPath("spec"))
 			messages := make([]string, len(errs))
 			for i, err := range errs {
 				messages[i] = err.Error()
