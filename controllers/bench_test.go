@@ -42,7 +42,7 @@ func lifecycleProfile(kubernetes, images, perImage int, stages func(i int) [4]ti
 		}
 		return out
 	}
-	spec := v1alpha1.CloudProfileSpec{Type: "benchmark"}
+	spec := withRequiredLists(v1alpha1.CloudProfileSpec{Type: "benchmark"})
 	for i := range kubernetes {
 		spec.Kubernetes.Versions = append(spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{
 			Version:   fmt.Sprintf("1.%d.0", i),

@@ -42,7 +42,7 @@ func stage(c v1alpha1.VersionClassification, start string) v1alpha1.LifecycleSta
 func gep32Profile() *v1alpha1.CloudProfile {
 	return &v1alpha1.CloudProfile{
 		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("gep32")},
-		Spec: v1alpha1.CloudProfileSpec{
+		Spec: withRequiredLists(v1alpha1.CloudProfileSpec{
 			Type: "local",
 			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
 				{Version: "1.30.6", Lifecycle: []v1alpha1.LifecycleStage{
@@ -75,7 +75,7 @@ func gep32Profile() *v1alpha1.CloudProfile {
 					},
 				}}},
 			}},
-		},
+		}),
 	}
 }
 
@@ -225,11 +225,11 @@ func TestCloudProfileRequeuesAtTheNextTransition(t *testing.T) {
 			testClock.Set(t, now)
 			cp := &v1alpha1.CloudProfile{
 				ObjectMeta: metav1.ObjectMeta{Name: uniqueName("requeue")},
-				Spec: v1alpha1.CloudProfileSpec{
+				Spec: withRequiredLists(v1alpha1.CloudProfileSpec{
 					Type:          "local",
 					Kubernetes:    v1alpha1.KubernetesSettings{Versions: row.versions},
 					MachineImages: row.images,
-				},
+				}),
 			}
 			createProfile(t, cp)
 			reconciler, _ := directCloudProfileReconciler()
@@ -272,13 +272,13 @@ func TestCloudProfileThatBreaksALifecycleRuleIsStalled(t *testing.T) {
 	// Passes CEL, but the highest Kubernetes version may not expire.
 	cp := &v1alpha1.CloudProfile{
 		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("invalid")},
-		Spec: v1alpha1.CloudProfileSpec{
+		Spec: withRequiredLists(v1alpha1.CloudProfileSpec{
 			Type: "local",
 			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
 				{Version: "1.30.0"},
 				{Version: "1.31.0", ExpirationDate: timeP("2025-01-01T00:00:00Z")},
 			}},
-		},
+		}),
 	}
 	createProfile(t, cp)
 
@@ -336,7 +336,7 @@ func TestCloudProfileFlipsOnTimeWithTheRealClock(t *testing.T) {
 	start := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second)
 	cp := &v1alpha1.CloudProfile{
 		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("realclock")},
-		Spec: v1alpha1.CloudProfileSpec{
+		Spec: withRequiredLists(v1alpha1.CloudProfileSpec{
 			Type: "local",
 			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
 				{Version: "1.31.0", Lifecycle: []v1alpha1.LifecycleStage{
@@ -344,7 +344,7 @@ func TestCloudProfileFlipsOnTimeWithTheRealClock(t *testing.T) {
 					{Classification: v1alpha1.ClassificationSupported, StartTime: &metav1.Time{Time: start}},
 				}},
 			}},
-		},
+		}),
 	}
 	createProfile(t, cp)
 	g.Eventually(func(g Gomega) {

@@ -83,7 +83,7 @@ func TestNamespacedProfileRendersTheMergedSpecAndItsStatus(t *testing.T) {
 			"preview@-", "supported@2025-12-01T00:00:00Z",
 		}))
 		g.Expect(got.Status.CloudProfileSpec.Type).To(Equal("local"))
-		g.Expect(got.Status.CloudProfileSpec.MachineTypes).To(HaveLen(1))
+		g.Expect(got.Status.CloudProfileSpec.MachineTypes).To(HaveLen(2), "the parent's machine type and the override's")
 		// The override postponed 1.28.0's support, so it is still in preview.
 		g.Expect(kubernetesClassifications(got.Status.ProfileVersionsStatus)).To(HaveKeyWithValue("1.28.0", v1alpha1.ClassificationPreview))
 		g.Expect(kubernetesClassifications(got.Status.ProfileVersionsStatus)).To(HaveKeyWithValue("1.18.0", v1alpha1.ClassificationExpired))

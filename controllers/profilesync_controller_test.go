@@ -255,7 +255,7 @@ metadata:
   name: tenant-owned
 spec:
   type: local
-  kubernetes:
+` + requiredListsYAML + `  kubernetes:
     versions:
     - version: 1.31.0
 `,
@@ -288,7 +288,7 @@ metadata:
   name: ` + name + `
 spec:
   type: local
-  kubernetes:
+` + requiredListsYAML + `  kubernetes:
     versions:
     - version: ` + version + `
 `}
@@ -431,7 +431,7 @@ func TestProfileSyncAuthenticatesWithItsSecret(t *testing.T) {
 // any write, as the API server would.
 func profileOfSize(name string, size int) string {
 	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + name +
-		"\nspec:\n  type: local\n  kubernetes:\n    versions:\n    - version: 1.31.0\n  providerConfig:\n    blob: " +
+		"\nspec:\n  type: local\n" + requiredListsYAML + "  kubernetes:\n    versions:\n    - version: 1.31.0\n  providerConfig:\n    blob: " +
 		strings.Repeat("x", size) + "\n"
 }
 

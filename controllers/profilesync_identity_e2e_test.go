@@ -225,7 +225,7 @@ metadata:
   name: ` + name + `
 spec:
   type: local
-  kubernetes:
+` + requiredListsYAML + `  kubernetes:
     versions:
     - version: 1.30.1
       lifecycle:

@@ -36,7 +36,7 @@ metadata:
   name: ` + name + `
 spec:
   type: local
-  kubernetes:
+` + requiredListsYAML + `  kubernetes:
     versions:
     - version: 1.31.0
       lifecycle:

@@ -25,7 +25,7 @@ func stepSync(namespace string) *v1alpha1.ProfileSync {
 }
 
 func stepCloudProfile(name string, versions ...string) *v1alpha1.CloudProfile {
-	cp := &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.CloudProfileSpec{Type: "local"}}
+	cp := &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: withRequiredLists(v1alpha1.CloudProfileSpec{Type: "local"})}
 	for _, v := range versions {
 		cp.Spec.Kubernetes.Versions = append(cp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: v})
 	}

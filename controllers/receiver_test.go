@@ -49,7 +49,7 @@ metadata:
   name: %s
 spec:
   type: local
-  kubernetes:
+`+requiredListsYAML+`  kubernetes:
     versions:
     - version: %s
       lifecycle:

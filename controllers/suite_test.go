@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
@@ -18,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
@@ -110,6 +112,34 @@ func directCloudProfileReconciler() (*CloudProfileReconciler, *record.FakeRecord
 func directNamespacedReconciler() (*NamespacedCloudProfileReconciler, *record.FakeRecorder) {
 	recorder := record.NewFakeRecorder(100)
 	return &NamespacedCloudProfileReconciler{Client: k8sClient, EventRecorder: recorder, Clock: testClock}, recorder
+}
+
+// requiredListsYAML is one machine image, one machine type and one region as
+// spec lines: Gardener requires each in every CloudProfile.
+const requiredListsYAML = "  machineImages:\n  - name: ubuntu\n    versions: [{version: 24.4.0}]\n" +
+	"  machineTypes:\n  - {name: m5.large, cpu: \"2\", gpu: \"0\", memory: 8Gi}\n" +
+	"  regions:\n  - name: eu-1\n"
+
+// withRequiredLists gives spec one machine image, one machine type and one
+// region where it has none, for the tests that are about something else. The
+// image states the updateStrategy the API server would default, so that the
+// spec is the same as the cluster stores it.
+func withRequiredLists(spec v1alpha1.CloudProfileSpec) v1alpha1.CloudProfileSpec {
+	if len(spec.MachineImages) == 0 {
+		major := v1alpha1.UpdateStrategyMajor
+		spec.MachineImages = []v1alpha1.MachineImage{{Name: "ubuntu", UpdateStrategy: &major, Versions: []v1alpha1.MachineImageVersion{
+			{ExpirableVersion: v1alpha1.ExpirableVersion{Version: "24.4.0"}},
+		}}}
+	}
+	if len(spec.MachineTypes) == 0 {
+		spec.MachineTypes = []v1alpha1.MachineType{{
+			Name: "m5.large", CPU: resource.MustParse("2"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi"),
+		}}
+	}
+	if len(spec.Regions) == 0 {
+		spec.Regions = []v1alpha1.Region{{Name: "eu-1"}}
+	}
+	return spec
 }
 
 var nameCounter atomic.Int64

@@ -151,7 +151,7 @@ func at(date string) *metav1.Time {
 
 // newParent creates a valid CloudProfile: Kubernetes 1.30.1 (supported,
 // expiring on 2025-09-01) and 1.31.0, machine image gardenlinux 1592.1.0
-// (expiring on 2025-10-01) and one machine type.
+// (expiring on 2025-10-01), one machine type and one region.
 func newParent(t *testing.T) *v1alpha1.CloudProfile {
 	t.Helper()
 	major := v1alpha1.UpdateStrategyMajor
@@ -178,6 +178,7 @@ func newParent(t *testing.T) *v1alpha1.CloudProfile {
 				}}},
 			}},
 			MachineTypes: []v1alpha1.MachineType{machineType("m5.large", "2", "8Gi")},
+			Regions:      []v1alpha1.Region{{Name: "eu-1"}},
 		},
 	}
 	if err := adminClient.Create(context.Background(), cp); err != nil {

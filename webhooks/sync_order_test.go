@@ -49,6 +49,13 @@ metadata:
   name: %[1]s
 spec:
   type: local
+  machineImages:
+  - name: ubuntu
+    versions: [{version: 24.4.0}]
+  machineTypes:
+  - {name: m5.large, cpu: "2", gpu: "0", memory: 8Gi}
+  regions:
+  - name: eu-1
   kubernetes:
     versions:%[4]s
     - version: 1.31.0

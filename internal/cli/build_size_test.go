@@ -20,8 +20,7 @@ import (
 func TestBuildAndEvaluateRefuseAProfileTheAPIServerCannotStore(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	profile := "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: big\nspec:\n  type: local\n  kubernetes:\n    versions:\n    - version: 1.31.0\n  providerConfig:\n    blob: " +
-		strings.Repeat("x", 1536<<10) + "\n"
+	profile := strings.Replace(profileWith(oneKubernetesVersion+"  providerConfig:\n    blob: "+strings.Repeat("x", 1536<<10)+"\n"), "name: p\n", "name: big\n", 1)
 	g.Expect(os.WriteFile(filepath.Join(root, "kustomization.yaml"), []byte("resources: [profile.yaml]\n"), 0o644)).To(Succeed())
 	g.Expect(os.WriteFile(filepath.Join(root, "profile.yaml"), []byte(profile), 0o644)).To(Succeed())
 	want := fmt.Sprintf(`^profile.yaml: CloudProfile/big: Too long: \d+ bytes as the API server would store it .*, more than the %d it can store`, render.MaxStoredSize)

@@ -265,7 +265,7 @@ func TestBuildNamesTheFileOfEachProblem(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
 		"base/kustomization.yaml":    "resources: [profile.yaml]\n",
-		"base/profile.yaml":          "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: aws\n  kubernetes:\n    versions:\n    - version: \"1.31\"\n",
+		"base/profile.yaml":          strings.Replace(profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: \"1.31\"\n"), "name: p\n", "name: aws\n", 1),
 		"overlay/kustomization.yaml": "resources: [../base, https://example.com/more.yaml]\n",
 	}
 	for path, content := range files {

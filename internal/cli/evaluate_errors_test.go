@@ -29,6 +29,10 @@ spec:
     versions:
     - version: 1592.1.0
       architectures: [amd64]
+  machineTypes:
+  - {name: m5.large, cpu: "2", gpu: "0", memory: 8Gi}
+  regions:
+  - name: eu-1
 `
 
 // namespacedOverride is a NamespacedCloudProfile of semanticsParent with
@@ -47,9 +51,29 @@ spec:
 ` + spec
 }
 
-// profileWith returns a CloudProfile "p" with the given spec lines.
+// profileWith returns a CloudProfile "p" with the given spec lines, and a
+// machine image, a machine type and a region where they write none, so that
+// the profile breaks only the rules its lines break.
 func profileWith(spec string) string {
+	for _, list := range requiredLists {
+		if !strings.HasPrefix(spec, list.field) && !strings.Contains(spec, "\n"+list.field) {
+			spec += list.lines
+		}
+	}
+	return bareProfileWith(spec)
+}
+
+// bareProfileWith returns a CloudProfile "p" with only the given spec lines.
+func bareProfileWith(spec string) string {
 	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\nspec:\n" + spec
+}
+
+// requiredLists are the lists every CloudProfile needs an entry in, each
+// with one entry.
+var requiredLists = []struct{ field, lines string }{
+	{"  machineImages:", "  machineImages:\n  - name: ubuntu\n    versions: [{version: 24.4.0}]\n"},
+	{"  machineTypes:", "  machineTypes:\n  - {name: m5.large, cpu: \"2\", gpu: \"0\", memory: 8Gi}\n"},
+	{"  regions:", "  regions:\n  - name: eu-1\n"},
 }
 
 const oneKubernetesVersion = "  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n"
@@ -124,6 +148,12 @@ func TestEvaluateRejectsEverySemanticsErrorWithItsFieldPath(t *testing.T) {
 			"NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[1] (1.31.0).expirationDate: Forbidden"},
 		{"an added machine image is a full image", namespacedOverride("  machineImages:\n  - name: ubuntu\n"),
 			"NamespacedCloudProfile/team-a/team-a: spec.machineImages[0] (ubuntu).versions: Required value"},
+		{"a machine image is required", bareProfileWith(oneKubernetesVersion + requiredLists[1].lines + requiredLists[2].lines),
+			"CloudProfile/p: spec.machineImages: Required value: must provide at least one machine image"},
+		{"a machine type is required", bareProfileWith(oneKubernetesVersion + requiredLists[0].lines + requiredLists[2].lines),
+			"CloudProfile/p: spec.machineTypes: Required value: must provide at least one machine type"},
+		{"a region is required, an empty list is none", bareProfileWith(oneKubernetesVersion + requiredLists[0].lines + requiredLists[1].lines + "  regions: []\n"),
+			"CloudProfile/p: spec.regions: Required value: must provide at least one region"},
 		{"an unknown field", profileWith(oneKubernetesVersion + "  regionz: []\n"),
 			"CloudProfile/p: spec.regionz: unknown field"},
 		{"the same profile twice", profileWith(oneKubernetesVersion) + "---\n" + profileWith(oneKubernetesVersion),

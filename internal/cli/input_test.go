@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,7 +69,7 @@ func TestProfileCommandsReadOnlyTheRepository(t *testing.T) {
 		{name: "an input outside --root is refused", args: []string{"evaluate", "--root", in("base"), "-f", in("out")},
 			wantStatus: exitInvalidInput, wantErr: "outside the repository root: refused"},
 		{name: "a file over --max-file-size is refused naming the flag", args: []string{"evaluate", "--max-file-size", "100", "-f", in("base")},
-			wantStatus: exitInvalidInput, wantErr: "base/p.yaml: 1"},
+			wantStatus: exitInvalidInput, wantErr: fmt.Sprintf("base/p.yaml: %d bytes is over", len(profileWith(oneKubernetesVersion)))},
 		{name: "a read over --max-rendered-size is refused naming the flag", args: []string{"evaluate", "--max-rendered-size", "150", "-f", in("base"), "-f", in("base")},
 			wantStatus: exitInvalidInput, wantErr: "(raise it with --max-rendered-size)"},
 		{name: "a policy linked from outside the root is refused", args: []string{"timeline", "-f", in("base"), "--policy", in("policy-out/profilesync-policy.yaml")},

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -30,8 +31,7 @@ func TestBuildWarnsOfAPatchThatAddressesAVersionByIndex(t *testing.T) {
 	root := t.TempDir()
 	files := map[string]string{
 		"base/kustomization.yaml": "resources: [profile.yaml]\n",
-		"base/profile.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: aws\n" +
-			"  kubernetes:\n    versions:\n    - version: 1.31.0\n    - version: 1.30.0\n",
+		"base/profile.yaml":       strings.Replace(profileWith("  type: aws\n  kubernetes:\n    versions:\n    - version: 1.31.0\n    - version: 1.30.0\n"), "name: p\n", "name: aws\n", 1),
 		"overlay/kustomization.yaml": "resources: [../base]\npatches:\n- target: {kind: CloudProfile, name: aws}\n  patch: |-\n" +
 			"    - op: add\n      path: /spec/kubernetes/versions/1/expirationDate\n      value: \"2030-01-01T00:00:00Z\"\n",
 	}

@@ -15,7 +15,9 @@ func trickyProfile(line, version string) string {
 	if version == "" {
 		version = "1.31.0"
 	}
-	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\nspec:\n  type: aws\n  kubernetes:\n    versions:\n    - version: " + version +
+	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\nspec:\n  type: aws\n" +
+		requiredLists[0].lines + requiredLists[1].lines + requiredLists[2].lines +
+		"  kubernetes:\n    versions:\n    - version: " + version +
 		"\n      lifecycle:\n      - classification: preview\n        startTime: \"2025-01-01T00:00:00Z\"\n      - " + line + "\n"
 }
 

@@ -39,7 +39,11 @@ func releaseTrain(minorStart time.Time, patch int, last bool) []v1alpha1.Lifecyc
 // versionsPerImage versions each (10 patches per minor), all with 4-stage
 // lifecycles.
 func benchmarkProfile(kubernetesVersions, images, versionsPerImage int) *v1alpha1.CloudProfileSpec {
-	spec := &v1alpha1.CloudProfileSpec{Type: "benchmark"}
+	spec := &v1alpha1.CloudProfileSpec{
+		Type:         "benchmark",
+		MachineTypes: []v1alpha1.MachineType{{Name: "m5.large"}},
+		Regions:      []v1alpha1.Region{{Name: "eu-west-1"}},
+	}
 	for i := range kubernetesVersions {
 		minor, patch := i/20, i%20
 		minorStart := benchmarkBase.Add(time.Duration(minor) * 30 * 24 * time.Hour)

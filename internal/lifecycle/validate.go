@@ -113,6 +113,7 @@ func ValidateCloudProfileSpecAt(spec *v1alpha1.CloudProfileSpec, fldPath *field.
 	errs = append(errs, kubernetesErrs...)
 	warnings = append(warnings, kubernetesWarnings...)
 
+	errs = append(errs, validateRequiredLists(spec, fldPath)...)
 	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath, now)
 	errs = append(errs, imageErrs...)
 	warnings = append(warnings, imageWarnings...)
@@ -121,6 +122,25 @@ func ValidateCloudProfileSpecAt(spec *v1alpha1.CloudProfileSpec, fldPath *field.
 	errs = append(errs, ValidateVolumeTypes(spec.VolumeTypes, fldPath)...)
 	errs = append(errs, ValidateCABundle(spec.CABundle, fldPath.Child("caBundle"))...)
 	return errs, warnings
+}
+
+// validateRequiredLists refuses a profile without a machine image, a machine
+// type or a region, as Gardener does: clusters could not be created from it.
+// An empty list counts as missing. A namespaced profile's merged spec takes
+// regions from its parent and machine images and types from both, so the
+// rule applies to it as it is written here. specPath is the spec's path.
+func validateRequiredLists(spec *v1alpha1.CloudProfileSpec, specPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(spec.MachineImages) == 0 {
+		errs = append(errs, field.Required(specPath.Child("machineImages"), "must provide at least one machine image"))
+	}
+	if len(spec.MachineTypes) == 0 {
+		errs = append(errs, field.Required(specPath.Child("machineTypes"), "must provide at least one machine type"))
+	}
+	if len(spec.Regions) == 0 {
+		errs = append(errs, field.Required(specPath.Child("regions"), "must provide at least one region"))
+	}
+	return errs
 }
 
 // ValidateExpirableVersion checks the classification rules of one version on

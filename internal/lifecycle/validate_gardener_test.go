@@ -57,7 +57,7 @@ func TestValidateGardenerFields(t *testing.T) {
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = s.MachineCapabilities[1:]
-				s.MachineTypes = nil
+				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
 				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
 			},
 			wantErrors: []string{"FieldValueRequired spec.machineCapabilities"},
@@ -157,7 +157,7 @@ func TestValidateGardenerFields(t *testing.T) {
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = nil
-				s.MachineTypes = nil
+				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
 			},
 			wantErrors: []string{"FieldValueForbidden spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors"},
 		},

@@ -43,6 +43,8 @@ func validSpec() *v1alpha1.CloudProfileSpec {
 			},
 			{Name: "suse", Versions: imageVersions(plain("15.4"))},
 		},
+		MachineTypes: []v1alpha1.MachineType{{Name: "m5.large"}},
+		Regions:      []v1alpha1.Region{{Name: "eu-west-1"}},
 	}
 }
 
@@ -500,6 +502,62 @@ func TestValidateCloudProfileSpecMessagesNameTheVersions(t *testing.T) {
 	g.Expect(warnings).To(ConsistOf(
 		"spec.kubernetes.versions[5] (1.30.3): supported window [2024-05-01T00:00:00Z, forever) of 1.30.3 overlaps supported window [2024-02-01T00:00:00Z, 2024-06-01T00:00:00Z) of 1.30.2 (versions[1]) in the same minor; only one version per minor should be supported at a time",
 	))
+}
+
+func TestValidateRequiredLists(t *testing.T) {
+	tests := []struct {
+		name       string
+		change     func(*v1alpha1.CloudProfileSpec)
+		wantErrors []string
+	}{
+		{name: "all three present", change: func(*v1alpha1.CloudProfileSpec) {}},
+		{
+			name:       "no machine image",
+			change:     func(s *v1alpha1.CloudProfileSpec) { s.MachineImages = nil },
+			wantErrors: []string{"spec.machineImages: Required value: must provide at least one machine image"},
+		},
+		{
+			name:       "no machine type",
+			change:     func(s *v1alpha1.CloudProfileSpec) { s.MachineTypes = nil },
+			wantErrors: []string{"spec.machineTypes: Required value: must provide at least one machine type"},
+		},
+		{
+			name:       "no region",
+			change:     func(s *v1alpha1.CloudProfileSpec) { s.Regions = nil },
+			wantErrors: []string{"spec.regions: Required value: must provide at least one region"},
+		},
+		{
+			name: "empty lists count as missing",
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages = []v1alpha1.MachineImage{}
+				s.MachineTypes = []v1alpha1.MachineType{}
+				s.Regions = []v1alpha1.Region{}
+			},
+			wantErrors: []string{
+				"spec.machineImages: Required value: must provide at least one machine image",
+				"spec.machineTypes: Required value: must provide at least one machine type",
+				"spec.regions: Required value: must provide at least one region",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			spec := validSpec()
+			tt.change(spec)
+
+			errs := validateRequiredLists(spec, field.NewPath("spec"))
+			messages := make([]string, len(errs))
+			for i, err := range errs {
+				messages[i] = err.Error()
+			}
+			g.Expect(messages).To(ConsistOf(tt.wantErrors))
+
+			// ValidateCloudProfileSpec refuses the profile for the same reasons.
+			specErrs, _ := ValidateCloudProfileSpec(spec, field.NewPath("spec"))
+			g.Expect(specErrs).To(HaveLen(len(tt.wantErrors)))
+		})
+	}
 }
 
 func TestValidateCloudProfileSpecWithoutPathOrSpec(t *testing.T) {

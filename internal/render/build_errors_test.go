@@ -31,6 +31,9 @@ metadata:
   name: %s
 spec:
   type: local
+  machineImages: [{name: local, versions: [{version: 1.0.0}]}]
+  machineTypes: [{name: local, cpu: "1", gpu: "0", memory: 1Gi}]
+  regions: [{name: local}]
   kubernetes:
     versions:
     - version: 1.31.0

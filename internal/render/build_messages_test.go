@@ -27,13 +27,13 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 		{
 			name:    "a NUL byte in a resource",
 			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml"), "o/p.yaml": profile + "# \x00\n"},
-			wantErr: []string{"o/p.yaml: line 10, column 3: a NUL byte: YAML allows no control characters; remove it"},
+			wantErr: []string{"o/p.yaml: line 13, column 3: a NUL byte: YAML allows no control characters; remove it"},
 			notWant: "in File: p.yaml",
 		},
 		{
 			name:    "bytes that are not UTF-8 in a resource",
 			files:   map[string]string{"o/kustomization.yaml": kustomization("p.yaml"), "o/p.yaml": profile + "# \xff\xfe\n"},
-			wantErr: []string{"o/p.yaml: line 10, column 3: the byte 0xff is not UTF-8"},
+			wantErr: []string{"o/p.yaml: line 13, column 3: the byte 0xff is not UTF-8"},
 			notWant: "in File: p.yaml",
 		},
 		{

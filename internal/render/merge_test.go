@@ -193,6 +193,57 @@ func TestMergeNamespacedKeepsParentOnlyFields(t *testing.T) {
 	g.Expect(merged.ProviderConfig).To(Equal(parent.ProviderConfig))
 }
 
+// TestMergeNamespacedRequiresTheListsInTheMergedSpec: the merged spec needs
+// a machine image, a machine type and a region, like every profile. Regions
+// come only from the parent; an image or a type the parent lacks may come
+// from the override.
+func TestMergeNamespacedRequiresTheListsInTheMergedSpec(t *testing.T) {
+	tests := []struct {
+		name       string
+		change     func(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec)
+		wantErrors []string
+	}{
+		{
+			name:       "a parent without regions",
+			change:     func(parent *v1alpha1.CloudProfileSpec, _ *v1alpha1.NamespacedCloudProfileSpec) { parent.Regions = nil },
+			wantErrors: []string{"status.cloudProfileSpec.regions: Required value"},
+		},
+		{
+			name: "a parent without machine types or images, the override adds none",
+			change: func(parent *v1alpha1.CloudProfileSpec, _ *v1alpha1.NamespacedCloudProfileSpec) {
+				parent.MachineTypes, parent.MachineImages = nil, nil
+			},
+			wantErrors: []string{"status.cloudProfileSpec.machineImages: Required value", "status.cloudProfileSpec.machineTypes: Required value"},
+		},
+		{
+			name: "a parent without machine types or images, the override adds one of each",
+			change: func(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) {
+				parent.MachineTypes, parent.MachineImages = nil, nil
+				ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.xlarge", "8")}
+				ncp.MachineImages = []v1alpha1.NamespacedMachineImage{{
+					Name:     "ubuntu",
+					Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("24.4.0"))},
+				}}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parent, ncp := profile(), namespaced()
+			tt.change(parent, ncp)
+
+			merged, errs := MergeNamespaced(parent, ncp)
+
+			g.Expect(errorFields(errs)).To(ConsistOf(tt.wantErrors))
+			if len(tt.wantErrors) == 0 {
+				g.Expect(merged.MachineTypes).To(HaveLen(1))
+				g.Expect(merged.MachineImages).To(HaveLen(1))
+			}
+		})
+	}
+}
+
 func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 	g := NewWithT(t)
 	parent := profile()
@@ -240,6 +291,8 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 			}}},
 			MachineTypes: []v1alpha1.MachineType{{Name: "m5.large", CPU: resource.MustParse("4"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi")}},
 			VolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "standard", Usable: ptrTo(true)}},
+			// The GEP leaves out regions, which Gardener requires.
+			Regions: []v1alpha1.Region{{Name: "eu-west-1"}},
 		}
 	}
 	ncp := &v1alpha1.NamespacedCloudProfileSpec{
@@ -270,6 +323,7 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 				{Name: "gp3", Class: "standard", Usable: ptrTo(true)},
 				{Name: "ab6", Class: "premium", Usable: ptrTo(true)},
 			},
+			Regions: []v1alpha1.Region{{Name: "eu-west-1"}},
 		}
 	}
 

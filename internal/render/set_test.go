@@ -44,6 +44,9 @@ metadata:
   namespace: garden
 spec:
   type: aws
+  machineImages: [{name: local, versions: [{version: 1.0.0}]}]
+  machineTypes: [{name: local, cpu: "1", gpu: "0", memory: 1Gi}]
+  regions: [{name: local}]
   kubernetes:
     versions:
     - version: v1.31
@@ -85,7 +88,7 @@ func TestValidateSetLooksUpParentsOutsideTheSet(t *testing.T) {
 	lookup := func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		asked = append(asked, name)
 		if name == "in-cluster" {
-			return &v1alpha1.CloudProfileSpec{Type: "aws", Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{Version: "1.31.0"}}}}, true, nil
+			return profile(), true, nil
 		}
 		return nil, false, nil
 	}
@@ -125,6 +128,9 @@ metadata:
   name: aws
 spec:
   type: aws
+  machineImages: [{name: local, versions: [{version: 1.0.0}]}]
+  machineTypes: [{name: local, cpu: "1", gpu: "0", memory: 1Gi}]
+  regions: [{name: local}]
   kubernetes:
     versions:
     - version: 1.31.0
@@ -194,12 +200,9 @@ func TestEvaluateSetGEP32NamespacedExample(t *testing.T) {
 
 func TestEvaluateSetMergesWithTheParentAsTheAPIServerStoresIt(t *testing.T) {
 	g := NewWithT(t)
-	objects, _ := decodeString(t, "images.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+`  machineImages:
-  - name: gardenlinux
-    versions:
-    - version: "1592.4"
----
-`+fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws"))
+	// minimalCloudProfile's machine image has no updateStrategy.
+	objects, _ := decodeString(t, "images.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws"))
 	report, err := ValidateSet(objects, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())

@@ -87,6 +87,7 @@ func (l landscape) cloudProfileYAML(i int, shift time.Duration) string {
 		}
 	}
 	b.WriteString("  machineTypes:\n  - {name: m5.large, cpu: \"2\", gpu: \"0\", memory: 8Gi, architecture: amd64}\n")
+	b.WriteString("  regions:\n  - name: eu-1\n")
 	return b.String()
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -467,7 +468,16 @@ func transitionLateness(b *testing.B) (p50, p99, between float64) {
 	for p := range transitionProfiles {
 		name := fmt.Sprintf("transition-%02d", p)
 		cp := &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"bench": "transitions"}},
-			Spec: v1alpha1.CloudProfileSpec{Type: "bench"}}
+			Spec: v1alpha1.CloudProfileSpec{
+				Type: "bench",
+				MachineImages: []v1alpha1.MachineImage{{Name: "ubuntu", Versions: []v1alpha1.MachineImageVersion{
+					{ExpirableVersion: v1alpha1.ExpirableVersion{Version: "24.4.0"}},
+				}}},
+				MachineTypes: []v1alpha1.MachineType{{
+					Name: "m5.large", CPU: resource.MustParse("2"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi"),
+				}},
+				Regions: []v1alpha1.Region{{Name: "eu-1"}},
+			}}
 		distinct := map[time.Time]bool{}
 		for v := range perProfile {
 			at := t0.Add(time.Duration((p*7+v*3)%int(transitionWindow/time.Second)) * time.Second)

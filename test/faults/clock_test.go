@@ -58,7 +58,11 @@ func lifecycleRepo(versions map[string]string) map[string]string {
 	}
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: local\n  kubernetes:\n    versions:\n")
+	b.WriteString("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: local\n" +
+		"  machineImages:\n  - name: ubuntu\n    versions: [{version: 24.4.0}]\n" +
+		"  machineTypes:\n  - {name: m5.large, cpu: \"2\", gpu: \"0\", memory: 8Gi}\n" +
+		"  regions:\n  - name: eu-1\n" +
+		"  kubernetes:\n    versions:\n")
 	for _, v := range names {
 		fmt.Fprintf(&b, "    - version: %s\n      lifecycle:\n", v)
 		for _, stage := range strings.Split(versions[v], ";") {
@@ -189,7 +193,8 @@ func TestClockJumpsForwardPastSeveralTransitions(t *testing.T) {
 	g.Expect(l.env.Client.Get(context.Background(), client.ObjectKey{Name: "aws"}, &cp)).To(Succeed())
 	g.Expect(cp.Status.NextTransitionTime).To(BeNil(), "every transition has passed")
 	ready := apimeta.FindStatusCondition(cp.Status.Conditions, v1alpha1.ReadyCondition)
-	g.Expect(ready.Message).To(Equal("4 versions: 2 supported, 1 preview, 1 expired; no transition scheduled"))
+	// The fifth version is the machine image's, supported since always.
+	g.Expect(ready.Message).To(Equal("5 versions: 3 supported, 1 preview, 1 expired; no transition scheduled"))
 	// Caught up in one write per profile; nothing polls afterwards.
 	g.Consistently(func() map[string]int { return statusWrites(counter) }).WithTimeout(3 * time.Second).
 		Should(Equal(map[string]int{"cloudprofiles": 1, "namespacedcloudprofiles": 1}))

@@ -304,12 +304,13 @@ func (l *landscape) warningEvents(g Gomega) map[string][]string {
 }
 
 // profilesRepo is a repository of CloudProfiles named cps (each offering
-// versions and the machine type m5.large) and NamespacedCloudProfiles "team-a/<name>" for each name of
+// versions, the machine image ubuntu, the machine type m5.large and the
+// region eu-1) and NamespacedCloudProfiles "team-a/<name>" for each name of
 // ncps, each adding a machine type to the last CloudProfile of cps.
 func profilesRepo(versions []string, cps []string, ncps []string) map[string]string {
 	var b strings.Builder
 	for _, name := range cps {
-		fmt.Fprintf(&b, "---\napiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: %s\nspec:\n  type: local\n  machineTypes:\n  - name: m5.large\n    cpu: \"2\"\n    gpu: \"0\"\n    memory: 8Gi\n  kubernetes:\n    versions:\n", name)
+		fmt.Fprintf(&b, "---\napiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: %s\nspec:\n  type: local\n  machineImages:\n  - name: ubuntu\n    versions: [{version: 24.4.0}]\n  machineTypes:\n  - name: m5.large\n    cpu: \"2\"\n    gpu: \"0\"\n    memory: 8Gi\n  regions:\n  - name: eu-1\n  kubernetes:\n    versions:\n", name)
 		for _, v := range versions {
 			fmt.Fprintf(&b, "    - version: %s\n", v)
 		}
