@@ -22,6 +22,9 @@ type CloudProfileSpec struct {
 	Kubernetes KubernetesSettings `json:"kubernetes"`
 
 	// machineImages lists the operating system images machines may boot.
+	// A profile needs at least a machine image, as in Gardener: the sync, the
+	// CLI and the CloudProfile controller refuse one without (the schema
+	// leaves it optional so that such a profile gets a condition saying so).
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -29,6 +32,9 @@ type CloudProfileSpec struct {
 	MachineImages []MachineImage `json:"machineImages,omitempty"`
 
 	// machineTypes lists the machine sizes clusters may request.
+	// A profile needs at least a machine type, as in Gardener: the sync, the
+	// CLI and the CloudProfile controller refuse one without (the schema
+	// leaves it optional so that such a profile gets a condition saying so).
 	// +optional
 	// +listType=map
 	// +listMapKey=name
@@ -43,6 +49,9 @@ type CloudProfileSpec struct {
 	VolumeTypes []VolumeType `json:"volumeTypes,omitempty"`
 
 	// regions lists the provider regions clusters may be placed in.
+	// A profile needs at least a region, as in Gardener: the sync, the
+	// CLI and the CloudProfile controller refuse one without (the schema
+	// leaves it optional so that such a profile gets a condition saying so).
 	// +optional
 	// +listType=map
 	// +listMapKey=name
