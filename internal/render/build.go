@@ -137,11 +137,13 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 	}
 }
 
-// kustomizeRuns lets one kustomize build run at a time. kustomize keeps the
-// OpenAPI schema that decides how patches merge in a process-wide variable,
-// which a kustomization's openapi field replaces: two builds at once would
-// merge with each other's schema, and one commit could change how another
-// ProfileSync's revision renders.
+// kustomizeRuns lets one kustomize build run at a time in a process.
+// kustomize keeps the OpenAPI schema that decides how patches merge in a
+// process-wide variable, which a kustomization's openapi field replaces: two
+// builds at once would merge with each other's schema. The operator and the
+// CLI build each commit in a process of its own (internal/sandbox), where
+// this lock is never contended; it guards builds that share a process, as
+// tests and benchmarks run them.
 var kustomizeRuns sync.Mutex
 
 // buildOptions are kustomize's options for every build: no load restrictor

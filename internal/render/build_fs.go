@@ -276,23 +276,29 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	if ok {
 		return content, nil // generated: neither the author's objects nor their YAML
 	}
-	r.objects += countObjects(content)
+	// A YAML file is parsed once, for its objects and its typing; any other
+	// file kustomize reads is only counted.
+	var problems Problems
+	var objects int64
+	var yamlErr error
+	if isYAMLFile(abs) {
+		problems, objects, yamlErr = checkYAMLTyping(r.display(abs), content)
+	} else {
+		objects = countObjects(content)
+	}
+	r.objects += objects
 	if r.objects > r.limits.MaxObjects {
 		return nil, r.refuse(&LimitError{File: r.display(abs), What: "maximum number of objects a build reads",
 			Flag: MaxObjectsFlag, Max: r.limits.MaxObjects, Size: r.objects, Objects: true})
 	}
-	if isYAMLFile(abs) {
+	if len(problems) > 0 {
 		// kustomize would rewrite or retype these values silently.
-		problems, err := checkYAMLTyping(r.display(abs), content)
-		if len(problems) > 0 {
-			return nil, r.refuse(problems)
-		}
-		// kustomize would name the file as the kustomization listing it
-		// wrote it ("in File: p.yaml").
-		_, isPatch := r.patches[abs]
-		if err != nil && (r.resourceFiles[abs] || isPatch) {
-			return nil, r.refuse(fmt.Errorf("%s: not valid YAML: %w", r.display(abs), err))
-		}
+		return nil, r.refuse(problems)
+	}
+	// kustomize would name the file as the kustomization listing it wrote
+	// it ("in File: p.yaml").
+	if _, isPatch := r.patches[abs]; yamlErr != nil && (r.resourceFiles[abs] || isPatch) {
+		return nil, r.refuse(fmt.Errorf("%s: not valid YAML: %w", r.display(abs), yamlErr))
 	}
 	if use, ok := r.patches[abs]; ok {
 		place := fmt.Sprintf("%s: %s entry %q: %s", use.kustomization, use.field, use.entry, r.display(abs))

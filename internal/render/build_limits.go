@@ -103,14 +103,20 @@ func countObjects(content []byte) int64 {
 		if err := decoder.Decode(&document); err != nil {
 			return count // io.EOF, or content kustomize will report
 		}
-		if len(document.Content) == 0 || document.Content[0].Kind != yaml.MappingNode {
-			if len(document.Content) > 0 && document.Content[0].Tag != "!!null" {
-				count++
-			}
-			continue
-		}
-		count += objectsOf(document.Content[0])
+		count += documentObjects(&document)
 	}
+}
+
+// documentObjects is how many objects kustomize makes of one YAML document:
+// none of an empty one, the items of a List, else one.
+func documentObjects(document *yaml.Node) int64 {
+	if len(document.Content) == 0 || document.Content[0].Kind != yaml.MappingNode {
+		if len(document.Content) > 0 && document.Content[0].Tag != "!!null" {
+			return 1
+		}
+		return 0
+	}
+	return objectsOf(document.Content[0])
 }
 
 // objectsOf is 1 for an object, and the number of items for a List.

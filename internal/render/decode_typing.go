@@ -42,26 +42,28 @@ var differingNumber = regexp.MustCompile(`^[-+]?(0[0-9_]+|0o[0-7_]+|0b[01_]+|[0-
 // Each refusal says to quote the value. Content that is not YAML is left to
 // the decoder, which reports it.
 func CheckYAMLTyping(file string, content []byte) Problems {
-	problems, _ := checkYAMLTyping(file, content)
+	problems, _, _ := checkYAMLTyping(file, content)
 	return problems
 }
 
-// checkYAMLTyping is CheckYAMLTyping that also returns the parser's error
-// when content is not YAML, for a reader that reports it itself.
-func checkYAMLTyping(file string, content []byte) (Problems, error) {
+// checkYAMLTyping is CheckYAMLTyping that also returns, from the same
+// parse, the objects kustomize makes of content (countObjects) and the
+// parser's error when content is not YAML, for a reader that reports it
+// itself: the build reads every file once.
+func checkYAMLTyping(file string, content []byte) (problems Problems, objects int64, err error) {
 	if problem, ok := checkYAMLText(file, content); !ok {
-		return Problems{problem}, nil
+		return Problems{problem}, 0, nil
 	}
 	decoder := yaml.NewDecoder(bytes.NewReader(content))
-	var problems Problems
 	for {
 		var document yaml.Node
 		if err := decoder.Decode(&document); err != nil {
 			if !errors.Is(err, io.EOF) {
-				return problems, err
+				return problems, objects, err
 			}
-			return problems, nil
+			return problems, objects, nil
 		}
+		objects += documentObjects(&document)
 		check := typingCheck{file: file}
 		if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
 			check.readHeader(document.Content[0])
