@@ -136,7 +136,9 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]render.Documen
 	}
 	cmd := exec.CommandContext(ctx, r.executable)
 	// Nothing of the manager's environment (credentials, tokens) reaches
-	// the build; GOTRACEBACK=none keeps a crash's report to its first line.
+	// the build. GOTRACEBACK=none drops the stacks of a panic (the runtime
+	// still prints its own for a fatal error; failure keeps only the first
+	// paragraph, and headBuffer the first 4 KiB).
 	cmd.Env = []string{ChildEnv + "=1", "GOMAXPROCS=1", "GOTRACEBACK=none"}
 	cmd.Stdin = bytes.NewReader(request)
 	stderr := &headBuffer{max: maxStderr}
