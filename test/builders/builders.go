@@ -1,0 +1,138 @@
+// Package builders makes the profiles, versions, lifecycles and times that
+// tests of several packages build, so that each test says what is special
+// about its input and no package keeps its own copy of the rest. It also
+// holds the one golden-file comparison. Only tests import it.
+package builders
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// NewestKubernetesVersion is added to every profile Profile and WithNewest
+// make, so that no version a test overrides is the highest one, which may
+// never expire (docs/semantics.md §2).
+const NewestKubernetesVersion = "1.40.0"
+
+// Date is an RFC 3339 time; it panics on a test's typo.
+func Date(value string) *metav1.Time {
+	t, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		panic("test date " + value + ": " + err.Error())
+	}
+	mt := metav1.NewTime(t)
+	return &mt
+}
+
+// Classification is c, for a pointer field.
+func Classification(c v1alpha1.VersionClassification) *v1alpha1.VersionClassification {
+	return &c
+}
+
+// Strategy is s, for a pointer field.
+func Strategy(s v1alpha1.MachineImageUpdateStrategy) *v1alpha1.MachineImageUpdateStrategy {
+	return &s
+}
+
+// Stage is a lifecycle stage; an empty start means the stage has no
+// startTime.
+func Stage(c v1alpha1.VersionClassification, start string) v1alpha1.LifecycleStage {
+	s := v1alpha1.LifecycleStage{Classification: c}
+	if start != "" {
+		s.StartTime = Date(start)
+	}
+	return s
+}
+
+// PlainVersion is a version without lifecycle or deprecated fields.
+func PlainVersion(version string) v1alpha1.ExpirableVersion {
+	return v1alpha1.ExpirableVersion{Version: version}
+}
+
+// DeprecatedAPIVersion uses classification and expirationDate; empty values
+// leave the field unset.
+func DeprecatedAPIVersion(version string, c v1alpha1.VersionClassification, expires string) v1alpha1.ExpirableVersion {
+	v := v1alpha1.ExpirableVersion{Version: version}
+	if c != "" {
+		v.Classification = Classification(c)
+	}
+	if expires != "" {
+		v.ExpirationDate = Date(expires)
+	}
+	return v
+}
+
+// Staged is a version with the lifecycle stages.
+func Staged(version string, stages ...v1alpha1.LifecycleStage) v1alpha1.ExpirableVersion {
+	return v1alpha1.ExpirableVersion{Version: version, Lifecycle: stages}
+}
+
+// WithNewest appends NewestKubernetesVersion to a test's versions.
+func WithNewest(versions ...v1alpha1.ExpirableVersion) []v1alpha1.ExpirableVersion {
+	return append(versions, PlainVersion(NewestKubernetesVersion))
+}
+
+// Profile is a small valid parent: one Kubernetes version per minor, one
+// image, one machine and one volume type, one region.
+func Profile() *v1alpha1.CloudProfileSpec {
+	constraint := ">= 1.30"
+	return &v1alpha1.CloudProfileSpec{
+		Type:       "local",
+		Kubernetes: v1alpha1.KubernetesSettings{Versions: WithNewest(PlainVersion("1.30.0"))},
+		MachineImages: []v1alpha1.MachineImage{{
+			Name:           "gardenlinux",
+			UpdateStrategy: Strategy(v1alpha1.UpdateStrategyMinor),
+			Versions: []v1alpha1.MachineImageVersion{{
+				ExpirableVersion:         PlainVersion("1592.1.0"),
+				Architectures:            []string{"amd64", "arm64"},
+				CRI:                      []v1alpha1.CRI{{Name: "containerd"}},
+				KubeletVersionConstraint: &constraint,
+			}},
+		}},
+		MachineTypes: []v1alpha1.MachineType{MachineType("m5.large", "4")},
+		VolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "standard"}},
+		Regions:      []v1alpha1.Region{{Name: "eu-1", Zones: []v1alpha1.AvailabilityZone{{Name: "eu-1a"}}}},
+	}
+}
+
+// MachineType is a machine type of cpu CPUs, no GPU and 8Gi.
+func MachineType(name, cpu string) v1alpha1.MachineType {
+	return v1alpha1.MachineType{
+		Name:   name,
+		CPU:    resource.MustParse(cpu),
+		GPU:    resource.MustParse("0"),
+		Memory: resource.MustParse("8Gi"),
+	}
+}
+
+// Namespaced is an override of Profile() with nothing overridden yet.
+func Namespaced() *v1alpha1.NamespacedCloudProfileSpec {
+	return &v1alpha1.NamespacedCloudProfileSpec{
+		Parent: v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind, Name: "local"},
+	}
+}
+
+// AssertGolden compares got with the golden file at path, or rewrites the
+// file when update is set (a test package's -update flag).
+func AssertGolden(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatalf("writing golden file %s: %v", path, err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file %s (run the test with -update to create it): %v", path, err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("golden file %s differs; run with -update if the change is intended:\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
