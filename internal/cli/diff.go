@@ -18,6 +18,7 @@ import (
 
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/prdiff"
 	"github.com/profilesync/profilesync/internal/render"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
@@ -40,7 +41,7 @@ type diffOptions struct {
 }
 
 func newDiffCommand() *cobra.Command {
-	opts := diffOptions{horizon: render.DefaultDiffHorizon, output: diffFormatTable, maxCheckoutSize: defaultMaxCheckoutSize}
+	opts := diffOptions{horizon: prdiff.DefaultDiffHorizon, output: diffFormatTable, maxCheckoutSize: defaultMaxCheckoutSize}
 	cmd := &cobra.Command{
 		Use: "diff (--base REV --head REV [--repo DIR] | --base-dir DIR --head-dir DIR | --cluster [--head-dir DIR]) [PATH...]\n" +
 			"       [--at TIME] [--horizon DURATION] [--output table|markdown|json] [--rollout LANDSCAPE,...]",
@@ -251,17 +252,17 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		return err
 	}
 
-	report := render.DiffReport{Landscapes: make([]render.LandscapeDiff, len(landscapes))}
+	report := prdiff.DiffReport{Landscapes: make([]prdiff.LandscapeDiff, len(landscapes))}
 	report.Base, report.Head = sides.labels(landscapes)
 	for i, l := range landscapes {
-		report.Landscapes[i] = render.Diff(l.name, bases[i], heads[i], now, opts.horizon)
+		report.Landscapes[i] = prdiff.Diff(l.name, bases[i], heads[i], now, opts.horizon)
 	}
 	if len(rollout) > 0 {
-		ordered := make([]render.Landscape, len(rollout))
+		ordered := make([]prdiff.Landscape, len(rollout))
 		for i, index := range rollout {
-			ordered[i] = render.Landscape{Name: landscapes[index].name, Objects: heads[index]}
+			ordered[i] = prdiff.Landscape{Name: landscapes[index].name, Objects: heads[index]}
 		}
-		report.RolloutWarnings = render.CheckRolloutOrder(ordered, now)
+		report.RolloutWarnings = prdiff.CheckRolloutOrder(ordered, now)
 	}
 	var satisfied bool
 	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.build, now, stderr)
@@ -283,7 +284,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 // line once. The commit that makes the change is the head's when it is a
 // revision, else it is made now. satisfied is false when a rule of severity
 // error is broken. The error is for a policy file that cannot be read.
-func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sections []render.PolicySection, satisfied bool, err error) {
+func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sections []prdiff.PolicySection, satisfied bool, err error) {
 	commit := now
 	if !head.commitTime.IsZero() {
 		commit = head.commitTime
@@ -299,7 +300,7 @@ func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, 
 			continue
 		}
 		findings := p.Check(heads[i], bases[i], now, commit)
-		sections = append(sections, render.PolicySection{Landscape: l.name, File: file, Errors: findings.Errors, Warnings: findings.Warnings})
+		sections = append(sections, prdiff.PolicySection{Landscape: l.name, File: file, Errors: findings.Errors, Warnings: findings.Warnings})
 		satisfied = printPolicyFindings(findings, printed, stderr) && satisfied
 	}
 	return sections, satisfied, nil
@@ -728,14 +729,14 @@ func (f *diffFormat) Set(value string) error {
 	return fmt.Errorf("not a report format: %q (table, markdown or json)", value)
 }
 
-func (f diffFormat) write(w io.Writer, report render.DiffReport) error {
+func (f diffFormat) write(w io.Writer, report prdiff.DiffReport) error {
 	switch f {
 	case diffFormatMarkdown:
-		return render.WriteDiffMarkdown(w, report)
+		return prdiff.WriteDiffMarkdown(w, report)
 	case diffFormatJSON:
-		return render.WriteDiffJSON(w, report)
+		return prdiff.WriteDiffJSON(w, report)
 	}
-	return render.WriteDiffText(w, report)
+	return prdiff.WriteDiffText(w, report)
 }
 
 // horizonFlag is a positive duration, written as Go writes durations or with

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/prdiff"
 	"github.com/profilesync/profilesync/internal/render"
 	"github.com/profilesync/profilesync/test/testenv"
 )
@@ -138,9 +139,9 @@ func TestDiffWithTheCluster(t *testing.T) {
 		g.Expect(report.Landscapes[0].Profiles).To(HaveLen(1))
 		changes := report.Landscapes[0].Profiles[0].Changes
 		g.Expect(changes).To(ContainElement(And(
-			HaveField("Kind", render.ChangeStageMoved), HaveField("Version", "1.32.9"), HaveField("Stage", v1alpha1.ClassificationExpired),
+			HaveField("Kind", prdiff.ChangeStageMoved), HaveField("Version", "1.32.9"), HaveField("Stage", v1alpha1.ClassificationExpired),
 		)), "only the override moved: the parent is the live one on both sides")
-		g.Expect(changes).NotTo(ContainElement(HaveField("Kind", render.ChangeImageAdded)))
+		g.Expect(changes).NotTo(ContainElement(HaveField("Kind", prdiff.ChangeImageAdded)))
 	})
 
 	t.Run("a profile the cluster lacks is added", func(t *testing.T) {

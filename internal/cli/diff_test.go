@@ -15,7 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/prdiff"
 )
 
 // The diff fixture is a pull request on a profiles repository with two
@@ -104,9 +104,9 @@ func copyTree(t *testing.T, src, dest string) {
 }
 
 // decodeDiffJSON reads diff --output json back.
-func decodeDiffJSON(t *testing.T, out string) render.DiffReport {
+func decodeDiffJSON(t *testing.T, out string) prdiff.DiffReport {
 	t.Helper()
-	var report render.DiffReport
+	var report prdiff.DiffReport
 	if err := json.Unmarshal([]byte(out), &report); err != nil {
 		t.Fatalf("the output is not a diff report: %v\n%s", err, out)
 	}
@@ -153,21 +153,21 @@ func TestDiffShowsEveryChangeOfThePullRequest(t *testing.T) {
 	g.Expect(report.Landscapes).To(HaveLen(2))
 	g.Expect(report.Landscapes[0].Landscape).To(Equal("dev"), "overlays/ is found and named by directory, sorted")
 	g.Expect(report.Landscapes[1].Landscape).To(Equal("prod"))
-	g.Expect(report.Landscapes[0].Until).To(Equal(report.Landscapes[0].Now.Add(render.DefaultDiffHorizon)), "the horizon defaults to 180 days")
+	g.Expect(report.Landscapes[0].Until).To(Equal(report.Landscapes[0].Now.Add(prdiff.DefaultDiffHorizon)), "the horizon defaults to 180 days")
 
-	kinds := map[render.ChangeKind]bool{}
+	kinds := map[prdiff.ChangeKind]bool{}
 	for _, p := range report.Landscapes[1].Profiles {
-		g.Expect(p.Status).To(Equal(render.ProfileChanged))
+		g.Expect(p.Status).To(Equal(prdiff.ProfileChanged))
 		for _, c := range p.Changes {
 			kinds[c.Kind] = true
 		}
 	}
-	g.Expect(kinds).To(HaveKey(render.ChangeStageMoved))
-	g.Expect(kinds).To(HaveKey(render.ChangeVersionAdded))
-	g.Expect(kinds).To(HaveKey(render.ChangeVersionRemoved))
-	g.Expect(kinds).To(HaveKey(render.ChangeImageAdded))
-	g.Expect(kinds).To(HaveKey(render.ChangeUpdateStrategy))
-	g.Expect(kinds).To(HaveKey(render.ChangeClassification))
+	g.Expect(kinds).To(HaveKey(prdiff.ChangeStageMoved))
+	g.Expect(kinds).To(HaveKey(prdiff.ChangeVersionAdded))
+	g.Expect(kinds).To(HaveKey(prdiff.ChangeVersionRemoved))
+	g.Expect(kinds).To(HaveKey(prdiff.ChangeImageAdded))
+	g.Expect(kinds).To(HaveKey(prdiff.ChangeUpdateStrategy))
+	g.Expect(kinds).To(HaveKey(prdiff.ChangeClassification))
 
 	g.Expect(report.RolloutWarnings).To(HaveExactElements(And(
 		HaveField("Landscape", "prod"), HaveField("EarlierLandscape", "dev"), HaveField("Ref()", "CloudProfile/aws"),
@@ -180,26 +180,26 @@ func TestDiffOptions(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  []string
-		check func(g Gomega, report render.DiffReport)
+		check func(g Gomega, report prdiff.DiffReport)
 	}{
 		{
 			name: "without --rollout the rollout order is not checked",
 			args: []string{"--base", "main", "--head", "pr"},
-			check: func(g Gomega, report render.DiffReport) {
+			check: func(g Gomega, report prdiff.DiffReport) {
 				g.Expect(report.RolloutWarnings).To(BeEmpty())
 			},
 		},
 		{
 			name: "--rollout is in the order given: prod before dev has no warning",
 			args: []string{"--base", "main", "--head", "pr", "--rollout", "prod,dev"},
-			check: func(g Gomega, report render.DiffReport) {
+			check: func(g Gomega, report prdiff.DiffReport) {
 				g.Expect(report.RolloutWarnings).To(BeEmpty())
 			},
 		},
 		{
 			name: "PATHs choose the landscapes and their order",
 			args: []string{"--base", "main", "--head", "pr", "overlays/prod/", "./overlays/dev"},
-			check: func(g Gomega, report render.DiffReport) {
+			check: func(g Gomega, report prdiff.DiffReport) {
 				g.Expect(report.Landscapes).To(HaveLen(2))
 				g.Expect(report.Landscapes[0].Landscape).To(Equal("prod"))
 				g.Expect(report.Landscapes[1].Landscape).To(Equal("dev"))
@@ -208,14 +208,14 @@ func TestDiffOptions(t *testing.T) {
 		{
 			name: "--horizon takes days",
 			args: []string{"--base", "main", "--head", "pr", "--horizon", "30d12h"},
-			check: func(g Gomega, report render.DiffReport) {
+			check: func(g Gomega, report prdiff.DiffReport) {
 				g.Expect(report.Landscapes[0].Until.Sub(report.Landscapes[0].Now)).To(Equal(30*24*time.Hour + 12*time.Hour))
 			},
 		},
 		{
 			name: "the same revision on both sides has no changes",
 			args: []string{"--base", "pr", "--head", "pr", "--rollout", "dev,prod"},
-			check: func(g Gomega, report render.DiffReport) {
+			check: func(g Gomega, report prdiff.DiffReport) {
 				g.Expect(report.Summary().ProfilesChanged).To(BeZero())
 				g.Expect(report.Summary().ProfilesUnchanged).To(Equal(3))
 				g.Expect(report.RolloutWarnings).NotTo(BeEmpty(), "the rollout check is of the head alone")
@@ -224,7 +224,7 @@ func TestDiffOptions(t *testing.T) {
 		{
 			name: "revisions are anything go-git resolves",
 			args: []string{"--base", "broken~2", "--head", "broken^"},
-			check: func(g Gomega, report render.DiffReport) {
+			check: func(g Gomega, report prdiff.DiffReport) {
 				g.Expect(report.Base).To(HavePrefix("broken~2 ("))
 				g.Expect(report.Summary().ProfilesChanged).To(Equal(3))
 			},

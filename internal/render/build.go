@@ -388,7 +388,7 @@ func (r *buildFS) unmatchedPatch(err error) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: %s: no object of the build matches this patch; check its kind, name and namespace against the objects it should patch",
-		strings.Join(places, "; "), objectRef(kind, namespace, name))
+		strings.Join(places, "; "), ObjectRef(kind, namespace, name))
 }
 
 // objectHeader is what identifies an object.
@@ -469,7 +469,7 @@ func (r *buildFS) definedTwice(err error) string {
 		start = end
 	}
 	return fmt.Sprintf("%s is defined more than once: in %s; a build defines each object once, so keep one and patch it where it must differ",
-		objectRef(kind, namespace, name), strings.Join(places, " and "))
+		ObjectRef(kind, namespace, name), strings.Join(places, " and "))
 }
 
 // openAPISchemaFileName is the name under which a build serves

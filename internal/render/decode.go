@@ -76,10 +76,10 @@ func (o Object) Name() string {
 // Ref names the object as KIND/NAME, or KIND/NAMESPACE/NAME when it has a
 // namespace, as problems and the timeline show it.
 func (o Object) Ref() string {
-	return objectRef(o.Kind(), o.Namespace(), o.Name())
+	return ObjectRef(o.Kind(), o.Namespace(), o.Name())
 }
 
-func objectRef(kind, namespace, name string) string {
+func ObjectRef(kind, namespace, name string) string {
 	if namespace == "" {
 		return kind + "/" + name
 	}
@@ -114,7 +114,7 @@ func (p Problem) String() string {
 		b.WriteString(": ")
 	}
 	if p.Kind != "" {
-		b.WriteString(objectRef(p.Kind, p.Namespace, p.Name))
+		b.WriteString(ObjectRef(p.Kind, p.Namespace, p.Name))
 		b.WriteString(": ")
 	}
 	if p.Field != "" {
@@ -124,17 +124,17 @@ func (p Problem) String() string {
 	b.WriteString(p.Message)
 	// Names and messages come from the input, and a YAML scalar may span
 	// lines; a problem is always exactly one.
-	return oneLine(b.String())
+	return OneLine(b.String())
 }
 
-// oneLine joins the lines of a multi-line message (YAML parsers report
+// OneLine joins the lines of a multi-line message (YAML parsers report
 // several errors that way) so that every problem is exactly one line; a
 // message that already is one line is left exactly as written.
 //
 // gitsource's oneLineWithoutEmptyTail looks alike but serves another purpose:
 // it also cuts the trailing ": " a Git transport leaves before an empty
 // response body, which here would change what a problem says.
-func oneLine(message string) string {
+func OneLine(message string) string {
 	if !strings.Contains(message, "\n") {
 		return message
 	}

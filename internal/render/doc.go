@@ -20,14 +20,9 @@
 //   - MergeNamespaced renders status.cloudProfileSpec (docs/semantics.md
 //     section 3), and CheckCloudProfileChange guards a parent against
 //     changes that would make a version unavailable again or pull an
-//     overridden entry out from under a namespaced profile;
-//   - Diff compares a landscape built from two revisions (a pull request's
-//     base and head) by what changes for clusters: versions, images and
-//     stages added, removed or moved, classifications that differ now or
-//     within a horizon, update strategies and update targets;
-//     CheckRolloutOrder warns when a later landscape reaches a stage before
-//     an earlier one; WriteDiffText, WriteDiffMarkdown and WriteDiffJSON
-//     print the result for a terminal, a pull-request comment and programs.
+//     overridden entry out from under a namespaced profile.
+//
+// The pull-request diff of two builds is internal/prdiff.
 //
 // The package is pure: it takes files and specs and returns objects, specs
 // and field errors. The CLI, the sync, the NamespacedCloudProfile controller

@@ -130,7 +130,7 @@ func validateOverrideStages(overrides, parentStages []v1alpha1.LifecycleStage, f
 			previousRank = rank
 		}
 		if s.StartTime == nil {
-			if start, _ := stageStart(parentStages, s.Classification); start != nil {
+			if start, _ := StageStart(parentStages, s.Classification); start != nil {
 				errs = append(errs, field.Required(path.Child("startTime"),
 					fmt.Sprintf("the parent's %s stage starts at %s, and an override stage without startTime would mean it always applied; "+
 						"set the start time, or leave the stage out to keep the parent's", s.Classification, start.UTC().Format(time.RFC3339))))
@@ -229,4 +229,20 @@ func expiryRequired(override v1alpha1.ExpirableVersion, fldPath *field.Path) fie
 	}
 	return field.ErrorList{field.Required(fldPath.Child("expirationDate"),
 		fmt.Sprintf("an override of the parent's version %s must set expirationDate or lifecycle; without either it changes nothing (leave the version out to keep the parent's)", override.Version))}
+}
+
+// StageStart is the start of the first stage c in stages (nil when it has
+// none); found is false when there is no such stage.
+func StageStart(stages []v1alpha1.LifecycleStage, c v1alpha1.VersionClassification) (start *time.Time, found bool) {
+	for _, s := range stages {
+		if s.Classification != c {
+			continue
+		}
+		if s.StartTime == nil {
+			return nil, true
+		}
+		t := s.StartTime.Time
+		return &t, true
+	}
+	return nil, false
 }

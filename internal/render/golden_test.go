@@ -12,7 +12,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/merge and testdata/diff from the current output")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/merge from the current output")
 
 // mergeGoldenDir holds one directory per example: parent.yaml (a
 // CloudProfile) and namespaced.yaml (a NamespacedCloudProfile) are inputs;

@@ -1,6 +1,8 @@
-package render
+package prdiff
 
 import (
+	"github.com/profilesync/profilesync/internal/render"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -266,7 +268,7 @@ func WriteDiffText(w io.Writer, r DiffReport) error {
 	if len(r.RolloutWarnings) > 0 {
 		b.WriteString("Rollout order:\n")
 		for _, warning := range r.RolloutWarnings {
-			b.WriteString("  warning: " + oneLine(warning.String()) + "\n")
+			b.WriteString("  warning: " + render.OneLine(warning.String()) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -282,7 +284,7 @@ func writeTextRow(table io.Writer, landscape, profile string, cells diffCells) {
 	// Names come from the input; a tab or newline in one would break the
 	// table, so every cell is made one line without tabs.
 	cell := func(s string) string {
-		return strings.ReplaceAll(oneLine(orDash(s)), "\t", " ")
+		return strings.ReplaceAll(render.OneLine(orDash(s)), "\t", " ")
 	}
 	fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(landscape), cell(profile), cell(cells.subject),
 		cell(cells.version), cell(cells.change), cell(cells.base), cell(cells.head), cell(cells.detail))
@@ -363,7 +365,7 @@ var markdownEscaper = strings.NewReplacer(
 )
 
 func markdownEscape(s string) string {
-	return markdownEscaper.Replace(oneLine(s))
+	return markdownEscaper.Replace(render.OneLine(s))
 }
 
 // WriteDiffJSON writes the report as indented JSON, with its summary under

@@ -1,6 +1,12 @@
-package render
+package prdiff
 
 import (
+	"flag"
+
+	"github.com/profilesync/profilesync/test/builders"
+
+	"github.com/profilesync/profilesync/internal/render"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,6 +30,9 @@ import (
 // namespaced profile's override, and makes prod support 1.34.2 before dev
 // does (a rollout warning). The renderings are diff.txt, diff.md and
 // diff.json.
+// update rewrites the golden files from the current output.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/diff from the current output")
+
 const diffGoldenDir = "testdata/diff"
 
 // diffGoldenTime is the time of the golden diff, the README's "now".
@@ -60,7 +69,7 @@ func TestDiffGolden(t *testing.T) {
 		t.Run(golden.file, func(t *testing.T) {
 			var out bytes.Buffer
 			NewWithT(t).Expect(golden.write(&out, report)).To(Succeed())
-			assertGolden(t, filepath.Join(diffGoldenDir, golden.file), out.Bytes())
+			builders.AssertGolden(t, filepath.Join(diffGoldenDir, golden.file), out.Bytes(), *update)
 		})
 	}
 }
@@ -98,19 +107,19 @@ func diffGoldenReport(t *testing.T) DiffReport {
 
 // evaluatedOverlay builds overlays/<overlay> of the checkout at root the way
 // the CLI does and returns its valid, evaluated objects.
-func evaluatedOverlay(t *testing.T, root, overlay string, at time.Time) []Object {
+func evaluatedOverlay(t *testing.T, root, overlay string, at time.Time) []render.Object {
 	t.Helper()
 	g := NewWithT(t)
 	absRoot, err := filepath.Abs(root)
 	g.Expect(err).NotTo(HaveOccurred())
-	docs, err := Build(context.Background(), absRoot, filepath.Join("overlays", overlay), DefaultLimits())
+	docs, err := render.Build(context.Background(), absRoot, filepath.Join("overlays", overlay), render.DefaultLimits())
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, problems := DecodeDocuments(docs)
+	objects, problems := render.DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
-	validation, err := ValidateSet(objects, nil)
+	validation, err := render.ValidateSet(objects, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(validation.Problems).To(BeEmpty(), "%s of %s is valid", overlay, root)
 	g.Expect(validation.Warnings).To(BeEmpty(), "%s of %s has no warnings", overlay, root)
-	evaluated := EvaluateSet(objects, validation, at)
+	evaluated := render.EvaluateSet(objects, validation, at)
 	return evaluated
 }

@@ -1,6 +1,10 @@
-package render
+package prdiff
 
 import (
+	"github.com/profilesync/profilesync/test/builders"
+
+	"github.com/profilesync/profilesync/internal/render"
+
 	"bytes"
 	"io"
 	"strings"
@@ -11,7 +15,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-func render(t *testing.T, write func(io.Writer, DiffReport) error, report DiffReport) string {
+func written(t *testing.T, write func(io.Writer, DiffReport) error, report DiffReport) string {
 	t.Helper()
 	var out bytes.Buffer
 	NewWithT(t).Expect(write(&out, report)).To(Succeed())
@@ -20,20 +24,20 @@ func render(t *testing.T, write func(io.Writer, DiffReport) error, report DiffRe
 
 func TestRenderersOfAReportWithoutChanges(t *testing.T) {
 	g := NewWithT(t)
-	same := []Object{cloudProfile("aws", profile())}
+	same := []render.Object{cloudProfile("aws", builders.Profile())}
 	report := DiffReport{Landscapes: []LandscapeDiff{Diff("dev", same, same, diffNow, 0), Diff("prod", same, same, diffNow, 0)}}
 
-	g.Expect(render(t, WriteDiffText, report)).To(Equal(
+	g.Expect(written(t, WriteDiffText, report)).To(Equal(
 		"At 2026-01-01T00:00:00Z, classifications compared until 2026-06-30T00:00:00Z.\n\n" +
 			"No changes in dev, prod.\n\n" +
 			"Summary: no changes.\n"))
-	g.Expect(render(t, WriteDiffMarkdown, report)).To(Equal(
+	g.Expect(written(t, WriteDiffMarkdown, report)).To(Equal(
 		"## Cloud profile changes\n\n" +
 			"At 2026-01-01T00:00:00Z, classifications compared until 2026-06-30T00:00:00Z.\n\n" +
 			"**Summary:** no changes.\n\n" +
 			"### dev\n\nNo changes (1 profile unchanged).\n\n" +
 			"### prod\n\nNo changes (1 profile unchanged).\n"))
-	json := render(t, WriteDiffJSON, DiffReport{})
+	json := written(t, WriteDiffJSON, DiffReport{})
 	g.Expect(json).To(ContainSubstring(`"landscapes": [],`))
 	g.Expect(json).To(ContainSubstring(`"rolloutWarnings": [],`))
 }
@@ -41,15 +45,15 @@ func TestRenderersOfAReportWithoutChanges(t *testing.T) {
 func TestRenderersShowProfilesAddedAndRemoved(t *testing.T) {
 	g := NewWithT(t)
 	report := DiffReport{Base: "main", Head: "topic", Landscapes: []LandscapeDiff{
-		Diff("dev", []Object{cloudProfile("old", profile())}, []Object{cloudProfile("new", profile())}, diffNow, 0),
+		Diff("dev", []render.Object{cloudProfile("old", builders.Profile())}, []render.Object{cloudProfile("new", builders.Profile())}, diffNow, 0),
 	}}
 
-	text := render(t, WriteDiffText, report)
+	text := written(t, WriteDiffText, report)
 	g.Expect(text).To(ContainSubstring("dev        CloudProfile/new  -           -        profile added    -     -     -\n"))
 	g.Expect(text).To(ContainSubstring("dev        CloudProfile/old  -           -        profile removed  -     -     -\n"))
 	g.Expect(text).To(HaveSuffix("Summary: 1 profile added, 1 profile removed.\n"))
 
-	markdown := render(t, WriteDiffMarkdown, report)
+	markdown := written(t, WriteDiffMarkdown, report)
 	g.Expect(markdown).To(ContainSubstring("Base `main`, head `topic`; at 2026-01-01T00:00:00Z"))
 	g.Expect(markdown).To(ContainSubstring("#### CloudProfile/new\n\nProfile added.\n"))
 	g.Expect(markdown).To(ContainSubstring("#### CloudProfile/old\n\nProfile removed.\n"))
@@ -57,12 +61,12 @@ func TestRenderersShowProfilesAddedAndRemoved(t *testing.T) {
 
 func TestMarkdownEscapesTextFromThePullRequest(t *testing.T) {
 	g := NewWithT(t)
-	base := profile()
-	head := profile()
+	base := builders.Profile()
+	head := builders.Profile()
 	head.MachineImages[0].Name = "evil|<img src=x>_*[link](y)"
 
-	markdown := render(t, WriteDiffMarkdown, DiffReport{Landscapes: []LandscapeDiff{
-		Diff("dev\n# heading", []Object{cloudProfile("aws", base)}, []Object{cloudProfile("aws", head)}, diffNow, 0),
+	markdown := written(t, WriteDiffMarkdown, DiffReport{Landscapes: []LandscapeDiff{
+		Diff("dev\n# heading", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
 	}})
 
 	g.Expect(markdown).To(ContainSubstring("### dev \\# heading\n"), "a landscape name stays one line of text")
@@ -76,11 +80,11 @@ func TestMarkdownEscapesTextFromThePullRequest(t *testing.T) {
 
 func TestTextKeepsOneLinePerRow(t *testing.T) {
 	g := NewWithT(t)
-	head := profile()
+	head := builders.Profile()
 	head.MachineImages[0].Name = "two\nlines\tand a tab"
 
-	text := render(t, WriteDiffText, DiffReport{Landscapes: []LandscapeDiff{
-		Diff("dev", []Object{cloudProfile("aws", profile())}, []Object{cloudProfile("aws", head)}, diffNow, 0),
+	text := written(t, WriteDiffText, DiffReport{Landscapes: []LandscapeDiff{
+		Diff("dev", []render.Object{cloudProfile("aws", builders.Profile())}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
 	}})
 
 	g.Expect(text).To(ContainSubstring("CloudProfile/aws  two lines and a tab  -        machine image added"))
@@ -88,13 +92,13 @@ func TestTextKeepsOneLinePerRow(t *testing.T) {
 
 func TestSummaryCountsAVersionClassifiedDifferentlyNowOnceAsNow(t *testing.T) {
 	g := NewWithT(t)
-	base := withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), stage(v1alpha1.ClassificationDeprecated, "2026-05-01T00:00:00Z")))
-	head := withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2025-12-01T00:00:00Z"), stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
-	later := withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
+	base := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-05-01T00:00:00Z")))
+	head := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2025-12-01T00:00:00Z"), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
+	later := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
 
 	report := DiffReport{Landscapes: []LandscapeDiff{
-		Diff("dev", []Object{cloudProfile("aws", base)}, []Object{cloudProfile("aws", head)}, diffNow, 0),
-		Diff("prod", []Object{cloudProfile("aws", base)}, []Object{cloudProfile("aws", later)}, diffNow, 0),
+		Diff("dev", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
+		Diff("prod", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", later)}, diffNow, 0),
 	}}
 	summary := report.Summary()
 

@@ -1,6 +1,8 @@
-package render
+package prdiff
 
 import (
+	"github.com/profilesync/profilesync/internal/render"
+
 	"cmp"
 	"fmt"
 	"slices"
@@ -135,7 +137,7 @@ type ProfileDiff struct {
 }
 
 // Ref names the profile as KIND/NAME or KIND/NAMESPACE/NAME.
-func (p ProfileDiff) Ref() string { return objectRef(p.Kind, p.Namespace, p.Name) }
+func (p ProfileDiff) Ref() string { return render.ObjectRef(p.Kind, p.Namespace, p.Name) }
 
 // Change is one difference of a profile. Which fields are set depends on
 // Kind (see the ChangeKind constants); Base and Head are always present in
@@ -187,7 +189,7 @@ type Change struct {
 //   - when its automatic or forced update target (lifecycle.Paths) at now
 //     differs. Versions whose targets cannot be computed (not semver) are
 //     skipped: validation reports them.
-func Diff(landscape string, base, head []Object, now time.Time, horizon time.Duration) LandscapeDiff {
+func Diff(landscape string, base, head []render.Object, now time.Time, horizon time.Duration) LandscapeDiff {
 	if horizon <= 0 {
 		horizon = DefaultDiffHorizon
 	}
@@ -236,12 +238,12 @@ func (k profileKey) compare(other profileKey) int {
 	return cmp.Or(cmp.Compare(k.kind, other.kind), cmp.Compare(k.namespace, other.namespace), cmp.Compare(k.name, other.name))
 }
 
-func keyOf(o Object) profileKey { return profileKey{o.Kind(), o.Namespace(), o.Name()} }
+func keyOf(o render.Object) profileKey { return profileKey{o.Kind(), o.Namespace(), o.Name()} }
 
 // indexProfiles maps each profile to its object, keeping the first of a
 // duplicate.
-func indexProfiles(objects []Object) map[profileKey]Object {
-	index := make(map[profileKey]Object, len(objects))
+func indexProfiles(objects []render.Object) map[profileKey]render.Object {
+	index := make(map[profileKey]render.Object, len(objects))
 	for _, o := range objects {
 		if _, seen := index[keyOf(o)]; !seen {
 			index[keyOf(o)] = o
@@ -252,7 +254,7 @@ func indexProfiles(objects []Object) map[profileKey]Object {
 
 // effectiveSpecOrEmpty is the spec to compare; a namespaced profile that was
 // not evaluated has none, and then compares as empty rather than crashing.
-func effectiveSpecOrEmpty(o Object) *v1alpha1.CloudProfileSpec {
+func effectiveSpecOrEmpty(o render.Object) *v1alpha1.CloudProfileSpec {
 	if spec := o.EffectiveSpec(); spec != nil {
 		return spec
 	}
@@ -346,8 +348,8 @@ func appendLifecycleChanges(changes []Change, at Change, base, head v1alpha1.Exp
 
 	baseStages, headStages := lifecycle.Stages(base), lifecycle.Stages(head)
 	for _, stage := range stageUnion(baseStages, headStages) {
-		b, inBase := stageStart(baseStages, stage)
-		h, inHead := stageStart(headStages, stage)
+		b, inBase := render.StageStart(baseStages, stage)
+		h, inHead := render.StageStart(headStages, stage)
 		c := at
 		c.Stage = stage
 		switch {
@@ -570,17 +572,6 @@ func stageUnion(a, b []v1alpha1.LifecycleStage) []v1alpha1.VersionClassification
 		return cmp.Compare(lifecycle.Rank(x), lifecycle.Rank(y))
 	})
 	return stages
-}
-
-// stageStart is the start of the first stage c in stages (nil when it has
-// none); found is false when there is no such stage.
-func stageStart(stages []v1alpha1.LifecycleStage, c v1alpha1.VersionClassification) (start *time.Time, found bool) {
-	for _, s := range stages {
-		if s.Classification == c {
-			return timeOf(s.StartTime), true
-		}
-	}
-	return nil, false
 }
 
 // timeChange renders a time that changed, and the shift when both sides

@@ -1,6 +1,8 @@
-package render
+package prdiff
 
 import (
+	"github.com/profilesync/profilesync/internal/render"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,14 +17,14 @@ type PolicySection struct {
 	File string
 	// Errors refuse the change; Warnings do not. Both are the head's, each
 	// a problem whose message names the rule.
-	Errors   Problems
-	Warnings Problems
+	Errors   render.Problems
+	Warnings render.Problems
 }
 
 // MarshalJSON writes the findings as the lines the CLI prints
 // ("FILE: KIND/NAME: FIELD: message"), lists never null.
 func (s PolicySection) MarshalJSON() ([]byte, error) {
-	lines := func(problems Problems) []string {
+	lines := func(problems render.Problems) []string {
 		out := make([]string, len(problems))
 		for i, p := range problems {
 			out[i] = p.String()
@@ -41,7 +43,7 @@ func (s PolicySection) MarshalJSON() ([]byte, error) {
 // its policy file, then one line per finding, errors first.
 func writePolicyText(b *strings.Builder, sections []PolicySection) {
 	for _, s := range sections {
-		fmt.Fprintf(b, "Policy of %s (%s): %s.\n", oneLine(s.Landscape), oneLine(s.File), policyVerdict(s))
+		fmt.Fprintf(b, "Policy of %s (%s): %s.\n", render.OneLine(s.Landscape), render.OneLine(s.File), policyVerdict(s))
 		for _, p := range s.Errors.Summarize() {
 			b.WriteString("  error: " + p.String() + "\n")
 		}
@@ -61,7 +63,7 @@ func writePolicyMarkdown(b *strings.Builder, sections []PolicySection) {
 	}
 	b.WriteString("\n### Versioning policy\n")
 	for _, s := range sections {
-		fmt.Fprintf(b, "\n%s (`%s`): %s.\n", markdownEscape(s.Landscape), strings.ReplaceAll(oneLine(s.File), "`", "'"), policyVerdict(s))
+		fmt.Fprintf(b, "\n%s (`%s`): %s.\n", markdownEscape(s.Landscape), strings.ReplaceAll(render.OneLine(s.File), "`", "'"), policyVerdict(s))
 		if len(s.Errors)+len(s.Warnings) > 0 {
 			b.WriteString("\n")
 		}

@@ -1,6 +1,10 @@
-package render
+package prdiff
 
 import (
+	"github.com/profilesync/profilesync/test/builders"
+
+	"github.com/profilesync/profilesync/internal/render"
+
 	"testing"
 	"time"
 
@@ -15,24 +19,24 @@ var diffNow = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func text(s string) *string { return &s }
 
-func instant(value string) *time.Time { return &date(value).Time }
+func instant(value string) *time.Time { return &builders.Date(value).Time }
 
 // cloudProfile wraps a spec as an evaluated CloudProfile object.
-func cloudProfile(name string, spec *v1alpha1.CloudProfileSpec) Object {
-	return Object{CloudProfile: &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec}}
+func cloudProfile(name string, spec *v1alpha1.CloudProfileSpec) render.Object {
+	return render.Object{CloudProfile: &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec}}
 }
 
 // withKubernetes is profile() with these Kubernetes versions (and the
 // newest one, which no test touches).
 func withKubernetes(versions ...v1alpha1.ExpirableVersion) *v1alpha1.CloudProfileSpec {
-	spec := profile()
-	spec.Kubernetes.Versions = withNewest(versions...)
+	spec := builders.Profile()
+	spec.Kubernetes.Versions = builders.WithNewest(versions...)
 	return spec
 }
 
 // withImageVersions is profile() whose gardenlinux image has these versions.
 func withImageVersions(versions ...v1alpha1.ExpirableVersion) *v1alpha1.CloudProfileSpec {
-	spec := profile()
+	spec := builders.Profile()
 	image := &spec.MachineImages[0]
 	image.Versions = nil
 	for _, v := range versions {
@@ -44,7 +48,7 @@ func withImageVersions(versions ...v1alpha1.ExpirableVersion) *v1alpha1.CloudPro
 // TestDiffOfOneProfile diffs one CloudProfile at diffNow over a horizon of
 // 90 days (until 2026-04-01).
 func TestDiffOfOneProfile(t *testing.T) {
-	supportedFromNow := staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""))
+	supportedFromNow := builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""))
 	tests := []struct {
 		name       string
 		base, head *v1alpha1.CloudProfileSpec
@@ -52,12 +56,12 @@ func TestDiffOfOneProfile(t *testing.T) {
 	}{
 		{
 			name: "identical specs have no changes",
-			base: profile(), head: profile(),
+			base: builders.Profile(), head: builders.Profile(),
 		},
 		{
 			name: "a stage moved earlier is reported with its shift and the stretch in which classifications differ",
-			base: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationDeprecated, "2026-03-02T00:00:00Z"))),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationDeprecated, "2026-01-01T00:00:00Z"))),
+			base: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-03-02T00:00:00Z"))),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-01-01T00:00:00Z"))),
 			want: []Change{
 				{Kind: ChangeStageMoved, Version: "1.30.0", Stage: v1alpha1.ClassificationDeprecated,
 					Base: text("2026-03-02T00:00:00Z"), Head: text("2026-01-01T00:00:00Z"), Shift: "-60d"},
@@ -67,8 +71,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "a stage moved later by part of a day shows hours",
-			base: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"))),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2026-02-02T12:30:00Z"))),
+			base: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"))),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-02T12:30:00Z"))),
 			want: []Change{
 				{Kind: ChangeStageMoved, Version: "1.30.0", Stage: v1alpha1.ClassificationSupported,
 					Base: text("2026-02-01T00:00:00Z"), Head: text("2026-02-02T12:30:00Z"), Shift: "+1d12h30m"},
@@ -78,8 +82,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "a stage moved beyond the horizon is only reported as moved",
-			base: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2026-07-01T00:00:00Z"))),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2026-08-01T00:00:00Z"))),
+			base: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationExpired, "2026-07-01T00:00:00Z"))),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationExpired, "2026-08-01T00:00:00Z"))),
 			want: []Change{
 				{Kind: ChangeStageMoved, Version: "1.30.0", Stage: v1alpha1.ClassificationExpired,
 					Base: text("2026-07-01T00:00:00Z"), Head: text("2026-08-01T00:00:00Z"), Shift: "+31d"},
@@ -88,7 +92,7 @@ func TestDiffOfOneProfile(t *testing.T) {
 		{
 			name: "a stage added within the horizon changes the classification from its start on",
 			base: withKubernetes(supportedFromNow),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2026-03-01T00:00:00Z"))),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationExpired, "2026-03-01T00:00:00Z"))),
 			want: []Change{
 				{Kind: ChangeStageAdded, Version: "1.30.0", Stage: v1alpha1.ClassificationExpired, Head: text("2026-03-01T00:00:00Z")},
 				{Kind: ChangeClassification, Version: "1.30.0", Base: text("supported"), Head: text("expired"), From: instant("2026-03-01T00:00:00Z")},
@@ -96,8 +100,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "a stage removed, and a start given to a stage that had none",
-			base: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2025-06-01T00:00:00Z"))),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, "2025-06-01T00:00:00Z"))),
+			base: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2025-06-01T00:00:00Z"))),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, "2025-06-01T00:00:00Z"))),
 			want: []Change{
 				{Kind: ChangeStageRemoved, Version: "1.30.0", Stage: v1alpha1.ClassificationPreview},
 			},
@@ -105,7 +109,7 @@ func TestDiffOfOneProfile(t *testing.T) {
 		{
 			name: "a first stage given a start in the future makes the version unavailable until then",
 			base: withKubernetes(supportedFromNow),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"))),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"))),
 			want: []Change{
 				{Kind: ChangeStageMoved, Version: "1.30.0", Stage: v1alpha1.ClassificationSupported, Head: text("2026-02-01T00:00:00Z")},
 				{Kind: ChangeClassification, Version: "1.30.0", Base: text("supported"), Head: text("unavailable"),
@@ -114,8 +118,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "the deprecated API is compared field by field",
-			base: withKubernetes(deprecatedAPIVersion("1.30.0", "", "")),
-			head: withKubernetes(deprecatedAPIVersion("1.30.0", v1alpha1.ClassificationDeprecated, "2026-03-15T00:00:00Z")),
+			base: withKubernetes(builders.DeprecatedAPIVersion("1.30.0", "", "")),
+			head: withKubernetes(builders.DeprecatedAPIVersion("1.30.0", v1alpha1.ClassificationDeprecated, "2026-03-15T00:00:00Z")),
 			want: []Change{
 				{Kind: ChangeDeclaredClassification, Version: "1.30.0", Head: text("deprecated")},
 				{Kind: ChangeExpirationDate, Version: "1.30.0", Head: text("2026-03-15T00:00:00Z")},
@@ -127,8 +131,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "an expirationDate moved reports its shift",
-			base: withKubernetes(deprecatedAPIVersion("1.30.0", "", "2026-03-01T00:00:00Z")),
-			head: withKubernetes(deprecatedAPIVersion("1.30.0", "", "2026-02-01T00:00:00Z")),
+			base: withKubernetes(builders.DeprecatedAPIVersion("1.30.0", "", "2026-03-01T00:00:00Z")),
+			head: withKubernetes(builders.DeprecatedAPIVersion("1.30.0", "", "2026-02-01T00:00:00Z")),
 			want: []Change{
 				{Kind: ChangeExpirationDate, Version: "1.30.0", Base: text("2026-03-01T00:00:00Z"), Head: text("2026-02-01T00:00:00Z"), Shift: "-28d"},
 				{Kind: ChangeClassification, Version: "1.30.0", Base: text("supported"), Head: text("expired"),
@@ -137,13 +141,13 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "rewriting the deprecated API as the same lifecycle is no change",
-			base: withKubernetes(deprecatedAPIVersion("1.30.0", v1alpha1.ClassificationSupported, "2026-03-01T00:00:00Z")),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2026-03-01T00:00:00Z"))),
+			base: withKubernetes(builders.DeprecatedAPIVersion("1.30.0", v1alpha1.ClassificationSupported, "2026-03-01T00:00:00Z")),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationExpired, "2026-03-01T00:00:00Z"))),
 		},
 		{
 			name: "rewriting the deprecated API as a different lifecycle reports the stages",
-			base: withKubernetes(deprecatedAPIVersion("1.30.0", "", "2026-03-01T00:00:00Z")),
-			head: withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationDeprecated, "2026-02-01T00:00:00Z"), stage(v1alpha1.ClassificationExpired, "2026-03-01T00:00:00Z"))),
+			base: withKubernetes(builders.DeprecatedAPIVersion("1.30.0", "", "2026-03-01T00:00:00Z")),
+			head: withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-02-01T00:00:00Z"), builders.Stage(v1alpha1.ClassificationExpired, "2026-03-01T00:00:00Z"))),
 			want: []Change{
 				{Kind: ChangeStageAdded, Version: "1.30.0", Stage: v1alpha1.ClassificationDeprecated, Head: text("2026-02-01T00:00:00Z")},
 				{Kind: ChangeClassification, Version: "1.30.0", Base: text("supported"), Head: text("deprecated"),
@@ -152,8 +156,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "versions added and removed, with their classification now, in semver order",
-			base: withKubernetes(plainVersion("1.9.0"), staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2025-01-01T00:00:00Z"))),
-			head: withKubernetes(plainVersion("1.9.0"), staged("1.10.0", stage(v1alpha1.ClassificationPreview, "2026-06-01T00:00:00Z"))),
+			base: withKubernetes(builders.PlainVersion("1.9.0"), builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationExpired, "2025-01-01T00:00:00Z"))),
+			head: withKubernetes(builders.PlainVersion("1.9.0"), builders.Staged("1.10.0", builders.Stage(v1alpha1.ClassificationPreview, "2026-06-01T00:00:00Z"))),
 			want: []Change{
 				{Kind: ChangeVersionAdded, Version: "1.10.0", Head: text("unavailable")},
 				{Kind: ChangeVersionRemoved, Version: "1.30.0", Base: text("expired")},
@@ -161,8 +165,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "a version added changes the automatic update of the older ones",
-			base: withKubernetes(plainVersion("1.30.0")),
-			head: withKubernetes(plainVersion("1.30.0"), plainVersion("1.30.1")),
+			base: withKubernetes(builders.PlainVersion("1.30.0")),
+			head: withKubernetes(builders.PlainVersion("1.30.0"), builders.PlainVersion("1.30.1")),
 			want: []Change{
 				{Kind: ChangeUpdatePath, Version: "1.30.0", Path: UpdatePathAuto, Head: text("1.30.1")},
 				{Kind: ChangeVersionAdded, Version: "1.30.1", Head: text("supported")},
@@ -170,8 +174,8 @@ func TestDiffOfOneProfile(t *testing.T) {
 		},
 		{
 			name: "a version added in the next minor changes the forced update",
-			base: withKubernetes(plainVersion("1.30.0"), plainVersion("1.31.0")),
-			head: withKubernetes(plainVersion("1.30.0"), plainVersion("1.31.0"), plainVersion("1.31.2")),
+			base: withKubernetes(builders.PlainVersion("1.30.0"), builders.PlainVersion("1.31.0")),
+			head: withKubernetes(builders.PlainVersion("1.30.0"), builders.PlainVersion("1.31.0"), builders.PlainVersion("1.31.2")),
 			want: []Change{
 				{Kind: ChangeUpdatePath, Version: "1.30.0", Path: UpdatePathForce, Base: text("1.31.0"), Head: text("1.31.2")},
 				{Kind: ChangeUpdatePath, Version: "1.31.0", Path: UpdatePathAuto, Head: text("1.31.2")},
@@ -182,7 +186,7 @@ func TestDiffOfOneProfile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			diff := Diff("dev", []Object{cloudProfile("aws", tc.base)}, []Object{cloudProfile("aws", tc.head)}, diffNow, 90*24*time.Hour)
+			diff := Diff("dev", []render.Object{cloudProfile("aws", tc.base)}, []render.Object{cloudProfile("aws", tc.head)}, diffNow, 90*24*time.Hour)
 			if len(tc.want) == 0 {
 				g.Expect(diff.Profiles).To(BeEmpty())
 				g.Expect(diff.Unchanged).To(Equal(1))
@@ -203,11 +207,11 @@ func TestDiffOfMachineImages(t *testing.T) {
 	}{
 		{
 			name: "an image added and an image removed list their versions",
-			base: profile,
+			base: builders.Profile,
 			head: func() *v1alpha1.CloudProfileSpec {
-				spec := profile()
+				spec := builders.Profile()
 				spec.MachineImages[0].Name = "flatcar"
-				spec.MachineImages[0].Versions = append(spec.MachineImages[0].Versions, v1alpha1.MachineImageVersion{ExpirableVersion: plainVersion("1592.10.0")})
+				spec.MachineImages[0].Versions = append(spec.MachineImages[0].Versions, v1alpha1.MachineImageVersion{ExpirableVersion: builders.PlainVersion("1592.10.0")})
 				return spec
 			},
 			want: []Change{
@@ -218,24 +222,24 @@ func TestDiffOfMachineImages(t *testing.T) {
 		{
 			name: "writing out the default update strategy is no change",
 			base: func() *v1alpha1.CloudProfileSpec {
-				spec := profile()
+				spec := builders.Profile()
 				spec.MachineImages[0].UpdateStrategy = nil
 				return spec
 			},
 			head: func() *v1alpha1.CloudProfileSpec {
-				spec := profile()
-				spec.MachineImages[0].UpdateStrategy = strategy(v1alpha1.UpdateStrategyMajor)
+				spec := builders.Profile()
+				spec.MachineImages[0].UpdateStrategy = builders.Strategy(v1alpha1.UpdateStrategyMajor)
 				return spec
 			},
 		},
 		{
 			name: "an update strategy changed, and the forced update with it",
 			base: func() *v1alpha1.CloudProfileSpec {
-				return withImageVersions(plainVersion("1.2.0"), plainVersion("2.0.0"))
+				return withImageVersions(builders.PlainVersion("1.2.0"), builders.PlainVersion("2.0.0"))
 			},
 			head: func() *v1alpha1.CloudProfileSpec {
-				spec := withImageVersions(plainVersion("1.2.0"), plainVersion("2.0.0"))
-				spec.MachineImages[0].UpdateStrategy = strategy(v1alpha1.UpdateStrategyPatch)
+				spec := withImageVersions(builders.PlainVersion("1.2.0"), builders.PlainVersion("2.0.0"))
+				spec.MachineImages[0].UpdateStrategy = builders.Strategy(v1alpha1.UpdateStrategyPatch)
 				return spec
 			},
 			want: []Change{
@@ -246,10 +250,10 @@ func TestDiffOfMachineImages(t *testing.T) {
 		{
 			name: "image versions are compared like Kubernetes versions",
 			base: func() *v1alpha1.CloudProfileSpec {
-				return withImageVersions(plainVersion("1.2.0"), deprecatedAPIVersion("1.1.0", "", "2026-03-01T00:00:00Z"))
+				return withImageVersions(builders.PlainVersion("1.2.0"), builders.DeprecatedAPIVersion("1.1.0", "", "2026-03-01T00:00:00Z"))
 			},
 			head: func() *v1alpha1.CloudProfileSpec {
-				return withImageVersions(plainVersion("1.2.0"), deprecatedAPIVersion("1.1.0", "", ""))
+				return withImageVersions(builders.PlainVersion("1.2.0"), builders.DeprecatedAPIVersion("1.1.0", "", ""))
 			},
 			want: []Change{
 				{Kind: ChangeExpirationDate, MachineImage: "gardenlinux", Version: "1.1.0", Base: text("2026-03-01T00:00:00Z")},
@@ -261,7 +265,7 @@ func TestDiffOfMachineImages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			diff := Diff("dev", []Object{cloudProfile("aws", tc.base())}, []Object{cloudProfile("aws", tc.head())}, diffNow, 0)
+			diff := Diff("dev", []render.Object{cloudProfile("aws", tc.base())}, []render.Object{cloudProfile("aws", tc.head())}, diffNow, 0)
 			if len(tc.want) == 0 {
 				g.Expect(diff.Profiles).To(BeEmpty())
 				return
@@ -274,9 +278,9 @@ func TestDiffOfMachineImages(t *testing.T) {
 
 func TestDiffOfASet(t *testing.T) {
 	g := NewWithT(t)
-	moved := withKubernetes(staged("1.30.0", stage(v1alpha1.ClassificationPreview, ""), stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z")))
-	base := []Object{cloudProfile("zeta", profile()), cloudProfile("gone", profile()), namespacedWithMergedSpec(profile()), cloudProfile("aws", profile()), cloudProfile("aws", moved)}
-	head := []Object{namespacedWithMergedSpec(moved), cloudProfile("new", profile()), cloudProfile("aws", moved), cloudProfile("zeta", profile())}
+	moved := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z")))
+	base := []render.Object{cloudProfile("zeta", builders.Profile()), cloudProfile("gone", builders.Profile()), namespacedWithMergedSpec(builders.Profile()), cloudProfile("aws", builders.Profile()), cloudProfile("aws", moved)}
+	head := []render.Object{namespacedWithMergedSpec(moved), cloudProfile("new", builders.Profile()), cloudProfile("aws", moved), cloudProfile("zeta", builders.Profile())}
 
 	diff := Diff("staging", base, head, diffNow, 0)
 

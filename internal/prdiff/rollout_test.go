@@ -1,6 +1,10 @@
-package render
+package prdiff
 
 import (
+	"github.com/profilesync/profilesync/test/builders"
+
+	"github.com/profilesync/profilesync/internal/render"
+
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -13,7 +17,7 @@ import (
 func landscapesOf(names []string, versions ...v1alpha1.ExpirableVersion) []Landscape {
 	landscapes := make([]Landscape, len(names))
 	for i, name := range names {
-		landscapes[i] = Landscape{Name: name, Objects: []Object{cloudProfile("aws", withKubernetes(versions[i]))}}
+		landscapes[i] = Landscape{Name: name, Objects: []render.Object{cloudProfile("aws", withKubernetes(versions[i]))}}
 	}
 	return landscapes
 }
@@ -27,7 +31,7 @@ func TestCheckRolloutOrder(t *testing.T) {
 	)
 	devProd := []string{"dev", "prod"}
 	previewThenSupported := func(supportedFrom string) v1alpha1.ExpirableVersion {
-		return staged("1.30.0", stage(preview, ""), stage(supported, supportedFrom))
+		return builders.Staged("1.30.0", builders.Stage(preview, ""), builders.Stage(supported, supportedFrom))
 	}
 	tests := []struct {
 		name       string
@@ -50,36 +54,36 @@ func TestCheckRolloutOrder(t *testing.T) {
 		{
 			name: "a later landscape that previews a version the earlier one has not even announced",
 			landscapes: landscapesOf(devProd,
-				staged("1.30.0", stage(preview, "2026-03-01T00:00:00Z")),
-				staged("1.30.0", stage(preview, "2026-02-01T00:00:00Z"))),
+				builders.Staged("1.30.0", builders.Stage(preview, "2026-03-01T00:00:00Z")),
+				builders.Staged("1.30.0", builders.Stage(preview, "2026-02-01T00:00:00Z"))),
 			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is preview from 2026-02-01T00:00:00Z, 28d before dev (2026-03-01T00:00:00Z)"},
 		},
 		{
 			name: "a later landscape that expires a version the earlier one never expires",
 			landscapes: landscapesOf(devProd,
-				staged("1.30.0", stage(supported, "")),
-				staged("1.30.0", stage(supported, ""), stage(expired, "2026-06-01T00:00:00Z"))),
+				builders.Staged("1.30.0", builders.Stage(supported, "")),
+				builders.Staged("1.30.0", builders.Stage(supported, ""), builders.Stage(expired, "2026-06-01T00:00:00Z"))),
 			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is expired from 2026-06-01T00:00:00Z, but never in dev (supported then)"},
 		},
 		{
 			name: "a later landscape that skips deprecated and expires first is reported for expired only",
 			landscapes: landscapesOf(devProd,
-				staged("1.30.0", stage(supported, ""), stage(deprecated, "2026-03-01T00:00:00Z"), stage(expired, "2026-06-01T00:00:00Z")),
-				staged("1.30.0", stage(supported, ""), stage(expired, "2026-05-01T00:00:00Z"))),
+				builders.Staged("1.30.0", builders.Stage(supported, ""), builders.Stage(deprecated, "2026-03-01T00:00:00Z"), builders.Stage(expired, "2026-06-01T00:00:00Z")),
+				builders.Staged("1.30.0", builders.Stage(supported, ""), builders.Stage(expired, "2026-05-01T00:00:00Z"))),
 			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is expired from 2026-05-01T00:00:00Z, 31d before dev (2026-06-01T00:00:00Z)"},
 		},
 		{
 			name: "a later landscape that expires a version while the earlier one has it deprecated",
 			landscapes: landscapesOf(devProd,
-				deprecatedAPIVersion("1.30.0", deprecated, "2026-06-01T00:00:00Z"),
-				deprecatedAPIVersion("1.30.0", deprecated, "2026-04-01T00:00:00Z")),
+				builders.DeprecatedAPIVersion("1.30.0", deprecated, "2026-06-01T00:00:00Z"),
+				builders.DeprecatedAPIVersion("1.30.0", deprecated, "2026-04-01T00:00:00Z")),
 			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is expired from 2026-04-01T00:00:00Z, 61d before dev (2026-06-01T00:00:00Z)"},
 		},
 		{
 			name: "a later landscape that offers a version from the beginning",
 			landscapes: landscapesOf(devProd,
 				previewThenSupported("2026-03-01T00:00:00Z"),
-				staged("1.30.0", stage(supported, ""))),
+				builders.Staged("1.30.0", builders.Stage(supported, ""))),
 			want: []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is supported from the beginning, before dev (2026-03-01T00:00:00Z)"},
 		},
 		{
@@ -106,23 +110,23 @@ func TestCheckRolloutOrder(t *testing.T) {
 		{
 			name: "a version only one landscape lists is not compared",
 			landscapes: landscapesOf(devProd,
-				staged("1.29.0", stage(supported, "2026-05-01T00:00:00Z")),
-				staged("1.30.0", stage(supported, ""), stage(expired, "2026-02-01T00:00:00Z"))),
+				builders.Staged("1.29.0", builders.Stage(supported, "2026-05-01T00:00:00Z")),
+				builders.Staged("1.30.0", builders.Stage(supported, ""), builders.Stage(expired, "2026-02-01T00:00:00Z"))),
 		},
 		{
 			name: "profiles only one landscape has are not compared",
 			landscapes: []Landscape{
-				{Name: "dev", Objects: []Object{cloudProfile("aws", withKubernetes(previewThenSupported("2026-05-01T00:00:00Z")))}},
-				{Name: "prod", Objects: []Object{cloudProfile("gcp", withKubernetes(previewThenSupported("2026-02-01T00:00:00Z")))}},
+				{Name: "dev", Objects: []render.Object{cloudProfile("aws", withKubernetes(previewThenSupported("2026-05-01T00:00:00Z")))}},
+				{Name: "prod", Objects: []render.Object{cloudProfile("gcp", withKubernetes(previewThenSupported("2026-02-01T00:00:00Z")))}},
 			},
 		},
 		{
 			name: "machine image versions and namespaced profiles are checked too",
 			landscapes: []Landscape{
-				{Name: "dev", Objects: []Object{namespacedWithMergedSpec(withImageVersions(
-					staged("1592.2.0", stage(preview, ""), stage(supported, "2026-04-01T00:00:00Z"))))}},
-				{Name: "prod", Objects: []Object{namespacedWithMergedSpec(withImageVersions(
-					staged("1592.2.0", stage(preview, ""), stage(supported, "2026-03-01T00:00:00Z"))))}},
+				{Name: "dev", Objects: []render.Object{namespacedWithMergedSpec(withImageVersions(
+					builders.Staged("1592.2.0", builders.Stage(preview, ""), builders.Stage(supported, "2026-04-01T00:00:00Z"))))}},
+				{Name: "prod", Objects: []render.Object{namespacedWithMergedSpec(withImageVersions(
+					builders.Staged("1592.2.0", builders.Stage(preview, ""), builders.Stage(supported, "2026-03-01T00:00:00Z"))))}},
 			},
 			want: []string{"prod: NamespacedCloudProfile/team/aws-team: gardenlinux 1592.2.0 is supported from 2026-03-01T00:00:00Z, 31d before dev (2026-04-01T00:00:00Z)"},
 		},
@@ -147,8 +151,8 @@ func TestCheckRolloutOrder(t *testing.T) {
 func TestRolloutWarningFields(t *testing.T) {
 	g := NewWithT(t)
 	landscapes := landscapesOf([]string{"dev", "prod"},
-		staged("1.30.0", stage(v1alpha1.ClassificationSupported, "")),
-		staged("1.30.0", stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2026-06-01T00:00:00Z")))
+		builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, "")),
+		builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationSupported, ""), builders.Stage(v1alpha1.ClassificationExpired, "2026-06-01T00:00:00Z")))
 
 	warnings := CheckRolloutOrder(landscapes, diffNow)
 
@@ -169,9 +173,9 @@ func TestCheckRolloutOrderOfNoLandscapes(t *testing.T) {
 
 // namespacedWithMergedSpec is an evaluated NamespacedCloudProfile
 // team/aws-team whose merged spec is spec.
-func namespacedWithMergedSpec(spec *v1alpha1.CloudProfileSpec) Object {
-	ncp := &v1alpha1.NamespacedCloudProfile{Spec: *namespaced()}
+func namespacedWithMergedSpec(spec *v1alpha1.CloudProfileSpec) render.Object {
+	ncp := &v1alpha1.NamespacedCloudProfile{Spec: *builders.Namespaced()}
 	ncp.Name, ncp.Namespace = "aws-team", "team"
 	ncp.Status.CloudProfileSpec = spec
-	return Object{NamespacedCloudProfile: ncp}
+	return render.Object{NamespacedCloudProfile: ncp}
 }
