@@ -41,7 +41,7 @@ type diffOptions struct {
 }
 
 func newDiffCommand() *cobra.Command {
-	opts := diffOptions{horizon: prdiff.DefaultDiffHorizon, output: diffFormatTable, maxCheckoutSize: defaultMaxCheckoutSize}
+	opts := diffOptions{horizon: prdiff.DefaultHorizon, output: diffFormatTable, maxCheckoutSize: defaultMaxCheckoutSize}
 	cmd := &cobra.Command{
 		Use: "diff (--base REV --head REV [--repo DIR] | --base-dir DIR --head-dir DIR | --cluster [--head-dir DIR]) [PATH...]\n" +
 			"       [--at TIME] [--horizon DURATION] [--output table|markdown|json] [--rollout LANDSCAPE,...]",
@@ -252,7 +252,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		return err
 	}
 
-	report := prdiff.DiffReport{Landscapes: make([]prdiff.LandscapeDiff, len(landscapes))}
+	report := prdiff.Report{Landscapes: make([]prdiff.LandscapeDiff, len(landscapes))}
 	report.Base, report.Head = sides.labels(landscapes)
 	for i, l := range landscapes {
 		report.Landscapes[i] = prdiff.Diff(l.name, bases[i], heads[i], now, opts.horizon)
@@ -729,14 +729,14 @@ func (f *diffFormat) Set(value string) error {
 	return fmt.Errorf("not a report format: %q (table, markdown or json)", value)
 }
 
-func (f diffFormat) write(w io.Writer, report prdiff.DiffReport) error {
+func (f diffFormat) write(w io.Writer, report prdiff.Report) error {
 	switch f {
 	case diffFormatMarkdown:
-		return prdiff.WriteDiffMarkdown(w, report)
+		return prdiff.WriteMarkdown(w, report)
 	case diffFormatJSON:
-		return prdiff.WriteDiffJSON(w, report)
+		return prdiff.WriteJSON(w, report)
 	}
-	return prdiff.WriteDiffText(w, report)
+	return prdiff.WriteText(w, report)
 }
 
 // horizonFlag is a positive duration, written as Go writes durations or with

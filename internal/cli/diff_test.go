@@ -104,9 +104,9 @@ func copyTree(t *testing.T, src, dest string) {
 }
 
 // decodeDiffJSON reads diff --output json back.
-func decodeDiffJSON(t *testing.T, out string) prdiff.DiffReport {
+func decodeDiffJSON(t *testing.T, out string) prdiff.Report {
 	t.Helper()
-	var report prdiff.DiffReport
+	var report prdiff.Report
 	if err := json.Unmarshal([]byte(out), &report); err != nil {
 		t.Fatalf("the output is not a diff report: %v\n%s", err, out)
 	}
@@ -153,7 +153,7 @@ func TestDiffShowsEveryChangeOfThePullRequest(t *testing.T) {
 	g.Expect(report.Landscapes).To(HaveLen(2))
 	g.Expect(report.Landscapes[0].Landscape).To(Equal("dev"), "overlays/ is found and named by directory, sorted")
 	g.Expect(report.Landscapes[1].Landscape).To(Equal("prod"))
-	g.Expect(report.Landscapes[0].Until).To(Equal(report.Landscapes[0].Now.Add(prdiff.DefaultDiffHorizon)), "the horizon defaults to 180 days")
+	g.Expect(report.Landscapes[0].Until).To(Equal(report.Landscapes[0].Now.Add(prdiff.DefaultHorizon)), "the horizon defaults to 180 days")
 
 	kinds := map[prdiff.ChangeKind]bool{}
 	for _, p := range report.Landscapes[1].Profiles {
@@ -180,26 +180,26 @@ func TestDiffOptions(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  []string
-		check func(g Gomega, report prdiff.DiffReport)
+		check func(g Gomega, report prdiff.Report)
 	}{
 		{
 			name: "without --rollout the rollout order is not checked",
 			args: []string{"--base", "main", "--head", "pr"},
-			check: func(g Gomega, report prdiff.DiffReport) {
+			check: func(g Gomega, report prdiff.Report) {
 				g.Expect(report.RolloutWarnings).To(BeEmpty())
 			},
 		},
 		{
 			name: "--rollout is in the order given: prod before dev has no warning",
 			args: []string{"--base", "main", "--head", "pr", "--rollout", "prod,dev"},
-			check: func(g Gomega, report prdiff.DiffReport) {
+			check: func(g Gomega, report prdiff.Report) {
 				g.Expect(report.RolloutWarnings).To(BeEmpty())
 			},
 		},
 		{
 			name: "PATHs choose the landscapes and their order",
 			args: []string{"--base", "main", "--head", "pr", "overlays/prod/", "./overlays/dev"},
-			check: func(g Gomega, report prdiff.DiffReport) {
+			check: func(g Gomega, report prdiff.Report) {
 				g.Expect(report.Landscapes).To(HaveLen(2))
 				g.Expect(report.Landscapes[0].Landscape).To(Equal("prod"))
 				g.Expect(report.Landscapes[1].Landscape).To(Equal("dev"))
@@ -208,14 +208,14 @@ func TestDiffOptions(t *testing.T) {
 		{
 			name: "--horizon takes days",
 			args: []string{"--base", "main", "--head", "pr", "--horizon", "30d12h"},
-			check: func(g Gomega, report prdiff.DiffReport) {
+			check: func(g Gomega, report prdiff.Report) {
 				g.Expect(report.Landscapes[0].Until.Sub(report.Landscapes[0].Now)).To(Equal(30*24*time.Hour + 12*time.Hour))
 			},
 		},
 		{
 			name: "the same revision on both sides has no changes",
 			args: []string{"--base", "pr", "--head", "pr", "--rollout", "dev,prod"},
-			check: func(g Gomega, report prdiff.DiffReport) {
+			check: func(g Gomega, report prdiff.Report) {
 				g.Expect(report.Summary().ProfilesChanged).To(BeZero())
 				g.Expect(report.Summary().ProfilesUnchanged).To(Equal(3))
 				g.Expect(report.RolloutWarnings).NotTo(BeEmpty(), "the rollout check is of the head alone")
@@ -224,7 +224,7 @@ func TestDiffOptions(t *testing.T) {
 		{
 			name: "revisions are anything go-git resolves",
 			args: []string{"--base", "broken~2", "--head", "broken^"},
-			check: func(g Gomega, report prdiff.DiffReport) {
+			check: func(g Gomega, report prdiff.Report) {
 				g.Expect(report.Base).To(HavePrefix("broken~2 ("))
 				g.Expect(report.Summary().ProfilesChanged).To(Equal(3))
 			},

@@ -16,10 +16,10 @@ import (
 	"github.com/profilesync/profilesync/internal/lifecycle"
 )
 
-// DefaultDiffHorizon is how far ahead Diff compares classifications when it
+// DefaultHorizon is how far ahead Diff compares classifications when it
 // is given no horizon: half a year covers the stages a pull request usually
 // schedules, while a stage moved further out is still reported as moved.
-const DefaultDiffHorizon = 180 * 24 * time.Hour
+const DefaultHorizon = 180 * 24 * time.Hour
 
 // ChangeKind says what a Change is about; it is the "kind" of its JSON.
 type ChangeKind string
@@ -90,10 +90,10 @@ const (
 	ProfileChanged ProfileStatus = "changed"
 )
 
-// DiffReport is what the renderers print: the diffs of the landscapes of a
+// Report is what the renderers print: the diffs of the landscapes of a
 // pull request in the caller's order (e.g. dev, staging, prod), and the
 // rollout order warnings of its head (CheckRolloutOrder).
-type DiffReport struct {
+type Report struct {
 	// Base and Head name the two revisions for people, for example a
 	// branch and a commit; the renderers print them when set.
 	Base string `json:"base,omitempty"`
@@ -168,7 +168,7 @@ type Change struct {
 
 // Diff compares the profiles of one landscape built from two revisions,
 // base and head, each as returned by EvaluateSet (a namespaced profile needs
-// its merged spec), at now and over horizon (DefaultDiffHorizon when zero or
+// its merged spec), at now and over horizon (DefaultHorizon when zero or
 // negative). Profiles are matched by kind, namespace and name; should a set
 // hold one twice, the first counts, as ValidateSet reports the second.
 //
@@ -191,7 +191,7 @@ type Change struct {
 //     skipped: validation reports them.
 func Diff(landscape string, base, head []render.Object, now time.Time, horizon time.Duration) LandscapeDiff {
 	if horizon <= 0 {
-		horizon = DefaultDiffHorizon
+		horizon = DefaultHorizon
 	}
 	now = now.UTC()
 	w := diffWindow{now: now, until: now.Add(horizon)}

@@ -60,11 +60,11 @@ func TestDiffGolden(t *testing.T) {
 
 	for _, golden := range []struct {
 		file  string
-		write func(io.Writer, DiffReport) error
+		write func(io.Writer, Report) error
 	}{
-		{"diff.txt", WriteDiffText},
-		{"diff.md", WriteDiffMarkdown},
-		{"diff.json", WriteDiffJSON},
+		{"diff.txt", WriteText},
+		{"diff.md", WriteMarkdown},
+		{"diff.json", WriteJSON},
 	} {
 		t.Run(golden.file, func(t *testing.T) {
 			var out bytes.Buffer
@@ -78,22 +78,22 @@ func TestDiffJSONRoundTrips(t *testing.T) {
 	g := NewWithT(t)
 	report := diffGoldenReport(t)
 	var out bytes.Buffer
-	g.Expect(WriteDiffJSON(&out, report)).To(Succeed())
+	g.Expect(WriteJSON(&out, report)).To(Succeed())
 
 	var decoded struct {
-		DiffReport
-		Summary DiffSummary `json:"summary"`
+		Report
+		Summary Summary `json:"summary"`
 	}
 	g.Expect(json.Unmarshal(out.Bytes(), &decoded)).To(Succeed())
-	g.Expect(decoded.DiffReport).To(Equal(report), "the JSON holds the whole report")
+	g.Expect(decoded.Report).To(Equal(report), "the JSON holds the whole report")
 	g.Expect(decoded.Summary).To(Equal(report.Summary()))
 }
 
 // diffGoldenReport builds both overlays of both checkouts, diffs each
 // overlay and checks the rollout order of the head.
-func diffGoldenReport(t *testing.T) DiffReport {
+func diffGoldenReport(t *testing.T) Report {
 	t.Helper()
-	report := DiffReport{Base: "main", Head: "pull/42/head"}
+	report := Report{Base: "main", Head: "pull/42/head"}
 	var heads []Landscape
 	for _, overlay := range []string{"dev", "prod"} {
 		base := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "base"), overlay, diffGoldenTime)

@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// DiffSummary counts what a DiffReport holds, for its summary line and for
+// Summary counts what a Report holds, for its summary line and for
 // callers that decide on it (for example to fail a check on rollout
 // warnings).
-type DiffSummary struct {
+type Summary struct {
 	Landscapes int `json:"landscapes"`
 	// ProfilesChanged counts profiles on both sides that differ,
 	// ProfilesUnchanged those that do not; ProfilesAdded and
@@ -42,13 +42,13 @@ type DiffSummary struct {
 
 // Empty reports whether the report has nothing to say: no profile differs
 // and there is no rollout warning.
-func (s DiffSummary) Empty() bool {
+func (s Summary) Empty() bool {
 	return s.ProfilesChanged+s.ProfilesAdded+s.ProfilesRemoved+s.RolloutWarnings == 0
 }
 
 // Summary counts the report's changes.
-func (r DiffReport) Summary() DiffSummary {
-	s := DiffSummary{Landscapes: len(r.Landscapes), RolloutWarnings: len(r.RolloutWarnings)}
+func (r Report) Summary() Summary {
+	s := Summary{Landscapes: len(r.Landscapes), RolloutWarnings: len(r.RolloutWarnings)}
 	for _, l := range r.Landscapes {
 		s.ProfilesUnchanged += l.Unchanged
 		for _, p := range l.Profiles {
@@ -103,7 +103,7 @@ func (r DiffReport) Summary() DiffSummary {
 // String is the summary in one line, like "3 profiles changed, 1 profile
 // unchanged, 2 versions added, 1 rollout warning"; it starts with "no
 // changes" when no profile differs.
-func (s DiffSummary) String() string {
+func (s Summary) String() string {
 	var parts []string
 	add := func(n int, one, many string) {
 		switch {
@@ -206,7 +206,7 @@ func profileCells(p ProfileDiff) diffCells {
 
 // reportHeader says which revisions and which stretch of time the report
 // covers, taken from its first landscape (all are computed alike).
-func reportHeader(r DiffReport, code func(string) string) string {
+func reportHeader(r Report, code func(string) string) string {
 	var parts []string
 	if r.Base != "" || r.Head != "" {
 		parts = append(parts, fmt.Sprintf("base %s, head %s", code(orDash(r.Base)), code(orDash(r.Head))))
@@ -226,11 +226,11 @@ func orDash(s string) string {
 	return s
 }
 
-// WriteDiffText writes the report for a terminal or a CI log: one aligned
+// WriteText writes the report for a terminal or a CI log: one aligned
 // table of every change (LANDSCAPE, PROFILE, VERSION OF, VERSION, CHANGE,
 // BASE, HEAD, DETAIL), the landscapes without changes, the rollout
 // warnings, and the summary line.
-func WriteDiffText(w io.Writer, r DiffReport) error {
+func WriteText(w io.Writer, r Report) error {
 	var b strings.Builder
 	if header := reportHeader(r, func(s string) string { return s }); header != "" {
 		b.WriteString(upperFirst(header) + ".\n\n")
@@ -290,11 +290,11 @@ func writeTextRow(table io.Writer, landscape, profile string, cells diffCells) {
 		cell(cells.version), cell(cells.change), cell(cells.base), cell(cells.head), cell(cells.detail))
 }
 
-// WriteDiffMarkdown writes the report as a pull-request comment: a title
+// WriteMarkdown writes the report as a pull-request comment: a title
 // with the summary line, a heading per landscape, a table per changed
 // profile, and the rollout warnings as a list. Text from the input is
 // escaped, so a name cannot break the table or inject markup.
-func WriteDiffMarkdown(w io.Writer, r DiffReport) error {
+func WriteMarkdown(w io.Writer, r Report) error {
 	var b strings.Builder
 	b.WriteString("## Cloud profile changes\n\n")
 	if header := reportHeader(r, func(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }); header != "" {
@@ -368,10 +368,10 @@ func markdownEscape(s string) string {
 	return markdownEscaper.Replace(render.OneLine(s))
 }
 
-// WriteDiffJSON writes the report as indented JSON, with its summary under
+// WriteJSON writes the report as indented JSON, with its summary under
 // "summary". Lists are written as [] rather than null when empty, so that
 // consumers can iterate without checks.
-func WriteDiffJSON(w io.Writer, r DiffReport) error {
+func WriteJSON(w io.Writer, r Report) error {
 	landscapes := make([]LandscapeDiff, len(r.Landscapes))
 	for i, l := range r.Landscapes {
 		profiles := make([]ProfileDiff, len(l.Profiles))
@@ -390,8 +390,8 @@ func WriteDiffJSON(w io.Writer, r DiffReport) error {
 		r.RolloutWarnings = []RolloutWarning{}
 	}
 	out := struct {
-		DiffReport
-		Summary DiffSummary `json:"summary"`
+		Report
+		Summary Summary `json:"summary"`
 	}{r, summary}
 	encoder := json.NewEncoder(w)
 	encoder.SetIndent("", "  ")

@@ -15,7 +15,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-func written(t *testing.T, write func(io.Writer, DiffReport) error, report DiffReport) string {
+func written(t *testing.T, write func(io.Writer, Report) error, report Report) string {
 	t.Helper()
 	var out bytes.Buffer
 	NewWithT(t).Expect(write(&out, report)).To(Succeed())
@@ -25,35 +25,35 @@ func written(t *testing.T, write func(io.Writer, DiffReport) error, report DiffR
 func TestRenderersOfAReportWithoutChanges(t *testing.T) {
 	g := NewWithT(t)
 	same := []render.Object{cloudProfile("aws", builders.Profile())}
-	report := DiffReport{Landscapes: []LandscapeDiff{Diff("dev", same, same, diffNow, 0), Diff("prod", same, same, diffNow, 0)}}
+	report := Report{Landscapes: []LandscapeDiff{Diff("dev", same, same, diffNow, 0), Diff("prod", same, same, diffNow, 0)}}
 
-	g.Expect(written(t, WriteDiffText, report)).To(Equal(
+	g.Expect(written(t, WriteText, report)).To(Equal(
 		"At 2026-01-01T00:00:00Z, classifications compared until 2026-06-30T00:00:00Z.\n\n" +
 			"No changes in dev, prod.\n\n" +
 			"Summary: no changes.\n"))
-	g.Expect(written(t, WriteDiffMarkdown, report)).To(Equal(
+	g.Expect(written(t, WriteMarkdown, report)).To(Equal(
 		"## Cloud profile changes\n\n" +
 			"At 2026-01-01T00:00:00Z, classifications compared until 2026-06-30T00:00:00Z.\n\n" +
 			"**Summary:** no changes.\n\n" +
 			"### dev\n\nNo changes (1 profile unchanged).\n\n" +
 			"### prod\n\nNo changes (1 profile unchanged).\n"))
-	json := written(t, WriteDiffJSON, DiffReport{})
+	json := written(t, WriteJSON, Report{})
 	g.Expect(json).To(ContainSubstring(`"landscapes": [],`))
 	g.Expect(json).To(ContainSubstring(`"rolloutWarnings": [],`))
 }
 
 func TestRenderersShowProfilesAddedAndRemoved(t *testing.T) {
 	g := NewWithT(t)
-	report := DiffReport{Base: "main", Head: "topic", Landscapes: []LandscapeDiff{
+	report := Report{Base: "main", Head: "topic", Landscapes: []LandscapeDiff{
 		Diff("dev", []render.Object{cloudProfile("old", builders.Profile())}, []render.Object{cloudProfile("new", builders.Profile())}, diffNow, 0),
 	}}
 
-	text := written(t, WriteDiffText, report)
+	text := written(t, WriteText, report)
 	g.Expect(text).To(ContainSubstring("dev        CloudProfile/new  -           -        profile added    -     -     -\n"))
 	g.Expect(text).To(ContainSubstring("dev        CloudProfile/old  -           -        profile removed  -     -     -\n"))
 	g.Expect(text).To(HaveSuffix("Summary: 1 profile added, 1 profile removed.\n"))
 
-	markdown := written(t, WriteDiffMarkdown, report)
+	markdown := written(t, WriteMarkdown, report)
 	g.Expect(markdown).To(ContainSubstring("Base `main`, head `topic`; at 2026-01-01T00:00:00Z"))
 	g.Expect(markdown).To(ContainSubstring("#### CloudProfile/new\n\nProfile added.\n"))
 	g.Expect(markdown).To(ContainSubstring("#### CloudProfile/old\n\nProfile removed.\n"))
@@ -65,7 +65,7 @@ func TestMarkdownEscapesTextFromThePullRequest(t *testing.T) {
 	head := builders.Profile()
 	head.MachineImages[0].Name = "evil|<img src=x>_*[link](y)"
 
-	markdown := written(t, WriteDiffMarkdown, DiffReport{Landscapes: []LandscapeDiff{
+	markdown := written(t, WriteMarkdown, Report{Landscapes: []LandscapeDiff{
 		Diff("dev\n# heading", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
 	}})
 
@@ -83,7 +83,7 @@ func TestTextKeepsOneLinePerRow(t *testing.T) {
 	head := builders.Profile()
 	head.MachineImages[0].Name = "two\nlines\tand a tab"
 
-	text := written(t, WriteDiffText, DiffReport{Landscapes: []LandscapeDiff{
+	text := written(t, WriteText, Report{Landscapes: []LandscapeDiff{
 		Diff("dev", []render.Object{cloudProfile("aws", builders.Profile())}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
 	}})
 
@@ -96,7 +96,7 @@ func TestSummaryCountsAVersionClassifiedDifferentlyNowOnceAsNow(t *testing.T) {
 	head := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2025-12-01T00:00:00Z"), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
 	later := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
 
-	report := DiffReport{Landscapes: []LandscapeDiff{
+	report := Report{Landscapes: []LandscapeDiff{
 		Diff("dev", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
 		Diff("prod", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", later)}, diffNow, 0),
 	}}

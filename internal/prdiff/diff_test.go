@@ -286,7 +286,7 @@ func TestDiffOfASet(t *testing.T) {
 
 	g.Expect(diff.Landscape).To(Equal("staging"))
 	g.Expect(diff.Now).To(Equal(diffNow))
-	g.Expect(diff.Until).To(Equal(diffNow.Add(DefaultDiffHorizon)), "the horizon defaults to 180 days")
+	g.Expect(diff.Until).To(Equal(diffNow.Add(DefaultHorizon)), "the horizon defaults to 180 days")
 	var refs []string
 	for _, p := range diff.Profiles {
 		refs = append(refs, p.Ref()+" "+string(p.Status))

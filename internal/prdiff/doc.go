@@ -3,7 +3,7 @@
 // and stages added, removed or moved, classifications that differ now or
 // within a horizon, update strategies and update targets. CheckRolloutOrder
 // warns when a later landscape reaches a stage before an earlier one, and
-// WriteDiffText, WriteDiffMarkdown and WriteDiffJSON print a report for a
+// WriteText, WriteMarkdown and WriteJSON print a report for a
 // terminal, a pull-request comment and programs.
 //
 // The package is pure: it takes the objects render built and decoded, and
