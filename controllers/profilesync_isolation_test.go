@@ -29,11 +29,8 @@ func TestARefusedBuildIsNotBuiltAgain(t *testing.T) {
 	g := NewWithT(t)
 	ensureNamespace(t, clusterProfilesNamespace)
 	server := startGitServer(t)
-	repo, profile := uniqueName("refused"), uniqueName("refused-profile")
-	good, err := server.CreateRepo(repo, singleProfileRepo(profile, "1.31.0"))
-	g.Expect(err).NotTo(HaveOccurred())
-	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", profile)
-	waitApplied(t, sync, good)
+	landscape := applyGoodRevision(t, server, "refused")
+	repo, profile, good, sync := landscape.repo, landscape.profile, landscape.good, landscape.sync
 	updateSpec(t, sync, func(s *v1alpha1.ProfileSync) {
 		s.Spec.Interval = metav1.Duration{Duration: 2 * time.Second}
 		s.Spec.Timeout = &metav1.Duration{Duration: 3 * time.Minute}

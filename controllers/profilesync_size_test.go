@@ -53,16 +53,10 @@ func TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
-			repo := uniqueName("too-large")
-			profile := uniqueName("too-large-profile")
-			good, err := server.CreateRepo(repo, singleProfileRepo(profile, "1.31.0"))
-			g.Expect(err).NotTo(HaveOccurred())
-			sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", profile)
-			waitApplied(t, sync, good)
-			var applied v1alpha1.CloudProfile
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &applied)).To(Succeed())
+			landscape := applyGoodRevision(t, server, "too-large")
+			repo, profile, good, sync, applied := landscape.repo, landscape.profile, landscape.good, landscape.sync, landscape.applied
 
-			_, err = server.Commit(repo, row.commit(profile), "too large")
+			_, err := server.Commit(repo, row.commit(profile), "too large")
 			g.Expect(err).NotTo(HaveOccurred())
 			requestSync(t, sync, "too-large")
 			g.Eventually(func(g Gomega) {

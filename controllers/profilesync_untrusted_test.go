@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 // suiteMaxCheckoutSize is the suite manager's --max-checkout-size: small, so
@@ -224,18 +225,12 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 		t.Run(row.name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
-			repo := uniqueName("hostile")
-			profile := uniqueName("hostile-profile")
-			good, err := server.CreateRepo(repo, singleProfileRepo(profile, "1.31.0"))
-			g.Expect(err).NotTo(HaveOccurred())
-			sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", profile)
-			waitApplied(t, sync, good)
-			var applied v1alpha1.CloudProfile
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &applied)).To(Succeed())
+			landscape := applyGoodRevision(t, server, "hostile")
+			repo, profile, good, sync, applied := landscape.repo, landscape.profile, landscape.good, landscape.sync, landscape.applied
 
 			baseline := heapInUse()
 			heap := watchHeap()
-			_, err = server.Commit(repo, row.commit(profile), "hostile")
+			_, err := server.Commit(repo, row.commit(profile), "hostile")
 			g.Expect(err).NotTo(HaveOccurred())
 			requestSync(t, sync, "hostile")
 			g.Eventually(func(g Gomega) {
@@ -364,6 +359,33 @@ func createLandscapeSync(t *testing.T, name, url, path string, profiles ...strin
 		}
 	})
 	return sync
+}
+
+// appliedLandscape is a landscape ProfileSync that has applied a good
+// revision of one profile, the start of every test that pushes a bad one.
+type appliedLandscape struct {
+	repo, profile, good string
+	sync                *v1alpha1.ProfileSync
+	// applied is the profile as the good revision left it.
+	applied v1alpha1.CloudProfile
+}
+
+// applyGoodRevision creates a repository on server, named after prefix,
+// with one profile, and a landscape ProfileSync of it, and waits until the
+// revision is applied.
+func applyGoodRevision(t *testing.T, server *gitserver.Server, prefix string) appliedLandscape {
+	t.Helper()
+	l := appliedLandscape{repo: uniqueName(prefix), profile: uniqueName(prefix + "-profile")}
+	var err error
+	if l.good, err = server.CreateRepo(l.repo, singleProfileRepo(l.profile, "1.31.0")); err != nil {
+		t.Fatal(err)
+	}
+	l.sync = createLandscapeSync(t, l.repo, server.RepoURL(l.repo), "", l.profile)
+	waitApplied(t, l.sync, l.good)
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: l.profile}, &l.applied); err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // waitApplied waits until sync has applied commit of the main branch.
