@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -285,68 +284,61 @@ func (m *Metrics) syncState(obj *v1alpha1.ProfileSync) *syncState {
 	return s
 }
 
-// syncObservation times the phases of one sync. It travels in the sync's
-// context, so the phase functions mark where they start without taking it
-// as a parameter.
-type syncObservation struct {
+// syncTimer times the phases of one sync. The sync hands it from phase to
+// phase (start) and the reconciler ends it after the status patch (finish);
+// a nil syncTimer (no Metrics) times nothing.
+type syncTimer struct {
 	metrics *Metrics
 	obj     *v1alpha1.ProfileSync
 	// phase is the phase under way since mark; empty before the first.
 	phase string
 	mark  time.Time
-	// spent is the time of each phase so far: the validation is entered
-	// twice (before and after a build), and a phase is observed once per
+	// spent is the time of each phase so far; a phase is observed once per
 	// sync, with its total.
 	spent map[string]time.Duration
 }
 
-type syncObservationKey struct{}
-
-// startSync begins the observation of a sync of obj and returns the context
-// that carries it to startPhase and finishSync.
-func (m *Metrics) startSync(ctx context.Context, obj *v1alpha1.ProfileSync) context.Context {
+// startSync begins timing a sync of obj.
+func (m *Metrics) startSync(obj *v1alpha1.ProfileSync) *syncTimer {
 	if m == nil {
-		return ctx
+		return nil
 	}
-	return context.WithValue(ctx, syncObservationKey{}, &syncObservation{metrics: m, obj: obj, spent: map[string]time.Duration{}})
+	return &syncTimer{metrics: m, obj: obj, spent: map[string]time.Duration{}}
 }
 
-// startPhase ends the phase under way in ctx's sync, if any, and starts
-// phase. Without an observation in ctx it does nothing.
-func startPhase(ctx context.Context, phase string) {
-	o, ok := ctx.Value(syncObservationKey{}).(*syncObservation)
-	if !ok {
+// start ends the phase under way, if any, and starts phase.
+func (t *syncTimer) start(phase string) {
+	if t == nil {
 		return
 	}
-	now := o.metrics.stopwatch.Now()
-	o.endPhase(now)
-	o.phase, o.mark = phase, now
+	now := t.metrics.stopwatch.Now()
+	t.endPhase(now)
+	t.phase, t.mark = phase, now
 }
 
-func (o *syncObservation) endPhase(now time.Time) {
-	if o.phase == "" {
+func (t *syncTimer) endPhase(now time.Time) {
+	if t.phase == "" {
 		return
 	}
-	o.spent[o.phase] += now.Sub(o.mark)
-	o.phase = ""
+	t.spent[t.phase] += now.Sub(t.mark)
+	t.phase = ""
 }
 
-// finishSync ends ctx's sync: it observes each phase's duration and records
-// the ProfileSync's state as its status now says.
-func finishSync(ctx context.Context) {
-	o, ok := ctx.Value(syncObservationKey{}).(*syncObservation)
-	if !ok {
+// finish ends the sync: it observes each phase's duration and records the
+// ProfileSync's state as its status now says.
+func (t *syncTimer) finish() {
+	if t == nil {
 		return
 	}
-	m := o.metrics
-	o.endPhase(m.stopwatch.Now())
-	for phase, spent := range o.spent {
-		m.syncDuration.WithLabelValues(o.obj.Namespace, o.obj.Name, phase).Observe(spent.Seconds())
+	m := t.metrics
+	t.endPhase(m.stopwatch.Now())
+	for phase, spent := range t.spent {
+		m.syncDuration.WithLabelValues(t.obj.Namespace, t.obj.Name, phase).Observe(spent.Seconds())
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.syncState(o.obj)
-	s.ready = conditions.IsReady(o.obj)
-	s.suspended = o.obj.Spec.Suspend
-	s.revision = o.obj.Status.LastAppliedRevision
+	s := m.syncState(t.obj)
+	s.ready = conditions.IsReady(t.obj)
+	s.suspended = t.obj.Spec.Suspend
+	s.revision = t.obj.Status.LastAppliedRevision
 }

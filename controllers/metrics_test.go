@@ -290,9 +290,9 @@ func everyMetric(t *testing.T) (*prometheus.Registry, *Metrics) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "landscape", Name: "dev"},
 		Status:     v1alpha1.ProfileSyncStatus{LastAppliedRevision: "main@sha1:0123"},
 	}
-	ctx := m.startSync(context.Background(), sync)
-	startPhase(ctx, phaseFetch)
-	finishSync(ctx)
+	timer := m.startSync(sync)
+	timer.start(phaseFetch)
+	timer.finish()
 	m.appliedRevision(sync)
 	m.refusedRevision(sync, v1alpha1.FetchFailedReason)
 	m.observeProfile(v1alpha1.CloudProfileKind, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}},
@@ -349,10 +349,10 @@ func TestDeletedObjectsLeaveNoSeries(t *testing.T) {
 func TestANilMetricsRecordsNothing(t *testing.T) {
 	var m *Metrics
 	sync := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: "landscape", Name: "dev"}}
-	ctx := m.startSync(context.Background(), sync)
-	NewWithT(t).Expect(ctx).To(Equal(context.Background()))
-	startPhase(ctx, phaseFetch)
-	finishSync(ctx)
+	timer := m.startSync(sync)
+	NewWithT(t).Expect(timer).To(BeNil())
+	timer.start(phaseFetch)
+	timer.finish()
 	m.appliedRevision(sync)
 	m.refusedRevision(sync, v1alpha1.FetchFailedReason)
 	m.observeProfile(v1alpha1.CloudProfileKind, &v1alpha1.CloudProfile{}, &v1alpha1.ProfileVersionsStatus{})
@@ -368,15 +368,15 @@ func TestEachPhaseIsObservedOnceWithItsTotal(t *testing.T) {
 	registry := prometheus.NewRegistry()
 	g.Expect(registry.Register(m)).To(Succeed())
 	sync := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: "landscape", Name: "dev"}}
-	ctx := m.startSync(context.Background(), sync)
+	timer := m.startSync(sync)
 	for _, step := range []struct {
 		phase string
 		takes time.Duration
 	}{{phaseFetch, 2 * time.Second}, {phaseValidate, time.Second}, {phaseBuild, 4 * time.Second}, {phaseValidate, time.Second}} {
-		startPhase(ctx, step.phase)
+		timer.start(step.phase)
 		stopwatch.SetTime(stopwatch.Now().Add(step.takes))
 	}
-	finishSync(ctx)
+	timer.finish()
 	for phase, want := range map[string]float64{phaseFetch: 2, phaseBuild: 4, phaseValidate: 2} {
 		h := series(g, registry, "profilesync_sync_duration_seconds", map[string]string{"phase": phase})
 		g.Expect(h).To(HaveLen(1))

@@ -254,13 +254,13 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	before := obj.DeepCopy()
-	ctx = r.Metrics.startSync(ctx, obj)
+	timer := r.Metrics.startSync(obj)
 	defer func() {
-		startPhase(ctx, phaseStatus)
+		timer.start(phaseStatus)
 		if err := patchStatus(ctx, r.Client, before, obj, &obj.Status); err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 		}
-		finishSync(ctx)
+		timer.finish()
 	}()
 
 	if v, ok := meta.ReconcileAnnotationValue(obj.GetAnnotations()); ok {
@@ -274,7 +274,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	started := r.Clock.Now()
-	revision, err := r.sync(ctx, obj)
+	revision, err := r.sync(ctx, obj, timer)
 	obj.Status.ObservedGeneration = obj.Generation
 	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
 	var failed *syncError
@@ -357,21 +357,22 @@ func boundedMessage(message string) string {
 	return fmt.Sprintf("%s\n... and %d more lines: run 'profilesync build' on the revision to see them all", kept, omitted)
 }
 
-// sync runs the phases in order and returns the revision applied.
-func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileSync) (string, error) {
+// sync runs the phases in order, each named in timer, and returns the
+// revision applied.
+func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileSync, timer *syncTimer) (string, error) {
 	// spec.timeout bounds everything the commit decides the length of,
 	// fetch and build together; what follows (reading and writing the
 	// cluster) has the API server's own deadlines.
 	untrusted, cancel := context.WithTimeout(ctx, syncTimeout(obj))
 	defer cancel()
-	startPhase(ctx, phaseFetch)
+	timer.start(phaseFetch)
 	checkout, err := r.fetch(untrusted, obj)
 	if err != nil {
 		return "", err
 	}
 	// Warnings are reported once per revision and spec, not at every
 	// interval: an idle landscape makes no writes, events included.
-	reportWarnings := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
+	newAttempt := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
 	obj.Status.LastAttemptedRevision = checkout.Revision
 	recheck := r.RefusalRecheck
 	if recheck <= 0 {
@@ -381,12 +382,27 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		return "", refused
 	}
 
-	startPhase(ctx, phaseValidate)
+	key := client.ObjectKeyFromObject(obj).String()
+	decoded, built := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
+	if !built {
+		timer.start(phaseBuild)
+		if decoded, err = r.build(untrusted, obj, checkout); err != nil {
+			return "", err
+		}
+		r.decoded.put(key, decoded)
+	}
+
+	timer.start(phaseValidate)
 	live, err := r.listLive(ctx)
 	if err != nil {
 		return "", err
 	}
-	decoded, err := r.render(untrusted, obj, checkout, live, reportWarnings)
+	warnings, err := r.validate(obj, checkout, decoded, live)
+	if newAttempt {
+		for _, w := range warnings {
+			r.EventRecorder.Event(obj, corev1.EventTypeWarning, w.reason, w.message)
+		}
+	}
 	if err != nil {
 		return "", err
 	}
@@ -401,14 +417,14 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err := r.checkUpdateRules(plan, live); err != nil {
 		return "", err
 	}
-	startPhase(ctx, phaseApply)
+	timer.start(phaseApply)
 	end := r.ApplyGate.begin(client.ObjectKeyFromObject(obj))
 	err = r.apply(ctx, obj, plan, checkout.Revision)
 	end()
 	if err != nil {
 		return "", err
 	}
-	startPhase(ctx, phasePrune)
+	timer.start(phasePrune)
 	if err := r.prune(ctx, obj, plan); err != nil {
 		return "", err
 	}
@@ -499,34 +515,44 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 	return live, nil
 }
 
-// render builds the overlay of the checkout, decodes it, validates the set
-// and checks it against its versioning policy. A parent that is not in the
-// revision is looked up on the cluster. The build, the decode and the
-// objects' digests are kept per revision (decodedRevisions).
-func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result, live *liveProfiles, reportWarnings bool) (decodedRevision, error) {
-	key := client.ObjectKeyFromObject(obj).String()
-	decoded, ok := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
-	if !ok {
-		startPhase(ctx, phaseBuild)
-		docs, buildWarnings, err := r.Builds.Build(ctx, checkout.Dir, obj.Spec.Path)
-		if err != nil {
-			return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
-		}
-		objects, problems := render.DecodeDocuments(docs)
-		if len(problems) > 0 {
-			return decodedRevision{}, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
-		}
-		render.ApplyDefaultNamespace(objects, obj.Namespace)
-		digests, err := contentDigests(objects)
-		if err != nil {
-			return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
-		}
-		decoded = decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, buildWarnings: buildWarnings}
-		r.decoded.put(key, decoded)
+// build builds the overlay of the checkout in the sandbox and decodes it.
+// Its result is kept per revision (decodedRevisions): the commit alone
+// decides it.
+func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (decodedRevision, error) {
+	docs, buildWarnings, err := r.Builds.Build(ctx, checkout.Dir, obj.Spec.Path)
+	if err != nil {
+		return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 	}
-	startPhase(ctx, phaseValidate)
-	objects := decoded.objects
-	report, err := render.ValidateSetAt(objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+	objects, problems := render.DecodeDocuments(docs)
+	if len(problems) > 0 {
+		return decodedRevision{}, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
+	}
+	render.ApplyDefaultNamespace(objects, obj.Namespace)
+	digests, err := contentDigests(objects)
+	if err != nil {
+		return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+	}
+	warnings := make([]syncWarning, 0, len(buildWarnings))
+	// Patches that address keyed lists by index still build, but the next
+	// version added to a base moves what they change.
+	for _, w := range buildWarnings.Summarize() {
+		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
+	}
+	return decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, warnings: warnings}, nil
+}
+
+// syncWarning is a warning of a revision, reported as an event once per
+// revision and spec.
+type syncWarning struct{ reason, message string }
+
+// validate checks a built revision against the cluster at the clock's now:
+// the set (a parent that is not in the revision is looked up on the
+// cluster), then its versioning policy. It runs at every sync, since parents
+// on the cluster and the time change. It returns the revision's warnings,
+// the build's included, even when it refuses the revision.
+func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, decoded decodedRevision, live *liveProfiles) ([]syncWarning, error) {
+	warnings := decoded.warnings
+	report, err := render.ValidateSetAt(decoded.objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, ok := live.cloudProfiles[name]
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
@@ -536,25 +562,16 @@ func (r *ProfileSyncReconciler) render(ctx context.Context, obj *v1alpha1.Profil
 		return &cp.Spec, true, nil
 	}, r.Clock.Now())
 	if err != nil {
-		return decodedRevision{}, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
+		return warnings, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}
-	if reportWarnings {
-		// Patches that address keyed lists by index still build, but the
-		// next version added to a base moves what they change.
-		for _, w := range decoded.buildWarnings.Summarize() {
-			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.BuildWarningReason, w.String())
-		}
-		for _, w := range report.Warnings.Summarize() {
-			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w.String())
-		}
+	for _, w := range report.Warnings.Summarize() {
+		warnings = append(warnings, syncWarning{reason: v1alpha1.ValidationFailedReason, message: w.String()})
 	}
 	if len(report.Problems) > 0 {
-		return decodedRevision{}, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems.Summarize()))
+		return warnings, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems.Summarize()))
 	}
-	if err := r.checkPolicy(obj, checkout, objects, report, live, reportWarnings); err != nil {
-		return decodedRevision{}, err
-	}
-	return decoded, nil
+	policyWarnings, err := r.checkPolicy(obj, checkout, decoded.objects, report, live)
+	return append(warnings, policyWarnings...), err
 }
 
 // checkAccess enforces tenancy before anything is written. A ProfileSync in
@@ -648,9 +665,9 @@ type decodedRevision struct {
 	// digests[i] is render.ContentDigest of objects[i]: the sync compares it
 	// with each live object's at every interval.
 	digests []string
-	// buildWarnings are the build's warnings, reported with the
-	// validation warnings once per revision.
-	buildWarnings render.Problems
+	// warnings are the build's, reported with the validation's once per
+	// revision.
+	warnings []syncWarning
 }
 
 // contentDigests is render.ContentDigest of each object.

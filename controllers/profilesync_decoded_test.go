@@ -16,12 +16,12 @@ func TestDecodedRevisionsAreReusedOnlyForTheSameRevisionAndPath(t *testing.T) {
 	_, ok := decoded.get("ns/dev", "main@sha1:a", "overlays/dev")
 	g.Expect(ok).To(BeFalse(), "nothing decoded yet")
 
-	warnings := render.Problems{{File: "overlays/dev/kustomization.yaml", Message: "patch by index"}}
-	decoded.put("ns/dev", decodedRevision{revision: "main@sha1:a", path: "overlays/dev", objects: objects, buildWarnings: warnings})
+	warnings := []syncWarning{{reason: "BuildWarning", message: "overlays/dev/kustomization.yaml: patch by index"}}
+	decoded.put("ns/dev", decodedRevision{revision: "main@sha1:a", path: "overlays/dev", objects: objects, warnings: warnings})
 	got, ok := decoded.get("ns/dev", "main@sha1:a", "overlays/dev")
 	g.Expect(ok).To(BeTrue())
 	g.Expect(got.objects).To(Equal(objects))
-	g.Expect(got.buildWarnings).To(Equal(warnings), "the build's warnings come with the objects, to be reported once per revision")
+	g.Expect(got.warnings).To(Equal(warnings), "the build's warnings come with the objects, to be reported once per revision")
 
 	for _, miss := range []struct{ key, revision, path string }{
 		{"ns/dev", "main@sha1:b", "overlays/dev"},  // a new commit

@@ -3,7 +3,6 @@ package controllers
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -19,19 +18,20 @@ import (
 // notice rule the change from what the cluster holds, made at the time of
 // the revision's commit. A rule of severity error, or a policy file that
 // cannot be read, refuses the revision whole (ValidationFailed,
-// PolicyViolation); warnings are events, once per revision and spec.
+// PolicyViolation); its warnings are returned, for the sync to report once
+// per revision and spec.
 //
 // The policy is checked at every sync, not only for new commits: a revision
 // that time alone makes break an error rule is refused from then on, and the
 // profiles stay as applied (their lifecycle goes on); 'profilesync timeline
 // --policy' shows such dates in advance.
-func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, objects []render.Object, report render.Report, live *liveProfiles, reportWarnings bool) error {
+func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, objects []render.Object, report render.Report, live *liveProfiles) ([]syncWarning, error) {
 	p, file, err := policy.Find(checkout.Dir, obj.Spec.Path, r.Builds.Limits().MaxFileSize)
 	if err != nil {
-		return policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+		return nil, policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
 	}
 	if p == nil {
-		return nil
+		return nil, nil
 	}
 	now := r.Clock.Now()
 	commit, err := gitsource.CommitTime(checkout.Dir, checkout.Commit)
@@ -41,15 +41,14 @@ func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout 
 	}
 	head := render.EvaluateSet(objects, report, now)
 	findings := p.Check(head, liveCounterparts(head, live), now, commit)
-	if reportWarnings {
-		for _, w := range findings.Warnings.Summarize() {
-			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.PolicyWarningReason, w.String())
-		}
+	var warnings []syncWarning
+	for _, w := range findings.Warnings.Summarize() {
+		warnings = append(warnings, syncWarning{reason: v1alpha1.PolicyWarningReason, message: w.String()})
 	}
 	if len(findings.Errors) > 0 {
-		return policyViolation(fmt.Errorf("revision %s breaks the versioning policy %s: %w", checkout.Revision, file, findings.Errors.Summarize()))
+		return warnings, policyViolation(fmt.Errorf("revision %s breaks the versioning policy %s: %w", checkout.Revision, file, findings.Errors.Summarize()))
 	}
-	return nil
+	return warnings, nil
 }
 
 // liveCounterparts returns what the cluster holds of the profiles in head:
