@@ -22,7 +22,7 @@ func gatedReconcile(t *testing.T, gate *ApplyGate, profile *v1alpha1.CloudProfil
 	t.Helper()
 	scheme := k8sClient.Scheme()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(profile).WithStatusSubresource(profile).Build()
-	r := &CloudProfileReconciler{Client: c, EventRecorder: record.NewFakeRecorder(100), Clock: testClock, ApplyGate: gate}
+	r := &CloudProfileReconciler{ProfileStatusController{Client: c, EventRecorder: record.NewFakeRecorder(100), Clock: testClock, ApplyGate: gate}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

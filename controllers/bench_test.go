@@ -162,7 +162,7 @@ func BenchmarkCloudProfileReconcile(b *testing.B) {
 	}
 	defer func() { _ = k8sClient.Delete(context.Background(), cp) }()
 
-	r := &CloudProfileReconciler{Client: cached, EventRecorder: &record.FakeRecorder{}, Clock: testClock}
+	r := &CloudProfileReconciler{ProfileStatusController{Client: cached, EventRecorder: &record.FakeRecorder{}, Clock: testClock}}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cp)}
 	// Wait until the manager's controller has written the status and our
 	// cache has it, so every timed reconcile is a no-op.

@@ -8,11 +8,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,20 +30,7 @@ import (
 // and Ready. It wakes up at exactly the next transition and never polls in
 // between; it never writes spec.
 type CloudProfileReconciler struct {
-	client.Client
-	EventRecorder record.EventRecorder
-	// Clock is the source of "now"; tests move it.
-	Clock clock.PassiveClock
-	// Metrics, when set, records the status written (metrics.go).
-	Metrics *Metrics
-	// StatusRecheck bounds the wait for the next transition (see
-	// Options.StatusRecheck); zero means DefaultStatusRecheck.
-	StatusRecheck time.Duration
-	// ApplyGate, when set, holds the status write of a profile while its
-	// ProfileSync applies a revision.
-	ApplyGate *ApplyGate
-	// times keeps each profile's status from moving back in time.
-	times statusTimes
+	ProfileStatusController
 }
 
 // SetupWithManager registers the reconciler. Only spec changes (generation)
@@ -66,47 +50,32 @@ func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts Options
 
 // Reconcile computes the status of one CloudProfile and patches it when it
 // changed.
-func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &v1alpha1.CloudProfile{}
-	if err := r.ApplyGate.get(ctx, r.Client, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Metrics.forgetProfile(v1alpha1.CloudProfileKind, req.NamespacedName)
-			r.times.forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
+	return reconcileStatus(ctx, &r.ProfileStatusController, req, v1alpha1.CloudProfileKind, obj,
+		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration},
+		func(now, wallNow time.Time) (ctrl.Result, error) {
+			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&obj.Spec, field.NewPath("spec"), now)
+			if len(errs) > 0 {
+				// No status guesswork: classifications of an invalid spec
+				// would claim things that are not so; the condition says
+				// what to fix.
+				obj.Status.ProfileVersionsStatus = v1alpha1.ProfileVersionsStatus{}
+				// Stalled until the spec changes: retrying cannot help.
+				return ctrl.Result{}, reconcile.TerminalError(errors.New(markInvalid(obj, r.EventRecorder, errs)))
+			}
+			if obj.Status.ObservedGeneration != obj.Generation {
+				for _, w := range warnings {
+					r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w)
+				}
+			}
 
-	before := obj.DeepCopy()
-	defer func() {
-		obj.Status.ObservedGeneration = obj.Generation
-		if err := patchStatus(ctx, r.Client, before, obj, &obj.Status); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
-			return
-		}
-		r.Metrics.observeProfile(v1alpha1.CloudProfileKind, obj, &obj.Status.ProfileVersionsStatus)
-	}()
-
-	wallNow := r.Clock.Now()
-	now := r.times.at(req.NamespacedName, wallNow)
-	errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&obj.Spec, field.NewPath("spec"), now)
-	if len(errs) > 0 {
-		// No status guesswork: classifications of an invalid spec would claim
-		// things that are not so; the condition says what to fix.
-		obj.Status.ProfileVersionsStatus = v1alpha1.ProfileVersionsStatus{}
-		// Stalled until the spec changes: retrying cannot help.
-		return ctrl.Result{}, reconcile.TerminalError(errors.New(markInvalid(obj, r.EventRecorder, errs)))
-	}
-	if obj.Status.ObservedGeneration != obj.Generation {
-		for _, w := range warnings {
-			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.ValidationFailedReason, w)
-		}
-	}
-
-	status := lifecycle.Status(&obj.Spec, now)
-	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
-	obj.Status.ProfileVersionsStatus = status
-	markReady(obj, classificationSummary(&status))
-	return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow, r.StatusRecheck)}, nil
+			status := lifecycle.Status(&obj.Spec, now)
+			recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
+			obj.Status.ProfileVersionsStatus = status
+			markReady(obj, classificationSummary(&status))
+			return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow, r.StatusRecheck)}, nil
+		})
 }
 
 // conditionsObject is a profile whose conditions the controllers set.

@@ -8,9 +8,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,20 +35,7 @@ const ParentNameIndex = ".spec.parent.name"
 // classification status of that merged spec at the clock's now. It wakes up at
 // the merged spec's next transition and whenever its parent changes.
 type NamespacedCloudProfileReconciler struct {
-	client.Client
-	EventRecorder record.EventRecorder
-	// Clock is the source of "now"; tests move it.
-	Clock clock.PassiveClock
-	// Metrics, when set, records the status written (metrics.go).
-	Metrics *Metrics
-	// StatusRecheck bounds the wait for the next transition (see
-	// Options.StatusRecheck); zero means DefaultStatusRecheck.
-	StatusRecheck time.Duration
-	// ApplyGate, when set, holds the status write of a profile while its
-	// ProfileSync applies a revision.
-	ApplyGate *ApplyGate
-	// times keeps each profile's status from moving back in time.
-	times statusTimes
+	ProfileStatusController
 }
 
 // SetupWithManager registers the reconciler, the parent-name index and the
@@ -101,55 +85,41 @@ func (r *NamespacedCloudProfileReconciler) childrenOf(ctx context.Context, paren
 // status.cloudProfileSpec is left as it was (clusters keep seeing the last good
 // profile), and its classification status is still kept current, so the status
 // never shows stale classifications of the spec clusters see.
-func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &v1alpha1.NamespacedCloudProfile{}
-	if err := r.ApplyGate.get(ctx, r.Client, req.NamespacedName, obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Metrics.forgetProfile(v1alpha1.NamespacedCloudProfileKind, req.NamespacedName)
-			r.times.forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
+	return reconcileStatus(ctx, &r.ProfileStatusController, req, v1alpha1.NamespacedCloudProfileKind, obj,
+		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration},
+		func(now, wallNow time.Time) (ctrl.Result, error) {
+			parent := &v1alpha1.CloudProfile{}
+			err := r.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent)
+			switch {
+			case apierrors.IsNotFound(err):
+				// Not stalled: the parent watch reconciles this object when
+				// the parent appears.
+				conditions.MarkFalse(obj, v1alpha1.ReadyCondition, v1alpha1.ParentNotFoundReason,
+					"parent CloudProfile %q not found", obj.Spec.Parent.Name)
+				conditions.MarkReconciling(obj, v1alpha1.ParentNotFoundReason, "waiting for parent CloudProfile %q", obj.Spec.Parent.Name)
+				conditions.Delete(obj, v1alpha1.StalledCondition)
+				return r.keepPreviousSpecCurrent(obj, now, wallNow), nil
+			case err != nil:
+				return ctrl.Result{}, fmt.Errorf("get parent CloudProfile %q: %w", obj.Spec.Parent.Name, err)
+			}
 
-	before := obj.DeepCopy()
-	defer func() {
-		obj.Status.ObservedGeneration = obj.Generation
-		if err := patchStatus(ctx, r.Client, before, obj, &obj.Status); err != nil {
-			retErr = kerrors.NewAggregate([]error{retErr, err})
-			return
-		}
-		r.Metrics.observeProfile(v1alpha1.NamespacedCloudProfileKind, obj, &obj.Status.ProfileVersionsStatus)
-	}()
+			status, errs := render.NamespacedStatus(&parent.Spec, &obj.Spec, now)
+			if len(errs) > 0 {
+				// Stalled, but not a terminal error: the kept spec still has
+				// transitions to wake up for, and a parent change re-renders
+				// it.
+				markInvalid(obj, r.EventRecorder, errs)
+				return r.keepPreviousSpecCurrent(obj, now, wallNow), nil
+			}
 
-	wallNow := r.Clock.Now()
-	now := r.times.at(req.NamespacedName, wallNow)
-	parent := &v1alpha1.CloudProfile{}
-	err := r.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent)
-	switch {
-	case apierrors.IsNotFound(err):
-		// Not stalled: the parent watch reconciles this object when the parent appears.
-		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, v1alpha1.ParentNotFoundReason,
-			"parent CloudProfile %q not found", obj.Spec.Parent.Name)
-		conditions.MarkReconciling(obj, v1alpha1.ParentNotFoundReason, "waiting for parent CloudProfile %q", obj.Spec.Parent.Name)
-		conditions.Delete(obj, v1alpha1.StalledCondition)
-		return r.keepPreviousSpecCurrent(obj, now, wallNow), nil
-	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("get parent CloudProfile %q: %w", obj.Spec.Parent.Name, err)
-	}
-
-	status, errs := render.NamespacedStatus(&parent.Spec, &obj.Spec, now)
-	if len(errs) > 0 {
-		// Stalled, but not a terminal error: the kept spec still has
-		// transitions to wake up for, and a parent change re-renders it.
-		markInvalid(obj, r.EventRecorder, errs)
-		return r.keepPreviousSpecCurrent(obj, now, wallNow), nil
-	}
-
-	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status.ProfileVersionsStatus)
-	obj.Status.CloudProfileSpec = status.CloudProfileSpec
-	obj.Status.ProfileVersionsStatus = status.ProfileVersionsStatus
-	markReady(obj, classificationSummary(&status.ProfileVersionsStatus))
-	return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, wallNow, r.StatusRecheck)}, nil
+			recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status.ProfileVersionsStatus)
+			obj.Status.CloudProfileSpec = status.CloudProfileSpec
+			obj.Status.ProfileVersionsStatus = status.ProfileVersionsStatus
+			markReady(obj, classificationSummary(&status.ProfileVersionsStatus))
+			return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, wallNow, r.StatusRecheck)}, nil
+		})
 }
 
 // keepPreviousSpecCurrent recomputes the classification status of the

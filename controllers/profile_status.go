@@ -15,9 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -60,7 +63,7 @@ func statusRecheck(recheck time.Duration) time.Duration {
 	return recheck
 }
 
-// patchStatus writes status, the status of after, through the status
+// patchStatus writes status, a pointer to the status of after, through the status
 // subresource as StatusFieldManager, when after differs from before (the
 // object as read at the start of the reconcile); otherwise it writes nothing.
 //
@@ -70,7 +73,7 @@ func statusRecheck(recheck time.Duration) time.Duration {
 // would cost two writes. These controllers are the only writers of the
 // profiles' status (one worker per object), so the patch needs no optimistic
 // lock. A profile deleted while it was reconciled needs no status.
-func patchStatus[S any](ctx context.Context, c client.Client, before, after client.Object, status *S) error {
+func patchStatus(ctx context.Context, c client.Client, before, after client.Object, status any) error {
 	if equality.Semantic.DeepEqual(before, after) {
 		return nil
 	}
@@ -81,6 +84,66 @@ func patchStatus[S any](ctx context.Context, c client.Client, before, after clie
 		return fmt.Errorf("patch status of %s: %w", after.GetName(), err)
 	}
 	return nil
+}
+
+// ProfileStatusController is what the CloudProfile and
+// NamespacedCloudProfile controllers share: their configuration, and
+// (reconcileStatus) reading a profile, forgetting one that is gone, and
+// writing the status their own rules computed.
+type ProfileStatusController struct {
+	client.Client
+	EventRecorder record.EventRecorder
+	// Clock is the source of "now"; tests move it.
+	Clock clock.PassiveClock
+	// Metrics, when set, records the status written (metrics.go).
+	Metrics *Metrics
+	// StatusRecheck bounds the wait for the next transition (see
+	// Options.StatusRecheck); zero means DefaultStatusRecheck.
+	StatusRecheck time.Duration
+	// ApplyGate, when set, holds the status write of a profile while its
+	// ProfileSync applies a revision.
+	ApplyGate *ApplyGate
+	// times keeps each profile's status from moving back in time.
+	times statusTimes
+}
+
+// profileStatus points into the status of the profile a status controller
+// reconciles.
+type profileStatus struct {
+	// whole points to the status, patched as one.
+	whole any
+	// versions is its classification part, recorded in the metrics.
+	versions           *v1alpha1.ProfileVersionsStatus
+	observedGeneration *int64
+}
+
+// reconcileStatus reads the profile of kind that req names into obj (held
+// while its ProfileSync applies a revision), lets compute set its status at
+// now (the time to compute at; wallNow is the clock's, see statusTimes), then
+// patches the status when it changed and records it in the metrics. A
+// profile that is gone is forgotten.
+func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.Request, kind string, obj conditionsObject, status profileStatus,
+	compute func(now, wallNow time.Time) (ctrl.Result, error)) (result ctrl.Result, retErr error) {
+	if err := c.ApplyGate.get(ctx, c.Client, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			c.Metrics.forgetProfile(kind, req.NamespacedName)
+			c.times.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	before := obj.DeepCopyObject().(client.Object)
+	defer func() {
+		*status.observedGeneration = obj.GetGeneration()
+		if err := patchStatus(ctx, c.Client, before, obj, status.whole); err != nil {
+			retErr = kerrors.NewAggregate([]error{retErr, err})
+			return
+		}
+		c.Metrics.observeProfile(kind, obj, status.versions)
+	}()
+
+	wallNow := c.Clock.Now()
+	return compute(c.times.at(req.NamespacedName, wallNow), wallNow)
 }
 
 // replaceStatus is a JSON patch (RFC 6902) that sets the whole status in one

@@ -77,24 +77,24 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	// The sync and the status controllers share one gate (ApplyGate).
 	gate := &ApplyGate{}
-	if err := (&CloudProfileReconciler{
+	if err := (&CloudProfileReconciler{ProfileStatusController{
 		ApplyGate:     gate,
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
 		Metrics:       metrics,
 		StatusRecheck: cfg.StatusRecheck,
-	}).SetupWithManager(mgr, cfg.Options); err != nil {
+	}}).SetupWithManager(mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
 	}
-	if err := (&NamespacedCloudProfileReconciler{
+	if err := (&NamespacedCloudProfileReconciler{ProfileStatusController{
 		ApplyGate:     gate,
 		Client:        mgr.GetClient(),
 		EventRecorder: recorder,
 		Clock:         cfg.Clock,
 		Metrics:       metrics,
 		StatusRecheck: cfg.StatusRecheck,
-	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
+	}}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
 	}
 	fetcher, err := gitsource.New(cfg.StoragePath, gitsource.FetcherOptions{

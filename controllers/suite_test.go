@@ -106,12 +106,12 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, env *testenv.En
 // to read the events it emits.
 func directCloudProfileReconciler() (*CloudProfileReconciler, *record.FakeRecorder) {
 	recorder := record.NewFakeRecorder(100)
-	return &CloudProfileReconciler{Client: k8sClient, EventRecorder: recorder, Clock: testClock}, recorder
+	return &CloudProfileReconciler{ProfileStatusController{Client: k8sClient, EventRecorder: recorder, Clock: testClock}}, recorder
 }
 
 func directNamespacedReconciler() (*NamespacedCloudProfileReconciler, *record.FakeRecorder) {
 	recorder := record.NewFakeRecorder(100)
-	return &NamespacedCloudProfileReconciler{Client: k8sClient, EventRecorder: recorder, Clock: testClock}, recorder
+	return &NamespacedCloudProfileReconciler{ProfileStatusController{Client: k8sClient, EventRecorder: recorder, Clock: testClock}}, recorder
 }
 
 // requiredListsYAML is one machine image, one machine type and one region as
