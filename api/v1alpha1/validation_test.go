@@ -463,21 +463,29 @@ func TestCreateValidation(t *testing.T) {
 			wantError: "path must be relative and stay inside the repository",
 		},
 		{
-			name:   "a machine creation timeout of any Go duration form is accepted",
-			object: func() client.Object { return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "1h30m") },
+			name: "a machine creation timeout of any Go duration form is accepted",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "1h30m")
+			},
 		},
 		{
-			name:   "a machine creation timeout of zero is accepted",
-			object: func() client.Object { return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "0") },
+			name: "a machine creation timeout of zero is accepted",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "0")
+			},
 		},
 		{
-			name:      "a negative machine creation timeout is refused, as Gardener refuses it",
-			object:    func() client.Object { return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "-5m") },
+			name: "a negative machine creation timeout is refused, as Gardener refuses it",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "-5m")
+			},
 			wantError: "machineCreationTimeout may not be negative",
 		},
 		{
-			name:      "a machine creation timeout that is no Go duration is refused: clients could not read it back",
-			object:    func() client.Object { return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "20 minutes") },
+			name: "a machine creation timeout that is no Go duration is refused: clients could not read it back",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "20 minutes")
+			},
 			wantError: "spec.machineTypes[0].machineControllerManager.machineCreationTimeout: Invalid value: \"20 minutes\": spec.machineTypes[0].machineControllerManager.machineCreationTimeout in body should match",
 		},
 		{
