@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -151,55 +150,30 @@ func validateNonNegative(q resource.Quantity, fldPath *field.Path) field.ErrorLi
 }
 
 // reservedCapabilityPrefix starts the capability names Gardener reserves for
-// the capabilities it derives from a worker's settings.
+// capabilities of its own. Gardener's CloudProfile admission refuses every
+// capability name with this prefix: Gardener defines no such capability yet,
+// it only keeps the names free for the ones it will define (worker capability
+// requirements such as an update or boot type, proposed by GEP-0054).
+//
+// Source: gardener/gardener#15146 "Reserve the gardener- capability-name
+// prefix in CloudProfile admission" (opened in June 2026, merged, after v1.137). An
+// earlier list here allowed gardener-bootType, gardener-updateType and
+// gardener-gpuSupport: names of a draft of that proposal
+// (github.com/gardener/enhancements, geps/0040-worker-capabilities), which its
+// later text (geps/0054-worker-capability-requirement, commit
+// 23a997141e79ce5dd94ca05997ea9d480cbeada8, provisional) renamed, and which
+// Gardener never defined.
 const reservedCapabilityPrefix = "gardener-"
 
-// gardenerCapabilities are the reserved capabilities Gardener defines, each
-// with every value it defines; a profile may register these, with some of
-// these values, and no other name with the reserved prefix. Gardener owns
-// both the names and the values, and its CloudProfile admission refuses a
-// registration that differs from its definition.
-//
-// Source: GEP-0054 "Worker Capability Requirements for Machine Image
-// Selection", github.com/gardener/enhancements,
-// geps/0054-worker-capability-requirement/README.md at commit
-// 23a997141e79ce5dd94ca05997ea9d480cbeada8 (status: provisional). No
-// Gardener release we could read defines them in code yet (its validation
-// as of v1.137 has no reserved names), so the proposal is the one source.
-// Its first draft (geps/0040-worker-capabilities) named them
-// gardener-bootType, gardener-updateType and gardener-gpuSupport; the GEP
-// renamed the first two and dropped the third, so those are refused.
-var gardenerCapabilities = map[string][]string{
-	"gardener-boot-type":   {"standard", "secure"},
-	"gardener-update-type": {"rolling", "in-place"},
-}
-
 // validateCapabilityName refuses a capability name that is not a qualified
-// name, or that uses Gardener's reserved prefix for a capability Gardener
-// does not define.
+// name, or that uses Gardener's reserved prefix.
 func validateCapabilityName(name string, fldPath *field.Path) field.ErrorList {
-	if _, defined := gardenerCapabilities[name]; strings.HasPrefix(name, reservedCapabilityPrefix) && !defined {
+	if strings.HasPrefix(name, reservedCapabilityPrefix) {
 		return field.ErrorList{field.Invalid(fldPath, name,
-			fmt.Sprintf("names starting with %q are reserved for the capabilities Gardener defines (%s)",
-				reservedCapabilityPrefix, strings.Join(slices.Sorted(maps.Keys(gardenerCapabilities)), ", ")))}
+			fmt.Sprintf("names starting with %q are reserved for capabilities Gardener defines, and Gardener defines none yet",
+				reservedCapabilityPrefix))}
 	}
 	return ValidateQualifiedName(name, fldPath)
-}
-
-// validateGardenerCapabilityValues refuses a value of a reserved capability
-// that Gardener does not define for it; valuesPath is the definition's values.
-func validateGardenerCapabilityValues(def v1alpha1.CapabilityDefinition, valuesPath *field.Path) field.ErrorList {
-	defined, reserved := gardenerCapabilities[def.Name]
-	if !reserved {
-		return nil
-	}
-	var errs field.ErrorList
-	for j, value := range def.Values {
-		if !slices.Contains(defined, value) {
-			errs = append(errs, field.NotSupported(valuesPath.Index(j), value, defined))
-		}
-	}
-	return errs
 }
 
 // validateContainerRuntimes checks an image version's container runtime

@@ -101,7 +101,6 @@ func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPat
 		for j, value := range def.Values {
 			errs = append(errs, ValidateQualifiedName(value, defPath.Child("values").Index(j))...)
 		}
-		errs = append(errs, validateGardenerCapabilityValues(def, defPath.Child("values"))...)
 		if def.Name == ArchitectureCapability {
 			for j, arch := range def.Values {
 				if !slices.Contains(architectures, arch) {
