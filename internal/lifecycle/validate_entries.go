@@ -156,11 +156,11 @@ func validateNonNegative(q resource.Quantity, fldPath *field.Path) field.ErrorLi
 // requirements such as an update or boot type, proposed by GEP-0054).
 //
 // Source: gardener/gardener#15146 "Reserve the gardener- capability-name
-// prefix in CloudProfile admission" (opened in June 2026, merged, after v1.137). An
-// earlier list here allowed gardener-bootType, gardener-updateType and
-// gardener-gpuSupport: names of a draft of that proposal
-// (github.com/gardener/enhancements, geps/0040-worker-capabilities), which its
-// later text (geps/0054-worker-capability-requirement, commit
+// prefix in CloudProfile admission" (opened in June 2026 and merged, after
+// v1.137). An earlier list here allowed gardener-bootType,
+// gardener-updateType and gardener-gpuSupport: names of a draft of that
+// proposal (github.com/gardener/enhancements, geps/0040-worker-capabilities),
+// which its later text (geps/0054-worker-capability-requirement, commit
 // 23a997141e79ce5dd94ca05997ea9d480cbeada8, provisional) renamed, and which
 // Gardener never defined.
 const reservedCapabilityPrefix = "gardener-"
