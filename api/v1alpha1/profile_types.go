@@ -363,9 +363,12 @@ type MachineType struct {
 type MachineTypeMachineControllerManager struct {
 	// machineCreationTimeout is how long the machine controller manager waits
 	// for a machine of this type to join the cluster before it replaces it,
-	// for types that take longer to start than usual (a Go duration, for
-	// example 20m).
+	// for types that take longer to start than usual: a Go duration, for
+	// example 20m or 1h30m, not negative (as Gardener validates it).
 	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern="^[-+]?((([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="machineCreationTimeout may not be negative"
 	MachineCreationTimeout *metav1.Duration `json:"machineCreationTimeout,omitempty"`
 }
 

@@ -106,6 +106,28 @@ func validProfileSync() *v1alpha1.ProfileSync {
 	}
 }
 
+// withMachineCreationTimeout gives a profile (CloudProfile or
+// NamespacedCloudProfile) one machine type whose machine creation timeout is
+// written as timeout. The timeout goes into the request as written, not
+// through metav1.Duration, which could not hold an invalid one.
+func withMachineCreationTimeout(profile client.Object, kind, timeout string) *unstructured.Unstructured {
+	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(profile)
+	if err != nil {
+		panic(err)
+	}
+	obj := &unstructured.Unstructured{Object: data}
+	obj.SetAPIVersion(v1alpha1.GroupVersion.String())
+	obj.SetKind(kind)
+	machineType := map[string]any{
+		"name": "m5.large", "cpu": "2", "gpu": "0", "memory": "8Gi",
+		"machineControllerManager": map[string]any{"machineCreationTimeout": timeout},
+	}
+	if err := unstructured.SetNestedSlice(obj.Object, []any{machineType}, "spec", "machineTypes"); err != nil {
+		panic(err)
+	}
+	return obj
+}
+
 func firstKubernetesLifecycle(cp *v1alpha1.CloudProfile) *[]v1alpha1.LifecycleStage {
 	return &cp.Spec.Kubernetes.Versions[2].Lifecycle
 }
@@ -439,6 +461,39 @@ func TestCreateValidation(t *testing.T) {
 				return ps
 			},
 			wantError: "path must be relative and stay inside the repository",
+		},
+		{
+			name: "a machine creation timeout of any Go duration form is accepted",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "1h30m")
+			},
+		},
+		{
+			name: "a machine creation timeout of zero is accepted",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "0")
+			},
+		},
+		{
+			name: "a negative machine creation timeout is refused, as Gardener refuses it",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "-5m")
+			},
+			wantError: "machineCreationTimeout may not be negative",
+		},
+		{
+			name: "a machine creation timeout that is no Go duration is refused: clients could not read it back",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validCloudProfile(), v1alpha1.CloudProfileKind, "20 minutes")
+			},
+			wantError: "spec.machineTypes[0].machineControllerManager.machineCreationTimeout: Invalid value: \"20 minutes\": spec.machineTypes[0].machineControllerManager.machineCreationTimeout in body should match",
+		},
+		{
+			name: "a namespaced machine type's creation timeout is checked as a profile's",
+			object: func() client.Object {
+				return withMachineCreationTimeout(validNamespacedCloudProfile(), v1alpha1.NamespacedCloudProfileKind, "-1s")
+			},
+			wantError: "machineCreationTimeout may not be negative",
 		},
 		{
 			name: "a ProfileSync url must be https, http or ssh",

@@ -150,22 +150,28 @@ func validateNonNegative(q resource.Quantity, fldPath *field.Path) field.ErrorLi
 }
 
 // reservedCapabilityPrefix starts the capability names Gardener reserves for
-// the capabilities it derives from a worker's settings.
+// capabilities of its own. Gardener's CloudProfile admission refuses every
+// capability name with this prefix: Gardener defines no such capability yet,
+// it only keeps the names free for the ones it will define (worker capability
+// requirements such as an update or boot type, proposed by GEP-0054).
+//
+// Source: gardener/gardener#15146 "Reserve the gardener- capability-name
+// prefix in CloudProfile admission" (opened in June 2026 and merged, after
+// v1.137). An earlier list here allowed gardener-bootType,
+// gardener-updateType and gardener-gpuSupport: names of a draft of that
+// proposal (github.com/gardener/enhancements, geps/0040-worker-capabilities),
+// which its later text (geps/0054-worker-capability-requirement, commit
+// 23a997141e79ce5dd94ca05997ea9d480cbeada8, provisional) renamed, and which
+// Gardener never defined.
 const reservedCapabilityPrefix = "gardener-"
 
-// gardenerCapabilities are the reserved capability names Gardener defines
-// (GEP-40: secure boot, in-place updates, GPU support); a profile may use
-// these, and no other name with the reserved prefix.
-var gardenerCapabilities = []string{"gardener-bootType", "gardener-gpuSupport", "gardener-updateType"}
-
 // validateCapabilityName refuses a capability name that is not a qualified
-// name, or that uses Gardener's reserved prefix for a capability Gardener
-// does not define.
+// name, or that uses Gardener's reserved prefix.
 func validateCapabilityName(name string, fldPath *field.Path) field.ErrorList {
-	if strings.HasPrefix(name, reservedCapabilityPrefix) && !slices.Contains(gardenerCapabilities, name) {
+	if strings.HasPrefix(name, reservedCapabilityPrefix) {
 		return field.ErrorList{field.Invalid(fldPath, name,
-			fmt.Sprintf("names starting with %q are reserved for the capabilities Gardener defines (%s)",
-				reservedCapabilityPrefix, strings.Join(gardenerCapabilities, ", ")))}
+			fmt.Sprintf("names starting with %q are reserved for capabilities Gardener defines, and Gardener defines none yet",
+				reservedCapabilityPrefix))}
 	}
 	return ValidateQualifiedName(name, fldPath)
 }

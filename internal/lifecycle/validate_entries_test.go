@@ -266,11 +266,21 @@ func TestValidateCapabilityNames(t *testing.T) {
 		wantErrors []string
 	}{
 		{name: "a provider's own name is fine", capability: "network"},
-		{name: "a capability Gardener defines may be used", capability: "gardener-bootType"},
+		{name: "a name with the reserved word elsewhere is fine", capability: "network-gardener"},
 		{
-			name:       "a reserved name Gardener does not define is refused",
+			name:       "a reserved name is refused: Gardener defines none yet",
 			capability: "gardener-network",
 			wantErrors: []string{"FieldValueInvalid spec.machineCapabilities[1] (gardener-network).name"},
+		},
+		{
+			name:       "a name GEP-0054 proposes is refused until Gardener defines it",
+			capability: "gardener-update-type",
+			wantErrors: []string{"FieldValueInvalid spec.machineCapabilities[1] (gardener-update-type).name"},
+		},
+		{
+			name:       "a name of the proposal's first draft is refused",
+			capability: "gardener-bootType",
+			wantErrors: []string{"FieldValueInvalid spec.machineCapabilities[1] (gardener-bootType).name"},
 		},
 		{
 			name:       "a capability name is a qualified name",

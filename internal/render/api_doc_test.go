@@ -113,3 +113,25 @@ func TestSpecFieldPathsWalksListsInlinesAndForeignTypes(t *testing.T) {
 	))
 	g.Expect(paths).NotTo(ContainElement(HavePrefix("spec.machineTypes[].cpu.")), "a Quantity is one field")
 }
+
+// TestEveryFieldOfTheFieldTableNamesItsGardenerRelease checks the column
+// Gardener of docs/api.md's field table: every row says which Gardener release
+// the field matches, in one of the forms the text above the table explains.
+func TestEveryFieldOfTheFieldTableNamesItsGardenerRelease(t *testing.T) {
+	g := NewWithT(t)
+	data, err := os.ReadFile("../../docs/api.md")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, section, found := strings.Cut(string(data), "\n## Every field")
+	g.Expect(found).To(BeTrue())
+	section, _, _ = strings.Cut(section, "\n## ")
+	g.Expect(section).To(ContainSubstring("| field | from | Gardener | notes |"))
+	row := regexp.MustCompile("(?m)^\\| `([^`]+)` \\|(.*)$")
+	const release = `^(≤ )?v1\.[0-9]+$|^PR #[0-9]+$`
+	rows := row.FindAllStringSubmatch(section, -1)
+	g.Expect(rows).NotTo(BeEmpty())
+	for _, m := range rows {
+		cells := strings.Split(m[2], "|")
+		g.Expect(len(cells)).To(BeNumerically(">=", 3), "%s: a row has the columns from, Gardener and notes", m[1])
+		g.Expect(strings.TrimSpace(cells[1])).To(MatchRegexp(release), "%s: the column Gardener names a release or a pull request", m[1])
+	}
+}

@@ -296,6 +296,12 @@ func TestDecodeDocumentsNeverShowsGoTypesOrTimeLayouts(t *testing.T) {
 			want:   []string{`p.yaml: NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.type: Invalid value: "array": must be of type string`},
 		},
 		{
+			name:   "a machine creation timeout that is no Go duration",
+			stream: cloudProfileWith("  machineTypes:\n  - {name: m5.large, cpu: 2, gpu: 0, memory: 8Gi, machineControllerManager: {machineCreationTimeout: 20 minutes}}\n"),
+			want: []string{`p.yaml: CloudProfile/p: spec.machineTypes[0] (m5.large).machineControllerManager.machineCreationTimeout: Invalid value: "20 minutes": ` +
+				`spec.machineTypes[0].machineControllerManager.machineCreationTimeout in body should match '^[-+]?((([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$'`},
+		},
+		{
 			name:   "a kind that is a number",
 			stream: "apiVersion: core.profilesync.io/v1alpha1\nkind: 5\nmetadata:\n  name: p\n",
 			want:   []string{`p.yaml: document 1: kind must be a string, CloudProfile or NamespacedCloudProfile, not an integer`},

@@ -2,8 +2,10 @@ package render
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -79,10 +81,13 @@ func TestMergeNamespacedGardenerFields(t *testing.T) {
 	parent.SeedSelector = &v1alpha1.SeedSelector{ProviderTypes: []string{"local"}}
 	parent.Bastion = &v1alpha1.Bastion{MachineType: &v1alpha1.BastionMachineType{Name: "m5.large"}}
 	parent.ProviderConfig = &runtime.RawExtension{Raw: []byte(`{"parent":true}`)}
+	allowZonePinning := true
+	parent.ControlPlane = &v1alpha1.ControlPlane{AllowZonePinning: &allowZonePinning}
 	ncp := namespaced()
 	ncp.ProviderConfig = &runtime.RawExtension{Raw: []byte(`{"override":true}`)}
 	added := machineType("m6g.large", "2")
 	added.Capabilities = v1alpha1.Capabilities{"architecture": {"arm64"}}
+	added.MachineControllerManager = &v1alpha1.MachineTypeMachineControllerManager{MachineCreationTimeout: &metav1.Duration{Duration: 20 * time.Minute}}
 	ncp.MachineTypes = []v1alpha1.MachineType{added}
 
 	merged, errs := MergeNamespaced(parent, ncp)
@@ -94,6 +99,8 @@ func TestMergeNamespacedGardenerFields(t *testing.T) {
 	g.Expect(merged.ProviderConfig).To(Equal(parent.ProviderConfig), "providerConfig is the provider extension's to merge")
 	g.Expect(merged.MachineTypes).To(HaveLen(2))
 	g.Expect(merged.MachineTypes[1].Capabilities).To(Equal(added.Capabilities))
+	g.Expect(merged.ControlPlane).To(Equal(parent.ControlPlane), "control plane settings come from the parent")
+	g.Expect(merged.MachineTypes[1].MachineControllerManager).To(Equal(added.MachineControllerManager), "an added machine type keeps its own settings")
 }
 
 func TestMergeNamespacedImageVersionCapabilities(t *testing.T) {
