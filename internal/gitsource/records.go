@@ -10,12 +10,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/profilesync/profilesync/internal/rollout"
 )
@@ -74,6 +77,32 @@ type LandscapeRequest struct {
 // repository on disk (OpenLandscapes). It reads with go-git only.
 type Landscapes struct {
 	repository *git.Repository
+	// storage keeps the pack files open across the thousands of reads of
+	// one history; Close releases them.
+	storage *filesystem.Storage
+}
+
+// Close releases the files the Landscapes holds open.
+func (l *Landscapes) Close() error {
+	if l.storage == nil {
+		return nil
+	}
+	return l.storage.Close()
+}
+
+// readOptions open a repository for many small reads: opening and closing
+// the pack file for every object would cost more than reading it.
+var readOptions = filesystem.Options{KeepDescriptors: true}
+
+// openForReading opens the bare repository or .git directory at dir.
+func openForReading(dir string) (*Landscapes, error) {
+	storage := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(objectCacheSize), readOptions)
+	repository, err := git.Open(storage, nil)
+	if err != nil {
+		_ = storage.Close()
+		return nil, err
+	}
+	return &Landscapes{repository: repository, storage: storage}, nil
 }
 
 // RecordLimits bounds how far back Records reads one landscape's history.
@@ -106,7 +135,7 @@ type RecordHistory struct {
 // to its checkout, and opens it. Only what changed is downloaded; refs
 // deleted on the server are deleted from the mirror. The returned
 // Landscapes stays valid until the next FetchLandscapes or PushRecord of the
-// same key.
+// same key; Close it when done.
 //
 // Errors are those of Fetch, without credentials.
 func (f *Fetcher) FetchLandscapes(ctx context.Context, req LandscapeRequest) (landscapes *Landscapes, err error) {
@@ -130,21 +159,26 @@ func (f *Fetcher) FetchLandscapes(ctx context.Context, req LandscapeRequest) (la
 	if err := mirror.fetch(ctx, refSpecs); err != nil {
 		return nil, fmt.Errorf("fetch the landscapes' records of %s: %w", mirror.repo, withTimeout(ctx, req.Timeout, err))
 	}
-	return &Landscapes{repository: mirror.repository}, nil
+	landscapes, err = openForReading(mirror.dir)
+	if err != nil {
+		return nil, fmt.Errorf("open the mirror of the landscapes of %s: %w", mirror.repo, err)
+	}
+	return landscapes, nil
 }
 
-// OpenLandscapes opens the repository at repoDir (a work tree, a directory
-// inside one, or a bare repository) to read the landscapes' records it
-// holds, as `profilesync rollout status` does on a local path.
+// OpenLandscapes opens the repository at repoDir (the top of a work tree,
+// or a bare repository) to read the landscapes' records it holds, as
+// `profilesync rollout status` does on a local path. Close it when done.
 func OpenLandscapes(repoDir string) (*Landscapes, error) {
-	repository, err := git.PlainOpen(repoDir)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		repository, err = git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	dir := repoDir
+	if info, err := os.Stat(filepath.Join(repoDir, git.GitDirName)); err == nil && info.IsDir() {
+		dir = filepath.Join(repoDir, git.GitDirName)
 	}
+	landscapes, err := openForReading(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
 	}
-	return &Landscapes{repository: repository}, nil
+	return landscapes, nil
 }
 
 // Records reads the records of landscape from the tip of its ref back,
@@ -459,6 +493,7 @@ func writeRecordCommit(repository *git.Repository, record rollout.Record, conten
 // landscapeMirror is a cache key's bare mirror, opened with the remote of
 // a request.
 type landscapeMirror struct {
+	dir        string
 	repository *git.Repository
 	remote     *git.Remote
 	auth       transport.AuthMethod
@@ -497,7 +532,7 @@ func (f *Fetcher) openMirror(req LandscapeRequest) (mirror *landscapeMirror, unl
 		return nil, nil, fmt.Errorf("open the mirror of the landscapes of %s: %w", repo, err)
 	}
 	remote := git.NewRemote(repository.Storer, &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{auth.remoteURL}})
-	return &landscapeMirror{repository: repository, remote: remote, auth: auth.method, repo: repo}, lock.Unlock, nil
+	return &landscapeMirror{dir: dir, repository: repository, remote: remote, auth: auth.method, repo: repo}, lock.Unlock, nil
 }
 
 // fetch brings refSpecs into the mirror, pruning what the server deleted.

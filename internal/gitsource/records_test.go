@@ -39,11 +39,16 @@ func pushRecord(fetcher *Fetcher, req LandscapeRequest, record rollout.Record) (
 	return fetcher.PushRecord(ctx, req, record)
 }
 
-// fetchLandscapes fetches with a generous test timeout.
-func fetchLandscapes(fetcher *Fetcher, req LandscapeRequest) (*Landscapes, error) {
+// fetchLandscapes fetches with a generous test timeout; what it opens is
+// closed when the test ends.
+func fetchLandscapes(t *testing.T, fetcher *Fetcher, req LandscapeRequest) (*Landscapes, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return fetcher.FetchLandscapes(ctx, req)
+	landscapes, err := fetcher.FetchLandscapes(ctx, req)
+	if err == nil {
+		t.Cleanup(func() { _ = landscapes.Close() })
+	}
+	return landscapes, err
 }
 
 // serverRefs lists the refs of a repository of server, read from its disk.
@@ -87,7 +92,7 @@ func TestARecordPushedToItsLandscapeRefIsReadBackNewestFirst(t *testing.T) {
 	g.Expect(after).To(Equal(before), "no other ref moved")
 
 	// Another landscape's operator, with a cache of its own, reads them.
-	landscapes, err := fetchLandscapes(newTestFetcher(t, FetcherOptions{}), LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
+	landscapes, err := fetchLandscapes(t, newTestFetcher(t, FetcherOptions{}), LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
 	g.Expect(err).NotTo(HaveOccurred())
 	history, err := landscapes.Records("dev", RecordLimits{})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -182,6 +187,7 @@ func TestARecordPushedWhileTheServerIsDownFailsTransientlyAndWritesNothing(t *te
 
 	mirror, err := OpenLandscapes(filepath.Join(fetcher.Root(), mustCacheDirName(t, "ns/dev")+landscapesDirSuffix))
 	g.Expect(err).NotTo(HaveOccurred())
+	defer mirror.Close()
 	tip, err := mirror.repository.Reference(plumbing.ReferenceName(rollout.LandscapeRefPrefix+"dev"), false)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tip.Hash().String()).To(Equal(firstRecord))
@@ -194,7 +200,7 @@ func TestARecordPushedWhileTheServerIsDownFailsTransientlyAndWritesNothing(t *te
 	g.Expect(serverRefs(t, restarted, "profiles")).To(HaveKeyWithValue("refs/profilesync/landscapes/dev", firstRecord))
 	secondRecord, err := pushRecord(fetcher, request, appliedRecord("dev", revision, time.Hour))
 	g.Expect(err).NotTo(HaveOccurred())
-	landscapes, err := fetchLandscapes(fetcher, request)
+	landscapes, err := fetchLandscapes(t, fetcher, request)
 	g.Expect(err).NotTo(HaveOccurred())
 	history, err := landscapes.Records("dev", RecordLimits{})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -448,7 +454,7 @@ func TestForgetRemovesTheLandscapesMirrorToo(t *testing.T) {
 	server := startGitServer(t, gitserver.Options{})
 	seededRepo(t, server, "profiles")
 	fetcher := newTestFetcher(t, FetcherOptions{})
-	_, err := fetchLandscapes(fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
+	_, err := fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(filepath.Join(fetcher.Root(), mustCacheDirName(t, "ns/prod")+landscapesDirSuffix)).To(BeADirectory())
 
