@@ -133,7 +133,9 @@ type RecordHistory struct {
 // FetchLandscapes brings the repository's branches, tags and every
 // landscape's records into the cache key's mirror, a bare repository next
 // to its checkout, and opens it. Only what changed is downloaded; refs
-// deleted on the server are deleted from the mirror. The returned
+// deleted on the server are deleted from the mirror. What one call writes
+// is bounded by FetcherOptions.MaxCheckoutSize (ErrCheckoutTooLarge). The
+// returned
 // Landscapes stays valid until the next FetchLandscapes or PushRecord of the
 // same key; Close it when done.
 //
@@ -405,13 +407,13 @@ func (f *Fetcher) PushRecord(ctx context.Context, req LandscapeRequest, record r
 // what only a change of the ProfileSync, its Secret, the record or the
 // server's configuration can fix: an invalid request, credentials the
 // server refuses, a repository that does not exist, a push the server
-// rejects on its own.
+// rejects on its own, a fetch past the maximum checkout size.
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
 	for _, permanent := range []error{
-		ErrInvalidRequest, ErrRecordPushRejected,
+		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge,
 		transport.ErrAuthenticationRequired, transport.ErrAuthorizationFailed, transport.ErrRepositoryNotFound,
 	} {
 		if errors.Is(err, permanent) {
@@ -499,6 +501,9 @@ type landscapeMirror struct {
 	auth       transport.AuthMethod
 	// repo is the redacted URL, for messages.
 	repo string
+	// budget counts what this call writes, up to maxSize.
+	budget  *diskBudget
+	maxSize int64
 }
 
 // openMirror checks the request, takes the cache key's lock for the mirror
@@ -521,18 +526,29 @@ func (f *Fetcher) openMirror(req LandscapeRequest) (mirror *landscapeMirror, unl
 	lock := f.lockFor(dirName)
 	lock.Lock()
 	dir := filepath.Join(f.root, dirName)
-	repository, err := git.PlainOpen(dir)
+	// What one call writes is bounded like a checkout: records are
+	// untrusted, and a ref can be made to point at any amount of data.
+	budget := newDiskBudget(f.options.MaxCheckoutSize)
+	storage := filesystem.NewStorage(budget.filesystem(osfs.New(dir)), cache.NewObjectLRU(objectCacheSize))
+	repository, err := git.Open(storage, nil)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
-		repository, err = git.PlainInit(dir, true)
+		repository, err = git.Init(storage, nil)
 	}
 	if err != nil {
+		_ = storage.Close()
 		lock.Unlock()
 		// A mirror that cannot be opened is rebuilt by the next call.
 		_ = os.RemoveAll(dir)
 		return nil, nil, fmt.Errorf("open the mirror of the landscapes of %s: %w", repo, err)
 	}
 	remote := git.NewRemote(repository.Storer, &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{auth.remoteURL}})
-	return &landscapeMirror{dir: dir, repository: repository, remote: remote, auth: auth.method, repo: repo}, lock.Unlock, nil
+	release := func() {
+		_ = storage.Close()
+		lock.Unlock()
+	}
+	mirror = &landscapeMirror{dir: dir, repository: repository, remote: remote, auth: auth.method, repo: repo,
+		budget: budget, maxSize: f.options.MaxCheckoutSize}
+	return mirror, release, nil
 }
 
 // fetch brings refSpecs into the mirror, pruning what the server deleted.
@@ -544,6 +560,9 @@ func (m *landscapeMirror) fetch(ctx context.Context, refSpecs []config.RefSpec) 
 		Tags:       git.NoTags,
 		Prune:      true,
 	})
+	if m.budget.exceeded() {
+		return fmt.Errorf("%w of %s (raise it with --%s)", ErrCheckoutTooLarge, formatBytes(m.maxSize), MaxCheckoutSizeFlag)
+	}
 	if errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -460,4 +461,21 @@ func TestForgetRemovesTheLandscapesMirrorToo(t *testing.T) {
 
 	g.Expect(fetcher.Forget("ns/prod")).To(Succeed())
 	g.Expect(filepath.Glob(filepath.Join(fetcher.Root(), "*"))).To(BeEmpty())
+}
+
+// A mirror fetch is bounded like a checkout: a landscape ref (or branch)
+// pointing at more data than the limit is refused, not downloaded.
+func TestTheLandscapesMirrorIsBoundedByTheMaximumCheckoutSize(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{})
+	seededRepo(t, server, "profiles")
+	random := make([]byte, 256<<10)
+	_, _ = rand.NewChaCha8([32]byte{}).Read(random) // incompressible
+	commit(t, server, "profiles", "records-bomb", map[string]string{"large": fmt.Sprintf("%x", random)})
+	fetcher := newTestFetcher(t, FetcherOptions{MaxCheckoutSize: 64 << 10})
+
+	_, err := fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
+	g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
+	g.Expect(err).To(MatchError(ContainSubstring("64 KiB (raise it with --max-checkout-size)")))
+	g.Expect(IsTransient(err)).To(BeFalse())
 }
