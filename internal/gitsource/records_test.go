@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -478,4 +482,64 @@ func TestTheLandscapesMirrorIsBoundedByTheMaximumCheckoutSize(t *testing.T) {
 	g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
 	g.Expect(err).To(MatchError(ContainSubstring("64 KiB (raise it with --max-checkout-size)")))
 	g.Expect(IsTransient(err)).To(BeFalse())
+}
+
+// Another writer moves the landscape's ref between the operator's read and
+// its push (two operators of one landscape): the server keeps the other
+// writer's record, and the error says the ref moved, which is transient.
+func TestARecordPushedOverARefThatMovedIsRefusedAndTransient(t *testing.T) {
+	g := NewWithT(t)
+	server := startGitServer(t, gitserver.Options{AllowPush: true})
+	revision := seededRepo(t, server, "profiles")
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	_, err := pushRecord(fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/dev"}, appliedRecord("dev", revision, 0))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// In front of the server, a proxy that lets the other writer push just
+	// before the operator's pack arrives.
+	var theirs string
+	backend, err := url.Parse(server.URL())
+	g.Expect(err).NotTo(HaveOccurred())
+	forward := httputil.NewSingleHostReverseProxy(backend)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") && theirs == "" {
+			theirs = writeOnServer(t, server, "profiles", appliedRecord("dev", revision, time.Minute))
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+
+	_, err = pushRecord(fetcher, LandscapeRequest{URL: proxy.URL + "/profiles.git", CacheKey: "ns/dev"}, appliedRecord("dev", revision, time.Hour))
+	g.Expect(err).To(MatchError(ErrRecordRefMoved))
+	g.Expect(IsTransient(err)).To(BeTrue())
+	g.Expect(err).To(MatchError(ContainSubstring("failed to update ref")))
+	g.Expect(theirs).NotTo(BeEmpty())
+	g.Expect(serverRefs(t, server, "profiles")).To(HaveKeyWithValue("refs/profilesync/landscapes/dev", theirs))
+}
+
+// writeOnServer adds a record on top of its landscape's ref directly in the
+// server's repository, as another writer's push would, and returns it.
+func writeOnServer(t *testing.T, server *gitserver.Server, repo string, record rollout.Record) string {
+	t.Helper()
+	repository, err := git.PlainOpen(filepath.Join(server.Root(), repo+".git"))
+	if err != nil {
+		t.Fatalf("open %s on the server: %v", repo, err)
+	}
+	ref := plumbing.ReferenceName(rollout.LandscapeRefPrefix + record.Landscape)
+	tip, err := repository.Reference(ref, false)
+	if err != nil {
+		t.Fatalf("read %s on the server: %v", ref, err)
+	}
+	content, err := rollout.EncodeRecord(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := writeRecordCommit(repository, record, content, tip.Hash())
+	if err != nil {
+		t.Fatalf("write a record on the server: %v", err)
+	}
+	if err := repository.Storer.SetReference(plumbing.NewHashReference(ref, commit)); err != nil {
+		t.Fatalf("move %s on the server: %v", ref, err)
+	}
+	return commit.String()
 }
