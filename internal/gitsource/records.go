@@ -108,8 +108,8 @@ func openForReading(dir string) (*Landscapes, error) {
 // RecordLimits bounds how far back Records reads one landscape's history.
 type RecordLimits struct {
 	// Since stops the reading after the first record that was Ready at or
-	// before it: older records change no decision whose soak ends after
-	// Since (rollout.Decide needs Now minus the soak). Zero reads to Max.
+	// before it. A decision at Now with a soak needs nothing older than
+	// Now minus the soak, which is what to pass. Zero reads to Max.
 	Since time.Time
 	// Max bounds the record commits read, garbled ones included; zero is
 	// DefaultMaxRecords.
@@ -135,9 +135,8 @@ type RecordHistory struct {
 // to its checkout, and opens it. Only what changed is downloaded; refs
 // deleted on the server are deleted from the mirror. What one call writes
 // is bounded by FetcherOptions.MaxCheckoutSize (ErrCheckoutTooLarge). The
-// returned
-// Landscapes stays valid until the next FetchLandscapes or PushRecord of the
-// same key; Close it when done.
+// returned Landscapes stays valid until the next FetchLandscapes or
+// PushRecord of the same key; Close it when done.
 //
 // Errors are those of Fetch, without credentials.
 func (f *Fetcher) FetchLandscapes(ctx context.Context, req LandscapeRequest) (landscapes *Landscapes, err error) {
