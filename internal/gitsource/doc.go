@@ -22,6 +22,13 @@
 // for the offline pull-request diff: base and head are built side by side
 // from their own trees, without a checkout and without the git binary.
 //
+// The landscapes' records (internal/rollout) travel through Git too:
+// FetchLandscapes keeps a bare mirror of a repository's branches, tags and
+// refs/profilesync/landscapes/* per cache key, Landscapes reads a
+// landscape's records from it, bounded and skipping untrusted garbage with
+// warnings, and answers ancestry questions for rollout.Decide; PushRecord
+// fast-forwards one landscape's own ref and nothing else.
+//
 // The loopback Git server that tests and run-local use lives in
 // test/gitserver; a lint rule keeps operator code from importing it.
 package gitsource

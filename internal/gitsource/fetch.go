@@ -257,7 +257,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 	}, nil
 }
 
-// Forget removes the checkout of cacheKey, for when its object is deleted.
+// Forget removes the checkout of cacheKey and its mirror of the landscapes'
+// records, for when its object is deleted.
 // A key without a checkout is not an error.
 func (f *Fetcher) Forget(cacheKey string) error {
 	dirName, err := cacheDirName(cacheKey)
@@ -269,6 +270,12 @@ func (f *Fetcher) Forget(cacheKey string) error {
 	defer lock.Unlock()
 	if err := os.RemoveAll(filepath.Join(f.root, dirName)); err != nil {
 		return fmt.Errorf("remove checkout of %q: %w", cacheKey, err)
+	}
+	mirrorLock := f.lockFor(dirName + landscapesDirSuffix)
+	mirrorLock.Lock()
+	defer mirrorLock.Unlock()
+	if err := os.RemoveAll(filepath.Join(f.root, dirName+landscapesDirSuffix)); err != nil {
+		return fmt.Errorf("remove the landscapes' mirror of %q: %w", cacheKey, err)
 	}
 	return nil
 }

@@ -227,6 +227,8 @@ var safeCauses = []error{
 	ErrInvalidRequest,
 	ErrReferenceNotFound,
 	ErrCheckoutTooLarge,
+	ErrRecordRefMoved,
+	ErrRecordPushRejected,
 }
 
 // redactedError is an error whose text has had credentials removed. It
