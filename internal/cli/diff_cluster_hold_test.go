@@ -145,6 +145,12 @@ spec:
       version: 1.32.9
 `))
 
+	status, stdout, stderr = run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", diffTime, "-o", "markdown")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stdout).To(ContainSubstring("\n### Held in the cluster\n\n"))
+	g.Expect(stdout).To(ContainSubstring("\n#### NamespacedCloudProfile/team-payments/aws-payments\n\nheld until 2026-11-23T00:00:00Z\n\n```yaml\n"+
+		strings.SplitN(patches[1], "\n", 2)[1]+"```\n"), "the same patch, in a YAML block of the pull-request comment")
+
 	built := buildWithPatches(t, head, prod, patches)
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(aws), aws)).To(Succeed())
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(payments), payments)).To(Succeed())
