@@ -50,7 +50,7 @@ func startIdentityEnv(t *testing.T) *identityEnv {
 	t.Helper()
 	env := testenv.StartForTest(t, testenv.WithWebhooks(), testenv.WithManager(testenv.ManagerOptions{
 		Setup: func(ctx context.Context, mgr manager.Manager, env *testenv.Env) error {
-			if err := webhooks.SetupWithManager(mgr, testClock); err != nil {
+			if err := webhooks.SetupWithManager(mgr, webhooks.Options{Clock: testClock}); err != nil {
 				return err
 			}
 			cacheDir, err := env.TempDir("profilesync-cache-")

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,26 +15,34 @@ import (
 	"github.com/profilesync/profilesync/internal/render"
 )
 
-// +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-cloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=cloudprofiles,verbs=update;delete,versions=v1alpha1,name=vcloudprofile.core.profilesync.io,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-cloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=cloudprofiles,verbs=create;update;delete,versions=v1alpha1,name=vcloudprofile.core.profilesync.io,admissionReviewVersions=v1
 
-// cloudProfileResource names CloudProfiles in Forbidden errors.
-var cloudProfileResource = v1alpha1.GroupVersion.WithResource("cloudprofiles").GroupResource()
+// cloudProfileResource names CloudProfiles in Forbidden errors and
+// SubjectAccessReviews.
+var cloudProfileResource = v1alpha1.GroupVersion.WithResource("cloudprofiles")
 
 // CloudProfileValidator admits changes of a CloudProfile that keep what
 // clusters and namespaced profiles rely on.
 type CloudProfileValidator struct {
 	// Reader lists the NamespacedCloudProfiles that may extend the profile.
 	Reader client.Reader
-	// Clock is the source of "now" for render.CheckCloudProfileChange.
+	// Client creates the SubjectAccessReviews of the hold verb.
+	Client client.Client
+	// Clock is the source of "now" for render.CheckCloudProfileChange and
+	// for a hold's expiry.
 	Clock clock.PassiveClock
+	// MaxHold is how far in the future a hold may expire
+	// (v1alpha1.ParseHold); zero means v1alpha1.DefaultMaxHold.
+	MaxHold time.Duration
 }
 
 var _ admission.Validator[*v1alpha1.CloudProfile] = &CloudProfileValidator{}
 
-// ValidateCreate admits every new CloudProfile: nothing can depend on it yet.
-// (The webhook is not even registered for create.)
-func (v *CloudProfileValidator) ValidateCreate(context.Context, *v1alpha1.CloudProfile) (admission.Warnings, error) {
-	return nil, nil
+// ValidateCreate admits every new CloudProfile (nothing can depend on it
+// yet) unless it comes with a hold the requesting user may not set or that
+// is not valid (admitHold).
+func (v *CloudProfileValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.CloudProfile) (admission.Warnings, error) {
+	return nil, v.admitHold(ctx, nil, obj)
 }
 
 // ValidateUpdate refuses a spec change that makes a version unavailable again
@@ -41,8 +50,12 @@ func (v *CloudProfileValidator) ValidateCreate(context.Context, *v1alpha1.CloudP
 // version, machine image, image version or lifecycle stage a
 // NamespacedCloudProfile overrides: render.CheckCloudProfileChange, as the
 // sync checks before it applies. All errors are reported together, as Invalid
-// at paths of the CloudProfile.
+// at paths of the CloudProfile. Setting, changing or removing a hold
+// annotation is checked first (admitHold).
 func (v *CloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloudProfile) (admission.Warnings, error) {
+	if err := v.admitHold(ctx, oldObj, newObj); err != nil {
+		return nil, err
+	}
 	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
 		return nil, nil
 	}
@@ -65,9 +78,19 @@ func (v *CloudProfileValidator) ValidateDelete(ctx context.Context, obj *v1alpha
 		return nil, err
 	}
 	if errs := render.CheckCloudProfileChange(obj.Name, &obj.Spec, nil, children, v.Clock.Now()); len(errs) > 0 {
-		return nil, apierrors.NewForbidden(cloudProfileResource, obj.Name, errs.ToAggregate())
+		return nil, apierrors.NewForbidden(cloudProfileResource.GroupResource(), obj.Name, errs.ToAggregate())
 	}
 	return nil, nil
+}
+
+// admitHold checks a change of the hold annotations (admitHold). old is nil
+// on create.
+func (v *CloudProfileValidator) admitHold(ctx context.Context, old, obj *v1alpha1.CloudProfile) error {
+	r := holdRequest{resource: cloudProfileResource, kind: v1alpha1.CloudProfileKind, obj: obj}
+	if old != nil {
+		r.old = old
+	}
+	return admitHold(ctx, v.Client, v.Clock.Now(), v.MaxHold, r)
 }
 
 // namespacedProfiles lists every NamespacedCloudProfile in the cluster;

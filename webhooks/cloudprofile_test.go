@@ -154,7 +154,7 @@ func TestTheGeneratedWebhookConfigurationLeavesStatusAlone(t *testing.T) {
 		}
 	}
 	g.Expect(rules).To(Equal(map[string][]admissionregistrationv1.OperationType{
-		"cloudprofiles":           {admissionregistrationv1.Update, admissionregistrationv1.Delete},
+		"cloudprofiles":           {admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete},
 		"namespacedcloudprofiles": {admissionregistrationv1.Create, admissionregistrationv1.Update},
 	}))
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,23 +53,34 @@ type NamespacedCloudProfileValidator struct {
 	// Client creates the SubjectAccessReviews of the custom verbs.
 	Client client.Client
 	// Clock is the time the merged spec is validated at: versions that are
-	// no longer supported do not count towards one supported per minor.
+	// no longer supported do not count towards one supported per minor; and
+	// the "now" a hold's expiry is checked against.
 	Clock clock.PassiveClock
+	// MaxHold is how far in the future a hold may expire
+	// (v1alpha1.ParseHold); zero means v1alpha1.DefaultMaxHold.
+	MaxHold time.Duration
 }
 
 var _ admission.Validator[*v1alpha1.NamespacedCloudProfile] = &NamespacedCloudProfileValidator{}
 
 // ValidateCreate checks a new NamespacedCloudProfile. A non-empty
-// spec.kubernetes or spec.machineImages counts as a change of that field.
+// spec.kubernetes or spec.machineImages counts as a change of that field, and
+// a hold annotation as setting a hold.
 func (v *NamespacedCloudProfileValidator) ValidateCreate(ctx context.Context, obj *v1alpha1.NamespacedCloudProfile) (admission.Warnings, error) {
+	if err := v.admitHold(ctx, nil, obj); err != nil {
+		return nil, err
+	}
 	return nil, v.validate(ctx, nil, obj)
 }
 
 // ValidateUpdate checks a changed NamespacedCloudProfile. An update that
-// leaves the spec as it is (labels, annotations, finalizers) is always
-// admitted, so a profile whose parent has moved on can still be relabelled and
-// deleted.
+// leaves the spec and the hold annotations as they are (labels, other
+// annotations, finalizers) is always admitted, so a profile whose parent has
+// moved on can still be relabelled and deleted.
 func (v *NamespacedCloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.NamespacedCloudProfile) (admission.Warnings, error) {
+	if err := v.admitHold(ctx, oldObj, newObj); err != nil {
+		return nil, err
+	}
 	if equality.Semantic.DeepEqual(oldObj.Spec, newObj.Spec) {
 		return nil, nil
 	}
@@ -77,6 +90,16 @@ func (v *NamespacedCloudProfileValidator) ValidateUpdate(ctx context.Context, ol
 // ValidateDelete admits every deletion: nothing depends on a namespaced profile.
 func (v *NamespacedCloudProfileValidator) ValidateDelete(context.Context, *v1alpha1.NamespacedCloudProfile) (admission.Warnings, error) {
 	return nil, nil
+}
+
+// admitHold checks a change of the hold annotations (admitHold). old is nil
+// on create.
+func (v *NamespacedCloudProfileValidator) admitHold(ctx context.Context, old, obj *v1alpha1.NamespacedCloudProfile) error {
+	r := holdRequest{resource: namespacedCloudProfileResource, kind: v1alpha1.NamespacedCloudProfileKind, obj: obj}
+	if old != nil {
+		r.old = old
+	}
+	return admitHold(ctx, v.Client, v.Clock.Now(), v.MaxHold, r)
 }
 
 // validate checks the custom verbs first, so a user who may not make the
@@ -187,7 +210,7 @@ func (v *NamespacedCloudProfileValidator) authorize(ctx context.Context, old, ob
 	}
 	var denied field.ErrorList
 	for _, f := range changed {
-		review := subjectAccessReview(req.UserInfo, obj.Namespace, obj.Name, f.verb)
+		review := subjectAccessReview(req.UserInfo, namespacedCloudProfileResource, obj.Namespace, obj.Name, f.verb)
 		if err := v.Client.Create(ctx, review); err != nil {
 			return apierrors.NewInternalError(fmt.Errorf("check verb %q for user %q on NamespacedCloudProfile %s/%s: %w",
 				f.verb, req.UserInfo.Username, obj.Namespace, obj.Name, err))
@@ -208,9 +231,9 @@ func (v *NamespacedCloudProfileValidator) authorize(ctx context.Context, old, ob
 	return nil
 }
 
-// subjectAccessReview asks whether user may use verb on the
-// NamespacedCloudProfile namespace/name.
-func subjectAccessReview(user authenticationv1.UserInfo, namespace, name, verb string) *authorizationv1.SubjectAccessReview {
+// subjectAccessReview asks whether user may use verb on the object
+// namespace/name of resource (namespace is empty for a cluster-scoped one).
+func subjectAccessReview(user authenticationv1.UserInfo, resource schema.GroupVersionResource, namespace, name, verb string) *authorizationv1.SubjectAccessReview {
 	var extra map[string]authorizationv1.ExtraValue
 	if len(user.Extra) > 0 {
 		extra = make(map[string]authorizationv1.ExtraValue, len(user.Extra))
@@ -227,9 +250,9 @@ func subjectAccessReview(user authenticationv1.UserInfo, namespace, name, verb s
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: namespace,
 				Verb:      verb,
-				Group:     namespacedCloudProfileResource.Group,
-				Version:   namespacedCloudProfileResource.Version,
-				Resource:  namespacedCloudProfileResource.Resource,
+				Group:     resource.Group,
+				Version:   resource.Version,
+				Resource:  resource.Resource,
 				Name:      name,
 			},
 		},

@@ -14,6 +14,10 @@
 //     unavailable again, nothing a NamespacedCloudProfile overrides removed).
 //   - CloudProfile delete: refused while NamespacedCloudProfiles extend it
 //     (render.CheckCloudProfileChange too).
+//   - Both kinds, create and update: setting, changing or removing the hold
+//     annotations of break glass (v1alpha1.HoldUntilAnnotation,
+//     v1alpha1.HoldReasonAnnotation) needs the custom verb hold on the kind,
+//     and a hold v1alpha1.ParseHold rejects is refused in its words.
 //
 // The webhook is registered for the main resources only: status writes of the
 // controllers never pass through it. docs/admission.md explains the verbs and
@@ -22,6 +26,7 @@ package webhooks
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,25 +36,38 @@ import (
 
 // The operator's own service account holds the custom verbs, so the sync may
 // apply every field of the NamespacedCloudProfiles in Git, and may ask the API
-// server whether a requesting user holds them.
+// server whether a requesting user holds them. It does not hold the verb hold,
+// and needs no exemption: the sync never sets, changes or removes the hold
+// annotations (a profile in Git may not carry them, they are in
+// v1alpha1.ReservedLabelDomain, and its server-side applies leave annotations
+// of other field managers alone), and only a change of them is checked.
 //
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=modify-spec-kubernetes;modify-spec-machineimages;modify-spec-providerconfig
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
+// Options are what the webhooks need beyond the manager.
+type Options struct {
+	// Clock is the source of "now" for the update rule, for validating
+	// merged specs and for a hold's expiry; the real clock in production.
+	Clock clock.PassiveClock
+	// MaxHold is how far in the future a hold may expire, the manager's
+	// --max-hold; zero means v1alpha1.DefaultMaxHold.
+	MaxHold time.Duration
+}
+
 // SetupWithManager registers both validating webhooks with the manager's
 // webhook server. Reads go to the API server directly (mgr.GetAPIReader), not
-// the cache, so a parent or namespaced profile created a moment ago is seen;
-// now is the source of "now" for the update rule and for validating merged
-// specs. The manager reports ready only once the webhook server serves, so a
+// the cache, so a parent or namespaced profile created a moment ago is seen.
+// The manager reports ready only once the webhook server serves, so a
 // rollout never routes admission requests to a pod that cannot answer them.
-func SetupWithManager(mgr ctrl.Manager, now clock.PassiveClock) error {
+func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.NamespacedCloudProfile{}).
-		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Clock: now}).
+		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Clock: opts.Clock, MaxHold: opts.MaxHold}).
 		Complete(); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile webhook: %w", err)
 	}
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.CloudProfile{}).
-		WithValidator(&CloudProfileValidator{Reader: mgr.GetAPIReader(), Clock: now}).
+		WithValidator(&CloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Clock: opts.Clock, MaxHold: opts.MaxHold}).
 		Complete(); err != nil {
 		return fmt.Errorf("set up CloudProfile webhook: %w", err)
 	}

@@ -37,6 +37,9 @@ var (
 	testScheme  *runtime.Scheme
 	// testNow is "now" for the CloudProfile update rule.
 	testNow = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	// webhookClock is the webhooks' clock, at testNow; a test that moves it
+	// (to let a hold expire) puts it back when it ends.
+	webhookClock = clocktesting.NewFakeClock(testNow)
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +47,7 @@ func TestMain(m *testing.M) {
 		adminConfig, adminClient, testScheme = env.Config, env.Client, env.Scheme
 	}, testenv.WithErrorLog(), testenv.WithWebhooks(), testenv.WithManager(testenv.ManagerOptions{
 		Setup: func(_ context.Context, mgr manager.Manager, _ *testenv.Env) error {
-			return SetupWithManager(mgr, clocktesting.NewFakePassiveClock(testNow))
+			return SetupWithManager(mgr, Options{Clock: webhookClock, MaxHold: testMaxHold})
 		},
 	})))
 }

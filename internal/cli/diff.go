@@ -76,7 +76,13 @@ The two sides are one of:
       is merged with its live parent as the controller does (when that fails,
       its status.cloudProfileSpec is used, as the controller keeps it). Live
       objects the build does not name are not compared. A parent the build
-      lacks is read from the cluster, as the sync reads it.
+      lacks is read from the cluster, as the sync reads it. Each live object
+      held against the sync (the annotation profilesync.io/hold-until of
+      break glass, see docs/gitops.md) is followed, after the report, by the
+      strategic-merge patch of its drift, lists keyed as the build merges
+      them: added to the overlay as a patch file, it makes the overlay build
+      what the cluster holds, and the hold ends once that is merged. With
+      --output json, a note on stderr names the held objects instead.
 
 PATH defaults to every directory directly under overlays/ of the head that holds
 a kustomization file, in name order. A landscape is named after its directory:
@@ -272,6 +278,9 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	if err := opts.output.write(stdout, report); err != nil {
 		return err
 	}
+	if err := sides.writeAfterReport(stdout, stderr, opts.output); err != nil {
+		return err
+	}
 	if !satisfied {
 		return errInvalidInputReported
 	}
@@ -322,6 +331,9 @@ type diffSides interface {
 	bases(ctx context.Context, landscapes []landscape, heads sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error)
 	// labels name the sides in the report.
 	labels(landscapes []landscape) (base, head string)
+	// writeAfterReport writes what the sides add after the report, in its
+	// format.
+	writeAfterReport(stdout, stderr io.Writer, format diffFormat) error
 	// close removes what the sides wrote.
 	close()
 }
@@ -341,6 +353,8 @@ func (s *treeSides) displayDir() string                     { return s.display }
 func (s *treeSides) prepare([]landscape) error              { return nil }
 func (s *treeSides) parentLookup() render.ParentLookup      { return nil }
 func (s *treeSides) labels([]landscape) (base, head string) { return s.base.label, s.head.label }
+
+func (s *treeSides) writeAfterReport(io.Writer, io.Writer, diffFormat) error { return nil }
 
 func (s *treeSides) close() {
 	if s.tempDir != "" {

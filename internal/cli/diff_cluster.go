@@ -4,17 +4,22 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/overlaypatch"
 	"github.com/profilesync/profilesync/internal/render"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
@@ -31,6 +36,9 @@ type clusterSides struct {
 	display                 string
 	kubeconfig, kubeContext string
 	live                    *liveProfiles
+	// held are the live objects of the build under a hold of break glass,
+	// in the report's order, found by bases.
+	held []heldObject
 }
 
 func newClusterSides(ctx context.Context, opts *diffOptions) (*clusterSides, error) {
@@ -115,7 +123,8 @@ func (s *clusterSides) parentLookup() render.ParentLookup {
 }
 
 // bases reads the live object of every profile of the heads; one that is not
-// in the cluster is left out, so it shows as added.
+// in the cluster is left out, so it shows as added. A live object under a
+// hold is noted in s.held with the patch of its drift.
 func (s *clusterSides) bases(_ context.Context, _ []landscape, heads sideSet, _ sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error) {
 	bases := make(sideSet, len(heads))
 	for i, objects := range heads {
@@ -130,8 +139,16 @@ func (s *clusterSides) bases(_ context.Context, _ []landscape, heads sideSet, _ 
 			if err != nil {
 				return nil, err
 			}
-			if live != nil {
-				bases[i] = append(bases[i], *live)
+			if live == nil {
+				continue
+			}
+			bases[i] = append(bases[i], *live)
+			held, err := heldDrift(o, *live, now, stderr)
+			if err != nil {
+				return nil, err
+			}
+			if held != nil {
+				s.held = append(s.held, *held)
 			}
 		}
 	}
@@ -221,4 +238,119 @@ func (l *liveProfiles) namespacedObject(namespace, name string, now time.Time, s
 	}
 	fmt.Fprintf(stderr, "warning: %s: %s: %s; %s\n", liveFile, object.Ref(), why, kept)
 	return object, nil
+}
+
+// heldObject is a live object under a hold of break glass, and the patch
+// that makes its overlay build what the cluster holds.
+type heldObject struct {
+	ref  string
+	hold v1alpha1.Hold
+	// patch is the strategic-merge patch as YAML; nil when the overlay
+	// already builds the live spec (Git has caught up).
+	patch []byte
+}
+
+// anyHold lets diff --cluster read a hold of any length: the bound is the
+// manager's --max-hold, which the command does not know, and a hold the
+// admission webhook or the sync admitted is worth showing whatever it is.
+const anyHold = time.Duration(math.MaxInt64)
+
+// heldDrift returns the hold of the live object of built, with the patch of
+// its drift, or nil when it is not held. A hold the sync does not honour
+// (one that cannot be parsed or has expired) is a warning on stderr: the
+// sync corrects that object.
+func heldDrift(built, live render.Object, now time.Time, stderr io.Writer) (*heldObject, error) {
+	liveMeta, builtSpec, liveSpec := specsOf(built, live)
+	hold, err := v1alpha1.ParseHold(liveMeta.GetAnnotations(), now, anyHold)
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %s: %s: the sync does not honour this hold: %v\n", liveFile, live.Ref(), err)
+		return nil, nil
+	}
+	if hold == nil {
+		return nil, nil
+	}
+	builtValues, err := runtime.DefaultUnstructuredConverter.ToUnstructured(builtSpec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the spec: %w", built.Ref(), err)
+	}
+	liveValues, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveSpec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: reading the spec: %w", liveFile, live.Ref(), err)
+	}
+	patch, changed, err := overlaypatch.Patch(
+		overlaypatch.Object{Kind: built.Kind(), Namespace: built.Namespace(), Name: built.Name(), Spec: builtValues},
+		overlaypatch.Object{Kind: live.Kind(), Namespace: live.Namespace(), Name: live.Name(), Spec: liveValues})
+	if err != nil {
+		return nil, fmt.Errorf("%s: the patch of its drift: %w", live.Ref(), err)
+	}
+	held := &heldObject{ref: live.Ref(), hold: *hold}
+	if changed {
+		if held.patch, err = overlaypatch.YAML(patch); err != nil {
+			return nil, fmt.Errorf("%s: %w", live.Ref(), err)
+		}
+	}
+	return held, nil
+}
+
+// specsOf returns the live object's metadata and both specs, as written: a
+// namespaced profile's own spec, not the merge with its parent.
+func specsOf(built, live render.Object) (liveMeta metav1.Object, builtSpec, liveSpec any) {
+	if live.CloudProfile != nil {
+		return live.CloudProfile, &built.CloudProfile.Spec, &live.CloudProfile.Spec
+	}
+	return live.NamespacedCloudProfile, &built.NamespacedCloudProfile.Spec, &live.NamespacedCloudProfile.Spec
+}
+
+// writeAfterReport writes the patch of every held object after the report,
+// in a YAML stream (table) or a YAML block per object (markdown), for a
+// platform engineer to add to the overlay. JSON output stays the report
+// alone, so a note on stderr says that objects are held.
+func (s *clusterSides) writeAfterReport(stdout, stderr io.Writer, format diffFormat) error {
+	if len(s.held) == 0 {
+		return nil
+	}
+	const intro = "Held in the cluster: an emergency edit held against the sync (profilesync.io/hold-until) until Git catches up. " +
+		"Add each patch to the overlay, as a file named under patches: in its kustomization.yaml, and merge it: " +
+		"the hold ends by itself once the overlay builds what the cluster holds."
+	var b strings.Builder
+	switch format {
+	case diffFormatJSON:
+		refs := make([]string, len(s.held))
+		for i, h := range s.held {
+			refs[i] = h.ref
+		}
+		_, err := fmt.Fprintf(stderr, "note: held in the cluster: %s; -o table or -o markdown shows the patch that brings the overlay to each\n", strings.Join(refs, ", "))
+		return err
+	case diffFormatMarkdown:
+		b.WriteString("\n### Held in the cluster\n\n" + intro + "\n")
+		for _, h := range s.held {
+			b.WriteString("\n#### " + h.ref + "\n\n" + holdLine(h) + "\n\n")
+			if h.patch == nil {
+				b.WriteString("The overlay already builds what the cluster holds: the hold ends at the next sync.\n")
+				continue
+			}
+			b.WriteString("```yaml\n" + string(h.patch) + "```\n")
+		}
+	default:
+		b.WriteString("\n" + intro + "\n\n")
+		for _, h := range s.held {
+			b.WriteString("---\n# " + h.ref + ": " + holdLine(h) + "\n")
+			if h.patch == nil {
+				b.WriteString("# The overlay already builds what the cluster holds: the hold ends at the next sync.\n")
+				continue
+			}
+			b.WriteString(string(h.patch))
+		}
+	}
+	_, err := io.WriteString(stdout, b.String())
+	return err
+}
+
+// holdLine says until when an object is held, and why, on one line.
+func holdLine(h heldObject) string {
+	line := "held until " + h.hold.Until.UTC().Format(time.RFC3339)
+	if reason := strings.Join(strings.Fields(h.hold.Reason), " "); reason != "" {
+		line += " (" + reason + ")"
+	}
+	return line
 }

@@ -262,7 +262,7 @@ func runManager(flags *managerFlags) error {
 // crash-looping (docs/reliability.md).
 func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
 	if flags.enableAdmission {
-		if err := webhooks.SetupWithManager(mgr, clock.RealClock{}); err != nil {
+		if err := webhooks.SetupWithManager(mgr, webhooks.Options{Clock: clock.RealClock{}}); err != nil {
 			return err
 		}
 	}

@@ -218,6 +218,14 @@ func TestDecodeDocumentsChecksMetadataAsTheAPIServerDoes(t *testing.T) {
 				`Forbidden: the profilesync.io/ domain is reserved: the sync sets profilesync.io/applied-digest itself to record what it applied`},
 		},
 		{
+			name:   "a hold of break glass may not come from Git: it is set by hand on the live object",
+			stream: cloudProfileWithMetadata("  name: p\n  annotations:\n    profilesync.io/hold-until: \"2025-06-02T00:00:00Z\"\n    profilesync.io/hold-reason: INC-1\n"),
+			want: []string{
+				`p.yaml: CloudProfile/p: metadata.annotations[profilesync.io/hold-reason]: Forbidden: the profilesync.io/ domain is reserved: the sync sets profilesync.io/applied-digest itself to record what it applied`,
+				`p.yaml: CloudProfile/p: metadata.annotations[profilesync.io/hold-until]: Forbidden: the profilesync.io/ domain is reserved: the sync sets profilesync.io/applied-digest itself to record what it applied`,
+			},
+		},
+		{
 			name:   "annotations over 256 KiB together",
 			stream: cloudProfileWithMetadata(fmt.Sprintf("  name: p\n  annotations:\n    a: %s\n    b: %s\n", annotation, annotation)),
 			want:   []string{`p.yaml: CloudProfile/p: metadata.annotations: Too long: may not be more than 262144 bytes`},

@@ -181,7 +181,7 @@ func TestDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	// The operator's role and the sample roles for people, under the names
 	// their comments tell users to bind.
 	for _, name := range []string{managerRoleName, "profilesync-project-admin-role",
-		"profilesync-cloudprofile-viewer-role", "profilesync-landscape-operator-role"} {
+		"profilesync-cloudprofile-viewer-role", "profilesync-landscape-operator-role", "profilesync-on-call-role"} {
 		findObject(t, objects, "ClusterRole", name)
 	}
 

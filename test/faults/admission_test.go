@@ -33,7 +33,7 @@ func (l *landscape) startWebhooks() *testenv.Manager {
 	m, err := l.env.StartManager(testenv.ManagerOptions{
 		Webhooks: true,
 		Setup: func(_ context.Context, mgr manager.Manager, _ *testenv.Env) error {
-			return webhooks.SetupWithManager(mgr, clock.RealClock{})
+			return webhooks.SetupWithManager(mgr, webhooks.Options{Clock: clock.RealClock{}})
 		},
 	})
 	if err != nil {
@@ -83,9 +83,9 @@ func TestAdmissionWebhookUnavailableKeepsTheLastRevisionAndRecovers(t *testing.T
 		return nil, nil
 	})
 
-	// The revision updates aws (which the CloudProfile webhook guards) and
-	// creates gcp (which no webhook guards): the dry run of their stage
-	// fails on aws, so gcp is not written either.
+	// The revision updates aws and creates gcp, both through the
+	// CloudProfile webhook: the dry run of their stage fails on aws first, so
+	// gcp is not written either.
 	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"gcp", "aws"}, []string{"aws-team"}))
 	requested := time.Now()
 	l.requestSync("second")

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/render"
+)
+
+// heldPatches splits the held objects' section of diff --cluster's table
+// output into its YAML documents, each opened by its comment line.
+func heldPatches(t *testing.T, stdout string) []string {
+	t.Helper()
+	_, section, found := strings.Cut(stdout, "\nHeld in the cluster: ")
+	if !found {
+		t.Fatalf("no held objects in the output:\n%s", stdout)
+	}
+	docs := strings.Split(section, "---\n")
+	return docs[1:]
+}
+
+// buildWithPatches builds the overlay at root/overlay with the patch files
+// added to its kustomization's patches, through the build the sync uses.
+func buildWithPatches(t *testing.T, root, overlay string, patches []string) []render.Object {
+	t.Helper()
+	g := NewWithT(t)
+	kustomization := filepath.Join(root, overlay, "kustomization.yaml")
+	content, err := os.ReadFile(kustomization)
+	g.Expect(err).NotTo(HaveOccurred())
+	var list strings.Builder
+	list.WriteString("patches:\n")
+	for i, patch := range patches {
+		name := fmt.Sprintf("hold-%d.yaml", i)
+		g.Expect(os.WriteFile(filepath.Join(root, overlay, name), []byte(patch), 0o644)).To(Succeed())
+		list.WriteString("- path: " + name + "\n")
+	}
+	g.Expect(os.WriteFile(kustomization, append(content, list.String()...), 0o644)).To(Succeed())
+	docs, err := render.Build(context.Background(), root, overlay, render.DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, problems := render.DecodeDocuments(docs)
+	g.Expect(problems).To(BeEmpty())
+	return objects
+}
+
+func mustParseTime(t *testing.T, value string) time.Time {
+	t.Helper()
+	parsed, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parsed
+}
+
+// TestDiffWithTheClusterShowsTheHeldDriftAsAPatchForTheOverlay breaks glass
+// on the CloudProfile and the NamespacedCloudProfile that main's prod overlay
+// built, and checks that the patches diff --cluster prints for them, added to
+// the overlay, make it build exactly what the cluster holds.
+func TestDiffWithTheClusterShowsTheHeldDriftAsAPatchForTheOverlay(t *testing.T) {
+	kubeconfig, c := startCluster(t)
+	ctx := context.Background()
+	g := NewWithT(t)
+	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-payments"}})).To(Succeed())
+	apply(t, c, diffFixtureMain, filepath.Join("overlays", "prod"))
+	stage := func(classification v1alpha1.VersionClassification, start string) v1alpha1.LifecycleStage {
+		s := v1alpha1.LifecycleStage{Classification: classification}
+		if start != "" {
+			s.StartTime = &metav1.Time{Time: mustParseTime(t, start)}
+		}
+		return s
+	}
+
+	// 02:00: 1.33.5 and gardenlinux 1877.3.0 are broken.
+	aws := &v1alpha1.CloudProfile{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Name: "aws"}, aws)).To(Succeed())
+	aws.Annotations = map[string]string{
+		v1alpha1.HoldUntilAnnotation:  "2026-11-25T00:00:00Z",
+		v1alpha1.HoldReasonAnnotation: "INC-7: 1.33.5 and\ngardenlinux 1877.3.0 are broken",
+	}
+	versions := aws.Spec.Kubernetes.Versions
+	g.Expect(versions[1].Version).To(Equal("1.33.5"))
+	versions[1].Lifecycle = append(versions[1].Lifecycle[:1],
+		stage(v1alpha1.ClassificationDeprecated, "2026-11-22T02:00:00Z"), stage(v1alpha1.ClassificationExpired, "2026-11-29T00:00:00Z"))
+	g.Expect(versions[0].Version).To(Equal("1.32.9"))
+	versions[0].Lifecycle = []v1alpha1.LifecycleStage{stage(v1alpha1.ClassificationSupported, ""), stage(v1alpha1.ClassificationExpired, "2026-12-01T00:00:00Z")}
+	g.Expect(versions[2].Version).To(Equal("1.33.7"))
+	aws.Spec.Kubernetes.Versions = append(versions[:3], append([]v1alpha1.ExpirableVersion{{Version: "1.33.8",
+		Lifecycle: []v1alpha1.LifecycleStage{stage(v1alpha1.ClassificationPreview, "")}}}, versions[3:]...)...)
+	gardenlinux := &aws.Spec.MachineImages[0]
+	g.Expect(gardenlinux.Versions[0].Version).To(Equal("1877.3.0"))
+	deprecated := v1alpha1.ClassificationDeprecated
+	gardenlinux.Versions[0].Classification = &deprecated
+	gardenlinux.Versions[0].Architectures = []string{"amd64"}
+	fixed := *gardenlinux.Versions[0].DeepCopy()
+	fixed.Version, fixed.Classification, fixed.Architectures = "1877.3.1", nil, []string{"amd64", "arm64"}
+	gardenlinux.Versions = append(gardenlinux.Versions[:1], append([]v1alpha1.MachineImageVersion{fixed}, gardenlinux.Versions[1:]...)...)
+	ubuntu := &aws.Spec.MachineImages[1]
+	g.Expect(ubuntu.Versions[1].Version).To(Equal("22.4.5"))
+	ubuntu.Versions = ubuntu.Versions[:1]
+	g.Expect(c.Update(ctx, aws)).To(Succeed())
+
+	payments := &v1alpha1.NamespacedCloudProfile{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "team-payments", Name: "aws-payments"}, payments)).To(Succeed())
+	payments.Annotations = map[string]string{v1alpha1.HoldUntilAnnotation: "2026-11-23T00:00:00Z"}
+	payments.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = &metav1.Time{Time: mustParseTime(t, "2026-12-01T00:00:00Z")}
+	g.Expect(c.Update(ctx, payments)).To(Succeed())
+
+	head := t.TempDir()
+	copyTree(t, diffFixtureMain, head)
+	prod := filepath.Join("overlays", "prod")
+	status, stdout, stderr := run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", diffTime)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stderr).To(BeEmpty())
+	patches := heldPatches(t, stdout)
+	g.Expect(patches).To(HaveLen(2))
+	g.Expect(patches[0]).To(HavePrefix("# CloudProfile/aws: held until 2026-11-25T00:00:00Z (INC-7: 1.33.5 and gardenlinux 1877.3.0 are broken)\n"))
+	g.Expect(patches[0]).To(ContainSubstring("\n    - $patch: delete\n      version: 22.4.5\n"), "a version the cluster removed is deleted by its key")
+	g.Expect(patches[0]).To(ContainSubstring("      version: 1877.3.0\n    - architectures:\n      - amd64\n      - arm64\n      version: 1877.3.1\n"),
+		"an added version follows the version it follows in the cluster")
+	g.Expect(patches[0]).To(ContainSubstring("    - version: 1.33.7\n    - lifecycle:\n      - classification: preview\n      version: 1.33.8\n"),
+		"an added version follows the key of the unchanged version it follows in the cluster")
+	g.Expect(patches[0]).To(ContainSubstring("      - $patch: delete\n        classification: deprecated\n"), "a lifecycle stage the cluster removed")
+	g.Expect(patches[0]).NotTo(ContainSubstring("1.34.2"), "only the drifted fields")
+	g.Expect(patches[1]).To(Equal("# NamespacedCloudProfile/team-payments/aws-payments: held until 2026-11-23T00:00:00Z\n" + `apiVersion: core.profilesync.io/v1alpha1
+kind: NamespacedCloudProfile
+metadata:
+  name: aws-payments
+  namespace: team-payments
+spec:
+  kubernetes:
+    versions:
+    - lifecycle:
+      - classification: expired
+        startTime: "2026-12-01T00:00:00Z"
+      version: 1.32.9
+`))
+
+	status, stdout, stderr = run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", diffTime, "-o", "markdown")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stdout).To(ContainSubstring("\n### Held in the cluster\n\n"))
+	g.Expect(stdout).To(ContainSubstring("\n#### NamespacedCloudProfile/team-payments/aws-payments\n\nheld until 2026-11-23T00:00:00Z\n\n```yaml\n"+
+		strings.SplitN(patches[1], "\n", 2)[1]+"```\n"), "the same patch, in a YAML block of the pull-request comment")
+
+	built := buildWithPatches(t, head, prod, patches)
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(aws), aws)).To(Succeed())
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(payments), payments)).To(Succeed())
+	g.Expect(built).To(HaveLen(2))
+	for _, o := range built {
+		if o.CloudProfile != nil {
+			g.Expect(o.CloudProfile.Spec).To(BeComparableTo(aws.Spec), "the overlay with the patch builds what the cluster holds, in its order")
+		} else {
+			g.Expect(o.NamespacedCloudProfile.Spec).To(BeComparableTo(payments.Spec))
+		}
+	}
+
+	status, stdout, stderr = run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", diffTime)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stdout).To(ContainSubstring("No changes"), "Git has caught up")
+	g.Expect(stdout).To(ContainSubstring("# CloudProfile/aws: held until 2026-11-25T00:00:00Z (INC-7: 1.33.5 and gardenlinux 1877.3.0 are broken)\n" +
+		"# The overlay already builds what the cluster holds: the hold ends at the next sync.\n"))
+
+	status, stdout, stderr = run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", "2026-11-24T00:00:00Z", "-o", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(decodeDiffJSON(t, stdout).Landscapes).To(HaveLen(1), "JSON output stays the report alone")
+	g.Expect(stderr).To(Equal("warning: cluster: NamespacedCloudProfile/team-payments/aws-payments: the sync does not honour this hold: " +
+		"annotation profilesync.io/hold-until: 2026-11-23T00:00:00Z is not in the future; remove the hold annotations, or set a later expiry\n" +
+		"note: held in the cluster: CloudProfile/aws; -o table or -o markdown shows the patch that brings the overlay to each\n"))
+}
