@@ -5,18 +5,18 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 func TestDecodedRevisionsAreReusedOnlyForTheSameRevisionAndPath(t *testing.T) {
 	g := NewWithT(t)
 	var decoded decodedRevisions
-	objects := []render.Object{{File: "profiles.yaml"}}
+	objects := []profile.Object{{File: "profiles.yaml"}}
 
 	_, ok := decoded.get("ns/dev", "main@sha1:a", "overlays/dev")
 	g.Expect(ok).To(BeFalse(), "nothing decoded yet")
 
-	warnings := render.Problems{{File: "overlays/dev/kustomization.yaml", Message: "patch by index"}}
+	warnings := profile.Problems{{File: "overlays/dev/kustomization.yaml", Message: "patch by index"}}
 	decoded.put("ns/dev", decodedRevision{revision: "main@sha1:a", path: "overlays/dev", objects: objects, buildWarnings: warnings})
 	got, ok := decoded.get("ns/dev", "main@sha1:a", "overlays/dev")
 	g.Expect(ok).To(BeTrue())

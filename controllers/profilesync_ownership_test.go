@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // listing returns sync with an inventory that lists objects.
@@ -104,7 +104,7 @@ func TestNewApplyPlan_pruned(t *testing.T) {
 			g := NewWithT(t)
 			obj := listing(stepSync(ns), tt.inventory...)
 			obj.Spec.Prune = !tt.noPrune
-			var objects []render.Object
+			var objects []profile.Object
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite: a revision with a
@@ -35,17 +35,17 @@ func TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite(t *testing.T) {
 		wantInMsg []string
 	}{{
 		name: "a CloudProfile of 1.5 MiB",
-		commit: func(profile string) map[string]string {
-			return map[string]string{"profiles.yaml": profileOfSize(profile, 1536<<10)}
+		commit: func(name string) map[string]string {
+			return map[string]string{"profiles.yaml": profileOfSize(name, 1536<<10)}
 		},
-		wantInMsg: []string{"profiles.yaml: CloudProfile/%s: Too long: ", fmt.Sprintf("more than the %d it can store", render.MaxStoredSize)},
+		wantInMsg: []string{"profiles.yaml: CloudProfile/%s: Too long: ", fmt.Sprintf("more than the %d it can store", profile.MaxStoredSize)},
 	}, {
 		name: "a small NamespacedCloudProfile whose merged profile its status holds is too large",
-		commit: func(profile string) map[string]string {
+		commit: func(name string) map[string]string {
 			return map[string]string{
-				"profiles.yaml": profileOfSize(profile, render.MaxStoredSize-20<<10),
-				"team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: " + profile +
-					"\n  namespace: team-size\nspec:\n  parent:\n    kind: CloudProfile\n    name: " + profile + "\n  providerConfig:\n    team: " + strings.Repeat("y", 40<<10) + "\n",
+				"profiles.yaml": profileOfSize(name, profile.MaxStoredSize-20<<10),
+				"team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: " + name +
+					"\n  namespace: team-size\nspec:\n  parent:\n    kind: CloudProfile\n    name: " + name + "\n  providerConfig:\n    team: " + strings.Repeat("y", 40<<10) + "\n",
 			}
 		},
 		wantInMsg: []string{"team.yaml: NamespacedCloudProfile/team-size/%s: Too long: ", "status.cloudProfileSpec, the profile merged with its parent CloudProfile \"%s\""},

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/merge"
 )
 
 // +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-cloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=cloudprofiles,verbs=update;delete,versions=v1alpha1,name=vcloudprofile.core.profilesync.io,admissionReviewVersions=v1
@@ -24,7 +24,7 @@ var cloudProfileResource = v1alpha1.GroupVersion.WithResource("cloudprofiles").G
 type CloudProfileValidator struct {
 	// Reader lists the NamespacedCloudProfiles that may extend the profile.
 	Reader client.Reader
-	// Clock is the source of "now" for render.CheckCloudProfileChange.
+	// Clock is the source of "now" for merge.CheckCloudProfileChange.
 	Clock clock.PassiveClock
 }
 
@@ -39,7 +39,7 @@ func (v *CloudProfileValidator) ValidateCreate(context.Context, *v1alpha1.CloudP
 // ValidateUpdate refuses a spec change that makes a version unavailable again
 // after it left that stage (at the clock's now), or that removes a Kubernetes
 // version, machine image, image version or lifecycle stage a
-// NamespacedCloudProfile overrides: render.CheckCloudProfileChange, as the
+// NamespacedCloudProfile overrides: merge.CheckCloudProfileChange, as the
 // sync checks before it applies. All errors are reported together, as Invalid
 // at paths of the CloudProfile.
 func (v *CloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newObj *v1alpha1.CloudProfile) (admission.Warnings, error) {
@@ -50,7 +50,7 @@ func (v *CloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newO
 	if err != nil {
 		return nil, err
 	}
-	if errs := render.CheckCloudProfileChange(newObj.Name, &oldObj.Spec, &newObj.Spec, children, v.Clock.Now()); len(errs) > 0 {
+	if errs := merge.CheckCloudProfileChange(newObj.Name, &oldObj.Spec, &newObj.Spec, children, v.Clock.Now()); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.CloudProfileKind).GroupKind(), newObj.Name, errs)
 	}
 	return nil, nil
@@ -64,14 +64,14 @@ func (v *CloudProfileValidator) ValidateDelete(ctx context.Context, obj *v1alpha
 	if err != nil {
 		return nil, err
 	}
-	if errs := render.CheckCloudProfileChange(obj.Name, &obj.Spec, nil, children, v.Clock.Now()); len(errs) > 0 {
+	if errs := merge.CheckCloudProfileChange(obj.Name, &obj.Spec, nil, children, v.Clock.Now()); len(errs) > 0 {
 		return nil, apierrors.NewForbidden(cloudProfileResource, obj.Name, errs.ToAggregate())
 	}
 	return nil, nil
 }
 
 // namespacedProfiles lists every NamespacedCloudProfile in the cluster;
-// render.CheckCloudProfileChange itself skips those with another parent. The list
+// merge.CheckCloudProfileChange itself skips those with another parent. The list
 // is read from the API server, not a cache, so a namespaced profile created a
 // moment ago already protects its parent.
 func (v *CloudProfileValidator) namespacedProfiles(ctx context.Context, parentName string) ([]v1alpha1.NamespacedCloudProfile, error) {

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/merge"
 )
 
 // +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-namespacedcloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=create;update,versions=v1alpha1,name=vnamespacedcloudprofile.core.profilesync.io,admissionReviewVersions=v1
@@ -98,9 +98,9 @@ func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj
 			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
 	}
 	// A missing parent is MergeNamespaced's spec.parent.name Not found.
-	if _, errs := render.MergeNamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
+	if _, errs := merge.MergeNamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
 		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name,
-			render.ExplainMissingParent(errs, "in the cluster"))
+			merge.ExplainMissingParent(errs, "in the cluster"))
 	}
 	return nil
 }
