@@ -115,7 +115,7 @@ func (p *applyPlan) stageOf(o profile.Object) applyStage {
 	if !ok {
 		return stageNeedsNewParent
 	}
-	if _, errs := merge.MergeNamespaced(&parent.Spec, &ncp.Spec); len(errs) > 0 {
+	if _, errs := merge.Namespaced(&parent.Spec, &ncp.Spec); len(errs) > 0 {
 		return stageNeedsNewParent
 	}
 	return stageValidNow

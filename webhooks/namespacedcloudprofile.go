@@ -97,8 +97,8 @@ func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj
 		return apierrors.NewInternalError(fmt.Errorf("look up parent CloudProfile %q of NamespacedCloudProfile %s/%s: %w",
 			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
 	}
-	// A missing parent is MergeNamespaced's spec.parent.name Not found.
-	if _, errs := merge.MergeNamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
+	// A missing parent is merge.Namespaced's spec.parent.name Not found.
+	if _, errs := merge.NamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
 		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name,
 			merge.ExplainMissingParent(errs, "in the cluster"))
 	}

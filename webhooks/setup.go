@@ -9,7 +9,7 @@
 //     modify-spec-kubernetes, modify-spec-machineimages and
 //     modify-spec-providerconfig on namespacedcloudprofiles (GEP-25), checked
 //     with a SubjectAccessReview for the requesting user; the parent must
-//     exist and render.MergeNamespaced must accept the override (docs/semantics.md §3).
+//     exist and merge.Namespaced must accept the override (docs/semantics.md §3).
 //   - CloudProfile update: render.CheckCloudProfileChange (no version made
 //     unavailable again, nothing a NamespacedCloudProfile overrides removed).
 //   - CloudProfile delete: refused while NamespacedCloudProfiles extend it

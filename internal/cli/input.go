@@ -122,7 +122,7 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 // as profiles.
 func isProfileFileName(name string) bool {
 	ext := filepath.Ext(name)
-	return (ext == ".yaml" || ext == ".yml") && !overlay.IsKustomizationFile(name) && !policy.IsPolicyFile(name)
+	return (ext == ".yaml" || ext == ".yml") && !overlay.IsKustomizationFile(name) && !policy.IsFileName(name)
 }
 
 // displayInput names file (relative to the root) as the command line gave

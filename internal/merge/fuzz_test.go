@@ -44,12 +44,12 @@ func FuzzMergeNamespaced(f *testing.F) {
 		}
 		parentBefore, ncpBefore := parent.DeepCopy(), ncp.DeepCopy()
 
-		merged, errs := MergeNamespaced(&parent, &ncp)
+		merged, errs := Namespaced(&parent, &ncp)
 
 		if !equality.Semantic.DeepEqual(&parent, parentBefore) || !equality.Semantic.DeepEqual(&ncp, ncpBefore) {
 			t.Fatalf("the merge modified its inputs")
 		}
-		again, errsAgain := MergeNamespaced(&parent, &ncp)
+		again, errsAgain := Namespaced(&parent, &ncp)
 		if !equality.Semantic.DeepEqual(merged, again) || errorLines(errs) != errorLines(errsAgain) {
 			t.Fatalf("two merges of the same inputs differ")
 		}

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // mergeGoldenDir holds one directory per example: parent.yaml (a
 // CloudProfile) and namespaced.yaml (a NamespacedCloudProfile) are inputs;
 // merged.yaml is the spec the merge produces and errors.txt the errors
-// MergeNamespaced reports, one per line (empty when the merge is accepted).
+// Namespaced reports, one per line (empty when the merge is accepted).
 const mergeGoldenDir = "testdata/merge"
 
 func TestMergeNamespacedGolden(t *testing.T) {
@@ -39,10 +39,10 @@ func TestMergeNamespacedGolden(t *testing.T) {
 			mergedYAML, err := yaml.Marshal(merged)
 			g.Expect(err).NotTo(HaveOccurred())
 
-			accepted, validationErrs := MergeNamespaced(&parent.Spec, &ncp.Spec)
+			accepted, validationErrs := Namespaced(&parent.Spec, &ncp.Spec)
 			errorsText := errorLines(validationErrs)
 			if len(validationErrs) == 0 {
-				g.Expect(accepted).To(Equal(merged), "MergeNamespaced returns the merge when it validates")
+				g.Expect(accepted).To(Equal(merged), "Namespaced returns the merge when it validates")
 			}
 
 			assertGolden(t, filepath.Join(example, "merged.yaml"), mergedYAML)

@@ -13,7 +13,7 @@ import (
 	"github.com/profilesync/profilesync/internal/lifecycle"
 )
 
-// MergeNamespaced renders status.cloudProfileSpec of a NamespacedCloudProfile:
+// Namespaced renders status.cloudProfileSpec of a NamespacedCloudProfile:
 // the parent's spec with the namespaced profile's overrides applied, exactly as
 // docs/semantics.md §3 describes.
 //
@@ -89,21 +89,21 @@ import (
 // status.cloudProfileSpec rather than publish a half-merged profile.
 //
 // The merged spec is validated at no particular time
-// (lifecycle.ValidateCloudProfileSpec); MergeNamespacedAt validates it at a
+// (lifecycle.ValidateCloudProfileSpec); NamespacedAt validates it at a
 // given time.
-func MergeNamespaced(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
-	return MergeNamespacedAt(parent, ncp, time.Time{})
+func Namespaced(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	return NamespacedAt(parent, ncp, time.Time{})
 }
 
-// MergeNamespacedAt is MergeNamespaced with the merged spec validated at now
+// NamespacedAt is Namespaced with the merged spec validated at now
 // (lifecycle.ValidateCloudProfileSpecAt), so that versions whose supported
 // windows overlapped only before now do not block it, as in Gardener.
-func MergeNamespacedAt(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
-	merged, errs, _ := MergeAndValidate(parent, ncp, now)
+func NamespacedAt(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	merged, errs, _ := NamespacedWithWarnings(parent, ncp, now)
 	return merged, errs
 }
 
-// ExplainMissingParent completes MergeNamespaced's bare "Not found" of
+// ExplainMissingParent completes Namespaced's bare "Not found" of
 // spec.parent.name, which knows only that it was given no parent, with where
 // the caller looked for it (for example "in the cluster"), so that a missing
 // parent is worded the same by every caller. It changes errs in place and
@@ -117,10 +117,10 @@ func ExplainMissingParent(errs field.ErrorList, where string) field.ErrorList {
 	return errs
 }
 
-// MergeAndValidate is MergeNamespacedAt that also returns the validation
+// NamespacedWithWarnings is NamespacedAt that also returns the validation
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
 // ValidateSet can report them without validating the merged spec again.
-func MergeAndValidate(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
+func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
 	merged, errs := mergeOverrides(parent, ncp)
 	if len(errs) > 0 {
 		return nil, errs, nil
@@ -217,9 +217,9 @@ const VersionKey = "version"
 // problems of the merged spec are reported there.
 var MergedSpecPath = field.NewPath("status", "cloudProfileSpec")
 
-// mergeOverrides is MergeNamespaced without the final validation of the merged
+// mergeOverrides is Namespaced without the final validation of the merged
 // spec. It returns the merged spec even when there are errors so that tests can
-// look at it; MergeNamespaced never hands such a spec out.
+// look at it; Namespaced never hands such a spec out.
 func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
 	specPath := field.NewPath("spec")
 	if ncp == nil {

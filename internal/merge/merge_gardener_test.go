@@ -50,7 +50,7 @@ func TestMergeNamespacedLimits(t *testing.T) {
 			}
 			ncp := namespaced()
 			ncp.Limits = tt.overrideLimit
-			merged, errs := MergeNamespaced(parent, ncp)
+			merged, errs := Namespaced(parent, ncp)
 			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
 			if len(tt.wantErrs) > 0 {
 				return
@@ -85,7 +85,7 @@ func TestMergeNamespacedGardenerFields(t *testing.T) {
 	added.Capabilities = v1alpha1.Capabilities{"architecture": {"arm64"}}
 	ncp.MachineTypes = []v1alpha1.MachineType{added}
 
-	merged, errs := MergeNamespaced(parent, ncp)
+	merged, errs := Namespaced(parent, ncp)
 
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(merged.MachineCapabilities).To(Equal(parent.MachineCapabilities), "capability definitions come from the parent")
@@ -136,7 +136,7 @@ func TestMergeNamespacedImageVersionCapabilities(t *testing.T) {
 			g := NewWithT(t)
 			ncp := namespaced()
 			ncp.MachineImages = []v1alpha1.NamespacedMachineImage{{Name: "gardenlinux", Versions: []v1alpha1.MachineImageVersion{tt.override}}}
-			_, errs := MergeNamespaced(capabilityParent(), ncp)
+			_, errs := Namespaced(capabilityParent(), ncp)
 			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
 		})
 	}
@@ -190,7 +190,7 @@ func TestMergeNamespacedErrorsNameTheOverrideEntryThatCausedThem(t *testing.T) {
 			g := NewWithT(t)
 			parent, ncp := profile(), namespaced()
 			tt.change(parent, ncp)
-			_, errs := MergeNamespaced(parent, ncp)
+			_, errs := Namespaced(parent, ncp)
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Error())

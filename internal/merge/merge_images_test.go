@@ -200,7 +200,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 			ncp := namespaced()
 			ncp.MachineImages = tt.overrides
 
-			merged, errs := MergeNamespaced(profile(), ncp)
+			merged, errs := Namespaced(profile(), ncp)
 
 			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
 			if tt.wantErrs != nil {

@@ -208,7 +208,7 @@ func TestMergeNamespacedKubernetesVersions(t *testing.T) {
 			ncp := namespaced()
 			ncp.Kubernetes = &v1alpha1.KubernetesSettings{Versions: tt.overrides}
 
-			merged, errs := MergeNamespaced(parent, ncp)
+			merged, errs := Namespaced(parent, ncp)
 
 			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
 			if tt.wantErrs != nil {
@@ -238,7 +238,7 @@ func TestMergeNamespacedGEP32Compatibility(t *testing.T) {
 		staged("1.18.0", stage(supported, "2022-01-01T00:00:00Z"), stage(deprecated, "2024-06-01T00:00:00Z")),
 	}}
 
-	merged, errs := MergeNamespaced(parent, ncp)
+	merged, errs := Namespaced(parent, ncp)
 
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(merged.Kubernetes.Versions).To(Equal([]v1alpha1.ExpirableVersion{

@@ -60,7 +60,7 @@ func TestMergeNamespacedMachineAndVolumeTypes(t *testing.T) {
 			ncp.MachineTypes = tt.machineTypes
 			ncp.VolumeTypes = tt.volumeTypes
 
-			merged, errs := MergeNamespaced(profile(), ncp)
+			merged, errs := Namespaced(profile(), ncp)
 
 			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
 			if tt.wantErrs != nil {
@@ -115,7 +115,7 @@ func TestMergeNamespacedCABundle(t *testing.T) {
 			ncp := namespaced()
 			ncp.CABundle = tt.override
 
-			merged, errs := MergeNamespaced(parent, ncp)
+			merged, errs := Namespaced(parent, ncp)
 
 			g.Expect(errs).To(BeEmpty())
 			g.Expect(merged.CABundle).To(Equal(tt.want))
@@ -166,7 +166,7 @@ func TestMergeNamespacedParentReference(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 
-			merged, errs := MergeNamespaced(tt.parent, tt.ncp)
+			merged, errs := Namespaced(tt.parent, tt.ncp)
 
 			g.Expect(errorFields(errs)).To(Equal(tt.wantErrs))
 			if tt.wantErrs != nil {
@@ -185,7 +185,7 @@ func TestMergeNamespacedKeepsParentOnlyFields(t *testing.T) {
 	ncp := namespaced()
 	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.xlarge", "8")}
 
-	merged, errs := MergeNamespaced(parent, ncp)
+	merged, errs := Namespaced(parent, ncp)
 
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(merged.Type).To(Equal(parent.Type))
@@ -233,7 +233,7 @@ func TestMergeNamespacedRequiresTheListsInTheMergedSpec(t *testing.T) {
 			parent, ncp := profile(), namespaced()
 			tt.change(parent, ncp)
 
-			merged, errs := MergeNamespaced(parent, ncp)
+			merged, errs := Namespaced(parent, ncp)
 
 			g.Expect(errorFields(errs)).To(ConsistOf(tt.wantErrors))
 			if len(tt.wantErrors) == 0 {
@@ -262,7 +262,7 @@ func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 	ncp.CABundle = ptrTo(testCertificate(t, "override"))
 	parentBefore, ncpBefore := parent.DeepCopy(), ncp.DeepCopy()
 
-	merged, errs := MergeNamespaced(parent, ncp)
+	merged, errs := Namespaced(parent, ncp)
 	g.Expect(errs).To(BeEmpty())
 	merged.Kubernetes.Versions[0].Lifecycle[0].StartTime.Time = merged.Kubernetes.Versions[0].Lifecycle[0].StartTime.AddDate(1, 0, 0)
 	merged.MachineImages[0].Versions[1].Version = "changed"
@@ -336,7 +336,7 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 
 	t.Run("the merged spec is rejected because the GEP's highest Kubernetes version expires", func(t *testing.T) {
 		g := NewWithT(t)
-		merged, errs := MergeNamespaced(parent(), ncp)
+		merged, errs := Namespaced(parent(), ncp)
 		g.Expect(errorFields(errs)).To(Equal([]string{"status.cloudProfileSpec.kubernetes.versions[4] (1.28.6).expirationDate: Forbidden"}))
 		g.Expect(merged).To(BeNil())
 	})
@@ -348,7 +348,7 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 		want := wantMerged()
 		want.Kubernetes.Versions = append(want.Kubernetes.Versions, plainVersion("1.29.0"))
 
-		merged, errs := MergeNamespaced(withNewer, ncp)
+		merged, errs := Namespaced(withNewer, ncp)
 		g.Expect(errs).To(BeEmpty())
 		g.Expect(merged).To(Equal(want))
 	})
@@ -434,7 +434,7 @@ func TestMergeNamespacedRefusesAnOverrideCABundleThatIsNoCertificate(t *testing.
 			ncp := namespaced()
 			ncp.CABundle = ptrTo(bundle)
 
-			merged, errs := MergeNamespaced(parent, ncp)
+			merged, errs := Namespaced(parent, ncp)
 
 			g.Expect(merged).To(BeNil())
 			g.Expect(errs).To(HaveLen(1))

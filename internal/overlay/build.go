@@ -299,7 +299,7 @@ func plainDirectoryResources(rootfs *buildFS, dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if ext := filepath.Ext(entry.Name()); (ext == ".yaml" || ext == ".yml") && !policy.IsPolicyFile(entry.Name()) {
+		if ext := filepath.Ext(entry.Name()); (ext == ".yaml" || ext == ".yml") && !policy.IsFileName(entry.Name()) {
 			resources = append(resources, filepath.ToSlash(rel))
 		}
 		return nil

@@ -15,10 +15,10 @@ func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
 	root := t.TempDir()
 	policyYAML := "apiVersion: policy.profilesync.io/v1alpha1\nkind: VersioningPolicy\nrules:\n  notice: {severity: error, days: 30}\n"
 	writeTree(t, root, map[string]string{
-		policy.PolicyFileName:                      policyYAML,
-		"profiles/" + policy.PolicyFileName:        policyYAML,
-		"profiles/a.yaml":                          fmt.Sprintf(minimalCloudProfile, "a"),
-		"profiles/nested/" + policy.PolicyFileName: policyYAML,
+		policy.FileName:                      policyYAML,
+		"profiles/" + policy.FileName:        policyYAML,
+		"profiles/a.yaml":                    fmt.Sprintf(minimalCloudProfile, "a"),
+		"profiles/nested/" + policy.FileName: policyYAML,
 	})
 	docs, err := buildWithDefaults(t, root, ".")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -26,5 +26,5 @@ func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
 	g.Expect(problems).To(BeEmpty(), "no policy file is read as a profile")
 	g.Expect(objects).To(HaveLen(1))
 	g.Expect(objects[0].File).To(Equal("profiles/a.yaml"))
-	g.Expect(policy.IsPolicyFile("a.yaml")).To(BeFalse())
+	g.Expect(policy.IsFileName("a.yaml")).To(BeFalse())
 }

@@ -19,12 +19,6 @@ import (
 	"time"
 )
 
-// FileName is the name of a policy file. The file nearest to a built
-// overlay, in the overlay's directory or one above it up to the repository
-// root, is the landscape's policy (Find).
-// It is PolicyFileName, which directory reads skip.
-const FileName = PolicyFileName
-
 // APIVersion and Kind identify the policy file's schema.
 const (
 	APIVersion = "policy.profilesync.io/v1alpha1"

@@ -17,7 +17,7 @@
 //     repeated many times short for people to read;
 //   - ValidateSet checks a set applied together: every profile's lifecycle
 //     rules, duplicates, and every namespaced profile merged with its parent;
-//   - MergeNamespaced renders status.cloudProfileSpec (docs/semantics.md
+//   - merge.Namespaced renders status.cloudProfileSpec (docs/semantics.md
 //     section 3), and CheckCloudProfileChange guards a parent against
 //     changes that would make a version unavailable again or pull an
 //     overridden entry out from under a namespaced profile.

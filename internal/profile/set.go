@@ -63,7 +63,7 @@ func ApplyDefaultNamespace(objects []Object, namespace string) {
 //   - for each NamespacedCloudProfile, its parent must be a CloudProfile of
 //     the set or, when lookupParent is not nil, one it finds; a parent in the
 //     set wins over lookupParent, because the set is what will be applied.
-//     MergeNamespaced must accept the override; warnings of the merged spec
+//     merge.Namespaced must accept the override; warnings of the merged spec
 //     that the parent does not already have are reported under
 //     status.cloudProfileSpec. The merged spec is kept in the report
 //     (Report.MergedSpec) for EvaluateSet;
@@ -121,7 +121,7 @@ func ValidateSetAt(objects []Object, lookupParent ParentLookup, now time.Time) (
 				fmt.Sprintf("Invalid value: %q: the parent CloudProfile is invalid (see its problems), so this profile cannot be merged", ncp.Spec.Parent.Name)))
 			continue
 		}
-		merged, errs, warnings := merge.MergeAndValidate(parent.spec, &ncp.Spec, now)
+		merged, errs, warnings := merge.NamespacedWithWarnings(parent.spec, &ncp.Spec, now)
 		report.Problems = append(report.Problems, o.fieldErrorProblems(merge.ExplainMissingParent(errs, parents.where()))...)
 		if len(errs) == 0 {
 			report.merged[ncp] = merged
@@ -246,12 +246,12 @@ func WithServerDefaults(spec *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileS
 
 // NamespacedStatus computes the status a NamespacedCloudProfile has at now
 // with the parent's spec as stored in the cluster: status.cloudProfileSpec
-// (MergeNamespaced) and the classification of every version of the merged
+// (merge.Namespaced) and the classification of every version of the merged
 // spec (lifecycle.Status). Conditions and observedGeneration are the
 // controller's. On errors the status is empty, so the controller keeps the
 // previous one.
 func NamespacedStatus(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (v1alpha1.NamespacedCloudProfileStatus, field.ErrorList) {
-	merged, errs := merge.MergeNamespacedAt(parent, ncp, now)
+	merged, errs := merge.NamespacedAt(parent, ncp, now)
 	if len(errs) > 0 {
 		return v1alpha1.NamespacedCloudProfileStatus{}, errs
 	}

@@ -66,7 +66,7 @@ spec:
 
 	report, err := ValidateSet(objects, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	// The merge's own messages belong to MergeNamespaced; here only their
+	// The merge's own messages belong to merge.Namespaced; here only their
 	// location is checked.
 	g.Expect(problemLines(report.Problems)).To(HaveExactElements(
 		`set.yaml: CloudProfile/aws: metadata.name: Duplicate value: "aws": CloudProfile/aws is defined twice, first in set.yaml`,
@@ -235,7 +235,7 @@ func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(problemLines(report.Problems)).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0] (1.99.0).version: Not found: "1.99.0"`)))
 
-	want, errs := merge.MergeNamespaced(WithServerDefaults(&parent.Spec), &good.Spec)
+	want, errs := merge.Namespaced(WithServerDefaults(&parent.Spec), &good.Spec)
 	g.Expect(errs).To(BeEmpty())
 	g.Expect(report.MergedSpec(good)).To(Equal(want))
 	g.Expect(report.MergedSpec(bad)).To(BeNil(), "a profile that does not merge has no merged spec")

@@ -168,7 +168,7 @@ func TestStoredSizeCountsManagedFieldsAndStatus(t *testing.T) {
 	g.Expect(size).To(BeNumerically(">", 3*jsonSize(t, dense.CloudProfile)), "the managedFields of every keyed entry and the status of every version")
 
 	child := namespacedObject("n.yaml", "child", "blob", nil)
-	merged, errs := merge.MergeNamespaced(WithServerDefaults(&blob.CloudProfile.Spec), &child.NamespacedCloudProfile.Spec)
+	merged, errs := merge.Namespaced(WithServerDefaults(&blob.CloudProfile.Spec), &child.NamespacedCloudProfile.Spec)
 	g.Expect(errs).To(BeEmpty())
 	withoutStatus, err := storedSize(child, nil)
 	g.Expect(err).NotTo(HaveOccurred())
