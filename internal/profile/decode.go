@@ -132,9 +132,10 @@ func (p Problem) String() string {
 // several errors that way) so that every problem is exactly one line; a
 // message that already is one line is left exactly as written.
 //
-// gitsource's oneLineWithoutEmptyTail looks alike but serves another purpose:
-// it also cuts the trailing ": " a Git transport leaves before an empty
-// response body, which here would change what a problem says.
+// internal/policy makes its problems one line with it too. gitsource's
+// oneLineWithoutEmptyTail looks alike but serves another purpose: it also
+// cuts the trailing ": " a Git transport leaves before an empty response
+// body, which here would change what a problem says.
 func OneLine(message string) string {
 	if !strings.Contains(message, "\n") {
 		return message
