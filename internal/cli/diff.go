@@ -190,7 +190,7 @@ type diffTree struct {
 
 // path is an overlay's path relative to the tree's root, as overlay.Build
 // takes it.
-func (t diffTree) path(overlay string) string { return filepath.Join(t.dir, overlay) }
+func (t diffTree) path(name string) string { return filepath.Join(t.dir, name) }
 
 // landscape is one overlay to compare.
 type landscape struct {

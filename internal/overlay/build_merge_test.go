@@ -456,9 +456,9 @@ spec:
 	var plainProfile map[string]any
 	g.Expect(yaml.Unmarshal(plain[0], &plainProfile)).To(Succeed())
 	built := decodedDocs(t, docs)[0]
-	versionsOf := func(profile map[string]any) []string {
+	versionsOf := func(object map[string]any) []string {
 		var versions []string
-		for _, v := range fieldAt(profile, "spec", "kubernetes", "versions").([]any) {
+		for _, v := range fieldAt(object, "spec", "kubernetes", "versions").([]any) {
 			versions = append(versions, v.(map[string]any)["version"].(string))
 		}
 		return versions

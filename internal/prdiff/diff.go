@@ -213,21 +213,21 @@ func Diff(landscape string, base, head []profile.Object, now time.Time, horizon 
 	for _, key := range keys {
 		b, inBase := baseProfiles[key]
 		h, inHead := headProfiles[key]
-		profile := ProfileDiff{Kind: key.kind, Namespace: key.namespace, Name: key.name, Changes: []Change{}}
+		diff := ProfileDiff{Kind: key.kind, Namespace: key.namespace, Name: key.name, Changes: []Change{}}
 		switch {
 		case !inBase:
-			profile.Status = ProfileAdded
+			diff.Status = ProfileAdded
 		case !inHead:
-			profile.Status = ProfileRemoved
+			diff.Status = ProfileRemoved
 		default:
-			profile.Status = ProfileChanged
-			profile.Changes = w.specChanges(effectiveSpecOrEmpty(b), effectiveSpecOrEmpty(h))
-			if len(profile.Changes) == 0 {
+			diff.Status = ProfileChanged
+			diff.Changes = w.specChanges(effectiveSpecOrEmpty(b), effectiveSpecOrEmpty(h))
+			if len(diff.Changes) == 0 {
 				result.Unchanged++
 				continue
 			}
 		}
-		result.Profiles = append(result.Profiles, profile)
+		result.Profiles = append(result.Profiles, diff)
 	}
 	return result
 }

@@ -96,11 +96,11 @@ func diffGoldenReport(t *testing.T) Report {
 	t.Helper()
 	report := Report{Base: "main", Head: "pull/42/head"}
 	var heads []Landscape
-	for _, overlay := range []string{"dev", "prod"} {
-		base := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "base"), overlay, diffGoldenTime)
-		head := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "head"), overlay, diffGoldenTime)
-		report.Landscapes = append(report.Landscapes, Diff(overlay, base, head, diffGoldenTime, 0))
-		heads = append(heads, Landscape{Name: overlay, Objects: head})
+	for _, name := range []string{"dev", "prod"} {
+		base := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "base"), name, diffGoldenTime)
+		head := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "head"), name, diffGoldenTime)
+		report.Landscapes = append(report.Landscapes, Diff(name, base, head, diffGoldenTime, 0))
+		heads = append(heads, Landscape{Name: name, Objects: head})
 	}
 	report.RolloutWarnings = CheckRolloutOrder(heads, diffGoldenTime)
 	return report
