@@ -130,7 +130,7 @@ func runPolicyTimeline(inputs inputOptions, policyFile string, from, until time.
 // order; at the same instant in input order.
 func upcomingTransitions(objects []profile.Object, from, until time.Time) []transition {
 	var transitions []transition
-	add := func(profile, subject string, v v1alpha1.ExpirableVersion) {
+	add := func(profileName, subject string, v v1alpha1.ExpirableVersion) {
 		t := from
 		for {
 			at, next, ok := lifecycle.NextTransition(v, t)
@@ -138,7 +138,7 @@ func upcomingTransitions(objects []profile.Object, from, until time.Time) []tran
 				return
 			}
 			transitions = append(transitions, transition{
-				at: at, profile: profile, subject: subject, version: v.Version,
+				at: at, profile: profileName, subject: subject, version: v.Version,
 				from: lifecycle.ClassificationAt(v, t), to: next,
 			})
 			t = at
