@@ -476,7 +476,7 @@ type liveProfiles struct {
 
 func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, error) {
 	// The sync only reads the live objects (the rules of internal/lifecycle
-	// and internal/render never modify their inputs), so it lists them
+	// and internal/profile never modify their inputs), so it lists them
 	// without the cache's deep copy: every sync reads every profile, and
 	// each namespaced profile carries a whole merged profile in its status.
 	var cps v1alpha1.CloudProfileList

@@ -1,7 +1,7 @@
 // Package webhooks is ProfileSync's validating admission webhook for
 // CloudProfiles and NamespacedCloudProfiles. It enforces on the API server
 // what the sync and the command line check before they write, with the very
-// same functions of internal/render and internal/lifecycle, so a rule means
+// same functions of internal/merge and internal/lifecycle, so a rule means
 // the same thing whoever changes a profile (kubectl, the sync, another tool):
 //
 //   - NamespacedCloudProfile create and update: changing spec.kubernetes,
@@ -10,10 +10,10 @@
 //     modify-spec-providerconfig on namespacedcloudprofiles (GEP-25), checked
 //     with a SubjectAccessReview for the requesting user; the parent must
 //     exist and merge.Namespaced must accept the override (docs/semantics.md §3).
-//   - CloudProfile update: render.CheckCloudProfileChange (no version made
+//   - CloudProfile update: merge.CheckCloudProfileChange (no version made
 //     unavailable again, nothing a NamespacedCloudProfile overrides removed).
 //   - CloudProfile delete: refused while NamespacedCloudProfiles extend it
-//     (render.CheckCloudProfileChange too).
+//     (merge.CheckCloudProfileChange too).
 //
 // The webhook is registered for the main resources only: status writes of the
 // controllers never pass through it. docs/admission.md explains the verbs and

@@ -575,7 +575,7 @@ var entryKeys = []string{"name", merge.VersionKey}
 // nameEntries rewrites a field path into obj, as the CRD schema reports it
 // (spec.machineImages[0].versions[4].version), so that every index into a
 // list of named entries also names the entry, as lifecycle.EntryPath does for
-// the rules of lifecycle and render: spec.machineImages[0] (gardenlinux).versions[4] (1592.9.0).version.
+// the rules of lifecycle and merge: spec.machineImages[0] (gardenlinux).versions[4] (1592.9.0).version.
 // An entry is named by its name, else its version; a path that leaves obj
 // (a field the object lacks) is named as far as it goes.
 func nameEntries(path string, obj map[string]any) string {
