@@ -18,7 +18,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=get;list;watch
@@ -105,7 +105,7 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 				return ctrl.Result{}, fmt.Errorf("get parent CloudProfile %q: %w", obj.Spec.Parent.Name, err)
 			}
 
-			status, errs := render.NamespacedStatus(&parent.Spec, &obj.Spec, now)
+			status, errs := profile.NamespacedStatus(&parent.Spec, &obj.Spec, now)
 			if len(errs) > 0 {
 				// Stalled, but not a terminal error: the kept spec still has
 				// transitions to wake up for, and a parent change re-renders

@@ -21,13 +21,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // planItem is one object of the revision and its live counterpart.
 type planItem struct {
-	object render.Object
-	// digest is render.ContentDigest of object.
+	object profile.Object
+	// digest is profile.ContentDigest of object.
 	digest string
 	// live is the object on the cluster, nil when it is new.
 	live client.Object
@@ -69,7 +70,7 @@ func inventoryKey(kind, namespace, name string) string {
 // newApplyPlan plans the revision's objects, each with its digest
 // (digests[i] of objects[i]), against the live profiles and the
 // inventories of every ProfileSync (claims).
-func newApplyPlan(obj *v1alpha1.ProfileSync, objects []render.Object, digests []string, live *liveProfiles, claims inventoryClaims) *applyPlan {
+func newApplyPlan(obj *v1alpha1.ProfileSync, objects []profile.Object, digests []string, live *liveProfiles, claims inventoryClaims) *applyPlan {
 	plan := &applyPlan{keys: make(map[string]bool, len(objects)), live: live}
 	self := client.ObjectKeyFromObject(obj)
 	for i, o := range objects {
@@ -101,11 +102,11 @@ func sortInventory(entries []v1alpha1.InventoryEntry) {
 }
 
 // stageOf is when an object of the revision is written. The revision as a
-// whole was validated by render.ValidateSet and checkUpdateRules already; the
+// whole was validated by profile.ValidateSet and checkUpdateRules already; the
 // stages only keep every single write valid for the admission webhooks. It is
 // decided only for objects that are written, since it merges a namespaced
 // profile with its live parent.
-func (p *applyPlan) stageOf(o render.Object) applyStage {
+func (p *applyPlan) stageOf(o profile.Object) applyStage {
 	if o.CloudProfile != nil {
 		return stageParents
 	}
@@ -114,7 +115,7 @@ func (p *applyPlan) stageOf(o render.Object) applyStage {
 	if !ok {
 		return stageNeedsNewParent
 	}
-	if _, errs := render.MergeNamespaced(&parent.Spec, &ncp.Spec); len(errs) > 0 {
+	if _, errs := merge.Namespaced(&parent.Spec, &ncp.Spec); len(errs) > 0 {
 		return stageNeedsNewParent
 	}
 	return stageValidNow
@@ -396,7 +397,7 @@ func unreachableWebhook(err error) (string, bool) {
 // the live spec.
 func comparedSpecs(item planItem) (desired client.Object, desiredSpec, liveSpec any) {
 	if cp := item.object.CloudProfile; cp != nil {
-		return cp, render.WithServerDefaults(&cp.Spec), &item.live.(*v1alpha1.CloudProfile).Spec
+		return cp, profile.WithServerDefaults(&cp.Spec), &item.live.(*v1alpha1.CloudProfile).Spec
 	}
 	ncp := item.object.NamespacedCloudProfile
 	return ncp, &ncp.Spec, &item.live.(*v1alpha1.NamespacedCloudProfile).Spec
@@ -463,7 +464,7 @@ func ownerLabels(obj *v1alpha1.ProfileSync) map[string]string {
 // applyObject is the object the sync applies: apiVersion, kind, name,
 // namespace, the labels and annotations of Git plus the owner labels, and
 // spec. Status is never sent.
-func applyObject(o render.Object, owner map[string]string) (*unstructured.Unstructured, error) {
+func applyObject(o profile.Object, owner map[string]string) (*unstructured.Unstructured, error) {
 	var typed runtime.Object
 	var source client.Object
 	if cp := o.CloudProfile; cp != nil {
@@ -501,7 +502,7 @@ func applyObject(o render.Object, owner map[string]string) (*unstructured.Unstru
 
 // driftedFields lists what of Git the live object does not have: the spec
 // fields Git sets that differ on the cluster, by their path
-// (render.DriftedFields), and each label and annotation of Git (or owner
+// (profile.DriftedFields), and each label and annotation of Git (or owner
 // label) that is missing or different. Fields only the cluster has are left
 // to whoever set them. Empty means the object needs no write.
 func driftedFields(item planItem, ownerLabels map[string]string) ([]string, error) {
@@ -514,7 +515,7 @@ func driftedFields(item planItem, ownerLabels map[string]string) ([]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
 	}
-	fields, err := render.DriftedFields(item.object.Kind(), "spec", desiredFields, liveFields)
+	fields, err := profile.DriftedFields(item.object.Kind(), "spec", desiredFields, liveFields)
 	if err != nil {
 		return nil, fmt.Errorf("compare %s: %w", item.object.Ref(), err)
 	}

@@ -32,7 +32,8 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -209,10 +210,10 @@ func fetchFailed(err error) error {
 }
 
 // buildFailed: the revision does not build; only a new commit helps. A
-// build that failed on problems of the profiles themselves (render.Problems)
+// build that failed on problems of the profiles themselves (profile.Problems)
 // is a content failure instead.
 func buildFailed(err error) error {
-	var problems render.Problems
+	var problems profile.Problems
 	if errors.As(err, &problems) {
 		return contentFailed(err)
 	}
@@ -491,7 +492,7 @@ type liveProfiles struct {
 
 func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, error) {
 	// The sync only reads the live objects (the rules of internal/lifecycle
-	// and internal/render never modify their inputs), so it lists them
+	// and internal/profile never modify their inputs), so it lists them
 	// without the cache's deep copy: every sync reads every profile, and
 	// each namespaced profile carries a whole merged profile in its status.
 	var cps v1alpha1.CloudProfileList
@@ -523,11 +524,11 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	if err != nil {
 		return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 	}
-	objects, problems := render.DecodeDocuments(docs)
+	objects, problems := profile.DecodeDocuments(docs)
 	if len(problems) > 0 {
 		return decodedRevision{}, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
 	}
-	render.ApplyDefaultNamespace(objects, obj.Namespace)
+	profile.ApplyDefaultNamespace(objects, obj.Namespace)
 	digests, err := contentDigests(objects)
 	if err != nil {
 		return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
@@ -552,7 +553,7 @@ type syncWarning struct{ reason, message string }
 // the build's included, even when it refuses the revision.
 func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, decoded decodedRevision, live *liveProfiles) ([]syncWarning, error) {
 	warnings := decoded.warnings
-	report, err := render.ValidateSetAt(decoded.objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+	report, err := profile.ValidateSetAt(decoded.objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, ok := live.cloudProfiles[name]
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
@@ -602,7 +603,7 @@ func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *app
 }
 
 // checkUpdateRules compares the revision with the live objects with
-// render.CheckCloudProfileChange, as the admission webhook does: no version
+// merge.CheckCloudProfileChange, as the admission webhook does: no version
 // that left unavailable may become unavailable again, and no CloudProfile may
 // lose (or, by pruning, be deleted with) what a NamespacedCloudProfile that
 // stays on the cluster overrides.
@@ -632,14 +633,14 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 			continue
 		}
 		liveCP := item.live.(*v1alpha1.CloudProfile)
-		report(item.object.File, item.object.Ref(), render.CheckCloudProfileChange(cp.Name, &liveCP.Spec, &cp.Spec, remaining, now))
+		report(item.object.File, item.object.Ref(), merge.CheckCloudProfileChange(cp.Name, &liveCP.Spec, &cp.Spec, remaining, now))
 	}
 	for _, entry := range plan.pruned {
 		if entry.Kind != v1alpha1.CloudProfileKind {
 			continue
 		}
 		if liveCP, ok := live.cloudProfiles[entry.Name]; ok {
-			report("(removed from Git)", "CloudProfile/"+entry.Name, render.CheckCloudProfileChange(entry.Name, &liveCP.Spec, nil, remaining, now))
+			report("(removed from Git)", "CloudProfile/"+entry.Name, merge.CheckCloudProfileChange(entry.Name, &liveCP.Spec, nil, remaining, now))
 		}
 	}
 	if len(problems) > 0 {
@@ -661,8 +662,8 @@ type decodedRevisions struct {
 
 type decodedRevision struct {
 	revision, path string
-	objects        []render.Object
-	// digests[i] is render.ContentDigest of objects[i]: the sync compares it
+	objects        []profile.Object
+	// digests[i] is profile.ContentDigest of objects[i]: the sync compares it
 	// with each live object's at every interval.
 	digests []string
 	// warnings are the build's, reported with the validation's once per
@@ -670,12 +671,12 @@ type decodedRevision struct {
 	warnings []syncWarning
 }
 
-// contentDigests is render.ContentDigest of each object.
-func contentDigests(objects []render.Object) ([]string, error) {
+// contentDigests is profile.ContentDigest of each object.
+func contentDigests(objects []profile.Object) ([]string, error) {
 	digests := make([]string, len(objects))
 	for i, o := range objects {
 		var err error
-		if digests[i], err = render.ContentDigest(o); err != nil {
+		if digests[i], err = profile.ContentDigest(o); err != nil {
 			return nil, err
 		}
 	}

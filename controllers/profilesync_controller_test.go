@@ -427,7 +427,7 @@ func TestProfileSyncAuthenticatesWithItsSecret(t *testing.T) {
 }
 
 // profileOfSize is a valid CloudProfile whose providerConfig carries a
-// string of size bytes. Over render.MaxStoredSize the sync refuses it before
+// string of size bytes. Over profile.MaxStoredSize the sync refuses it before
 // any write, as the API server would.
 func profileOfSize(name string, size int) string {
 	return "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + name +

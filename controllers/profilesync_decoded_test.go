@@ -5,13 +5,13 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 func TestDecodedRevisionsAreReusedOnlyForTheSameRevisionAndPath(t *testing.T) {
 	g := NewWithT(t)
 	var decoded decodedRevisions
-	objects := []render.Object{{File: "profiles.yaml"}}
+	objects := []profile.Object{{File: "profiles.yaml"}}
 
 	_, ok := decoded.get("ns/dev", "main@sha1:a", "overlays/dev")
 	g.Expect(ok).To(BeFalse(), "nothing decoded yet")

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // identityScheme has ServiceAccounts and the profiles.
@@ -225,7 +225,7 @@ func TestAnImpersonatedWriteTheAPIServerForbidsIsAccessDenied(t *testing.T) {
 				}).Build(), nil
 			}
 			r := &ProfileSyncReconciler{Client: cluster, EventRecorder: record.NewFakeRecorder(10), ServiceAccounts: clients}
-			err := r.prune(ctx, owner, newApplyPlan(owner, []render.Object{}, nil, liveOf(), nil))
+			err := r.prune(ctx, owner, newApplyPlan(owner, []profile.Object{}, nil, liveOf(), nil))
 			var failed *syncError
 			g.Expect(errors.As(err, &failed)).To(BeTrue(), "%v", err)
 			g.Expect(failed.reason).To(Equal(tt.wantReason))

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // listing returns sync with an inventory that lists objects.
@@ -104,7 +104,7 @@ func TestNewApplyPlan_pruned(t *testing.T) {
 			g := NewWithT(t)
 			obj := listing(stepSync(ns), tt.inventory...)
 			obj.Spec.Prune = !tt.noPrune
-			var objects []render.Object
+			var objects []profile.Object
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}
@@ -311,10 +311,10 @@ func TestTwoProfileSyncsWantingOneProfileIsRefusedNamingBoth(t *testing.T) {
 	g := NewWithT(t)
 	ensureNamespace(t, clusterProfilesNamespace)
 	server := startGitServer(t)
-	repo, profile := uniqueName("contested"), uniqueName("contested")
-	_, err := server.CreateRepo(repo, singleProfileRepo(profile, "1.31.0"))
+	repo, profileName := uniqueName("contested"), uniqueName("contested")
+	_, err := server.CreateRepo(repo, singleProfileRepo(profileName, "1.31.0"))
 	g.Expect(err).NotTo(HaveOccurred())
-	first := createLandscapeSync(t, uniqueName("first"), server.RepoURL(repo), "", profile)
+	first := createLandscapeSync(t, uniqueName("first"), server.RepoURL(repo), "", profileName)
 	syncNow(t, first, "first")
 	second := createLandscapeSync(t, uniqueName("second"), server.RepoURL(repo), "")
 
@@ -324,7 +324,7 @@ func TestTwoProfileSyncsWantingOneProfileIsRefusedNamingBoth(t *testing.T) {
 		g.Expect(conditions.IsStalled(got)).To(BeTrue())
 		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(Equal(fmt.Sprintf(
 			"profiles.yaml: CloudProfile/%s: already managed by ProfileSync %s, whose inventory lists it; ProfileSync %s may not manage it too: remove it from the Git of one of them",
-			profile, client.ObjectKeyFromObject(first), client.ObjectKeyFromObject(second))))
+			profileName, client.ObjectKeyFromObject(first), client.ObjectKeyFromObject(second))))
 		g.Expect(got.Status.Inventory).To(BeNil())
 	}).WithTimeout(15 * time.Second).Should(Succeed())
 	syncNow(t, first, "again")

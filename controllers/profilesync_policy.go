@@ -8,7 +8,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/policy"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // checkPolicy checks a valid revision against the versioning policy of its
@@ -25,7 +25,7 @@ import (
 // that time alone makes break an error rule is refused from then on, and the
 // profiles stay as applied (their lifecycle goes on); 'profilesync timeline
 // --policy' shows such dates in advance.
-func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, objects []render.Object, report render.Report, live *liveProfiles) ([]syncWarning, error) {
+func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, objects []profile.Object, report profile.Report, live *liveProfiles) ([]syncWarning, error) {
 	p, file, err := policy.Find(checkout.Dir, obj.Spec.Path, r.Builds.Limits().MaxFileSize)
 	if err != nil {
 		return nil, policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
@@ -39,7 +39,7 @@ func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout 
 		// The notice is then measured from now, which only asks for more.
 		commit = now
 	}
-	head := render.EvaluateSet(objects, report, now)
+	head := profile.EvaluateSet(objects, report, now)
 	findings := p.Check(head, liveCounterparts(head, live), now, commit)
 	var warnings []syncWarning
 	for _, w := range findings.Warnings.Summarize() {
@@ -55,17 +55,17 @@ func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout 
 // a CloudProfile's spec, a NamespacedCloudProfile's merged
 // status.cloudProfileSpec (what its namespace sees). Profiles the cluster
 // does not have yet are left out.
-func liveCounterparts(head []render.Object, live *liveProfiles) []render.Object {
-	base := make([]render.Object, 0, len(head))
+func liveCounterparts(head []profile.Object, live *liveProfiles) []profile.Object {
+	base := make([]profile.Object, 0, len(head))
 	for _, o := range head {
 		if o.CloudProfile != nil {
 			if cp, ok := live.cloudProfiles[o.Name()]; ok {
-				base = append(base, render.Object{CloudProfile: cp})
+				base = append(base, profile.Object{CloudProfile: cp})
 			}
 			continue
 		}
 		if ncp, ok := live.namespaced[client.ObjectKey{Namespace: o.Namespace(), Name: o.Name()}]; ok {
-			base = append(base, render.Object{NamespacedCloudProfile: ncp})
+			base = append(base, profile.Object{NamespacedCloudProfile: ncp})
 		}
 	}
 	return base

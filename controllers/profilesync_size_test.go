@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite: a revision with a
@@ -31,21 +31,21 @@ func TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite(t *testing.T) {
 		name string
 		// commit returns the files of the revision for the profile named
 		// profile, replacing profiles.yaml.
-		commit    func(profile string) map[string]string
+		commit    func(profileName string) map[string]string
 		wantInMsg []string
 	}{{
 		name: "a CloudProfile of 1.5 MiB",
-		commit: func(profile string) map[string]string {
-			return map[string]string{"profiles.yaml": profileOfSize(profile, 1536<<10)}
+		commit: func(name string) map[string]string {
+			return map[string]string{"profiles.yaml": profileOfSize(name, 1536<<10)}
 		},
-		wantInMsg: []string{"profiles.yaml: CloudProfile/%s: Too long: ", fmt.Sprintf("more than the %d it can store", render.MaxStoredSize)},
+		wantInMsg: []string{"profiles.yaml: CloudProfile/%s: Too long: ", fmt.Sprintf("more than the %d it can store", profile.MaxStoredSize)},
 	}, {
 		name: "a small NamespacedCloudProfile whose merged profile its status holds is too large",
-		commit: func(profile string) map[string]string {
+		commit: func(name string) map[string]string {
 			return map[string]string{
-				"profiles.yaml": profileOfSize(profile, render.MaxStoredSize-20<<10),
-				"team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: " + profile +
-					"\n  namespace: team-size\nspec:\n  parent:\n    kind: CloudProfile\n    name: " + profile + "\n  providerConfig:\n    team: " + strings.Repeat("y", 40<<10) + "\n",
+				"profiles.yaml": profileOfSize(name, profile.MaxStoredSize-20<<10),
+				"team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: " + name +
+					"\n  namespace: team-size\nspec:\n  parent:\n    kind: CloudProfile\n    name: " + name + "\n  providerConfig:\n    team: " + strings.Repeat("y", 40<<10) + "\n",
 			}
 		},
 		wantInMsg: []string{"team.yaml: NamespacedCloudProfile/team-size/%s: Too long: ", "status.cloudProfileSpec, the profile merged with its parent CloudProfile \"%s\""},
@@ -54,9 +54,9 @@ func TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
 			landscape := applyGoodRevision(t, server, "too-large")
-			repo, profile, good, sync, applied := landscape.repo, landscape.profile, landscape.good, landscape.sync, landscape.applied
+			repo, profileName, good, sync, applied := landscape.repo, landscape.profile, landscape.good, landscape.sync, landscape.applied
 
-			_, err := server.Commit(repo, row.commit(profile), "too large")
+			_, err := server.Commit(repo, row.commit(profileName), "too large")
 			g.Expect(err).NotTo(HaveOccurred())
 			requestSync(t, sync, "too-large")
 			g.Eventually(func(g Gomega) {
@@ -66,7 +66,7 @@ func TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite(t *testing.T) {
 				g.Expect(conditions.IsStalled(got)).To(BeTrue(), "the API server would refuse it on every retry")
 				for _, want := range row.wantInMsg {
 					if strings.Contains(want, "%s") {
-						want = fmt.Sprintf(want, profile)
+						want = fmt.Sprintf(want, profileName)
 					}
 					g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(want))
 				}
@@ -75,10 +75,10 @@ func TestARevisionTooLargeToStoreIsRefusedBeforeAnyWrite(t *testing.T) {
 			got := getProfileSync(g, sync)
 			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+good), "the good revision stays the applied one")
 			var after v1alpha1.CloudProfile
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &after)).To(Succeed())
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: profileName}, &after)).To(Succeed())
 			g.Expect(after.Generation).To(Equal(applied.Generation), "nothing was written")
 			g.Expect(after.Spec.ProviderConfig).To(BeNil(), "nothing was written")
-			err = k8sClient.Get(ctx, client.ObjectKey{Namespace: "team-size", Name: profile}, &v1alpha1.NamespacedCloudProfile{})
+			err = k8sClient.Get(ctx, client.ObjectKey{Namespace: "team-size", Name: profileName}, &v1alpha1.NamespacedCloudProfile{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "nothing was written")
 		})
 	}

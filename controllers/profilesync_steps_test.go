@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // The sync's steps one by one, without an API server, in the style of
@@ -50,12 +50,12 @@ func stepNamespaced(namespace, name, parent string, versions ...string) *v1alpha
 	return ncp
 }
 
-func gitObject(o client.Object) render.Object {
+func gitObject(o client.Object) profile.Object {
 	switch typed := o.(type) {
 	case *v1alpha1.CloudProfile:
-		return render.Object{File: "profiles.yaml", CloudProfile: typed}
+		return profile.Object{File: "profiles.yaml", CloudProfile: typed}
 	default:
-		return render.Object{File: "profiles.yaml", NamespacedCloudProfile: typed.(*v1alpha1.NamespacedCloudProfile)}
+		return profile.Object{File: "profiles.yaml", NamespacedCloudProfile: typed.(*v1alpha1.NamespacedCloudProfile)}
 	}
 }
 
@@ -84,7 +84,7 @@ func owned[T client.Object](o T, namespace string) T {
 // appliedFrom marks o as the sync leaves an object it applied from the Git
 // object from: with the digest of what Git said.
 func appliedFrom[T client.Object](o T, from client.Object) T {
-	digest, err := render.ContentDigest(gitObject(from))
+	digest, err := profile.ContentDigest(gitObject(from))
 	if err != nil {
 		panic(err)
 	}
@@ -99,7 +99,7 @@ func appliedFrom[T client.Object](o T, from client.Object) T {
 
 // digestsOf is what the sync keeps with a decoded revision: the digest of
 // each object.
-func digestsOf(t *testing.T, objects []render.Object) []string {
+func digestsOf(t *testing.T, objects []profile.Object) []string {
 	t.Helper()
 	digests, err := contentDigests(objects)
 	if err != nil {
@@ -195,7 +195,7 @@ func TestApplyPlan_changes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			var objects []render.Object
+			var objects []profile.Object
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}
@@ -306,7 +306,7 @@ func TestProfileSyncReconciler_checkAccess(t *testing.T) {
 			for _, s := range tt.listedBy {
 				syncs = append(syncs, *s)
 			}
-			err := r.checkAccess(obj, newApplyPlan(obj, []render.Object{gitObject(tt.git)}, digestsOf(t, []render.Object{gitObject(tt.git)}), liveOf(live...), claimsOf(syncs)))
+			err := r.checkAccess(obj, newApplyPlan(obj, []profile.Object{gitObject(tt.git)}, digestsOf(t, []profile.Object{gitObject(tt.git)}), liveOf(live...), claimsOf(syncs)))
 			if tt.wantDenied == "" {
 				g.Expect(err).NotTo(HaveOccurred())
 				return
@@ -379,7 +379,7 @@ func TestProfileSyncReconciler_prune(t *testing.T) {
 			obj := stepSync(ns)
 			obj.Spec.Prune = true
 			obj.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: tt.inventory}
-			var objects []render.Object
+			var objects []profile.Object
 			for _, o := range tt.git {
 				objects = append(objects, gitObject(o))
 			}

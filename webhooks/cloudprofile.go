@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/merge"
 )
 
 // +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-cloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=cloudprofiles,verbs=create;update;delete,versions=v1alpha1,name=vcloudprofile.core.profilesync.io,admissionReviewVersions=v1
@@ -28,7 +28,7 @@ type CloudProfileValidator struct {
 	Reader client.Reader
 	// Client creates the SubjectAccessReviews of the hold verb.
 	Client client.Client
-	// Clock is the source of "now" for render.CheckCloudProfileChange and
+	// Clock is the source of "now" for merge.CheckCloudProfileChange and
 	// for a hold's expiry.
 	Clock clock.PassiveClock
 	// MaxHold is how far in the future a hold may expire
@@ -48,7 +48,7 @@ func (v *CloudProfileValidator) ValidateCreate(ctx context.Context, obj *v1alpha
 // ValidateUpdate refuses a spec change that makes a version unavailable again
 // after it left that stage (at the clock's now), or that removes a Kubernetes
 // version, machine image, image version or lifecycle stage a
-// NamespacedCloudProfile overrides: render.CheckCloudProfileChange, as the
+// NamespacedCloudProfile overrides: merge.CheckCloudProfileChange, as the
 // sync checks before it applies. All errors are reported together, as Invalid
 // at paths of the CloudProfile. Setting, changing or removing a hold
 // annotation is checked first (admitHold).
@@ -63,7 +63,7 @@ func (v *CloudProfileValidator) ValidateUpdate(ctx context.Context, oldObj, newO
 	if err != nil {
 		return nil, err
 	}
-	if errs := render.CheckCloudProfileChange(newObj.Name, &oldObj.Spec, &newObj.Spec, children, v.Clock.Now()); len(errs) > 0 {
+	if errs := merge.CheckCloudProfileChange(newObj.Name, &oldObj.Spec, &newObj.Spec, children, v.Clock.Now()); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.CloudProfileKind).GroupKind(), newObj.Name, errs)
 	}
 	return nil, nil
@@ -77,7 +77,7 @@ func (v *CloudProfileValidator) ValidateDelete(ctx context.Context, obj *v1alpha
 	if err != nil {
 		return nil, err
 	}
-	if errs := render.CheckCloudProfileChange(obj.Name, &obj.Spec, nil, children, v.Clock.Now()); len(errs) > 0 {
+	if errs := merge.CheckCloudProfileChange(obj.Name, &obj.Spec, nil, children, v.Clock.Now()); len(errs) > 0 {
 		return nil, apierrors.NewForbidden(cloudProfileResource.GroupResource(), obj.Name, errs.ToAggregate())
 	}
 	return nil, nil
@@ -94,7 +94,7 @@ func (v *CloudProfileValidator) admitHold(ctx context.Context, old, obj *v1alpha
 }
 
 // namespacedProfiles lists every NamespacedCloudProfile in the cluster;
-// render.CheckCloudProfileChange itself skips those with another parent. The list
+// merge.CheckCloudProfileChange itself skips those with another parent. The list
 // is read from the API server, not a cache, so a namespaced profile created a
 // moment ago already protects its parent.
 func (v *CloudProfileValidator) namespacedProfiles(ctx context.Context, parentName string) ([]v1alpha1.NamespacedCloudProfile, error) {

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/merge"
 )
 
 // +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-namespacedcloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=create;update,versions=v1alpha1,name=vnamespacedcloudprofile.core.profilesync.io,admissionReviewVersions=v1
@@ -120,10 +120,10 @@ func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj
 		return apierrors.NewInternalError(fmt.Errorf("look up parent CloudProfile %q of NamespacedCloudProfile %s/%s: %w",
 			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
 	}
-	// A missing parent is MergeNamespaced's spec.parent.name Not found.
-	if _, errs := render.MergeNamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
+	// A missing parent is merge.Namespaced's spec.parent.name Not found.
+	if _, errs := merge.NamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
 		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name,
-			render.ExplainMissingParent(errs, "in the cluster"))
+			merge.ExplainMissingParent(errs, "in the cluster"))
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 // Package webhooks is ProfileSync's validating admission webhook for
 // CloudProfiles and NamespacedCloudProfiles. It enforces on the API server
 // what the sync and the command line check before they write, with the very
-// same functions of internal/render and internal/lifecycle, so a rule means
+// same functions of internal/merge and internal/lifecycle, so a rule means
 // the same thing whoever changes a profile (kubectl, the sync, another tool):
 //
 //   - NamespacedCloudProfile create and update: changing spec.kubernetes,
@@ -9,11 +9,11 @@
 //     modify-spec-kubernetes, modify-spec-machineimages and
 //     modify-spec-providerconfig on namespacedcloudprofiles (GEP-25), checked
 //     with a SubjectAccessReview for the requesting user; the parent must
-//     exist and render.MergeNamespaced must accept the override (docs/semantics.md §3).
-//   - CloudProfile update: render.CheckCloudProfileChange (no version made
+//     exist and merge.Namespaced must accept the override (docs/semantics.md §3).
+//   - CloudProfile update: merge.CheckCloudProfileChange (no version made
 //     unavailable again, nothing a NamespacedCloudProfile overrides removed).
 //   - CloudProfile delete: refused while NamespacedCloudProfiles extend it
-//     (render.CheckCloudProfileChange too).
+//     (merge.CheckCloudProfileChange too).
 //   - Both kinds, create and update: setting, changing or removing the hold
 //     annotations of break glass (v1alpha1.HoldUntilAnnotation,
 //     v1alpha1.HoldReasonAnnotation) needs the custom verb hold on the kind,

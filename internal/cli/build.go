@@ -117,7 +117,7 @@ func locateOverlay(root, path string) (overlayLocation, error) {
 	return overlayLocation{root: absRoot, path: path}, nil
 }
 
-// pathInRoot returns path relative to root, as render.Build takes it.
+// pathInRoot returns path relative to root, as overlay.Build takes it.
 func pathInRoot(root, path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {

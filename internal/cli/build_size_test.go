@@ -10,7 +10,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // TestBuildAndEvaluateRefuseAProfileTheAPIServerCannotStore: a CloudProfile
@@ -20,10 +20,10 @@ import (
 func TestBuildAndEvaluateRefuseAProfileTheAPIServerCannotStore(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	profile := strings.Replace(profileWith(oneKubernetesVersion+"  providerConfig:\n    blob: "+strings.Repeat("x", 1536<<10)+"\n"), "name: p\n", "name: big\n", 1)
+	profileYAML := strings.Replace(profileWith(oneKubernetesVersion+"  providerConfig:\n    blob: "+strings.Repeat("x", 1536<<10)+"\n"), "name: p\n", "name: big\n", 1)
 	g.Expect(os.WriteFile(filepath.Join(root, "kustomization.yaml"), []byte("resources: [profile.yaml]\n"), 0o644)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(root, "profile.yaml"), []byte(profile), 0o644)).To(Succeed())
-	want := fmt.Sprintf(`^profile.yaml: CloudProfile/big: Too long: \d+ bytes as the API server would store it .*, more than the %d it can store`, render.MaxStoredSize)
+	g.Expect(os.WriteFile(filepath.Join(root, "profile.yaml"), []byte(profileYAML), 0o644)).To(Succeed())
+	want := fmt.Sprintf(`^profile.yaml: CloudProfile/big: Too long: \d+ bytes as the API server would store it .*, more than the %d it can store`, profile.MaxStoredSize)
 
 	status, stdout, stderr := run(t, "build", "", root, "--root", root)
 	g.Expect(status).To(Equal(exitInvalidInput))

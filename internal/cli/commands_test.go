@@ -19,7 +19,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current output")
 
-// profilesRepo is the fixture repository shared with the render and e2e tests.
+// profilesRepo is the fixture repository shared with the build and e2e tests.
 var profilesRepo = filepath.Join("..", "..", "test", "testdata", "profiles-repo")
 
 // run calls a command the way main does, with buffers for its streams.

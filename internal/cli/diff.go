@@ -17,9 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/prdiff"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
@@ -193,9 +194,9 @@ type diffTree struct {
 	commitTime time.Time
 }
 
-// path is an overlay's path relative to the tree's root, as render.Build
+// path is an overlay's path relative to the tree's root, as overlay.Build
 // takes it.
-func (t diffTree) path(overlay string) string { return filepath.Join(t.dir, overlay) }
+func (t diffTree) path(name string) string { return filepath.Join(t.dir, name) }
 
 // landscape is one overlay to compare.
 type landscape struct {
@@ -206,7 +207,7 @@ type landscape struct {
 
 // sideSet is one side of every landscape: the evaluated profiles of each, in
 // landscape order.
-type sideSet [][]render.Object
+type sideSet [][]profile.Object
 
 func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stderr io.Writer) error {
 	mode, err := opts.mode()
@@ -326,7 +327,7 @@ type diffSides interface {
 	// are loaded.
 	prepare(landscapes []landscape) error
 	// parentLookup finds parents the head lacks; nil offline.
-	parentLookup() render.ParentLookup
+	parentLookup() profile.ParentLookup
 	// bases loads the base of every landscape, given the heads.
 	bases(ctx context.Context, landscapes []landscape, heads sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error)
 	// labels name the sides in the report.
@@ -351,7 +352,7 @@ type treeSides struct {
 func (s *treeSides) headTree() diffTree                     { return s.head }
 func (s *treeSides) displayDir() string                     { return s.display }
 func (s *treeSides) prepare([]landscape) error              { return nil }
-func (s *treeSides) parentLookup() render.ParentLookup      { return nil }
+func (s *treeSides) parentLookup() profile.ParentLookup     { return nil }
 func (s *treeSides) labels([]landscape) (base, head string) { return s.base.label, s.head.label }
 
 func (s *treeSides) writeAfterReport(io.Writer, io.Writer, diffFormat) error { return nil }
@@ -571,7 +572,7 @@ func discoverOverlays(tree diffTree) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("listing overlays: %w", err)
 		}
-		if slices.ContainsFunc(files, func(f fs.DirEntry) bool { return !f.IsDir() && render.IsKustomizationFile(f.Name()) }) {
+		if slices.ContainsFunc(files, func(f fs.DirEntry) bool { return !f.IsDir() && overlay.IsKustomizationFile(f.Name()) }) {
 			overlays = append(overlays, filepath.Join("overlays", entry.Name()))
 		}
 	}
@@ -630,8 +631,8 @@ func rolloutOrder(names []string, landscapes []landscape) ([]int, error) {
 // loadedLandscape is one landscape of one side, built, validated and
 // evaluated.
 type loadedLandscape struct {
-	objects  []render.Object
-	warnings render.Problems
+	objects  []profile.Object
+	warnings profile.Problems
 	// problems are why the landscape cannot be compared, one line each:
 	// the build's error, or every problem, summarized.
 	problems []string
@@ -641,8 +642,8 @@ type loadedLandscape struct {
 
 // loadLandscape builds the overlay of tree the way 'build' does and checks
 // and evaluates it at now, finding parents the build lacks with lookup. Its
-// warnings are the build's (render.BuildWithWarnings) and the validation's.
-func loadLandscape(ctx context.Context, tree diffTree, l landscape, build sandbox.Options, lookup render.ParentLookup, now time.Time) loadedLandscape {
+// warnings are the build's (overlay.BuildWithWarnings) and the validation's.
+func loadLandscape(ctx context.Context, tree diffTree, l landscape, build sandbox.Options, lookup profile.ParentLookup, now time.Time) loadedLandscape {
 	path := tree.path(l.path)
 	if _, err := os.Stat(filepath.Join(tree.root, path)); err != nil {
 		message := fmt.Sprintf("%s: %v", filepath.ToSlash(path), err)
@@ -670,7 +671,7 @@ func loadLandscape(ctx context.Context, tree diffTree, l landscape, build sandbo
 // loadHeads loads every landscape of the head. It prints the warnings of
 // all and, when one does not build or is invalid, the problems of all, each
 // line once (landscapes share their base), and returns false then.
-func loadHeads(ctx context.Context, tree diffTree, landscapes []landscape, build sandbox.Options, lookup render.ParentLookup, now time.Time, stderr io.Writer) (sideSet, bool) {
+func loadHeads(ctx context.Context, tree diffTree, landscapes []landscape, build sandbox.Options, lookup profile.ParentLookup, now time.Time, stderr io.Writer) (sideSet, bool) {
 	heads := make(sideSet, len(landscapes))
 	var warnings, problems []string
 	for i, l := range landscapes {
@@ -699,18 +700,18 @@ func appendNew(lines []string, line string) []string {
 // checkedProfiles is a set of profiles decoded, validated and, when valid,
 // evaluated.
 type checkedProfiles struct {
-	evaluated []render.Object
-	warnings  render.Problems
+	evaluated []profile.Object
+	warnings  profile.Problems
 	// problems make the set invalid; evaluated is nil then.
-	problems render.Problems
+	problems profile.Problems
 }
 
 // checkProfiles decodes and validates docs as one set, finding parents the
 // set lacks with lookup (none when nil), and evaluates them at now when they
 // are valid, as 'evaluate' does. The error is for a failed lookup.
-func checkProfiles(docs []render.Document, lookup render.ParentLookup, now time.Time) (checkedProfiles, error) {
-	objects, problems := render.DecodeDocuments(docs)
-	report, err := render.ValidateSetAt(objects, lookup, now)
+func checkProfiles(docs []profile.Document, lookup profile.ParentLookup, now time.Time) (checkedProfiles, error) {
+	objects, problems := profile.DecodeDocuments(docs)
+	report, err := profile.ValidateSetAt(objects, lookup, now)
 	if err != nil {
 		return checkedProfiles{}, fmt.Errorf("validating profiles: %w", err)
 	}
@@ -718,7 +719,7 @@ func checkProfiles(docs []render.Document, lookup render.ParentLookup, now time.
 	if len(checked.problems) > 0 {
 		return checked, nil
 	}
-	checked.evaluated = render.EvaluateSet(objects, report, now)
+	checked.evaluated = profile.EvaluateSet(objects, report, now)
 	return checked, nil
 }
 

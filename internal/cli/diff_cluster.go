@@ -20,7 +20,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/overlaypatch"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -112,7 +112,7 @@ func (s *clusterSides) labels(landscapes []landscape) (base, head string) {
 
 // parentLookup reads a parent the build lacks from the cluster, as the sync
 // does.
-func (s *clusterSides) parentLookup() render.ParentLookup {
+func (s *clusterSides) parentLookup() profile.ParentLookup {
 	return func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, err := s.live.cloudProfile(name)
 		if err != nil || cp == nil {
@@ -129,7 +129,7 @@ func (s *clusterSides) bases(_ context.Context, _ []landscape, heads sideSet, _ 
 	bases := make(sideSet, len(heads))
 	for i, objects := range heads {
 		for _, o := range objects {
-			var live *render.Object
+			var live *profile.Object
 			var err error
 			if o.CloudProfile != nil {
 				live, err = s.live.cloudProfileObject(o.Name())
@@ -198,26 +198,26 @@ func (l *liveProfiles) cloudProfile(name string) (*v1alpha1.CloudProfile, error)
 	return cp, nil
 }
 
-func (l *liveProfiles) cloudProfileObject(name string) (*render.Object, error) {
+func (l *liveProfiles) cloudProfileObject(name string) (*profile.Object, error) {
 	cp, err := l.cloudProfile(name)
 	if err != nil || cp == nil {
 		return nil, err
 	}
-	return &render.Object{File: liveFile, CloudProfile: cp.DeepCopy()}, nil
+	return &profile.Object{File: liveFile, CloudProfile: cp.DeepCopy()}, nil
 }
 
 // namespacedObject reads a NamespacedCloudProfile and merges it with its
 // live parent at now, as the controller does. When it cannot be merged, the
 // controller keeps the status.cloudProfileSpec it had, and so it is compared
 // by that, with a warning.
-func (l *liveProfiles) namespacedObject(namespace, name string, now time.Time, stderr io.Writer) (*render.Object, error) {
+func (l *liveProfiles) namespacedObject(namespace, name string, now time.Time, stderr io.Writer) (*profile.Object, error) {
 	ncp := &v1alpha1.NamespacedCloudProfile{}
 	ncp.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind))
 	found, err := l.get(client.ObjectKey{Namespace: namespace, Name: name}, ncp)
 	if err != nil || !found {
 		return nil, err
 	}
-	object := &render.Object{File: liveFile, NamespacedCloudProfile: ncp}
+	object := &profile.Object{File: liveFile, NamespacedCloudProfile: ncp}
 	parent, err := l.cloudProfile(ncp.Spec.Parent.Name)
 	if err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func (l *liveProfiles) namespacedObject(namespace, name string, now time.Time, s
 	var why string
 	if parent == nil {
 		why = fmt.Sprintf("its parent CloudProfile %q is not in the cluster", ncp.Spec.Parent.Name)
-	} else if status, errs := render.NamespacedStatus(&parent.Spec, &ncp.Spec, now); len(errs) > 0 {
+	} else if status, errs := profile.NamespacedStatus(&parent.Spec, &ncp.Spec, now); len(errs) > 0 {
 		why = fmt.Sprintf("it cannot be merged with its live parent CloudProfile %q (%v)", ncp.Spec.Parent.Name, errs.ToAggregate())
 	} else {
 		ncp.Status.CloudProfileSpec = status.CloudProfileSpec
@@ -259,7 +259,7 @@ const anyHold = time.Duration(math.MaxInt64)
 // its drift, or nil when it is not held. A hold the sync does not honour
 // (one that cannot be parsed or has expired) is a warning on stderr: the
 // sync corrects that object.
-func heldDrift(built, live render.Object, now time.Time, stderr io.Writer) (*heldObject, error) {
+func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*heldObject, error) {
 	liveMeta, builtSpec, liveSpec := specsOf(built, live)
 	hold, err := v1alpha1.ParseHold(liveMeta.GetAnnotations(), now, anyHold)
 	if err != nil {
@@ -294,7 +294,7 @@ func heldDrift(built, live render.Object, now time.Time, stderr io.Writer) (*hel
 
 // specsOf returns the live object's metadata and both specs, as written: a
 // namespaced profile's own spec, not the merge with its parent.
-func specsOf(built, live render.Object) (liveMeta metav1.Object, builtSpec, liveSpec any) {
+func specsOf(built, live profile.Object) (liveMeta metav1.Object, builtSpec, liveSpec any) {
 	if live.CloudProfile != nil {
 		return live.CloudProfile, &built.CloudProfile.Spec, &live.CloudProfile.Spec
 	}

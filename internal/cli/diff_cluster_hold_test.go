@@ -15,7 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // heldPatches splits the held objects' section of diff --cluster's table
@@ -30,25 +31,25 @@ func heldPatches(t *testing.T, stdout string) []string {
 	return docs[1:]
 }
 
-// buildWithPatches builds the overlay at root/overlay with the patch files
+// buildWithPatches builds the overlay at root/overlayDir with the patch files
 // added to its kustomization's patches, through the build the sync uses.
-func buildWithPatches(t *testing.T, root, overlay string, patches []string) []render.Object {
+func buildWithPatches(t *testing.T, root, overlayDir string, patches []string) []profile.Object {
 	t.Helper()
 	g := NewWithT(t)
-	kustomization := filepath.Join(root, overlay, "kustomization.yaml")
+	kustomization := filepath.Join(root, overlayDir, "kustomization.yaml")
 	content, err := os.ReadFile(kustomization)
 	g.Expect(err).NotTo(HaveOccurred())
 	var list strings.Builder
 	list.WriteString("patches:\n")
 	for i, patch := range patches {
 		name := fmt.Sprintf("hold-%d.yaml", i)
-		g.Expect(os.WriteFile(filepath.Join(root, overlay, name), []byte(patch), 0o644)).To(Succeed())
+		g.Expect(os.WriteFile(filepath.Join(root, overlayDir, name), []byte(patch), 0o644)).To(Succeed())
 		list.WriteString("- path: " + name + "\n")
 	}
 	g.Expect(os.WriteFile(kustomization, append(content, list.String()...), 0o644)).To(Succeed())
-	docs, err := render.Build(context.Background(), root, overlay, render.DefaultLimits())
+	docs, err := overlay.Build(context.Background(), root, overlayDir, overlay.DefaultLimits())
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, problems := render.DecodeDocuments(docs)
+	objects, problems := profile.DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
 	return objects
 }

@@ -14,8 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/prdiff"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
@@ -38,18 +39,18 @@ func apply(t *testing.T, c client.Client, root, path string) {
 	g := NewWithT(t)
 	absRoot, err := filepath.Abs(root)
 	g.Expect(err).NotTo(HaveOccurred())
-	var docs []render.Document
+	var docs []profile.Document
 	if filepath.Ext(path) == ".yaml" {
 		f, err := os.Open(filepath.Join(absRoot, path))
 		g.Expect(err).NotTo(HaveOccurred())
 		defer f.Close()
-		docs, err = render.SplitDocuments(path, f)
+		docs, err = profile.SplitDocuments(path, f)
 		g.Expect(err).NotTo(HaveOccurred())
 	} else {
-		docs, err = render.Build(context.Background(), absRoot, path, render.DefaultLimits())
+		docs, err = overlay.Build(context.Background(), absRoot, path, overlay.DefaultLimits())
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	objects, problems := render.DecodeDocuments(docs)
+	objects, problems := profile.DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
 	for _, o := range objects {
 		if o.CloudProfile != nil {

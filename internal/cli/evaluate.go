@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 func newEvaluateCommand() *cobra.Command {
@@ -58,7 +58,7 @@ FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 
 // printEvaluated validates and evaluates docs at t and prints them; on
 // invalid input nothing reaches stdout.
-func printEvaluated(docs []render.Document, at time.Time, stdout, stderr io.Writer) error {
+func printEvaluated(docs []profile.Document, at time.Time, stdout, stderr io.Writer) error {
 	evaluated, ok := evaluateProfiles(docs, at, stderr)
 	if !ok {
 		return errInvalidInputReported

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -17,11 +17,11 @@ import (
 // repository, a build's included. The manager and every command share them,
 // so that a revision the CLI accepts in a pull request is one the operator
 // accepts too.
-func bindReadLimits(fs *pflag.FlagSet, limits *render.Limits) {
-	*limits = render.DefaultLimits()
-	fs.Var(byteSize{&limits.MaxFileSize}, render.MaxFileSizeFlag,
+func bindReadLimits(fs *pflag.FlagSet, limits *overlay.Limits) {
+	*limits = overlay.DefaultLimits()
+	fs.Var(byteSize{&limits.MaxFileSize}, overlay.MaxFileSizeFlag,
 		"The largest file read from the repository, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
-	fs.Var(byteSize{&limits.MaxRenderedSize}, render.MaxRenderedSizeFlag,
+	fs.Var(byteSize{&limits.MaxRenderedSize}, overlay.MaxRenderedSizeFlag,
 		"The largest rendered output of a build, and the most read from the repository in all (bytes, or a quantity like 32Mi).")
 }
 
@@ -29,7 +29,7 @@ func bindReadLimits(fs *pflag.FlagSet, limits *render.Limits) {
 // its process, for the manager and the commands that build overlays.
 func bindBuildLimits(fs *pflag.FlagSet, options *sandbox.Options) {
 	bindReadLimits(fs, &options.Limits)
-	fs.Int64Var(&options.Limits.MaxObjects, render.MaxObjectsFlag, render.DefaultMaxObjects,
+	fs.Int64Var(&options.Limits.MaxObjects, overlay.MaxObjectsFlag, overlay.DefaultMaxObjects,
 		"The most objects a build reads, every YAML document and List item of every file it reads counted; they are counted before kustomize, whose time grows with their square, sees them.")
 	options.Memory = sandbox.DefaultMemory
 	fs.Var(byteSize{&options.Memory}, sandbox.MemoryFlag,

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
@@ -18,7 +20,7 @@ import (
 type inputOptions struct {
 	paths  []string
 	root   string
-	limits render.Limits
+	limits overlay.Limits
 }
 
 // bindInputs binds -f, --root and the limits of reading them.
@@ -62,22 +64,22 @@ func readerFor(reader *repofile.Reader, opts inputOptions, path string) (*repofi
 // sync reads a repository (repofile): inside the root, never .git/, no link
 // leading out, within the limits. Problems name files as given on the
 // command line.
-func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]render.Document, error) {
+func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]profile.Document, error) {
 	if len(opts.paths) == 0 {
 		return nil, usageErrorf("no input: give at least one -f PATH (a file, a directory or - for stdin)")
 	}
-	var docs []render.Document
+	var docs []profile.Document
 	// Values YAML types otherwise than written are refused before decoding,
 	// as the build refuses them, so that every command means the same.
-	var typing render.Problems
+	var typing profile.Problems
 	for _, path := range opts.paths {
 		if path == "-" {
 			data, err := reader.ReadStream("<stdin>", stdin)
 			if err != nil {
 				return nil, err
 			}
-			typing = append(typing, render.CheckYAMLTyping("<stdin>", data)...)
-			fileDocs, err := render.SplitDocuments("<stdin>", bytes.NewReader(data))
+			typing = append(typing, profile.CheckYAMLTyping("<stdin>", data)...)
+			fileDocs, err := profile.SplitDocuments("<stdin>", bytes.NewReader(data))
 			if err != nil {
 				return nil, err
 			}
@@ -102,8 +104,8 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 				return nil, err
 			}
 			display := displayInput(path, given, file)
-			typing = append(typing, render.CheckYAMLTyping(display, data)...)
-			fileDocs, err := render.SplitDocuments(display, bytes.NewReader(data))
+			typing = append(typing, profile.CheckYAMLTyping(display, data)...)
+			fileDocs, err := profile.SplitDocuments(display, bytes.NewReader(data))
 			if err != nil {
 				return nil, err
 			}
@@ -120,7 +122,7 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 // as profiles.
 func isProfileFileName(name string) bool {
 	ext := filepath.Ext(name)
-	return (ext == ".yaml" || ext == ".yml") && !render.IsKustomizationFile(name) && !render.IsPolicyFile(name)
+	return (ext == ".yaml" || ext == ".yml") && !overlay.IsKustomizationFile(name) && !policy.IsFileName(name)
 }
 
 // displayInput names file (relative to the root) as the command line gave
@@ -138,10 +140,10 @@ func displayInput(path, given, file string) string {
 // loadProfiles decodes and validates docs as one set. It writes warnings
 // to stderr, and when the set is invalid every problem, one per line; ok is
 // false then. The report holds the merged namespaced profiles for
-// render.EvaluateSet.
-func loadProfiles(docs []render.Document, at time.Time, stderr io.Writer) (objects []render.Object, report render.Report, ok bool) {
-	objects, problems := render.DecodeDocuments(docs)
-	report, err := render.ValidateSetAt(objects, nil, at)
+// profile.EvaluateSet.
+func loadProfiles(docs []profile.Document, at time.Time, stderr io.Writer) (objects []profile.Object, report profile.Report, ok bool) {
+	objects, problems := profile.DecodeDocuments(docs)
+	report, err := profile.ValidateSetAt(objects, nil, at)
 	if err != nil {
 		// Without a parent lookup ValidateSet has nothing that can fail.
 		fmt.Fprintf(stderr, "validating profiles: %v\n", err)
@@ -159,8 +161,8 @@ func loadProfiles(docs []render.Document, at time.Time, stderr io.Writer) (objec
 }
 
 // printProblems writes one problem per line, a mistake repeated many times
-// cut short (render.Problems.Summarize).
-func printProblems(problems render.Problems, stderr io.Writer) {
+// cut short (profile.Problems.Summarize).
+func printProblems(problems profile.Problems, stderr io.Writer) {
 	for _, p := range problems.Summarize() {
 		fmt.Fprintln(stderr, p.String())
 	}
@@ -168,10 +170,10 @@ func printProblems(problems render.Problems, stderr io.Writer) {
 
 // evaluateProfiles loads docs and computes every object's status at t; ok is
 // false when the input is invalid (reported on stderr).
-func evaluateProfiles(docs []render.Document, at time.Time, stderr io.Writer) ([]render.Object, bool) {
+func evaluateProfiles(docs []profile.Document, at time.Time, stderr io.Writer) ([]profile.Object, bool) {
 	objects, report, ok := loadProfiles(docs, at, stderr)
 	if !ok {
 		return nil, false
 	}
-	return render.EvaluateSet(objects, report, at), true
+	return profile.EvaluateSet(objects, report, at), true
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/profilesync/profilesync/internal/policy"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // printPolicyFindings writes a landscape's policy findings to stderr as
@@ -31,9 +31,9 @@ func printPolicyFindings(findings policy.Findings, printed map[string]bool, stde
 
 // writeProfiles prints evaluated profiles as a YAML stream; nothing reaches
 // stdout when encoding fails.
-func writeProfiles(evaluated []render.Object, stdout io.Writer) error {
+func writeProfiles(evaluated []profile.Object, stdout io.Writer) error {
 	var out bytes.Buffer
-	if err := render.EncodeDocuments(&out, evaluated); err != nil {
+	if err := profile.EncodeDocuments(&out, evaluated); err != nil {
 		return fmt.Errorf("printing profiles: %w", err)
 	}
 	if _, err := stdout.Write(out.Bytes()); err != nil {

@@ -12,7 +12,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/policy"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
@@ -128,9 +128,9 @@ func runPolicyTimeline(inputs inputOptions, policyFile string, from, until time.
 // upcomingTransitions lists the transitions of every version of every
 // profile after from and, unless until is zero, not after until, in time
 // order; at the same instant in input order.
-func upcomingTransitions(objects []render.Object, from, until time.Time) []transition {
+func upcomingTransitions(objects []profile.Object, from, until time.Time) []transition {
 	var transitions []transition
-	add := func(profile, subject string, v v1alpha1.ExpirableVersion) {
+	add := func(profileName, subject string, v v1alpha1.ExpirableVersion) {
 		t := from
 		for {
 			at, next, ok := lifecycle.NextTransition(v, t)
@@ -138,7 +138,7 @@ func upcomingTransitions(objects []render.Object, from, until time.Time) []trans
 				return
 			}
 			transitions = append(transitions, transition{
-				at: at, profile: profile, subject: subject, version: v.Version,
+				at: at, profile: profileName, subject: subject, version: v.Version,
 				from: lifecycle.ClassificationAt(v, t), to: next,
 			})
 			t = at
@@ -161,7 +161,7 @@ func upcomingTransitions(objects []render.Object, from, until time.Time) []trans
 
 // evaluateWindow reads the profiles of paths and evaluates them at from,
 // once it has checked that until, when set, is not before from.
-func evaluateWindow(inputs inputOptions, reader *repofile.Reader, from, until time.Time, stdin io.Reader, stderr io.Writer) ([]render.Object, error) {
+func evaluateWindow(inputs inputOptions, reader *repofile.Reader, from, until time.Time, stdin io.Reader, stderr io.Writer) ([]profile.Object, error) {
 	if !until.IsZero() && until.Before(from) {
 		return nil, usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}

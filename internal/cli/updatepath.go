@@ -10,7 +10,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // updatePathOptions are update-path's flags.
@@ -117,7 +117,7 @@ func updateSubject(kubernetesVersion, machineImage, imageVersion string) (lifecy
 
 // findProfile finds the CloudProfile name, or with a namespace the
 // NamespacedCloudProfile namespace/name.
-func findProfile(objects []render.Object, name, namespace string) (render.Object, bool) {
+func findProfile(objects []profile.Object, name, namespace string) (profile.Object, bool) {
 	kind := v1alpha1.CloudProfileKind
 	if namespace != "" {
 		kind = v1alpha1.NamespacedCloudProfileKind
@@ -127,7 +127,7 @@ func findProfile(objects []render.Object, name, namespace string) (render.Object
 			return o, true
 		}
 	}
-	return render.Object{}, false
+	return profile.Object{}, false
 }
 
 func wantedProfile(name, namespace string) string {

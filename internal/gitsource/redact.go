@@ -198,10 +198,11 @@ func redactText(text string, secrets []string) string {
 // body, which may be empty or end in a newline), so the message fits a
 // condition.
 //
-// render has a oneLine of its own for problems. The two are kept apart on
-// purpose, not only because the packages may not import each other: render's
-// only joins lines, so a problem still says what it said, while this one also
-// cuts the ": " a transport puts before an empty body.
+// It is not profile.OneLine, which the problems of profiles and policies use,
+// on purpose: that one only joins lines, so a problem still says what it
+// said, while this one also cuts the ": " a transport puts before an empty
+// body. And gitsource, which fetches Git, does not import the profile model
+// (and with it the API server's schema validation) for a string function.
 func oneLineWithoutEmptyTail(message string) string {
 	lines := strings.Split(message, "\n")
 	kept := lines[:0]

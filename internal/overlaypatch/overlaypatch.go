@@ -2,7 +2,7 @@
 // overlay build what the cluster holds: given an object as a landscape's
 // overlay builds it and the live object, it returns a patch with only the
 // spec fields that differ, lists keyed as the build merges them (the merge
-// keys of render.OpenAPISchema: Kubernetes and image versions by version,
+// keys of overlay.OpenAPISchema: Kubernetes and image versions by version,
 // lifecycle stages by classification, images, machine types and regions by
 // name). A platform engineer adds it to the overlay as a patch file, and the
 // emergency edit held in the cluster becomes a pull request without being
@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
 )
 
 // patchDirective is the strategic-merge patch directive key; an entry of a
@@ -39,7 +39,7 @@ type Object struct {
 //
 // Within a keyed list an entry live has and built lacks is written whole,
 // after the key of the entry it follows (the build puts an entry a patch
-// adds right after the one named before it in the patch, see render.Build),
+// adds right after the one named before it in the patch, see overlay.Build),
 // so a new lifecycle stage lands in its place; an entry built has and live
 // lacks is deleted with "$patch: delete"; a changed entry is its keys and
 // what changed. A field live lacks is null, which deletes it. Other lists are
@@ -224,10 +224,10 @@ func childSchema(schema map[string]any, child, field string) map[string]any {
 	return node
 }
 
-// specSchemas are the schemas of each kind's spec in render.OpenAPISchema,
+// specSchemas are the schemas of each kind's spec in overlay.OpenAPISchema,
 // the schema the build merges by.
 var specSchemas = sync.OnceValues(func() (map[string]map[string]any, error) {
-	content, err := render.OpenAPISchema()
+	content, err := overlay.OpenAPISchema()
 	if err != nil {
 		return nil, err
 	}

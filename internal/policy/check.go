@@ -6,21 +6,21 @@ import (
 	"time"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // Findings are a landscape's breaches of its policy, as problems located in
 // the usual FILE: KIND/NAME: FIELD: message form, split by severity. Each
 // message starts with "policy RULE: ".
 type Findings struct {
-	Errors   render.Problems
-	Warnings render.Problems
+	Errors   profile.Problems
+	Warnings profile.Problems
 }
 
 // Empty reports whether there is nothing to report.
 func (f Findings) Empty() bool { return len(f.Errors) == 0 && len(f.Warnings) == 0 }
 
-func (f *Findings) add(severity Severity, p render.Problem) {
+func (f *Findings) add(severity Severity, p profile.Problem) {
 	if severity == SeverityError {
 		f.Errors = append(f.Errors, p)
 	} else {
@@ -29,7 +29,7 @@ func (f *Findings) add(severity Severity, p render.Problem) {
 }
 
 // Check checks one landscape's profiles, head, against the policy at now.
-// head holds the profiles as render.EvaluateSet returns them (a
+// head holds the profiles as profile.EvaluateSet returns them (a
 // NamespacedCloudProfile with its merged spec, which is what the policy
 // reads). base, when not nil, is the landscape's profiles before the change,
 // made by a commit at commit: the notice rule compares them, matching
@@ -38,7 +38,7 @@ func (f *Findings) add(severity Severity, p render.Problem) {
 // A NamespacedCloudProfile is reported under status.cloudProfileSpec, and
 // only for what its parent, when head holds it, does not already break the
 // same way: the parent's finding is the one to fix.
-func (p *Policy) Check(head, base []render.Object, now, commit time.Time) Findings {
+func (p *Policy) Check(head, base []profile.Object, now, commit time.Time) Findings {
 	var out Findings
 	if p == nil {
 		return out
@@ -52,7 +52,7 @@ func (p *Policy) Check(head, base []render.Object, now, commit time.Time) Findin
 		}
 	}
 	parents := make(map[string][]finding)
-	findingsOf := func(o render.Object) []finding {
+	findingsOf := func(o profile.Object) []finding {
 		spec := o.EffectiveSpec()
 		findings := p.checkSpec(spec, now)
 		if r := p.Rules.Notice; r != nil && base != nil {
@@ -91,7 +91,7 @@ func (p *Policy) Check(head, base []render.Object, now, commit time.Time) Findin
 			if slices.ContainsFunc(parentFindings, f.same) {
 				continue
 			}
-			out.add(f.severity, render.Problem{
+			out.add(f.severity, profile.Problem{
 				File: o.File, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name(),
 				Field:   prefix + "." + f.field.String(),
 				Message: "policy " + f.rule + ": " + f.message,
@@ -109,7 +109,7 @@ func (f finding) same(other finding) bool {
 type DatedFinding struct {
 	At       time.Time
 	Severity Severity
-	Problem  render.Problem
+	Problem  profile.Problem
 }
 
 // Timeline lists when head, left as it is, starts breaking the policy: the
@@ -118,7 +118,7 @@ type DatedFinding struct {
 // checked are the only ones at which a finding can appear: every lifecycle
 // stage start of every version, and the end of every preview stage's allowed
 // time. The notice rule is about changes and takes no part.
-func (p *Policy) Timeline(head []render.Object, from, until time.Time) []DatedFinding {
+func (p *Policy) Timeline(head []profile.Object, from, until time.Time) []DatedFinding {
 	if p == nil {
 		return nil
 	}
@@ -128,7 +128,7 @@ func (p *Policy) Timeline(head []render.Object, from, until time.Time) []DatedFi
 	for _, t := range instants {
 		findings := p.Check(head, nil, t, t)
 		current := make(map[string]bool)
-		note := func(severity Severity, problems render.Problems) {
+		note := func(severity Severity, problems profile.Problems) {
 			for _, problem := range problems {
 				key := string(severity) + " " + problem.String()
 				if !previous[key] && !current[key] {
@@ -146,7 +146,7 @@ func (p *Policy) Timeline(head []render.Object, from, until time.Time) []DatedFi
 
 // instants returns from and every instant after it, up to until unless that
 // is zero, at which the findings of head may change, sorted and each once.
-func (p *Policy) instants(head []render.Object, from, until time.Time) []time.Time {
+func (p *Policy) instants(head []profile.Object, from, until time.Time) []time.Time {
 	set := map[time.Time]bool{}
 	add := func(t time.Time) {
 		if t.After(from) && (until.IsZero() || !t.After(until)) {

@@ -7,23 +7,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
-func cloudProfile(name string, spec *v1alpha1.CloudProfileSpec) render.Object {
-	return render.Object{File: "base/cloudprofiles.yaml", CloudProfile: &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec}}
+func cloudProfile(name string, spec *v1alpha1.CloudProfileSpec) profile.Object {
+	return profile.Object{File: "base/cloudprofiles.yaml", CloudProfile: &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec}}
 }
 
 // namespaced is an evaluated NamespacedCloudProfile: merged is its
 // status.cloudProfileSpec.
-func namespaced(parent string, merged *v1alpha1.CloudProfileSpec) render.Object {
+func namespaced(parent string, merged *v1alpha1.CloudProfileSpec) profile.Object {
 	ncp := &v1alpha1.NamespacedCloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "team", Namespace: "team-a"}}
 	ncp.Spec.Parent = v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind, Name: parent}
 	ncp.Status.CloudProfileSpec = merged
-	return render.Object{File: "base/namespaced.yaml", NamespacedCloudProfile: ncp}
+	return profile.Object{File: "base/namespaced.yaml", NamespacedCloudProfile: ncp}
 }
 
-func problemLines(problems render.Problems) []string {
+func problemLines(problems profile.Problems) []string {
 	out := []string{}
 	for _, p := range problems {
 		out = append(out, p.String())
@@ -42,8 +42,8 @@ func TestCheckReportsEachFindingOnceWhereItIsFixed(t *testing.T) {
 	// and an expiry brought forward on short notice, both its own.
 	merged := kubernetes(supportedUntil("1.32.4", "", ""), supportedUntil("1.33.1", "2027-01-01T00:00:00Z", "2027-01-02T00:00:00Z"), lc("1.33.2", stage(preview, ""), stage(supported, "2026-12-01T00:00:00Z")))
 	baseMerged := kubernetes(supportedUntil("1.32.4", "", ""), supportedUntil("1.33.1", "2027-01-01T00:00:00Z", "2027-06-01T00:00:00Z"), lc("1.33.2", stage(preview, ""), stage(supported, "2026-12-01T00:00:00Z")))
-	head := []render.Object{cloudProfile("aws", parent), namespaced("aws", merged)}
-	base := []render.Object{cloudProfile("aws", parent), namespaced("aws", baseMerged)}
+	head := []profile.Object{cloudProfile("aws", parent), namespaced("aws", merged)}
+	base := []profile.Object{cloudProfile("aws", parent), namespaced("aws", baseMerged)}
 
 	findings := p.Check(head, base, at("2026-12-15T00:00:00Z"), at("2026-12-14T00:00:00Z"))
 	g.Expect(problemLines(findings.Errors)).To(Equal([]string{
@@ -61,7 +61,7 @@ func TestCheckReportsEachFindingOnceWhereItIsFixed(t *testing.T) {
 
 	// The parent's own breach is reported on the parent alone.
 	broken := kubernetes(supportedUntil("1.32.4", "", ""), supportedUntil("1.33.1", "", ""), supportedUntil("1.33.2", "", ""))
-	findings = p.Check([]render.Object{cloudProfile("aws", broken), namespaced("aws", broken)}, nil, at("2026-12-15T00:00:00Z"), at("2026-12-15T00:00:00Z"))
+	findings = p.Check([]profile.Object{cloudProfile("aws", broken), namespaced("aws", broken)}, nil, at("2026-12-15T00:00:00Z"), at("2026-12-15T00:00:00Z"))
 	g.Expect(problemLines(findings.Errors)).To(Equal([]string{
 		"base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[1]: policy supported: 1.33.1 is supported as well as 1.33.2; minor 1.33 needs exactly one supported patch",
 	}))
@@ -84,7 +84,7 @@ func TestTimelineListsWhenTheProfilesStopSatisfyingThePolicy(t *testing.T) {
 		lc("1.34.0", stage(preview, "2026-12-01T00:00:00Z")),
 		old("1.31.9", deprecated, ""),
 	)
-	head := []render.Object{cloudProfile("aws", spec)}
+	head := []profile.Object{cloudProfile("aws", spec)}
 	var got []string
 	for _, f := range p.Timeline(head, at(now), at("2027-12-31T00:00:00Z")) {
 		got = append(got, formatTime(f.At)+" "+string(f.Severity)+" "+f.Problem.Field+": "+f.Problem.Message)

@@ -12,6 +12,7 @@ import (
 	strictjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
@@ -48,7 +49,7 @@ func Decode(file string, data []byte) (*Policy, error) {
 	}
 	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return fail("not valid YAML: " + oneLine(err.Error()))
+		return fail("not valid YAML: " + profile.OneLine(err.Error()))
 	}
 	var p Policy
 	strictErrs, err := strictjson.UnmarshalStrict(jsonData, &p, strictjson.DisallowDuplicateFields, strictjson.DisallowUnknownFields)
@@ -59,7 +60,7 @@ func Decode(file string, data []byte) (*Policy, error) {
 		if strings.Contains(err.Error(), "Go value of type") {
 			return fail("not a policy: expected a mapping with apiVersion, kind and rules")
 		}
-		return fail("not valid YAML: " + oneLine(err.Error()))
+		return fail("not valid YAML: " + profile.OneLine(err.Error()))
 	}
 	var problems []string
 	for _, e := range strictErrs {
@@ -67,7 +68,7 @@ func Decode(file string, data []byte) (*Policy, error) {
 			problems = append(problems, m[1]+": unknown field: the policy has no such field (check spelling and indentation; docs/policy.md lists the fields)")
 			continue
 		}
-		problems = append(problems, oneLine(e.Error()))
+		problems = append(problems, profile.OneLine(e.Error()))
 	}
 	for _, e := range p.validate() {
 		problems = append(problems, e.Error())
@@ -89,10 +90,6 @@ func jsonTypeName(goType string) string {
 		return "string"
 	}
 	return "mapping"
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 var severities = []Severity{SeverityWarning, SeverityError}

@@ -17,15 +17,7 @@ package policy
 import (
 	"fmt"
 	"time"
-
-	"github.com/profilesync/profilesync/internal/render"
 )
-
-// FileName is the name of a policy file. The file nearest to a built
-// overlay, in the overlay's directory or one above it up to the repository
-// root, is the landscape's policy (Find).
-// It is render.PolicyFileName, which directory reads skip.
-const FileName = render.PolicyFileName
 
 // APIVersion and Kind identify the policy file's schema.
 const (

@@ -1,7 +1,8 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"cmp"
 	"fmt"
@@ -137,7 +138,7 @@ type ProfileDiff struct {
 }
 
 // Ref names the profile as KIND/NAME or KIND/NAMESPACE/NAME.
-func (p ProfileDiff) Ref() string { return render.ObjectRef(p.Kind, p.Namespace, p.Name) }
+func (p ProfileDiff) Ref() string { return profile.ObjectRef(p.Kind, p.Namespace, p.Name) }
 
 // Change is one difference of a profile. Which fields are set depends on
 // Kind (see the ChangeKind constants); Base and Head are always present in
@@ -189,7 +190,7 @@ type Change struct {
 //   - when its automatic or forced update target (lifecycle.Paths) at now
 //     differs. Versions whose targets cannot be computed (not semver) are
 //     skipped: validation reports them.
-func Diff(landscape string, base, head []render.Object, now time.Time, horizon time.Duration) LandscapeDiff {
+func Diff(landscape string, base, head []profile.Object, now time.Time, horizon time.Duration) LandscapeDiff {
 	if horizon <= 0 {
 		horizon = DefaultHorizon
 	}
@@ -212,21 +213,21 @@ func Diff(landscape string, base, head []render.Object, now time.Time, horizon t
 	for _, key := range keys {
 		b, inBase := baseProfiles[key]
 		h, inHead := headProfiles[key]
-		profile := ProfileDiff{Kind: key.kind, Namespace: key.namespace, Name: key.name, Changes: []Change{}}
+		diff := ProfileDiff{Kind: key.kind, Namespace: key.namespace, Name: key.name, Changes: []Change{}}
 		switch {
 		case !inBase:
-			profile.Status = ProfileAdded
+			diff.Status = ProfileAdded
 		case !inHead:
-			profile.Status = ProfileRemoved
+			diff.Status = ProfileRemoved
 		default:
-			profile.Status = ProfileChanged
-			profile.Changes = w.specChanges(effectiveSpecOrEmpty(b), effectiveSpecOrEmpty(h))
-			if len(profile.Changes) == 0 {
+			diff.Status = ProfileChanged
+			diff.Changes = w.specChanges(effectiveSpecOrEmpty(b), effectiveSpecOrEmpty(h))
+			if len(diff.Changes) == 0 {
 				result.Unchanged++
 				continue
 			}
 		}
-		result.Profiles = append(result.Profiles, profile)
+		result.Profiles = append(result.Profiles, diff)
 	}
 	return result
 }
@@ -238,12 +239,12 @@ func (k profileKey) compare(other profileKey) int {
 	return cmp.Or(cmp.Compare(k.kind, other.kind), cmp.Compare(k.namespace, other.namespace), cmp.Compare(k.name, other.name))
 }
 
-func keyOf(o render.Object) profileKey { return profileKey{o.Kind(), o.Namespace(), o.Name()} }
+func keyOf(o profile.Object) profileKey { return profileKey{o.Kind(), o.Namespace(), o.Name()} }
 
 // indexProfiles maps each profile to its object, keeping the first of a
 // duplicate.
-func indexProfiles(objects []render.Object) map[profileKey]render.Object {
-	index := make(map[profileKey]render.Object, len(objects))
+func indexProfiles(objects []profile.Object) map[profileKey]profile.Object {
+	index := make(map[profileKey]profile.Object, len(objects))
 	for _, o := range objects {
 		if _, seen := index[keyOf(o)]; !seen {
 			index[keyOf(o)] = o
@@ -254,7 +255,7 @@ func indexProfiles(objects []render.Object) map[profileKey]render.Object {
 
 // effectiveSpecOrEmpty is the spec to compare; a namespaced profile that was
 // not evaluated has none, and then compares as empty rather than crashing.
-func effectiveSpecOrEmpty(o render.Object) *v1alpha1.CloudProfileSpec {
+func effectiveSpecOrEmpty(o profile.Object) *v1alpha1.CloudProfileSpec {
 	if spec := o.EffectiveSpec(); spec != nil {
 		return spec
 	}
@@ -348,8 +349,8 @@ func appendLifecycleChanges(changes []Change, at Change, base, head v1alpha1.Exp
 
 	baseStages, headStages := lifecycle.Stages(base), lifecycle.Stages(head)
 	for _, stage := range stageUnion(baseStages, headStages) {
-		b, inBase := render.StageStart(baseStages, stage)
-		h, inHead := render.StageStart(headStages, stage)
+		b, inBase := merge.StageStart(baseStages, stage)
+		h, inHead := merge.StageStart(headStages, stage)
 		c := at
 		c.Stage = stage
 		switch {

@@ -5,7 +5,8 @@ import (
 
 	"github.com/profilesync/profilesync/test/builders"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"bytes"
 	"context"
@@ -95,31 +96,31 @@ func diffGoldenReport(t *testing.T) Report {
 	t.Helper()
 	report := Report{Base: "main", Head: "pull/42/head"}
 	var heads []Landscape
-	for _, overlay := range []string{"dev", "prod"} {
-		base := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "base"), overlay, diffGoldenTime)
-		head := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "head"), overlay, diffGoldenTime)
-		report.Landscapes = append(report.Landscapes, Diff(overlay, base, head, diffGoldenTime, 0))
-		heads = append(heads, Landscape{Name: overlay, Objects: head})
+	for _, name := range []string{"dev", "prod"} {
+		base := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "base"), name, diffGoldenTime)
+		head := evaluatedOverlay(t, filepath.Join(diffGoldenDir, "head"), name, diffGoldenTime)
+		report.Landscapes = append(report.Landscapes, Diff(name, base, head, diffGoldenTime, 0))
+		heads = append(heads, Landscape{Name: name, Objects: head})
 	}
 	report.RolloutWarnings = CheckRolloutOrder(heads, diffGoldenTime)
 	return report
 }
 
-// evaluatedOverlay builds overlays/<overlay> of the checkout at root the way
+// evaluatedOverlay builds overlays/<name> of the checkout at root the way
 // the CLI does and returns its valid, evaluated objects.
-func evaluatedOverlay(t *testing.T, root, overlay string, at time.Time) []render.Object {
+func evaluatedOverlay(t *testing.T, root, name string, at time.Time) []profile.Object {
 	t.Helper()
 	g := NewWithT(t)
 	absRoot, err := filepath.Abs(root)
 	g.Expect(err).NotTo(HaveOccurred())
-	docs, err := render.Build(context.Background(), absRoot, filepath.Join("overlays", overlay), render.DefaultLimits())
+	docs, err := overlay.Build(context.Background(), absRoot, filepath.Join("overlays", name), overlay.DefaultLimits())
 	g.Expect(err).NotTo(HaveOccurred())
-	objects, problems := render.DecodeDocuments(docs)
+	objects, problems := profile.DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
-	validation, err := render.ValidateSet(objects, nil)
+	validation, err := profile.ValidateSet(objects, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(validation.Problems).To(BeEmpty(), "%s of %s is valid", overlay, root)
-	g.Expect(validation.Warnings).To(BeEmpty(), "%s of %s has no warnings", overlay, root)
-	evaluated := render.EvaluateSet(objects, validation, at)
+	g.Expect(validation.Problems).To(BeEmpty(), "%s of %s is valid", name, root)
+	g.Expect(validation.Warnings).To(BeEmpty(), "%s of %s has no warnings", name, root)
+	evaluated := profile.EvaluateSet(objects, validation, at)
 	return evaluated
 }

@@ -1,7 +1,7 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"encoding/json"
 	"fmt"
@@ -268,7 +268,7 @@ func WriteText(w io.Writer, r Report) error {
 	if len(r.RolloutWarnings) > 0 {
 		b.WriteString("Rollout order:\n")
 		for _, warning := range r.RolloutWarnings {
-			b.WriteString("  warning: " + render.OneLine(warning.String()) + "\n")
+			b.WriteString("  warning: " + profile.OneLine(warning.String()) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -280,13 +280,13 @@ func WriteText(w io.Writer, r Report) error {
 	return nil
 }
 
-func writeTextRow(table io.Writer, landscape, profile string, cells diffCells) {
+func writeTextRow(table io.Writer, landscape, profileName string, cells diffCells) {
 	// Names come from the input; a tab or newline in one would break the
 	// table, so every cell is made one line without tabs.
 	cell := func(s string) string {
-		return strings.ReplaceAll(render.OneLine(orDash(s)), "\t", " ")
+		return strings.ReplaceAll(profile.OneLine(orDash(s)), "\t", " ")
 	}
-	fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(landscape), cell(profile), cell(cells.subject),
+	fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(landscape), cell(profileName), cell(cells.subject),
 		cell(cells.version), cell(cells.change), cell(cells.base), cell(cells.head), cell(cells.detail))
 }
 
@@ -365,7 +365,7 @@ var markdownEscaper = strings.NewReplacer(
 )
 
 func markdownEscape(s string) string {
-	return markdownEscaper.Replace(render.OneLine(s))
+	return markdownEscaper.Replace(profile.OneLine(s))
 }
 
 // WriteJSON writes the report as indented JSON, with its summary under

@@ -1,7 +1,7 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"encoding/json"
 	"fmt"
@@ -17,14 +17,14 @@ type PolicySection struct {
 	File string
 	// Errors refuse the change; Warnings do not. Both are the head's, each
 	// a problem whose message names the rule.
-	Errors   render.Problems
-	Warnings render.Problems
+	Errors   profile.Problems
+	Warnings profile.Problems
 }
 
 // MarshalJSON writes the findings as the lines the CLI prints
 // ("FILE: KIND/NAME: FIELD: message"), lists never null.
 func (s PolicySection) MarshalJSON() ([]byte, error) {
-	lines := func(problems render.Problems) []string {
+	lines := func(problems profile.Problems) []string {
 		out := make([]string, len(problems))
 		for i, p := range problems {
 			out[i] = p.String()
@@ -43,7 +43,7 @@ func (s PolicySection) MarshalJSON() ([]byte, error) {
 // its policy file, then one line per finding, errors first.
 func writePolicyText(b *strings.Builder, sections []PolicySection) {
 	for _, s := range sections {
-		fmt.Fprintf(b, "Policy of %s (%s): %s.\n", render.OneLine(s.Landscape), render.OneLine(s.File), policyVerdict(s))
+		fmt.Fprintf(b, "Policy of %s (%s): %s.\n", profile.OneLine(s.Landscape), profile.OneLine(s.File), policyVerdict(s))
 		for _, p := range s.Errors.Summarize() {
 			b.WriteString("  error: " + p.String() + "\n")
 		}
@@ -63,7 +63,7 @@ func writePolicyMarkdown(b *strings.Builder, sections []PolicySection) {
 	}
 	b.WriteString("\n### Versioning policy\n")
 	for _, s := range sections {
-		fmt.Fprintf(b, "\n%s (`%s`): %s.\n", markdownEscape(s.Landscape), strings.ReplaceAll(render.OneLine(s.File), "`", "'"), policyVerdict(s))
+		fmt.Fprintf(b, "\n%s (`%s`): %s.\n", markdownEscape(s.Landscape), strings.ReplaceAll(profile.OneLine(s.File), "`", "'"), policyVerdict(s))
 		if len(s.Errors)+len(s.Warnings) > 0 {
 			b.WriteString("\n")
 		}

@@ -1,7 +1,7 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"testing"
 
@@ -10,10 +10,10 @@ import (
 
 func TestRenderersPrintThePolicySection(t *testing.T) {
 	g := NewWithT(t)
-	finding := render.Problem{File: "base/cp.yaml", Kind: "CloudProfile", Name: "aws_*1*", Field: "spec.kubernetes.versions[0]", Message: "policy supported: minor 1.33 has no supported patch"}
+	finding := profile.Problem{File: "base/cp.yaml", Kind: "CloudProfile", Name: "aws_*1*", Field: "spec.kubernetes.versions[0]", Message: "policy supported: minor 1.33 has no supported patch"}
 	report := Report{Policy: []PolicySection{
-		{Landscape: "dev", File: "overlays/dev/profilesync-policy.yaml", Warnings: render.Problems{finding}},
-		{Landscape: "prod", File: "profilesync-policy.yaml", Errors: render.Problems{finding, finding}},
+		{Landscape: "dev", File: "overlays/dev/profilesync-policy.yaml", Warnings: profile.Problems{finding}},
+		{Landscape: "prod", File: "profilesync-policy.yaml", Errors: profile.Problems{finding, finding}},
 		{Landscape: "staging", File: "profilesync-policy.yaml"},
 	}}
 

@@ -3,7 +3,7 @@ package prdiff
 import (
 	"github.com/profilesync/profilesync/test/builders"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"bytes"
 	"io"
@@ -24,7 +24,7 @@ func written(t *testing.T, write func(io.Writer, Report) error, report Report) s
 
 func TestRenderersOfAReportWithoutChanges(t *testing.T) {
 	g := NewWithT(t)
-	same := []render.Object{cloudProfile("aws", builders.Profile())}
+	same := []profile.Object{cloudProfile("aws", builders.Profile())}
 	report := Report{Landscapes: []LandscapeDiff{Diff("dev", same, same, diffNow, 0), Diff("prod", same, same, diffNow, 0)}}
 
 	g.Expect(written(t, WriteText, report)).To(Equal(
@@ -45,7 +45,7 @@ func TestRenderersOfAReportWithoutChanges(t *testing.T) {
 func TestRenderersShowProfilesAddedAndRemoved(t *testing.T) {
 	g := NewWithT(t)
 	report := Report{Base: "main", Head: "topic", Landscapes: []LandscapeDiff{
-		Diff("dev", []render.Object{cloudProfile("old", builders.Profile())}, []render.Object{cloudProfile("new", builders.Profile())}, diffNow, 0),
+		Diff("dev", []profile.Object{cloudProfile("old", builders.Profile())}, []profile.Object{cloudProfile("new", builders.Profile())}, diffNow, 0),
 	}}
 
 	text := written(t, WriteText, report)
@@ -66,7 +66,7 @@ func TestMarkdownEscapesTextFromThePullRequest(t *testing.T) {
 	head.MachineImages[0].Name = "evil|<img src=x>_*[link](y)"
 
 	markdown := written(t, WriteMarkdown, Report{Landscapes: []LandscapeDiff{
-		Diff("dev\n# heading", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
+		Diff("dev\n# heading", []profile.Object{cloudProfile("aws", base)}, []profile.Object{cloudProfile("aws", head)}, diffNow, 0),
 	}})
 
 	g.Expect(markdown).To(ContainSubstring("### dev \\# heading\n"), "a landscape name stays one line of text")
@@ -84,7 +84,7 @@ func TestTextKeepsOneLinePerRow(t *testing.T) {
 	head.MachineImages[0].Name = "two\nlines\tand a tab"
 
 	text := written(t, WriteText, Report{Landscapes: []LandscapeDiff{
-		Diff("dev", []render.Object{cloudProfile("aws", builders.Profile())}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
+		Diff("dev", []profile.Object{cloudProfile("aws", builders.Profile())}, []profile.Object{cloudProfile("aws", head)}, diffNow, 0),
 	}})
 
 	g.Expect(text).To(ContainSubstring("CloudProfile/aws  two lines and a tab  -        machine image added"))
@@ -97,8 +97,8 @@ func TestSummaryCountsAVersionClassifiedDifferentlyNowOnceAsNow(t *testing.T) {
 	later := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z"), builders.Stage(v1alpha1.ClassificationDeprecated, "2026-03-01T00:00:00Z")))
 
 	report := Report{Landscapes: []LandscapeDiff{
-		Diff("dev", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", head)}, diffNow, 0),
-		Diff("prod", []render.Object{cloudProfile("aws", base)}, []render.Object{cloudProfile("aws", later)}, diffNow, 0),
+		Diff("dev", []profile.Object{cloudProfile("aws", base)}, []profile.Object{cloudProfile("aws", head)}, diffNow, 0),
+		Diff("prod", []profile.Object{cloudProfile("aws", base)}, []profile.Object{cloudProfile("aws", later)}, diffNow, 0),
 	}}
 	summary := report.Summary()
 

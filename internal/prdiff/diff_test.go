@@ -3,7 +3,7 @@ package prdiff
 import (
 	"github.com/profilesync/profilesync/test/builders"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"testing"
 	"time"
@@ -22,8 +22,8 @@ func text(s string) *string { return &s }
 func instant(value string) *time.Time { return &builders.Date(value).Time }
 
 // cloudProfile wraps a spec as an evaluated CloudProfile object.
-func cloudProfile(name string, spec *v1alpha1.CloudProfileSpec) render.Object {
-	return render.Object{CloudProfile: &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec}}
+func cloudProfile(name string, spec *v1alpha1.CloudProfileSpec) profile.Object {
+	return profile.Object{CloudProfile: &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: *spec}}
 }
 
 // withKubernetes is profile() with these Kubernetes versions (and the
@@ -186,7 +186,7 @@ func TestDiffOfOneProfile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			diff := Diff("dev", []render.Object{cloudProfile("aws", tc.base)}, []render.Object{cloudProfile("aws", tc.head)}, diffNow, 90*24*time.Hour)
+			diff := Diff("dev", []profile.Object{cloudProfile("aws", tc.base)}, []profile.Object{cloudProfile("aws", tc.head)}, diffNow, 90*24*time.Hour)
 			if len(tc.want) == 0 {
 				g.Expect(diff.Profiles).To(BeEmpty())
 				g.Expect(diff.Unchanged).To(Equal(1))
@@ -265,7 +265,7 @@ func TestDiffOfMachineImages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			diff := Diff("dev", []render.Object{cloudProfile("aws", tc.base())}, []render.Object{cloudProfile("aws", tc.head())}, diffNow, 0)
+			diff := Diff("dev", []profile.Object{cloudProfile("aws", tc.base())}, []profile.Object{cloudProfile("aws", tc.head())}, diffNow, 0)
 			if len(tc.want) == 0 {
 				g.Expect(diff.Profiles).To(BeEmpty())
 				return
@@ -279,8 +279,8 @@ func TestDiffOfMachineImages(t *testing.T) {
 func TestDiffOfASet(t *testing.T) {
 	g := NewWithT(t)
 	moved := withKubernetes(builders.Staged("1.30.0", builders.Stage(v1alpha1.ClassificationPreview, ""), builders.Stage(v1alpha1.ClassificationSupported, "2026-02-01T00:00:00Z")))
-	base := []render.Object{cloudProfile("zeta", builders.Profile()), cloudProfile("gone", builders.Profile()), namespacedWithMergedSpec(builders.Profile()), cloudProfile("aws", builders.Profile()), cloudProfile("aws", moved)}
-	head := []render.Object{namespacedWithMergedSpec(moved), cloudProfile("new", builders.Profile()), cloudProfile("aws", moved), cloudProfile("zeta", builders.Profile())}
+	base := []profile.Object{cloudProfile("zeta", builders.Profile()), cloudProfile("gone", builders.Profile()), namespacedWithMergedSpec(builders.Profile()), cloudProfile("aws", builders.Profile()), cloudProfile("aws", moved)}
+	head := []profile.Object{namespacedWithMergedSpec(moved), cloudProfile("new", builders.Profile()), cloudProfile("aws", moved), cloudProfile("zeta", builders.Profile())}
 
 	diff := Diff("staging", base, head, diffNow, 0)
 

@@ -1,7 +1,7 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"cmp"
 	"fmt"
@@ -17,7 +17,7 @@ import (
 type Landscape struct {
 	// Name names the overlay, e.g. "dev".
 	Name    string
-	Objects []render.Object
+	Objects []profile.Object
 }
 
 // RolloutWarning is a version that reaches a lifecycle stage in a landscape
@@ -48,7 +48,7 @@ type RolloutWarning struct {
 }
 
 // Ref names the profile as KIND/NAME or KIND/NAMESPACE/NAME.
-func (w RolloutWarning) Ref() string { return render.ObjectRef(w.Kind, w.Namespace, w.Name) }
+func (w RolloutWarning) Ref() string { return profile.ObjectRef(w.Kind, w.Namespace, w.Name) }
 
 // String describes the warning in one line, naming both landscapes, the
 // profile, the version and both dates, e.g.
@@ -103,7 +103,7 @@ func subjectName(machineImage string) string {
 // subject, version and stage. The result is never nil.
 func CheckRolloutOrder(landscapes []Landscape, now time.Time) []RolloutWarning {
 	warnings := []RolloutWarning{}
-	indexes := make([]map[profileKey]render.Object, len(landscapes))
+	indexes := make([]map[profileKey]profile.Object, len(landscapes))
 	for i, l := range landscapes {
 		indexes[i] = indexProfiles(l.Objects)
 	}

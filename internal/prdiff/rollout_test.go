@@ -3,7 +3,7 @@ package prdiff
 import (
 	"github.com/profilesync/profilesync/test/builders"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 
 	"testing"
 
@@ -17,7 +17,7 @@ import (
 func landscapesOf(names []string, versions ...v1alpha1.ExpirableVersion) []Landscape {
 	landscapes := make([]Landscape, len(names))
 	for i, name := range names {
-		landscapes[i] = Landscape{Name: name, Objects: []render.Object{cloudProfile("aws", withKubernetes(versions[i]))}}
+		landscapes[i] = Landscape{Name: name, Objects: []profile.Object{cloudProfile("aws", withKubernetes(versions[i]))}}
 	}
 	return landscapes
 }
@@ -116,16 +116,16 @@ func TestCheckRolloutOrder(t *testing.T) {
 		{
 			name: "profiles only one landscape has are not compared",
 			landscapes: []Landscape{
-				{Name: "dev", Objects: []render.Object{cloudProfile("aws", withKubernetes(previewThenSupported("2026-05-01T00:00:00Z")))}},
-				{Name: "prod", Objects: []render.Object{cloudProfile("gcp", withKubernetes(previewThenSupported("2026-02-01T00:00:00Z")))}},
+				{Name: "dev", Objects: []profile.Object{cloudProfile("aws", withKubernetes(previewThenSupported("2026-05-01T00:00:00Z")))}},
+				{Name: "prod", Objects: []profile.Object{cloudProfile("gcp", withKubernetes(previewThenSupported("2026-02-01T00:00:00Z")))}},
 			},
 		},
 		{
 			name: "machine image versions and namespaced profiles are checked too",
 			landscapes: []Landscape{
-				{Name: "dev", Objects: []render.Object{namespacedWithMergedSpec(withImageVersions(
+				{Name: "dev", Objects: []profile.Object{namespacedWithMergedSpec(withImageVersions(
 					builders.Staged("1592.2.0", builders.Stage(preview, ""), builders.Stage(supported, "2026-04-01T00:00:00Z"))))}},
-				{Name: "prod", Objects: []render.Object{namespacedWithMergedSpec(withImageVersions(
+				{Name: "prod", Objects: []profile.Object{namespacedWithMergedSpec(withImageVersions(
 					builders.Staged("1592.2.0", builders.Stage(preview, ""), builders.Stage(supported, "2026-03-01T00:00:00Z"))))}},
 			},
 			want: []string{"prod: NamespacedCloudProfile/team/aws-team: gardenlinux 1592.2.0 is supported from 2026-03-01T00:00:00Z, 31d before dev (2026-04-01T00:00:00Z)"},
@@ -173,9 +173,9 @@ func TestCheckRolloutOrderOfNoLandscapes(t *testing.T) {
 
 // namespacedWithMergedSpec is an evaluated NamespacedCloudProfile
 // team/aws-team whose merged spec is spec.
-func namespacedWithMergedSpec(spec *v1alpha1.CloudProfileSpec) render.Object {
+func namespacedWithMergedSpec(spec *v1alpha1.CloudProfileSpec) profile.Object {
 	ncp := &v1alpha1.NamespacedCloudProfile{Spec: *builders.Namespaced()}
 	ncp.Name, ncp.Namespace = "aws-team", "team"
 	ncp.Status.CloudProfileSpec = spec
-	return render.Object{NamespacedCloudProfile: ncp}
+	return profile.Object{NamespacedCloudProfile: ncp}
 }

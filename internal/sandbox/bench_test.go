@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
 )
 
 // BenchmarkBuildByObjectCount builds overlays of more and more tiny
@@ -19,7 +19,7 @@ func BenchmarkBuildByObjectCount(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, n := range []int{500, 1000, 2000, 3000, 4000, render.DefaultMaxObjects} {
+	for _, n := range []int{500, 1000, 2000, 3000, 4000, overlay.DefaultMaxObjects} {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			root := b.TempDir()
 			writeTree(b, root, manyObjects(n))

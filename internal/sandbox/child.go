@@ -12,7 +12,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // A process started by a Runner serves its request before main runs: the
@@ -28,7 +29,7 @@ func init() {
 // childRequest is what a Runner asks of its child.
 type childRequest struct {
 	Root, Path string
-	Limits     render.Limits
+	Limits     overlay.Limits
 	// Memory bounds the child's heap in bytes; CPUSeconds its CPU time.
 	Memory     int64
 	CPUSeconds uint64
@@ -37,9 +38,9 @@ type childRequest struct {
 // childReply is the child's answer: the build's documents and warnings, or
 // its error.
 type childReply struct {
-	Documents []render.Document `json:",omitempty"`
-	Warnings  render.Problems   `json:",omitempty"`
-	Error     *childError       `json:",omitempty"`
+	Documents []profile.Document `json:",omitempty"`
+	Warnings  profile.Problems   `json:",omitempty"`
+	Error     *childError        `json:",omitempty"`
 }
 
 // childError carries a build's error across the process boundary: its
@@ -47,10 +48,10 @@ type childReply struct {
 // that the caller can still match it.
 type childError struct {
 	Message string
-	Limit   *render.LimitError `json:",omitempty"`
+	Limit   *overlay.LimitError `json:",omitempty"`
 	// Problems are the problems of the profiles themselves that the build
-	// found (render.Problems), summarized, when that is what it failed on.
-	Problems render.Problems `json:",omitempty"`
+	// found (profile.Problems), summarized, when that is what it failed on.
+	Problems profile.Problems `json:",omitempty"`
 }
 
 func (e *childError) err() error {
@@ -90,7 +91,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 	}
 	// The parent kills this process at the build's deadline; it needs no
 	// context of its own.
-	docs, warnings, err := render.BuildWithWarnings(context.Background(), request.Root, request.Path, request.Limits)
+	docs, warnings, err := overlay.BuildWithWarnings(context.Background(), request.Root, request.Path, request.Limits)
 	reply := childReply{Documents: docs, Warnings: warnings}
 	if err != nil {
 		reply = childReply{Error: newChildError(err)}
@@ -108,11 +109,11 @@ func serveChild(in io.Reader, out io.Writer) int {
 }
 
 func newChildError(err error) *childError {
-	var limit *render.LimitError
+	var limit *overlay.LimitError
 	if errors.As(err, &limit) {
 		return &childError{Message: limit.Error(), Limit: limit}
 	}
-	var problems render.Problems
+	var problems profile.Problems
 	if errors.As(err, &problems) {
 		problems = problems.Summarize()
 		return &childError{Message: cutMessage(err.Error(), maxErrorMessage), Problems: problems[:min(len(problems), maxProblems)]}

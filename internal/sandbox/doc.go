@@ -19,9 +19,9 @@
 //   - it starts with an empty environment, so it sees none of the manager's
 //     credentials, and reads its one request from standard input;
 //   - what it sends back (documents, warnings, or one bounded error) is read
-//     through a bound derived from render.Limits.MaxRenderedSize.
+//     through a bound derived from overlay.Limits.MaxRenderedSize.
 //
-// A limit that stops a build is a *render.LimitError naming the limit and
+// A limit that stops a build is a *overlay.LimitError naming the limit and
 // the flag that raises it, as the build's own limits are, so the operator
 // reports it as BuildFailed and the CLI prints it.
 //

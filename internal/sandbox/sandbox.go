@@ -16,7 +16,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // ChildEnv, set in a process's environment, makes it serve one build
@@ -43,8 +44,8 @@ const (
 
 // Options bound the builds of a Runner. A field left zero takes its default.
 type Options struct {
-	// Limits bound what one build reads and renders (render.Limits).
-	Limits render.Limits
+	// Limits bound what one build reads and renders (overlay.Limits).
+	Limits overlay.Limits
 	// Memory is the most heap one build's process may hold, in bytes.
 	Memory int64
 	// CPUTime is the most CPU time one build may use; zero means as long
@@ -92,7 +93,7 @@ func New(options Options) (*Runner, error) {
 
 // Build runs one build with a Runner of its own: for a command that builds
 // one overlay after another.
-func Build(ctx context.Context, options Options, root, path string) ([]render.Document, render.Problems, error) {
+func Build(ctx context.Context, options Options, root, path string) ([]profile.Document, profile.Problems, error) {
 	runner, err := New(options)
 	if err != nil {
 		return nil, nil, err
@@ -101,20 +102,20 @@ func Build(ctx context.Context, options Options, root, path string) ([]render.Do
 }
 
 // Limits are the limits of what one build reads and renders.
-func (r *Runner) Limits() render.Limits { return r.options.Limits }
+func (r *Runner) Limits() overlay.Limits { return r.options.Limits }
 
-// Build is render.BuildWithWarnings run in a child process under the
+// Build is overlay.BuildWithWarnings run in a child process under the
 // Runner's Options: the documents of the overlay at path of the work tree
 // root, and the build's warnings. When ctx is done first, the child is
 // killed and Build says the build was abandoned.
-func (r *Runner) Build(ctx context.Context, root, path string) ([]render.Document, render.Problems, error) {
+func (r *Runner) Build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, error) {
 	docs, warnings, _, err := r.build(ctx, root, path)
 	return docs, warnings, err
 }
 
 // build is Build that also returns what the child's process used, when it
 // ran (for the benchmarks).
-func (r *Runner) build(ctx context.Context, root, path string) ([]render.Document, render.Problems, *syscall.Rusage, error) {
+func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, *syscall.Rusage, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.options.Timeout,
@@ -162,7 +163,7 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]render.Documen
 	case ctx.Err() != nil:
 		return nil, nil, usage, abandoned(ctx, path, "")
 	case int64(len(answer)) > maxAnswer:
-		return nil, nil, usage, &render.LimitError{File: path, What: "maximum rendered size", Flag: render.MaxRenderedSizeFlag,
+		return nil, nil, usage, &overlay.LimitError{File: path, What: "maximum rendered size", Flag: overlay.MaxRenderedSizeFlag,
 			Max: r.options.Limits.MaxRenderedSize}
 	}
 	var reply childReply
@@ -243,8 +244,8 @@ func (e *ProcessLimitError) Error() string {
 	return fmt.Sprintf("build of %s stopped: it went past the %s of %s (raise it with --%s)", e.Path, e.What, e.Limit, e.Flag)
 }
 
-// Is makes errors.Is(err, render.ErrLimitExceeded) true.
-func (e *ProcessLimitError) Is(target error) bool { return target == render.ErrLimitExceeded }
+// Is makes errors.Is(err, overlay.ErrLimitExceeded) true.
+func (e *ProcessLimitError) Is(target error) bool { return target == overlay.ErrLimitExceeded }
 
 // abandoned is the error of a build whose context ended first.
 func abandoned(ctx context.Context, path, when string) error {
@@ -261,7 +262,7 @@ const maxStderr = 4 << 10
 // maxAnswerSize bounds a child's answer: the rendered documents (at most
 // MaxRenderedSize, base64 in JSON adds a third), their file names and the
 // warnings.
-func maxAnswerSize(limits render.Limits) int64 {
+func maxAnswerSize(limits overlay.Limits) int64 {
 	return limits.MaxRenderedSize*2 + 1<<20
 }
 

@@ -13,7 +13,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
 )
 
 // writeTree writes files (path → content) below root.
@@ -39,7 +39,7 @@ func newRunner(t *testing.T, options Options) *Runner {
 	return runner
 }
 
-const profile = `apiVersion: core.profilesync.io/v1alpha1
+const profileYAML = `apiVersion: core.profilesync.io/v1alpha1
 kind: CloudProfile
 metadata:
   name: %s
@@ -80,13 +80,13 @@ func TestABuildInItsOwnProcessGivesWhatTheBuildGivesInProcess(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
 		"base/kustomization.yaml": "resources:\n- a.yaml\n- b.yaml\n",
-		"base/a.yaml":             fmt.Sprintf(profile, "a"),
-		"base/b.yaml":             fmt.Sprintf(profile, "b"),
+		"base/a.yaml":             fmt.Sprintf(profileYAML, "a"),
+		"base/b.yaml":             fmt.Sprintf(profileYAML, "b"),
 		"overlay/kustomization.yaml": "resources:\n- ../base\n" +
 			// An index patch of a keyed list: a warning, not an error.
 			"patches:\n- target: {kind: CloudProfile, name: a}\n  patch: |\n    - op: add\n      path: /spec/kubernetes\n      value: {versions: [{version: 1.31.0}]}\n    - op: add\n      path: /spec/kubernetes/versions/0/classification\n      value: supported\n",
 	})
-	wantDocs, wantWarnings, err := render.BuildWithWarnings(context.Background(), root, "overlay", render.DefaultLimits())
+	wantDocs, wantWarnings, err := overlay.BuildWithWarnings(context.Background(), root, "overlay", overlay.DefaultLimits())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wantWarnings).NotTo(BeEmpty(), "the fixture has a warning to carry across")
 
@@ -108,11 +108,11 @@ func TestABuildsErrorsAndLimitsCrossTheProcessBoundary(t *testing.T) {
 		g := NewWithT(t)
 		root := t.TempDir()
 		writeTree(t, root, manyObjects(3))
-		_, _, err := newRunner(t, Options{Limits: render.Limits{MaxObjects: 2}}).Build(context.Background(), root, ".")
-		var limit *render.LimitError
-		g.Expect(errors.As(err, &limit)).To(BeTrue(), "errors.As(%v, *render.LimitError)", err)
-		g.Expect(limit.Flag).To(Equal(render.MaxObjectsFlag))
-		g.Expect(errors.Is(err, render.ErrLimitExceeded)).To(BeTrue())
+		_, _, err := newRunner(t, Options{Limits: overlay.Limits{MaxObjects: 2}}).Build(context.Background(), root, ".")
+		var limit *overlay.LimitError
+		g.Expect(errors.As(err, &limit)).To(BeTrue(), "errors.As(%v, *overlay.LimitError)", err)
+		g.Expect(limit.Flag).To(Equal(overlay.MaxObjectsFlag))
+		g.Expect(errors.Is(err, overlay.ErrLimitExceeded)).To(BeTrue())
 	})
 	t.Run("a chain of 34 components is refused with a short error", func(t *testing.T) {
 		g := NewWithT(t)
@@ -160,13 +160,13 @@ func TestABuildOverItsMemoryLimitFailsAloneAndTheCallersMemoryDoesNotMove(t *tes
 	var limit *ProcessLimitError
 	g.Expect(errors.As(err, &limit)).To(BeTrue(), "errors.As(%v, *ProcessLimitError)", err)
 	g.Expect(err).To(MatchError("build of . stopped: it went past the memory limit of 192Mi (raise it with --build-memory-limit)"))
-	g.Expect(errors.Is(err, render.ErrLimitExceeded)).To(BeTrue())
+	g.Expect(errors.Is(err, overlay.ErrLimitExceeded)).To(BeTrue())
 	g.Expect(after-before).To(BeNumerically("<", 16<<20), "this process's RSS grew from %d to %d bytes", before, after)
 
 	t.Run("the next build runs as usual", func(t *testing.T) {
 		g := NewWithT(t)
 		other := t.TempDir()
-		writeTree(t, other, map[string]string{"p.yaml": fmt.Sprintf(profile, "p")})
+		writeTree(t, other, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
 		docs, _, err := runner.Build(context.Background(), other, ".")
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(docs).To(HaveLen(1))
@@ -187,7 +187,7 @@ func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 
 	// Its one slot is free again: the child is gone, not running on.
 	quick := t.TempDir()
-	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profile, "p")})
+	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
 	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _, err = runner.Build(ctx, quick, ".")
@@ -216,7 +216,7 @@ func TestBuildsOfDifferentCallersDoNotWaitOnEachOther(t *testing.T) {
 	g := NewWithT(t)
 	slow, quick := t.TempDir(), t.TempDir()
 	writeTree(t, slow, manyObjects(4800))
-	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profile, "p")})
+	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
 	runner := newRunner(t, Options{Concurrency: 2})
 
 	slowCtx, cancelSlow := context.WithTimeout(context.Background(), time.Minute)

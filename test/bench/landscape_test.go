@@ -14,7 +14,8 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // landscape is the shape of the benchmark repository: one overlay that
@@ -173,15 +174,15 @@ func writeFiles(dir string, files map[string]string) error {
 }
 
 // renderLandscape builds the overlay of the files the way the sync does.
-func renderLandscape(dir string, files map[string]string) ([]render.Object, error) {
+func renderLandscape(dir string, files map[string]string) ([]profile.Object, error) {
 	if err := writeFiles(dir, files); err != nil {
 		return nil, err
 	}
-	docs, err := render.Build(context.Background(), dir, overlayPath, render.DefaultLimits())
+	docs, err := overlay.Build(context.Background(), dir, overlayPath, overlay.DefaultLimits())
 	if err != nil {
 		return nil, err
 	}
-	objects, problems := render.DecodeDocuments(docs)
+	objects, problems := profile.DecodeDocuments(docs)
 	if len(problems) > 0 {
 		return nil, problems
 	}
@@ -196,7 +197,7 @@ func TestTheBenchmarkLandscapeRendersValidProfiles(t *testing.T) {
 	objects, err := renderLandscape(t.TempDir(), files)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objects).To(HaveLen(3 + 7))
-	report, err := render.ValidateSet(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) { return nil, false, nil })
+	report, err := profile.ValidateSet(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) { return nil, false, nil })
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 	g.Expect(report.Warnings).To(BeEmpty())

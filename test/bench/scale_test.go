@@ -31,7 +31,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/test/gitserver"
 )
 
@@ -261,7 +261,7 @@ func isReady(obj interface {
 // floorObjects are the rendered objects as the sync would apply them (spec,
 // labels, annotations; no status), their names (and their parents') with
 // suffix appended.
-func floorObjects(b *testing.B, objects []render.Object, suffix string) []*unstructured.Unstructured {
+func floorObjects(b *testing.B, objects []profile.Object, suffix string) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range objects {
 		var typed k8sruntime.Object

@@ -47,7 +47,8 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
-	"github.com/profilesync/profilesync/internal/render"
+	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/test/gitserver"
 )
 
@@ -271,11 +272,11 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 // would have them already.
 func (l *landscape) createNamespaces(ctx context.Context, opts options, name string) error {
 	namespaces := map[string]bool{operatorNamespace: true}
-	docs, err := render.Build(ctx, opts.repoDir, filepath.Join("overlays", name), render.DefaultLimits())
+	docs, err := overlay.Build(ctx, opts.repoDir, filepath.Join("overlays", name), overlay.DefaultLimits())
 	if err != nil {
 		return fmt.Errorf("build overlays/%s: %w", name, err)
 	}
-	objects, problems := render.DecodeDocuments(docs)
+	objects, problems := profile.DecodeDocuments(docs)
 	if len(problems) > 0 {
 		return fmt.Errorf("overlays/%s: %w", name, problems)
 	}

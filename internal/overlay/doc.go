@@ -1,0 +1,17 @@
+// Package overlay builds a kustomize overlay of one checkout into profile
+// documents (internal/profile), as a sandbox:
+//
+//   - Build reads one checkout's work tree and nothing else (no network, no
+//     .git/, no paths leaving it, builtin plugins only), within Limits and a
+//     context, and keeps each object's file;
+//   - strategic-merge patches merge lists by their keys (versions by
+//     version, stages by classification) with OpenAPISchema, generated from
+//     the CRDs;
+//   - BuildWithWarnings also names every JSON patch that addresses such a
+//     list entry by index.
+//
+// It is the only package of ours that compiles kustomize. The CLI, the sync
+// (through internal/sandbox), the benchmarks and run-local import it; the
+// packages that only read built documents (profile, merge, policy, prdiff)
+// and the admission webhooks do not.
+package overlay

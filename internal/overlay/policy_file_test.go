@@ -1,0 +1,30 @@
+package overlay
+
+import (
+	"fmt"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/profile"
+)
+
+func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	policyYAML := "apiVersion: policy.profilesync.io/v1alpha1\nkind: VersioningPolicy\nrules:\n  notice: {severity: error, days: 30}\n"
+	writeTree(t, root, map[string]string{
+		policy.FileName:                      policyYAML,
+		"profiles/" + policy.FileName:        policyYAML,
+		"profiles/a.yaml":                    fmt.Sprintf(minimalCloudProfile, "a"),
+		"profiles/nested/" + policy.FileName: policyYAML,
+	})
+	docs, err := buildWithDefaults(t, root, ".")
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, problems := profile.DecodeDocuments(docs)
+	g.Expect(problems).To(BeEmpty(), "no policy file is read as a profile")
+	g.Expect(objects).To(HaveLen(1))
+	g.Expect(objects[0].File).To(Equal("profiles/a.yaml"))
+	g.Expect(policy.IsFileName("a.yaml")).To(BeFalse())
+}

@@ -1,0 +1,298 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+)
+
+// yaml11Booleans are the plain scalars YAML 1.1 reads as booleans and YAML
+// 1.2 (kustomize, and so the sync) as strings.
+var yaml11Booleans = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+}
+
+// differingNumber matches plain scalars YAML 1.1 and 1.2 read as different
+// numbers, or one as a number and the other as a string: a leading zero
+// (1.1 octal), 0o and 0b prefixes, digits grouped with underscores.
+var differingNumber = regexp.MustCompile(`^[-+]?(0[0-9_]+|0o[0-7_]+|0b[01_]+|[0-9][0-9]*_[0-9_]*(\.[0-9_]*)?)$`)
+
+// CheckYAMLTyping reads a source file of profiles or patches as the sync
+// reads it (YAML 1.2, as kustomize does) and refuses every unquoted value
+// whose meaning is not the one written:
+//
+//   - a date or time, which YAML types as a timestamp and kustomize
+//     silently rewrites (2025-03-01 becomes 2025-03-01T00:00:00Z);
+//   - a value where YAML 1.1 and 1.2 differ (yes, on, off, 0777, 1_000):
+//     a reader of the other version means something else;
+//   - a number or boolean where the profile's schema has a string
+//     (version: 1.30 is the number 1.3), named as written.
+//
+// Each refusal says to quote the value. Content that is not YAML is left to
+// the decoder, which reports it.
+func CheckYAMLTyping(file string, content []byte) Problems {
+	problems, _, _ := CheckYAMLTypingAndCount(file, content)
+	return problems
+}
+
+// CheckYAMLTypingAndCount is CheckYAMLTyping that also returns, from the same
+// parse, the objects kustomize makes of content (countObjects) and the
+// parser's error when content is not YAML, for a reader that reports it
+// itself: the build reads every file once.
+func CheckYAMLTypingAndCount(file string, content []byte) (problems Problems, objects int64, err error) {
+	if problem, ok := CheckYAMLText(file, content); !ok {
+		return Problems{problem}, 0, nil
+	}
+	decoder := yaml.NewDecoder(bytes.NewReader(content))
+	for {
+		var document yaml.Node
+		if err := decoder.Decode(&document); err != nil {
+			if !errors.Is(err, io.EOF) {
+				return problems, objects, err
+			}
+			return problems, objects, nil
+		}
+		objects += DocumentObjects(&document)
+		check := typingCheck{file: file}
+		if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
+			check.readHeader(document.Content[0])
+			if s, err := schemaOf(check.kind); err == nil && (check.kind == "CloudProfile" || check.kind == "NamespacedCloudProfile") {
+				check.walk(document.Content[0], s.structural, "")
+			} else {
+				check.walk(document.Content[0], nil, "")
+			}
+		}
+		problems = append(problems, check.problems...)
+	}
+}
+
+// CheckYAMLText refuses content that is not YAML text, with the first
+// place it breaks: bytes that are not UTF-8, or a control character YAML
+// allows nowhere, a NUL byte among them. The YAML parsers say only
+// "control characters are not allowed", and kustomize names the file as
+// the kustomization that listed it wrote it. Content in UTF-16 (it starts
+// with a byte order mark) is left to the parser.
+func CheckYAMLText(file string, content []byte) (Problem, bool) {
+	if bytes.HasPrefix(content, []byte{0xfe, 0xff}) || bytes.HasPrefix(content, []byte{0xff, 0xfe}) {
+		return Problem{}, true
+	}
+	line, column := 1, 1
+	for offset := 0; offset < len(content); {
+		r, size := utf8.DecodeRune(content[offset:])
+		var message string
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			message = fmt.Sprintf("the byte 0x%02x is not UTF-8: a YAML file is UTF-8 text; save it as UTF-8", content[offset])
+		case r == 0:
+			message = "a NUL byte: YAML allows no control characters; remove it"
+		case !isYAMLPrintable(r):
+			message = fmt.Sprintf("the control character %U: YAML allows no control characters; remove it", r)
+		}
+		if message != "" {
+			return Problem{File: file, Message: fmt.Sprintf("line %d, column %d: %s", line, column, message)}, false
+		}
+		if r == '\n' {
+			line, column = line+1, 1
+		} else {
+			column++
+		}
+		offset += size
+	}
+	return Problem{}, true
+}
+
+// isYAMLPrintable reports whether YAML 1.2 allows r in a stream (its
+// c-printable production).
+func isYAMLPrintable(r rune) bool {
+	switch {
+	case r == '\t', r == '\n', r == '\r', r == 0x85:
+		return true
+	case r >= 0x20 && r <= 0x7e, r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd, r >= 0x10000 && r <= 0x10ffff:
+		return true
+	}
+	return false
+}
+
+type typingCheck struct {
+	file                  string
+	kind, namespace, name string
+	problems              Problems
+}
+
+func (c *typingCheck) readHeader(mapping *yaml.Node) {
+	for i := 0; i+1 < len(mapping.Content); i += 2 {
+		switch key, value := mapping.Content[i].Value, mapping.Content[i+1]; key {
+		case KindField:
+			c.kind = value.Value
+		case MetadataField:
+			for j := 0; j+1 < len(value.Content); j += 2 {
+				switch value.Content[j].Value {
+				case "name":
+					c.name = value.Content[j+1].Value
+				case "namespace":
+					c.namespace = value.Content[j+1].Value
+				}
+			}
+		}
+	}
+}
+
+func (c *typingCheck) refuse(path, message string) {
+	p := Problem{File: c.file, Field: path, Message: message}
+	if c.kind == "CloudProfile" || c.kind == "NamespacedCloudProfile" {
+		p.Kind, p.Namespace, p.Name = c.kind, c.namespace, c.name
+	}
+	c.problems = append(c.problems, p)
+}
+
+// walk checks node, at path, against schema (nil when unknown).
+func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural, path string) {
+	switch node.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			key := node.Content[i].Value
+			var child *structuralschema.Structural
+			if schema != nil {
+				if s, ok := schema.Properties[key]; ok {
+					child = &s
+				} else if schema.AdditionalProperties != nil {
+					child = schema.AdditionalProperties.Structural
+				}
+			}
+			childPath := key
+			if path != "" {
+				childPath = path + "." + key
+			}
+			c.walk(node.Content[i+1], child, childPath)
+		}
+	case yaml.SequenceNode:
+		var items *structuralschema.Structural
+		if schema != nil {
+			items = schema.Items
+			c.uniqueKeys(node, schema, path)
+		}
+		for i, item := range node.Content {
+			c.walk(item, items, entryPath(path, i, item))
+		}
+	case yaml.ScalarNode:
+		c.scalar(node, schema, path)
+	}
+}
+
+// uniqueKeys refuses an entry of a keyed list (x-kubernetes-list-type: map:
+// versions by version, stages by classification, ...) whose key an earlier
+// entry has. The decoder refuses it too, but a strategic-merge patch of an
+// overlay merges such entries into one first, silently keeping the last: the
+// author's mistake would change what applies instead of being reported.
+func (c *typingCheck) uniqueKeys(list *yaml.Node, schema *structuralschema.Structural, path string) {
+	if schema.XListType == nil || *schema.XListType != ListTypeMap || len(schema.XListMapKeys) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	for i, item := range list.Content {
+		if item.Kind != yaml.MappingNode {
+			continue
+		}
+		key := make(map[string]string, len(schema.XListMapKeys))
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			if slices.Contains(schema.XListMapKeys, item.Content[j].Value) {
+				key[item.Content[j].Value] = item.Content[j+1].Value
+			}
+		}
+		written, err := json.Marshal(key)
+		if err != nil || len(key) == 0 {
+			continue
+		}
+		if seen[string(written)] {
+			c.refuse(entryPath(path, i, item), fmt.Sprintf("Duplicate value: %s: each key may appear once in this list", written))
+		}
+		seen[string(written)] = true
+	}
+}
+
+// entryPath is the path of the i-th entry of the list at path, named as the
+// decoder names it (nameEntries): by its name, else its version, when that
+// is a string.
+func entryPath(path string, i int, entry *yaml.Node) string {
+	indexed := fmt.Sprintf("%s[%d]", path, i)
+	if entry.Kind != yaml.MappingNode {
+		return indexed
+	}
+	for _, key := range entryKeys {
+		for j := 0; j+1 < len(entry.Content); j += 2 {
+			if value := entry.Content[j+1]; entry.Content[j].Value == key && value.ShortTag() == "!!str" && value.Value != "" {
+				return indexed + " (" + value.Value + ")"
+			}
+		}
+	}
+	return indexed
+}
+
+func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structural, path string) {
+	if node.Style != 0 && node.Style != yaml.FlowStyle || node.Tag != "" && !strings.HasPrefix(node.Tag, "!!") {
+		return // quoted, a block scalar, or explicitly tagged: written as meant
+	}
+	value := node.Value
+	quoted := strconv.Quote(value)
+	switch tag := node.ShortTag(); {
+	case tag == "!!timestamp":
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: %s", value, quoted))
+	case yaml11Booleans[value]:
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.2, which the sync reads, takes it as the string %s, "+
+			"YAML 1.1 as a boolean; quote it (%s) or write true or false", value, quoted, quoted))
+	case differingNumber.MatchString(value):
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.1 and YAML 1.2, which the sync reads, take it as different values; quote it (%s) or write a plain decimal number", value, quoted))
+	case schema != nil && schema.Type == schemaTypeString && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
+		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s", value, yamlTypeName(tag), quoted))
+	}
+}
+
+func yamlTypeName(tag string) string {
+	switch tag {
+	case "!!int", "!!float":
+		return "number"
+	case "!!bool":
+		return schemaTypeBoolean
+	}
+	return strings.TrimPrefix(tag, "!!")
+}
+
+// DocumentObjects is how many objects kustomize makes of one YAML document:
+// none of an empty one, the items of a List, else one.
+func DocumentObjects(document *yaml.Node) int64 {
+	if len(document.Content) == 0 || document.Content[0].Kind != yaml.MappingNode {
+		if len(document.Content) > 0 && document.Content[0].Tag != "!!null" {
+			return 1
+		}
+		return 0
+	}
+	return objectsOf(document.Content[0])
+}
+
+// objectsOf is 1 for an object, and the number of items for a List.
+func objectsOf(object *yaml.Node) int64 {
+	var kind, items *yaml.Node
+	for i := 0; i+1 < len(object.Content); i += 2 {
+		switch object.Content[i].Value {
+		case KindField:
+			kind = object.Content[i+1]
+		case "items":
+			items = object.Content[i+1]
+		}
+	}
+	if kind != nil && kind.Value == "List" && items != nil && items.Kind == yaml.SequenceNode {
+		return int64(len(items.Content))
+	}
+	return 1
+}

@@ -1,0 +1,93 @@
+package profile
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// differenceExample is a ```yaml block of docs/lifecycle.md's section on
+// the differences from Gardener: its profiles and the verdict its first
+// line states.
+type differenceExample struct {
+	verdict  string // the first line without "# ProfileSync "
+	profiles string
+}
+
+// differenceExamples reads the yaml blocks of the section "Where we differ
+// from Gardener, and why" of docs/lifecycle.md, whose lines are indented as
+// list items.
+func differenceExamples(t *testing.T) []differenceExample {
+	t.Helper()
+	data, err := os.ReadFile("../../docs/lifecycle.md")
+	if err != nil {
+		t.Fatalf("reading docs/lifecycle.md: %v", err)
+	}
+	_, section, found := strings.Cut(string(data), "\n## Where we differ from Gardener, and why\n")
+	if !found {
+		t.Fatal(`docs/lifecycle.md has no "## Where we differ from Gardener, and why" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var examples []differenceExample
+	var block []string
+	inBlock := false
+	for _, line := range strings.Split(section, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "```yaml":
+			inBlock, block = true, nil
+		case inBlock && trimmed == "```":
+			inBlock = false
+			verdict, ok := strings.CutPrefix(block[0], "# ProfileSync ")
+			if !ok {
+				t.Fatalf("a yaml block of the differences section starts with %q, not with the verdict (# ProfileSync accepts/refuses …)", block[0])
+			}
+			examples = append(examples, differenceExample{verdict: verdict, profiles: strings.Join(block[1:], "\n") + "\n"})
+		case inBlock:
+			block = append(block, strings.TrimPrefix(line, "   "))
+		}
+	}
+	return examples
+}
+
+// TestTheDifferencesFromGardenerHold checks each example of
+// docs/lifecycle.md's differences from Gardener against the verdict it
+// states: "accepts" (optionally ", warning: TEXT" or ", merged FIELD: VALUE")
+// or "refuses: TEXT", TEXT being part of a problem's line.
+func TestTheDifferencesFromGardenerHold(t *testing.T) {
+	examples := differenceExamples(t)
+	if len(examples) < 6 {
+		t.Fatalf("found %d examples in docs/lifecycle.md's differences from Gardener, want at least 6", len(examples))
+	}
+	now := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, example := range examples {
+		t.Run(example.verdict, func(t *testing.T) {
+			g := NewWithT(t)
+			objects, problems := decodeString(t, "example.yaml", example.profiles)
+			if len(problems) == 0 {
+				report, err := ValidateSetAt(objects, nil, now)
+				g.Expect(err).NotTo(HaveOccurred())
+				problems = report.Problems
+				if warning, ok := strings.CutPrefix(example.verdict, "accepts, warning: "); ok {
+					g.Expect(problemLines(report.Warnings)).To(ContainElement(ContainSubstring(warning)))
+				}
+				if merged, ok := strings.CutPrefix(example.verdict, "accepts, merged "); ok {
+					field, value, _ := strings.Cut(merged, ": ")
+					g.Expect(field).To(Equal("machineImages[1].updateStrategy"), "the test reads only this merged field")
+					spec := report.MergedSpec(objects[len(objects)-1].NamespacedCloudProfile)
+					g.Expect(spec).NotTo(BeNil())
+					g.Expect(string(*spec.MachineImages[1].UpdateStrategy)).To(Equal(value))
+				}
+			}
+			if refusal, ok := strings.CutPrefix(example.verdict, "refuses: "); ok {
+				g.Expect(problemLines(problems)).To(ContainElement(ContainSubstring(refusal)))
+				return
+			}
+			g.Expect(example.verdict).To(HavePrefix("accepts"))
+			g.Expect(problemLines(problems)).To(BeEmpty())
+		})
+	}
+}

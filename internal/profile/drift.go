@@ -1,0 +1,168 @@
+package profile
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apimachinery/pkg/api/equality"
+)
+
+// DriftedFields lists the fields of desired (an object of kind, or a part
+// of one at prefix, as unstructured data) that live does not have as
+// desired has them: the fields Git sets that were changed or removed on the
+// cluster. Fields only live has are not drift: Git does not own them, and
+// server-side apply leaves them to whoever set them.
+//
+// A path names the field as the user wrote it: an entry of a keyed list by
+// its index in desired and its key, "spec.kubernetes.versions[2]
+// (1.33.7).lifecycle[0] (deprecated).startTime"; an atomic list (and a
+// scalar) as a whole. Paths are in the order of desired's fields.
+
+// ListTypeMap is the x-kubernetes-list-type of a list whose entries are
+// keyed (by x-kubernetes-list-map-keys): versions by version, stages by
+// classification, images, types and regions by name.
+const ListTypeMap = "map"
+
+func DriftedFields(kind, prefix string, desired, live map[string]any) ([]string, error) {
+	s, err := schemaOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	node := s.structural
+	for _, name := range strings.Split(prefix, ".") {
+		if node == nil {
+			break
+		}
+		child, ok := node.Properties[name]
+		if !ok {
+			node = nil
+			break
+		}
+		node = &child
+	}
+	var paths []string
+	driftOf(node, prefix, desired, live, &paths)
+	return paths, nil
+}
+
+func driftOf(node *structuralschema.Structural, path string, desired, live any, paths *[]string) {
+	if equality.Semantic.DeepEqual(desired, live) {
+		return
+	}
+	switch d := desired.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			*paths = append(*paths, path)
+			return
+		}
+		keys := make([]string, 0, len(d))
+		for k := range d {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			driftOf(propertyOf(node, k), path+"."+k, d[k], l[k], paths)
+		}
+	case []any:
+		l, ok := live.([]any)
+		keys := listMapKeys(node)
+		if !ok || len(keys) == 0 {
+			*paths = append(*paths, path)
+			return
+		}
+		byKey := make(map[string]any, len(l))
+		for _, entry := range l {
+			if key, ok := keyOfEntry(entry, keys); ok {
+				byKey[key] = entry
+			}
+		}
+		for i, entry := range d {
+			key, ok := keyOfEntry(entry, keys)
+			entryPath := fmt.Sprintf("%s[%d]", path, i)
+			if ok {
+				entryPath += " (" + key + ")"
+			}
+			liveEntry, found := byKey[key]
+			if !ok || !found {
+				*paths = append(*paths, entryPath)
+				continue
+			}
+			driftOf(node.Items, entryPath, entry, liveEntry, paths)
+		}
+	default:
+		*paths = append(*paths, path)
+	}
+}
+
+func propertyOf(node *structuralschema.Structural, name string) *structuralschema.Structural {
+	if node == nil {
+		return nil
+	}
+	if child, ok := node.Properties[name]; ok {
+		return &child
+	}
+	if node.AdditionalProperties != nil {
+		return node.AdditionalProperties.Structural
+	}
+	return nil
+}
+
+// listMapKeys are the keys of a list of type map, none for other lists.
+func listMapKeys(node *structuralschema.Structural) []string {
+	if node == nil || node.XListType == nil || *node.XListType != ListTypeMap || node.Items == nil {
+		return nil
+	}
+	return node.XListMapKeys
+}
+
+// keyOfEntry is the key of a keyed list's entry as a user reads it: the
+// values of the key fields, comma-separated.
+func keyOfEntry(entry any, keys []string) (string, bool) {
+	m, ok := entry.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	values := make([]string, 0, len(keys))
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case string:
+			values = append(values, v)
+		case int64:
+			values = append(values, strconv.FormatInt(v, 10))
+		case nil:
+			// An absent key field: server-side apply takes its default.
+		default:
+			values = append(values, fmt.Sprint(v))
+		}
+	}
+	return strings.Join(values, ","), len(values) > 0
+}
+
+// ContentDigest is a digest of what Git says of o: its labels, annotations
+// and spec. Equal digests mean Git did not change the object.
+func ContentDigest(o Object) (string, error) {
+	var content struct {
+		Labels      map[string]string `json:"labels,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+		Spec        any               `json:"spec"`
+	}
+	if cp := o.CloudProfile; cp != nil {
+		content.Labels, content.Annotations, content.Spec = cp.Labels, cp.Annotations, &cp.Spec
+	} else {
+		ncp := o.NamespacedCloudProfile
+		content.Labels, content.Annotations, content.Spec = ncp.Labels, ncp.Annotations, &ncp.Spec
+	}
+	data, err := json.Marshal(content)
+	if err != nil {
+		return "", fmt.Errorf("digest of %s: %w", o.Ref(), err)
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}

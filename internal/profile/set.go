@@ -1,0 +1,308 @@
+package profile
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/lifecycle"
+	"github.com/profilesync/profilesync/internal/merge"
+)
+
+// ParentLookup finds a parent CloudProfile that is not among the objects of
+// a set, for example by reading the cluster. found is false when there is no
+// CloudProfile of that name; err is for lookups that failed (the caller
+// retries), never for a missing parent.
+type ParentLookup func(name string) (spec *v1alpha1.CloudProfileSpec, found bool, err error)
+
+// Report is the outcome of ValidateSet: the set is valid exactly when
+// Problems is empty. Warnings never make it invalid.
+type Report struct {
+	Problems Problems
+	Warnings Problems
+	// merged is status.cloudProfileSpec of every NamespacedCloudProfile of
+	// the set that merged with its parent, by the object ValidateSet was
+	// given (not by name: a set may hold the same name twice), so that
+	// EvaluateSet does not merge a second time.
+	merged map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec
+}
+
+// MergedSpec returns status.cloudProfileSpec of ncp, an object of the set, as
+// ValidateSet merged it with its parent; nil when it could not be merged
+// (Problems says why). The spec is shared with the report: copy it before
+// changing it.
+func (r Report) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudProfileSpec {
+	return r.merged[ncp]
+}
+
+// ApplyDefaultNamespace sets namespace on every NamespacedCloudProfile that
+// has none, as kubectl does with its current namespace. The sync calls it
+// with the ProfileSync's namespace before ValidateSet; the CLI does not, so
+// there a namespaced profile without a namespace is a problem: which
+// namespace it would land in depends on who applies it.
+func ApplyDefaultNamespace(objects []Object, namespace string) {
+	for _, o := range objects {
+		if o.NamespacedCloudProfile != nil && o.NamespacedCloudProfile.Namespace == "" {
+			o.NamespacedCloudProfile.Namespace = namespace
+		}
+	}
+}
+
+// ValidateSet checks a set of profiles that is applied together (one
+// revision of a repository, or the inputs of the CLI) and returns every
+// problem at once:
+//
+//   - the same kind, namespace and name twice;
+//   - a CloudProfile with a namespace (it is cluster-scoped), a
+//     NamespacedCloudProfile without one;
+//   - every rule of lifecycle.ValidateCloudProfileSpec for each CloudProfile,
+//     with its warnings;
+//   - for each NamespacedCloudProfile, its parent must be a CloudProfile of
+//     the set or, when lookupParent is not nil, one it finds; a parent in the
+//     set wins over lookupParent, because the set is what will be applied.
+//     merge.Namespaced must accept the override; warnings of the merged spec
+//     that the parent does not already have are reported under
+//     status.cloudProfileSpec. The merged spec is kept in the report
+//     (Report.MergedSpec) for EvaluateSet;
+//   - every object must fit what the API server can store once its status is
+//     written, a NamespacedCloudProfile's merged spec included
+//     (storedSizeProblem).
+//
+// The error is only for a failed lookupParent. The profiles are validated at
+// no particular time; ValidateSetAt validates them at a given time.
+func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
+	return ValidateSetAt(objects, lookupParent, time.Time{})
+}
+
+// ValidateSetAt is ValidateSet with every spec validated at now
+// (lifecycle.ValidateCloudProfileSpecAt), so that versions whose supported
+// windows overlapped only before now do not block a profile, as in Gardener.
+func ValidateSetAt(objects []Object, lookupParent ParentLookup, now time.Time) (Report, error) {
+	report := Report{merged: make(map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec)}
+	parents := newParentIndex(objects, lookupParent, now)
+	firstIndexOf := make(map[string]int, len(objects))
+	for i, o := range objects {
+		key := o.Ref()
+		if first, seen := firstIndexOf[key]; seen {
+			report.Problems = append(report.Problems, o.problem("metadata.name",
+				fmt.Sprintf("Duplicate value: %q: %s is defined twice, first in %s", o.Name(), key, objects[first].File)))
+			continue
+		}
+		firstIndexOf[key] = i
+
+		if o.CloudProfile != nil {
+			if o.CloudProfile.Namespace != "" {
+				report.Problems = append(report.Problems, o.problem("metadata.namespace",
+					fmt.Sprintf("Forbidden: a CloudProfile is cluster-scoped and has no namespace (remove %q)", o.CloudProfile.Namespace)))
+			}
+			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&o.CloudProfile.Spec, field.NewPath("spec"), now)
+			report.Problems = append(report.Problems, o.fieldErrorProblems(errs)...)
+			report.Warnings = append(report.Warnings, o.warningProblems(warnings, nil)...)
+			if problem, tooLarge := storedSizeProblem(o, nil); tooLarge {
+				report.Problems = append(report.Problems, problem)
+			}
+			continue
+		}
+
+		ncp := o.NamespacedCloudProfile
+		if ncp.Namespace == "" {
+			report.Problems = append(report.Problems, o.problem("metadata.namespace",
+				"Required value: a NamespacedCloudProfile needs a namespace"))
+		}
+		parent, err := parents.find(ncp.Spec.Parent.Name)
+		if err != nil {
+			return Report{}, fmt.Errorf("%s: %s: looking up parent CloudProfile %q: %w", o.File, o.Ref(), ncp.Spec.Parent.Name, err)
+		}
+		if parent.invalid {
+			report.Problems = append(report.Problems, o.problem("spec.parent.name",
+				fmt.Sprintf("Invalid value: %q: the parent CloudProfile is invalid (see its problems), so this profile cannot be merged", ncp.Spec.Parent.Name)))
+			continue
+		}
+		merged, errs, warnings := merge.NamespacedWithWarnings(parent.spec, &ncp.Spec, now)
+		report.Problems = append(report.Problems, o.fieldErrorProblems(merge.ExplainMissingParent(errs, parents.where()))...)
+		if len(errs) == 0 {
+			report.merged[ncp] = merged
+			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, warnings, now)...)
+		}
+		if problem, tooLarge := storedSizeProblem(o, merged); tooLarge {
+			report.Problems = append(report.Problems, problem)
+		}
+	}
+	return report, nil
+}
+
+// mergedWarnings returns those of the merged spec's validation warnings that
+// the parent's spec does not have already: those are the parent's to fix and
+// are reported there.
+func (o Object) mergedWarnings(parent *v1alpha1.CloudProfileSpec, warnings []string, now time.Time) Problems {
+	if len(warnings) == 0 {
+		return nil
+	}
+	_, parentWarnings := lifecycle.ValidateCloudProfileSpecAt(parent, merge.MergedSpecPath, now)
+	known := make(map[string]bool, len(parentWarnings))
+	for _, w := range parentWarnings {
+		known[w] = true
+	}
+	return o.warningProblems(warnings, known)
+}
+
+// warningProblems turns lifecycle's "PATH: message" warnings into problems,
+// leaving out those in skip.
+func (o Object) warningProblems(warnings []string, skip map[string]bool) Problems {
+	var problems Problems
+	for _, w := range warnings {
+		if skip[w] {
+			continue
+		}
+		fieldPath, message, found := strings.Cut(w, ": ")
+		if !found {
+			fieldPath, message = "", w
+		}
+		problems = append(problems, o.problem(fieldPath, message))
+	}
+	return problems
+}
+
+// parent is a resolved parent CloudProfile: its spec with the API server's
+// defaults, or invalid when it is in the set but fails validation.
+type parent struct {
+	spec    *v1alpha1.CloudProfileSpec
+	invalid bool
+}
+
+// parentIndex resolves parent names, first among the set, then through the
+// lookup, remembering every answer.
+type parentIndex struct {
+	inSet  map[string]*v1alpha1.CloudProfile
+	lookup ParentLookup
+	found  map[string]parent
+	now    time.Time // the time parents in the set are validated at
+}
+
+func newParentIndex(objects []Object, lookup ParentLookup, now time.Time) *parentIndex {
+	index := &parentIndex{inSet: make(map[string]*v1alpha1.CloudProfile), lookup: lookup, found: make(map[string]parent), now: now}
+	for _, o := range objects {
+		if o.CloudProfile != nil {
+			if _, seen := index.inSet[o.CloudProfile.Name]; !seen {
+				index.inSet[o.CloudProfile.Name] = o.CloudProfile
+			}
+		}
+	}
+	return index
+}
+
+// where says where parents are looked for, for messages.
+func (p *parentIndex) where() string {
+	if p.lookup == nil {
+		return "among the input profiles"
+	}
+	return "among the input profiles or in the cluster"
+}
+
+// find returns the parent called name; a missing parent has a nil spec.
+func (p *parentIndex) find(name string) (parent, error) {
+	if found, ok := p.found[name]; ok {
+		return found, nil
+	}
+	var result parent
+	if cp, ok := p.inSet[name]; ok {
+		errs, _ := lifecycle.ValidateCloudProfileSpecAt(&cp.Spec, nil, p.now)
+		result = parent{spec: WithServerDefaults(&cp.Spec), invalid: len(errs) > 0}
+	} else if p.lookup != nil && name != "" {
+		spec, found, err := p.lookup(name)
+		if err != nil {
+			return parent{}, err
+		}
+		if found {
+			result = parent{spec: WithServerDefaults(spec)}
+		}
+	}
+	p.found[name] = result
+	return result, nil
+}
+
+// WithServerDefaults returns a copy of spec with the defaults the API server
+// writes into a stored CloudProfile (a machine image's updateStrategy is
+// major when unset). The controllers merge namespaced profiles with the
+// parent as stored, so the CLI and the sync merge with the same defaults to
+// compute the same status.cloudProfileSpec; the sync also compares Git with
+// the cluster through it, so an unset default is not taken for drift.
+func WithServerDefaults(spec *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileSpec {
+	if spec == nil {
+		return nil
+	}
+	defaulted := spec.DeepCopy()
+	for i := range defaulted.MachineImages {
+		if image := &defaulted.MachineImages[i]; image.UpdateStrategy == nil {
+			strategy := lifecycle.UpdateStrategyOrDefault(image.UpdateStrategy)
+			image.UpdateStrategy = &strategy
+		}
+	}
+	return defaulted
+}
+
+// NamespacedStatus computes the status a NamespacedCloudProfile has at now
+// with the parent's spec as stored in the cluster: status.cloudProfileSpec
+// (merge.Namespaced) and the classification of every version of the merged
+// spec (lifecycle.Status). Conditions and observedGeneration are the
+// controller's. On errors the status is empty, so the controller keeps the
+// previous one.
+func NamespacedStatus(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (v1alpha1.NamespacedCloudProfileStatus, field.ErrorList) {
+	merged, errs := merge.NamespacedAt(parent, ncp, now)
+	if len(errs) > 0 {
+		return v1alpha1.NamespacedCloudProfileStatus{}, errs
+	}
+	return namespacedStatusOf(merged, now), nil
+}
+
+// namespacedStatusOf is the status of a NamespacedCloudProfile whose merged
+// spec is merged.
+func namespacedStatusOf(merged *v1alpha1.CloudProfileSpec, now time.Time) v1alpha1.NamespacedCloudProfileStatus {
+	return v1alpha1.NamespacedCloudProfileStatus{
+		CloudProfileSpec:      merged,
+		ProfileVersionsStatus: lifecycle.Status(merged, now),
+	}
+}
+
+// EvaluateSet returns copies of objects, in the same order, with the status
+// the controllers write at now: for a CloudProfile lifecycle.Status of its
+// spec, for a NamespacedCloudProfile the spec ValidateSet merged into report
+// (with its parent from the set, else from ValidateSet's lookupParent, with
+// the API server's defaults) and lifecycle.Status of that. Conditions and
+// observedGeneration are left empty: they describe a cluster.
+//
+// report is ValidateSet's for the same objects. A namespaced profile that
+// ValidateSet could not merge is left out of the result; report.Problems says
+// why, so evaluate only a set without problems.
+func EvaluateSet(objects []Object, report Report, now time.Time) []Object {
+	evaluated := make([]Object, 0, len(objects))
+	for _, o := range objects {
+		if o.CloudProfile != nil {
+			cp := o.CloudProfile.DeepCopy()
+			cp.Status = v1alpha1.CloudProfileStatus{ProfileVersionsStatus: lifecycle.Status(&cp.Spec, now)}
+			evaluated = append(evaluated, Object{File: o.File, CloudProfile: cp})
+			continue
+		}
+		merged := report.MergedSpec(o.NamespacedCloudProfile)
+		if merged == nil {
+			continue
+		}
+		ncp := o.NamespacedCloudProfile.DeepCopy()
+		ncp.Status = namespacedStatusOf(merged.DeepCopy(), now)
+		evaluated = append(evaluated, Object{File: o.File, NamespacedCloudProfile: ncp})
+	}
+	return evaluated
+}
+
+// EffectiveSpec returns the spec the lifecycle rules apply to: a CloudProfile's own
+// spec, or for a NamespacedCloudProfile its merged status.cloudProfileSpec
+// (nil before EvaluateSet).
+func (o Object) EffectiveSpec() *v1alpha1.CloudProfileSpec {
+	if o.NamespacedCloudProfile != nil {
+		return o.NamespacedCloudProfile.Status.CloudProfileSpec
+	}
+	return &o.CloudProfile.Spec
+}

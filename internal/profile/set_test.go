@@ -1,0 +1,273 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/merge"
+)
+
+const namespacedProfileOf = `apiVersion: core.profilesync.io/v1alpha1
+kind: NamespacedCloudProfile
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  parent:
+    kind: CloudProfile
+    name: %s
+`
+
+func problemLines(problems Problems) []string {
+	lines := make([]string, 0, len(problems))
+	for _, p := range problems {
+		lines = append(lines, p.String())
+	}
+	return lines
+}
+
+func TestValidateSetReportsEveryProblemOfTheSet(t *testing.T) {
+	g := NewWithT(t)
+	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
+		fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "gcp")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "no-namespace", "", "aws")+"---\n"+
+		`apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: broken
+  namespace: garden
+spec:
+  type: aws
+  machineImages: [{name: local, versions: [{version: 1.0.0}]}]
+  machineTypes: [{name: local, cpu: "1", gpu: "0", memory: 1Gi}]
+  regions: [{name: local}]
+  kubernetes:
+    versions:
+    - version: v1.31
+---
+`+fmt.Sprintf(namespacedProfileOf, "child-of-broken", "team-b", "broken")+`  kubernetes:
+    versions:
+    - version: 1.99.0
+---
+`+fmt.Sprintf(namespacedProfileOf, "bad-override", "team-c", "aws")+`  kubernetes:
+    versions:
+    - version: 1.31.0
+      classification: deprecated
+    - version: 1.99.0
+`)
+	g.Expect(problems).To(BeEmpty())
+
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	// The merge's own messages belong to merge.Namespaced; here only their
+	// location is checked.
+	g.Expect(problemLines(report.Problems)).To(HaveExactElements(
+		`set.yaml: CloudProfile/aws: metadata.name: Duplicate value: "aws": CloudProfile/aws is defined twice, first in set.yaml`,
+		`set.yaml: NamespacedCloudProfile/team-a/team-a: spec.parent.name: Not found: "gcp": no CloudProfile of that name among the input profiles`,
+		`set.yaml: NamespacedCloudProfile/no-namespace: metadata.namespace: Required value: a NamespacedCloudProfile needs a namespace`,
+		`set.yaml: CloudProfile/garden/broken: metadata.namespace: Forbidden: a CloudProfile is cluster-scoped and has no namespace (remove "garden")`,
+		`set.yaml: CloudProfile/garden/broken: spec.kubernetes.versions[0] (v1.31).version: Invalid value: "v1.31": a Kubernetes version must be MAJOR.MINOR.PATCH, digits only (regex ^[0-9]+\.[0-9]+\.[0-9]+$)`,
+		`set.yaml: NamespacedCloudProfile/team-b/child-of-broken: spec.parent.name: Invalid value: "broken": the parent CloudProfile is invalid (see its problems), so this profile cannot be merged`,
+		HavePrefix(`set.yaml: NamespacedCloudProfile/team-c/bad-override: spec.kubernetes.versions[0] (1.31.0).classification: Forbidden: `),
+		HavePrefix(`set.yaml: NamespacedCloudProfile/team-c/bad-override: spec.kubernetes.versions[1] (1.99.0).version: Not found: "1.99.0"`),
+	))
+}
+
+func TestValidateSetLooksUpParentsOutsideTheSet(t *testing.T) {
+	g := NewWithT(t)
+	objects, problems := decodeString(t, "ncp.yaml", fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "in-cluster")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "team-b", "team-b", "nowhere"))
+	g.Expect(problems).To(BeEmpty())
+	var asked []string
+	lookup := func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+		asked = append(asked, name)
+		if name == "in-cluster" {
+			return profile(), true, nil
+		}
+		return nil, false, nil
+	}
+
+	report, err := ValidateSet(objects, lookup)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(asked).To(Equal([]string{"in-cluster", "nowhere"}))
+	g.Expect(problemLines(report.Problems)).To(Equal([]string{
+		`ncp.yaml: NamespacedCloudProfile/team-b/team-b: spec.parent.name: Not found: "nowhere": no CloudProfile of that name among the input profiles or in the cluster`,
+	}))
+
+	_, err = ValidateSet(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) {
+		return nil, false, errors.New("connection refused")
+	})
+	g.Expect(err).To(MatchError(`ncp.yaml: NamespacedCloudProfile/team-a/team-a: looking up parent CloudProfile "in-cluster": connection refused`))
+}
+
+func TestApplyDefaultNamespaceFillsOnlyMissingNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	objects, _ := decodeString(t, "ncp.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "a", "", "aws")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "b", "team-b", "aws"))
+	ApplyDefaultNamespace(objects, "profiles")
+	g.Expect(objects[0].CloudProfile.Namespace).To(BeEmpty(), "a CloudProfile is cluster-scoped")
+	g.Expect(objects[1].NamespacedCloudProfile.Namespace).To(Equal("profiles"))
+	g.Expect(objects[2].NamespacedCloudProfile.Namespace).To(Equal("team-b"))
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.Problems).To(BeEmpty())
+}
+
+func TestValidateSetReportsWarningsOfProfilesAndOnlyNewOnesOfMerges(t *testing.T) {
+	g := NewWithT(t)
+	objects, _ := decodeString(t, "warn.yaml", `apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: aws
+spec:
+  type: aws
+  machineImages: [{name: local, versions: [{version: 1.0.0}]}]
+  machineTypes: [{name: local, cpu: "1", gpu: "0", memory: 1Gi}]
+  regions: [{name: local}]
+  kubernetes:
+    versions:
+    - version: 1.31.0
+      lifecycle:
+      - classification: supported
+      - classification: deprecated
+        startTime: "2025-03-01T00:00:00Z"
+    - version: 1.31.1
+      lifecycle:
+      - classification: supported
+        startTime: "2025-02-01T00:00:00Z"
+    - version: 1.32.0
+      lifecycle:
+      - classification: supported
+      - classification: deprecated
+        startTime: "2025-03-01T00:00:00Z"
+    - version: 1.32.1
+      lifecycle:
+      - classification: supported
+        startTime: "2025-04-01T00:00:00Z"
+---
+`+fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws")+`  kubernetes:
+    versions:
+    - version: 1.32.0
+      lifecycle:
+      - classification: deprecated
+        startTime: "2025-05-01T00:00:00Z"
+`)
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.Problems).To(BeEmpty())
+	g.Expect(problemLines(report.Warnings)).To(Equal([]string{
+		`warn.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.31.1): supported window [2025-02-01T00:00:00Z, forever) of 1.31.1 overlaps supported window [always, 2025-03-01T00:00:00Z) of 1.31.0 (versions[0]) in the same minor; only one version per minor should be supported at a time`,
+		`warn.yaml: NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[3] (1.32.1): supported window [2025-04-01T00:00:00Z, forever) of 1.32.1 overlaps supported window [always, 2025-05-01T00:00:00Z) of 1.32.0 (versions[2]) in the same minor; only one version per minor should be supported at a time`,
+	}))
+}
+
+// TestEvaluateSetGEP32NamespacedExample evaluates GEP-32's compatibility
+// example: the merged lifecycle of 1.18.0 is the one the GEP shows, and the
+// status is lifecycle.Status of that merged spec.
+func TestEvaluateSetGEP32NamespacedExample(t *testing.T) {
+	g := NewWithT(t)
+	parent, ncp := readMergeExample(t, filepath.Join(mergeExamples, "gep-32-compatibility"))
+	objects := []Object{{File: "parent.yaml", CloudProfile: &parent}, {File: "namespaced.yaml", NamespacedCloudProfile: &ncp}}
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.Problems).To(BeEmpty())
+
+	at := time.Date(2024, 12, 3, 0, 0, 0, 0, time.UTC)
+	evaluated := EvaluateSet(objects, report, at)
+	g.Expect(evaluated).To(HaveLen(len(objects)))
+	g.Expect(parent.Status.Kubernetes).To(BeNil(), "the inputs are not modified")
+
+	status := evaluated[1].NamespacedCloudProfile.Status
+	var merged []string
+	for _, s := range status.CloudProfileSpec.Kubernetes.Versions[2].Lifecycle {
+		merged = append(merged, string(s.Classification)+"@"+s.StartTime.UTC().Format(time.RFC3339))
+	}
+	g.Expect(merged).To(Equal([]string{"supported@2022-01-01T00:00:00Z", "deprecated@2024-06-01T00:00:00Z", "expired@2024-06-01T00:00:00Z"}))
+	var classifications []string
+	for _, v := range status.Kubernetes.Versions {
+		classifications = append(classifications, v.Version+"="+string(v.Classification))
+	}
+	g.Expect(classifications).To(Equal([]string{"1.27.0=supported", "1.28.0=preview", "1.18.0=expired", "2.0.0=unavailable"}))
+	g.Expect(evaluated[1].EffectiveSpec()).To(Equal(status.CloudProfileSpec))
+}
+
+func TestEvaluateSetMergesWithTheParentAsTheAPIServerStoresIt(t *testing.T) {
+	g := NewWithT(t)
+	// minimalCloudProfile's machine image has no updateStrategy.
+	objects, _ := decodeString(t, "images.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws"))
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.Problems).To(BeEmpty())
+	evaluated := EvaluateSet(objects, report, time.Now())
+	g.Expect(evaluated).To(HaveLen(len(objects)))
+	g.Expect(evaluated[0].CloudProfile.Spec.MachineImages[0].UpdateStrategy).To(BeNil(), "the printed spec stays as written")
+	g.Expect(*evaluated[1].NamespacedCloudProfile.Status.CloudProfileSpec.MachineImages[0].UpdateStrategy).To(Equal(v1alpha1.UpdateStrategyMajor))
+}
+
+// TestValidateSetKeepsTheMergedSpecsForEvaluateSet checks that ValidateSet
+// hands out the merge it did, so that EvaluateSet needs no second one, and
+// that a namespaced profile it could not merge is left out of the evaluation.
+func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
+	g := NewWithT(t)
+	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
+		fmt.Sprintf(namespacedProfileOf, "good", "team-a", "aws")+`  machineImages:
+  - name: ubuntu
+    versions:
+    - version: "24.4"
+---
+`+fmt.Sprintf(namespacedProfileOf, "bad", "team-b", "aws")+`  kubernetes:
+    versions:
+    - version: 1.99.0
+`)
+	g.Expect(problems).To(BeEmpty())
+	parent, good, bad := objects[0].CloudProfile, objects[1].NamespacedCloudProfile, objects[2].NamespacedCloudProfile
+
+	report, err := ValidateSet(objects, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(problemLines(report.Problems)).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0] (1.99.0).version: Not found: "1.99.0"`)))
+
+	want, errs := merge.Namespaced(WithServerDefaults(&parent.Spec), &good.Spec)
+	g.Expect(errs).To(BeEmpty())
+	g.Expect(report.MergedSpec(good)).To(Equal(want))
+	g.Expect(report.MergedSpec(bad)).To(BeNil(), "a profile that does not merge has no merged spec")
+	g.Expect(report.MergedSpec(good.DeepCopy())).To(BeNil(), "merged specs belong to the objects validated, not to their names")
+
+	evaluated := EvaluateSet(objects, report, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(evaluated).To(HaveLen(2), "the profile that does not merge is left out")
+	g.Expect(evaluated[1].NamespacedCloudProfile.Name).To(Equal("good"))
+	g.Expect(evaluated[1].EffectiveSpec()).To(Equal(want))
+	g.Expect(evaluated[1].EffectiveSpec()).NotTo(BeIdenticalTo(report.MergedSpec(good)), "the evaluated objects are copies")
+	g.Expect(good.Status.CloudProfileSpec).To(BeNil(), "the inputs are not modified")
+}
+
+func TestValidateSetAtCountsOnlyVersionsSupportedFromNowOn(t *testing.T) {
+	g := NewWithT(t)
+	parent := profile()
+	parent.Kubernetes.Versions = withNewest(
+		deprecatedAPIVersion("1.29.1", supported, "2025-01-01T00:00:00Z"),
+		deprecatedAPIVersion("1.29.0", supported, "2024-06-01T00:00:00Z"))
+	cp := &v1alpha1.CloudProfile{Spec: *parent}
+	cp.Name = "aws"
+	ncp := &v1alpha1.NamespacedCloudProfile{Spec: *namespaced()}
+	ncp.Name, ncp.Namespace = "team-a", "team-a"
+	ncp.Spec.Parent.Name = "aws"
+	objects := []Object{{File: "aws.yaml", CloudProfile: cp}, {File: "team-a.yaml", NamespacedCloudProfile: ncp}}
+
+	before, err := ValidateSetAt(objects, nil, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(problemLines(before.Problems)).To(ContainElement(ContainSubstring("spec.kubernetes.versions[0] (1.29.1).classification: Forbidden: only one supported version per minor")))
+
+	after, err := ValidateSetAt(objects, nil, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(after.Problems).To(BeEmpty(), "both versions expired before now, so neither is supported")
+	g.Expect(after.MergedSpec(ncp)).NotTo(BeNil())
+}
