@@ -20,13 +20,18 @@ import (
 // never expire (docs/semantics.md §2).
 const NewestKubernetesVersion = "1.40.0"
 
-// Date is an RFC 3339 time; it panics on a test's typo.
-func Date(value string) *metav1.Time {
+// Time is an RFC 3339 time; it panics on a test's typo.
+func Time(value string) time.Time {
 	t, err := time.Parse(time.RFC3339, value)
 	if err != nil {
-		panic("test date " + value + ": " + err.Error())
+		panic("test time " + value + ": " + err.Error())
 	}
-	mt := metav1.NewTime(t)
+	return t
+}
+
+// Date is Time for an API field.
+func Date(value string) *metav1.Time {
+	mt := metav1.NewTime(Time(value))
 	return &mt
 }
 
@@ -71,6 +76,16 @@ func DeprecatedAPIVersion(version string, c v1alpha1.VersionClassification, expi
 // Staged is a version with the lifecycle stages.
 func Staged(version string, stages ...v1alpha1.LifecycleStage) v1alpha1.ExpirableVersion {
 	return v1alpha1.ExpirableVersion{Version: version, Lifecycle: stages}
+}
+
+// ImageVersions are machine image versions of versions, with no
+// architectures, CRI or kubelet constraint.
+func ImageVersions(versions ...v1alpha1.ExpirableVersion) []v1alpha1.MachineImageVersion {
+	out := make([]v1alpha1.MachineImageVersion, len(versions))
+	for i, v := range versions {
+		out[i] = v1alpha1.MachineImageVersion{ExpirableVersion: v}
+	}
+	return out
 }
 
 // WithNewest appends NewestKubernetesVersion to a test's versions.
