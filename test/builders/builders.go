@@ -93,6 +93,32 @@ func WithNewest(versions ...v1alpha1.ExpirableVersion) []v1alpha1.ExpirableVersi
 	return append(versions, PlainVersion(NewestKubernetesVersion))
 }
 
+// GEP32Now is the date of GEP-32's example ("assume that the current date
+// is 2024-12-03").
+const GEP32Now = "2024-12-03T00:00:00Z"
+
+// GEP32KubernetesVersions are the Kubernetes versions of GEP-32's example,
+// whose classifications at GEP32Now the GEP states.
+func GEP32KubernetesVersions() []v1alpha1.ExpirableVersion {
+	return []v1alpha1.ExpirableVersion{
+		Staged("1.30.6",
+			Stage(v1alpha1.ClassificationPreview, ""),
+			Stage(v1alpha1.ClassificationSupported, "2024-12-01T00:00:00Z"),
+			Stage(v1alpha1.ClassificationDeprecated, "2025-03-01T00:00:00Z"),
+			Stage(v1alpha1.ClassificationExpired, "2025-04-01T00:00:00Z")),
+		PlainVersion("1.27.0"),
+		Staged("1.28.0",
+			Stage(v1alpha1.ClassificationPreview, ""),
+			Stage(v1alpha1.ClassificationSupported, "2024-12-01T00:00:00Z")),
+		Staged("1.18.0",
+			Stage(v1alpha1.ClassificationSupported, ""),
+			Stage(v1alpha1.ClassificationDeprecated, "2022-01-01T00:00:00Z"),
+			Stage(v1alpha1.ClassificationExpired, "2022-06-01T00:00:00Z")),
+		Staged("2.0.0",
+			Stage(v1alpha1.ClassificationPreview, "2036-02-07T06:28:16Z")),
+	}
+}
+
 // Profile is a small valid parent: one Kubernetes version per minor, one
 // image, one machine and one volume type, one region.
 func Profile() *v1alpha1.CloudProfileSpec {
