@@ -41,7 +41,7 @@ func matches(want, got string) bool { return want == "" || want == got }
 
 // Messages are the messages of events, one an event.
 func Messages(events []corev1.Event) []string {
-	var messages []string
+	messages := make([]string, 0, len(events))
 	for _, e := range events {
 		messages = append(messages, e.Message)
 	}
