@@ -14,28 +14,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
-func mustTime(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-func timeP(s string) *metav1.Time {
-	t := metav1.NewTime(mustTime(s))
-	return &t
-}
-
-func stage(c v1alpha1.VersionClassification, start string) v1alpha1.LifecycleStage {
-	s := v1alpha1.LifecycleStage{Classification: c}
-	if start != "" {
-		s.StartTime = timeP(start)
-	}
-	return s
-}
+// The shared builders of times and lifecycles, by the names this package's
+// tests use.
+var (
+	mustTime = builders.Time
+	timeP    = builders.Date
+	stage    = builders.Stage
+)
 
 // gep32Profile is GEP-32's example profile (its status at 2024-12-03 is
 // stated there), plus one machine image.
@@ -43,28 +31,8 @@ func gep32Profile() *v1alpha1.CloudProfile {
 	return &v1alpha1.CloudProfile{
 		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("gep32")},
 		Spec: withRequiredLists(v1alpha1.CloudProfileSpec{
-			Type: "local",
-			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
-				{Version: "1.30.6", Lifecycle: []v1alpha1.LifecycleStage{
-					stage(v1alpha1.ClassificationPreview, ""),
-					stage(v1alpha1.ClassificationSupported, "2024-12-01T00:00:00Z"),
-					stage(v1alpha1.ClassificationDeprecated, "2025-03-01T00:00:00Z"),
-					stage(v1alpha1.ClassificationExpired, "2025-04-01T00:00:00Z"),
-				}},
-				{Version: "1.27.0"},
-				{Version: "1.28.0", Lifecycle: []v1alpha1.LifecycleStage{
-					stage(v1alpha1.ClassificationPreview, ""),
-					stage(v1alpha1.ClassificationSupported, "2024-12-01T00:00:00Z"),
-				}},
-				{Version: "1.18.0", Lifecycle: []v1alpha1.LifecycleStage{
-					stage(v1alpha1.ClassificationSupported, ""),
-					stage(v1alpha1.ClassificationDeprecated, "2022-01-01T00:00:00Z"),
-					stage(v1alpha1.ClassificationExpired, "2022-06-01T00:00:00Z"),
-				}},
-				{Version: "2.0.0", Lifecycle: []v1alpha1.LifecycleStage{
-					stage(v1alpha1.ClassificationPreview, "2036-02-07T06:28:16Z"),
-				}},
-			}},
+			Type:       "local",
+			Kubernetes: v1alpha1.KubernetesSettings{Versions: builders.GEP32KubernetesVersions()},
 			MachineImages: []v1alpha1.MachineImage{{
 				Name: "gardenlinux",
 				Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: v1alpha1.ExpirableVersion{

@@ -17,6 +17,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/gitserver"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // fixtureFiles reads the fixture profile repository as path → content.
@@ -197,16 +198,11 @@ func TestProfileSyncEndToEnd(t *testing.T) {
 			cp := getCloudProfile(g, "aws")
 			g.Expect(cp.Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"))
 		}).WithTimeout(15 * time.Second).Should(Succeed())
-		var events corev1.EventList
 		g.Eventually(func(g Gomega) {
-			g.Expect(k8sClient.List(context.Background(), &events, client.InNamespace(clusterProfilesNamespace))).To(Succeed())
-			var drift []string
-			for _, e := range events.Items {
-				if e.Reason == v1alpha1.DriftCorrectedReason {
-					drift = append(drift, e.Message)
-				}
-			}
-			g.Expect(drift).To(ContainElement(ContainSubstring("CloudProfile/aws: spec.machineTypes[0] (m5.large).memory changed on the cluster")))
+			drift, err := testenv.Events(context.Background(), k8sClient,
+				testenv.EventQuery{Namespace: clusterProfilesNamespace, Reason: v1alpha1.DriftCorrectedReason})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(testenv.Messages(drift)).To(ContainElement(ContainSubstring("CloudProfile/aws: spec.machineTypes[0] (m5.large).memory changed on the cluster")))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 

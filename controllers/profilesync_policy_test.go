@@ -13,6 +13,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // policyTestPolicy asks for 30 days' notice (an error) and warns of expiries
@@ -70,14 +71,9 @@ func TestARevisionBreakingItsPolicyIsRefusedWhole(t *testing.T) {
 	waitApplied(t, sync, commit)
 
 	policyWarnings := func(g Gomega) []corev1.Event {
-		var events corev1.EventList
-		g.Expect(k8sClient.List(ctx, &events, client.InNamespace(clusterProfilesNamespace))).To(Succeed())
-		var found []corev1.Event
-		for _, e := range events.Items {
-			if e.InvolvedObject.Name == sync.Name && e.Reason == v1alpha1.PolicyWarningReason {
-				found = append(found, e)
-			}
-		}
+		found, err := testenv.Events(ctx, k8sClient,
+			testenv.EventQuery{Namespace: clusterProfilesNamespace, Name: sync.Name, Reason: v1alpha1.PolicyWarningReason})
+		g.Expect(err).NotTo(HaveOccurred())
 		return found
 	}
 	g.Eventually(func(g Gomega) {
@@ -119,11 +115,8 @@ func TestARevisionBreakingItsPolicyIsRefusedWhole(t *testing.T) {
 	err = k8sClient.Get(ctx, client.ObjectKey{Name: added}, &v1alpha1.CloudProfile{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the profile the refused revision adds is not created")
 
-	var events corev1.EventList
-	g.Expect(k8sClient.List(ctx, &events, client.InNamespace(clusterProfilesNamespace))).To(Succeed())
-	refused := false
-	for _, e := range events.Items {
-		refused = refused || (e.InvolvedObject.Name == sync.Name && e.Reason == v1alpha1.PolicyViolationReason)
-	}
-	g.Expect(refused).To(BeTrue(), "the refusal is an event too")
+	refusals, err := testenv.Events(ctx, k8sClient,
+		testenv.EventQuery{Namespace: clusterProfilesNamespace, Name: sync.Name, Reason: v1alpha1.PolicyViolationReason})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(refusals).NotTo(BeEmpty(), "the refusal is an event too")
 }

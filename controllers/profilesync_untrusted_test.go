@@ -23,6 +23,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/gitserver"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // suiteMaxCheckoutSize is the suite manager's --max-checkout-size: small, so
@@ -309,14 +310,9 @@ func TestAnIndexPatchIsReportedOnceAsABuildWarning(t *testing.T) {
 	waitApplied(t, sync, commit)
 
 	buildWarnings := func(g Gomega) []corev1.Event {
-		var events corev1.EventList
-		g.Expect(k8sClient.List(ctx, &events, client.InNamespace(clusterProfilesNamespace))).To(Succeed())
-		var found []corev1.Event
-		for _, e := range events.Items {
-			if e.InvolvedObject.Name == sync.Name && e.Reason == v1alpha1.BuildWarningReason {
-				found = append(found, e)
-			}
-		}
+		found, err := testenv.Events(ctx, k8sClient,
+			testenv.EventQuery{Namespace: clusterProfilesNamespace, Name: sync.Name, Reason: v1alpha1.BuildWarningReason})
+		g.Expect(err).NotTo(HaveOccurred())
 		return found
 	}
 	g.Eventually(func(g Gomega) {

@@ -24,6 +24,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/receiver"
 	"github.com/profilesync/profilesync/test/gitserver"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // webhookToken is the shared secret of the tests' webhooks.
@@ -267,15 +268,9 @@ func TestASyncOfAnUnchangedRevisionWritesNothing(t *testing.T) {
 // eventCount is how many times an event about an object named name was
 // recorded, counting repeats of one event.
 func eventCount(g Gomega, name string) int32 {
-	var events corev1.EventList
-	g.Expect(k8sClient.List(context.Background(), &events)).To(Succeed())
-	var n int32
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == name {
-			n += max(e.Count, 1)
-		}
-	}
-	return n
+	events, err := testenv.Events(context.Background(), k8sClient, testenv.EventQuery{Name: name})
+	g.Expect(err).NotTo(HaveOccurred())
+	return int32(len(testenv.Occurrences(events)))
 }
 
 // receiverCount is the suite receiver's counter name (with labels, if any),

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // The CEL table below covers every single-object rule of docs/semantics.md
@@ -42,16 +43,12 @@ func uniqueName(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, nameCounter.Add(1))
 }
 
-func timeP(s string) *metav1.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	mt := metav1.NewTime(t)
-	return &mt
-}
-
-func classificationP(c v1alpha1.VersionClassification) *v1alpha1.VersionClassification { return &c }
+// The shared builders of times and classifications, by the names this
+// package's tests use.
+var (
+	timeP           = builders.Date
+	classificationP = builders.Classification
+)
 
 func validCloudProfile() *v1alpha1.CloudProfile {
 	strategy := v1alpha1.UpdateStrategyMinor

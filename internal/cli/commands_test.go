@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from the current output")
@@ -34,17 +35,7 @@ func run(t *testing.T, name string, stdin string, args ...string) (status int, s
 // the tests run with -update.
 func assertGolden(t *testing.T, path string, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatalf("writing golden file %s: %v", path, err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file %s (run the tests with -update to create it): %v", path, err)
-	}
-	NewWithT(t).Expect(got).To(Equal(string(want)), "golden file %s differs; run with -update if the change is intended", path)
+	builders.AssertGolden(t, path, []byte(got), *update)
 }
 
 // decodeStream reads evaluate's output back into profiles.

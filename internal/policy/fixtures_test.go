@@ -1,11 +1,8 @@
 package policy
 
 import (
-	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 const (
@@ -15,43 +12,16 @@ const (
 	expired    = v1alpha1.ClassificationExpired
 )
 
-// at parses an RFC 3339 time; tests only use literal, valid times.
-func at(s string) time.Time {
-	t, err := time.Parse(time.RFC3339, s)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// stage is a lifecycle stage; an empty start means no startTime.
-func stage(c v1alpha1.VersionClassification, start string) v1alpha1.LifecycleStage {
-	s := v1alpha1.LifecycleStage{Classification: c}
-	if start != "" {
-		s.StartTime = &metav1.Time{Time: at(start)}
-	}
-	return s
-}
-
-func lc(version string, stages ...v1alpha1.LifecycleStage) v1alpha1.ExpirableVersion {
-	return v1alpha1.ExpirableVersion{Version: version, Lifecycle: stages}
-}
-
-// old is a version in the deprecated API; empty arguments leave fields unset.
-func old(version string, c v1alpha1.VersionClassification, expiration string) v1alpha1.ExpirableVersion {
-	v := v1alpha1.ExpirableVersion{Version: version}
-	if c != "" {
-		v.Classification = &c
-	}
-	if expiration != "" {
-		v.ExpirationDate = &metav1.Time{Time: at(expiration)}
-	}
-	return v
-}
-
-func plain(version string) v1alpha1.ExpirableVersion {
-	return v1alpha1.ExpirableVersion{Version: version}
-}
+// The shared builders of times, versions and lifecycles, by the names this
+// package's tests use.
+var (
+	at    = builders.Time
+	stage = builders.Stage
+	lc    = builders.Staged
+	// old is a version in the deprecated API.
+	old   = builders.DeprecatedAPIVersion
+	plain = builders.PlainVersion
+)
 
 // supportedUntil is supported since always, deprecated at deprecation and
 // expired at expiry (each skipped when empty).
@@ -72,11 +42,9 @@ func kubernetes(versions ...v1alpha1.ExpirableVersion) *v1alpha1.CloudProfileSpe
 
 // withImage adds a machine image "os" with the given update strategy.
 func withImage(spec *v1alpha1.CloudProfileSpec, strategy v1alpha1.MachineImageUpdateStrategy, versions ...v1alpha1.ExpirableVersion) *v1alpha1.CloudProfileSpec {
-	image := v1alpha1.MachineImage{Name: "os", UpdateStrategy: &strategy}
-	for _, v := range versions {
-		image.Versions = append(image.Versions, v1alpha1.MachineImageVersion{ExpirableVersion: v})
-	}
-	spec.MachineImages = append(spec.MachineImages, image)
+	spec.MachineImages = append(spec.MachineImages, v1alpha1.MachineImage{
+		Name: "os", UpdateStrategy: &strategy, Versions: builders.ImageVersions(versions...),
+	})
 	return spec
 }
 

@@ -20,13 +20,18 @@ import (
 // never expire (docs/semantics.md §2).
 const NewestKubernetesVersion = "1.40.0"
 
-// Date is an RFC 3339 time; it panics on a test's typo.
-func Date(value string) *metav1.Time {
+// Time is an RFC 3339 time; it panics on a test's typo.
+func Time(value string) time.Time {
 	t, err := time.Parse(time.RFC3339, value)
 	if err != nil {
-		panic("test date " + value + ": " + err.Error())
+		panic("test time " + value + ": " + err.Error())
 	}
-	mt := metav1.NewTime(t)
+	return t
+}
+
+// Date is Time for an API field.
+func Date(value string) *metav1.Time {
+	mt := metav1.NewTime(Time(value))
 	return &mt
 }
 
@@ -73,9 +78,45 @@ func Staged(version string, stages ...v1alpha1.LifecycleStage) v1alpha1.Expirabl
 	return v1alpha1.ExpirableVersion{Version: version, Lifecycle: stages}
 }
 
+// ImageVersions are machine image versions of versions, with no
+// architectures, CRI or kubelet constraint.
+func ImageVersions(versions ...v1alpha1.ExpirableVersion) []v1alpha1.MachineImageVersion {
+	out := make([]v1alpha1.MachineImageVersion, len(versions))
+	for i, v := range versions {
+		out[i] = v1alpha1.MachineImageVersion{ExpirableVersion: v}
+	}
+	return out
+}
+
 // WithNewest appends NewestKubernetesVersion to a test's versions.
 func WithNewest(versions ...v1alpha1.ExpirableVersion) []v1alpha1.ExpirableVersion {
 	return append(versions, PlainVersion(NewestKubernetesVersion))
+}
+
+// GEP32Now is the date of GEP-32's example ("assume that the current date
+// is 2024-12-03").
+const GEP32Now = "2024-12-03T00:00:00Z"
+
+// GEP32KubernetesVersions are the Kubernetes versions of GEP-32's example,
+// whose classifications at GEP32Now the GEP states.
+func GEP32KubernetesVersions() []v1alpha1.ExpirableVersion {
+	return []v1alpha1.ExpirableVersion{
+		Staged("1.30.6",
+			Stage(v1alpha1.ClassificationPreview, ""),
+			Stage(v1alpha1.ClassificationSupported, "2024-12-01T00:00:00Z"),
+			Stage(v1alpha1.ClassificationDeprecated, "2025-03-01T00:00:00Z"),
+			Stage(v1alpha1.ClassificationExpired, "2025-04-01T00:00:00Z")),
+		PlainVersion("1.27.0"),
+		Staged("1.28.0",
+			Stage(v1alpha1.ClassificationPreview, ""),
+			Stage(v1alpha1.ClassificationSupported, "2024-12-01T00:00:00Z")),
+		Staged("1.18.0",
+			Stage(v1alpha1.ClassificationSupported, ""),
+			Stage(v1alpha1.ClassificationDeprecated, "2022-01-01T00:00:00Z"),
+			Stage(v1alpha1.ClassificationExpired, "2022-06-01T00:00:00Z")),
+		Staged("2.0.0",
+			Stage(v1alpha1.ClassificationPreview, "2036-02-07T06:28:16Z")),
+	}
 }
 
 // Profile is a small valid parent: one Kubernetes version per minor, one

@@ -9,7 +9,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -135,10 +134,10 @@ func TestAdmissionWebhookUnavailableKeepsTheLastRevisionAndRecovers(t *testing.T
 	events := l.warningEvents(g)
 	g.Expect(events).To(HaveKey(v1alpha1.ApplyFailedReason))
 	g.Expect(events[v1alpha1.ApplyFailedReason]).To(HaveLen(1), "one event for the failure, however often it was retried")
-	var eventList corev1.EventList
-	g.Expect(l.env.Client.List(ctx, &eventList, client.InNamespace(landscapeNamespace), client.MatchingFields{"reason": v1alpha1.ApplyFailedReason})).To(Succeed())
+	eventObjects, err := testenv.Events(ctx, l.env.Client, testenv.EventQuery{Namespace: landscapeNamespace, Reason: v1alpha1.ApplyFailedReason})
+	g.Expect(err).NotTo(HaveOccurred())
 	statusPatches := faults.recorded(func(w write) bool { return w.Resource == "profilesyncs" && w.Subresource == "status" })
 	t.Logf("webhook away for %v: ApplyFailed after %v, %d failed syncs, %d ApplyFailed events in %d Event objects, %d ProfileSync status patches; applied %v after it returned with %d CloudProfile writes",
-		webhookOutage, reported.Round(time.Millisecond), failedSyncs, len(events[v1alpha1.ApplyFailedReason]), len(eventList.Items), len(statusPatches),
+		webhookOutage, reported.Round(time.Millisecond), failedSyncs, len(events[v1alpha1.ApplyFailedReason]), len(eventObjects), len(statusPatches),
 		recovered.Round(time.Millisecond), len(faults.recorded(apiWrite("cloudprofiles"))))
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,17 +104,10 @@ func (l *landscape) profileClassifications(g Gomega) (parent, child []string) {
 // classificationEvents are the messages of the ClassificationChanged
 // events of the profile kind/name, once per occurrence.
 func (l *landscape) classificationEvents(g Gomega, kind, name string) []string {
-	var events corev1.EventList
-	g.Expect(l.env.Client.List(context.Background(), &events)).To(Succeed())
-	var out []string
-	for _, e := range events.Items {
-		if e.Reason != v1alpha1.ClassificationChangedReason || e.InvolvedObject.Kind != kind || e.InvolvedObject.Name != name {
-			continue
-		}
-		for range max(int(e.Count), 1) {
-			out = append(out, e.Message)
-		}
-	}
+	events, err := testenv.Events(context.Background(), l.env.Client,
+		testenv.EventQuery{Kind: kind, Name: name, Reason: v1alpha1.ClassificationChangedReason})
+	g.Expect(err).NotTo(HaveOccurred())
+	out := testenv.Occurrences(events)
 	sort.Strings(out)
 	return out
 }

@@ -290,15 +290,13 @@ func (l *landscape) onCluster(g Gomega) []string {
 // warningEvents are the messages of the Warning events recorded for the
 // ProfileSync, by reason, a message repeated as often as the event was.
 func (l *landscape) warningEvents(g Gomega) map[string][]string {
-	var events corev1.EventList
-	g.Expect(l.env.Client.List(context.Background(), &events, client.InNamespace(landscapeNamespace))).To(Succeed())
+	events, err := testenv.Events(context.Background(), l.env.Client, testenv.EventQuery{
+		Namespace: landscapeNamespace, Kind: v1alpha1.ProfileSyncKind, Name: l.sync.Name, Type: corev1.EventTypeWarning,
+	})
+	g.Expect(err).NotTo(HaveOccurred())
 	messages := map[string][]string{}
-	for _, e := range events.Items {
-		if e.InvolvedObject.Kind == v1alpha1.ProfileSyncKind && e.InvolvedObject.Name == l.sync.Name && e.Type == corev1.EventTypeWarning {
-			for range max(int(e.Count), 1) {
-				messages[e.Reason] = append(messages[e.Reason], e.Message)
-			}
-		}
+	for _, e := range events {
+		messages[e.Reason] = append(messages[e.Reason], testenv.Occurrences([]corev1.Event{e})...)
 	}
 	return messages
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // applyAs server-side applies fields of the CloudProfile name as manager.
@@ -39,15 +39,10 @@ func (l *landscape) cloudProfile(g Gomega, name string) *v1alpha1.CloudProfile {
 
 // driftEvents are the messages of the DriftCorrected events so far.
 func (l *landscape) driftEvents(g Gomega) []string {
-	var events corev1.EventList
-	g.Expect(l.env.Client.List(context.Background(), &events, client.InNamespace(landscapeNamespace))).To(Succeed())
-	var messages []string
-	for _, e := range events.Items {
-		if e.Reason == v1alpha1.DriftCorrectedReason {
-			messages = append(messages, e.Message)
-		}
-	}
-	return messages
+	events, err := testenv.Events(context.Background(), l.env.Client,
+		testenv.EventQuery{Namespace: landscapeNamespace, Reason: v1alpha1.DriftCorrectedReason})
+	g.Expect(err).NotTo(HaveOccurred())
+	return testenv.Messages(events)
 }
 
 // TestCompetingWritersGitOwnsWhatItSets: colleagues change profiles by
