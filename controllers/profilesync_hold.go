@@ -278,7 +278,7 @@ func describeHold(h v1alpha1.ObjectHold, fields map[string][]string) string {
 // refused holds, False with HoldRefused when only refused holds are to
 // report, absent when there is neither.
 func markHeld(obj *v1alpha1.ProfileSync, j holdJudgement) {
-	var lines []string
+	lines := make([]string, 0, len(j.held)+len(j.refused))
 	for _, h := range j.held {
 		lines = append(lines, describeHold(h, j.heldFields))
 	}
@@ -295,6 +295,14 @@ func markHeld(obj *v1alpha1.ProfileSync, j holdJudgement) {
 	}
 }
 
+// annotationPatchOp is one operation of a JSON patch (RFC 6902) on an
+// annotation.
+type annotationPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value string `json:"value,omitempty"`
+}
+
 // endHold removes the hold annotations of an ended hold with the operator's
 // own identity (its role has the hold verb): a JSON patch that first tests
 // that hold-until still has the value the sync judged, so a hold extended
@@ -304,12 +312,12 @@ func (r *ProfileSyncReconciler) endHold(ctx context.Context, end endedHold) erro
 	path := func(annotation string) string {
 		return "/metadata/annotations/" + strings.ReplaceAll(strings.ReplaceAll(annotation, "~", "~0"), "/", "~1")
 	}
-	ops := []map[string]string{
-		{"op": "test", "path": path(v1alpha1.HoldUntilAnnotation), "value": end.until},
-		{"op": "remove", "path": path(v1alpha1.HoldUntilAnnotation)},
+	ops := []annotationPatchOp{
+		{Op: "test", Path: path(v1alpha1.HoldUntilAnnotation), Value: end.until},
+		{Op: "remove", Path: path(v1alpha1.HoldUntilAnnotation)},
 	}
 	if _, ok := end.live.GetAnnotations()[v1alpha1.HoldReasonAnnotation]; ok {
-		ops = append(ops, map[string]string{"op": "remove", "path": path(v1alpha1.HoldReasonAnnotation)})
+		ops = append(ops, annotationPatchOp{Op: "remove", Path: path(v1alpha1.HoldReasonAnnotation)})
 	}
 	patch, err := json.Marshal(ops)
 	if err != nil {
