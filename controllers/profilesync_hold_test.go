@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/render"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -127,6 +128,12 @@ func TestHoldLeavesTheHeldObjectAloneUntilGitCatchesUp(t *testing.T) {
 			g.Expect(syncEvents(g, sync, v1alpha1.HoldSetReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + held)))
 		}).WithTimeout(15 * time.Second).Should(Succeed())
 		g.Expect(syncEvents(g, sync, v1alpha1.DriftCorrectedReason)).To(BeEmpty(), "the edit is not put back")
+		// The metrics are recorded just after the status is written.
+		g.Eventually(func(g Gomega) {
+			g.Expect(gatheredValue(g, "profilesync_held_objects", map[string]string{"namespace": sync.Namespace, "name": sync.Name})).To(Equal(1.0))
+			g.Expect(gatheredValue(g, "profilesync_hold_expiry_timestamp_seconds", map[string]string{"namespace": sync.Namespace, "name": sync.Name, "object_name": held})).
+				To(Equal(float64(until.Unix())))
+		}).WithTimeout(5 * time.Second).Should(Succeed())
 	})
 
 	t.Run("the status controller classifies the held object from its live spec", func(t *testing.T) {
@@ -174,6 +181,9 @@ func TestHoldLeavesTheHeldObjectAloneUntilGitCatchesUp(t *testing.T) {
 		cp := getCloudProfile(g, held)
 		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldUntilAnnotation))
 		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldReasonAnnotation))
+		g.Eventually(func(g Gomega) {
+			g.Expect(gatheredValue(g, "profilesync_held_objects", map[string]string{"namespace": sync.Namespace, "name": sync.Name})).To(Equal(0.0))
+		}).WithTimeout(5 * time.Second).Should(Succeed())
 
 		next, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2021-01-01T00:00:00Z"), "version: 1.32.0", "version: 1.33.0") + "---\n" +
 			cloudProfileYAML(other, "version: 1.31.0", "version: 1.33.0")}, "add 1.33.0 to the held one too")
@@ -334,7 +344,9 @@ func TestDriftWarnModeWritesNothingAndNamesTheFields(t *testing.T) {
 	g.Expect(syncEntry(cp)).To(Equal(syncEntry(edited)), "the sync wrote nothing")
 	g.Expect(cp.Annotations).To(Equal(edited.Annotations))
 	g.Expect(syncEvents(g, l.sync, v1alpha1.DriftCorrectedReason)).To(BeEmpty())
-	g.Expect(gatheredValue(g, "profilesync_drifted_objects", map[string]string{"namespace": l.sync.Namespace, "name": l.sync.Name})).To(Equal(1.0))
+	g.Eventually(func(g Gomega) {
+		g.Expect(gatheredValue(g, "profilesync_drifted_objects", map[string]string{"namespace": l.sync.Namespace, "name": l.sync.Name})).To(Equal(1.0))
+	}).WithTimeout(5 * time.Second).Should(Succeed())
 
 	second, err := server.Commit(l.repo, singleProfileRepo(l.profile, "1.32.0"), "move to 1.32.0")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -411,4 +423,118 @@ func TestEndHoldRemovesOnlyTheHoldItJudged(t *testing.T) {
 
 	g.Expect(r.endHold(ctx, endedHold{ref: "CloudProfile/" + cp.Name, live: cp, until: "2030-01-02T00:00:00Z"})).To(Succeed())
 	g.Expect(getCloudProfile(g, cp.Name).Annotations).To(Equal(map[string]string{"team": "a"}))
+}
+
+// TestJudgeHoldsAndThePlanThatFollows: which holds the sync honours, ends,
+// refuses and ignores, and what the plan then writes, prunes and keeps,
+// without a cluster.
+func TestJudgeHoldsAndThePlanThatFollows(t *testing.T) {
+	g := NewWithT(t)
+	now := mustTime("2026-11-25T02:00:00Z")
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	owner := stepSync(clusterProfilesNamespace)
+	owner.Spec.Prune = true
+	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{}
+	for _, name := range []string{"edited", "caught-up", "expired", "past", "dropped"} {
+		owner.Status.Inventory.Entries = append(owner.Status.Inventory.Entries, v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: name})
+	}
+	owner.Status.Inventory.Entries = append(owner.Status.Inventory.Entries, v1alpha1.InventoryEntry{Kind: v1alpha1.NamespacedCloudProfileKind, Namespace: "team-a", Name: "ncp"})
+	owner.Status.Holds = []v1alpha1.ObjectHold{{
+		InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "expired"},
+		Until:          metav1.NewTime(now),
+	}}
+	// live is the object as the sync applied it from git, then edited by
+	// hand (edit) and held until.
+	live := func(git client.Object, until string, edit bool) client.Object {
+		o := appliedFrom(owned(git.DeepCopyObject().(client.Object), clusterProfilesNamespace), git)
+		o.GetAnnotations()[v1alpha1.HoldUntilAnnotation] = until
+		if !edit {
+			return o
+		}
+		switch typed := o.(type) {
+		case *v1alpha1.CloudProfile:
+			shrinkMemory(typed)
+		case *v1alpha1.NamespacedCloudProfile:
+			typed.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = timeP("2021-01-01T00:00:00Z")
+		}
+		return o
+	}
+	git := []client.Object{
+		stepCloudProfile("edited", "1.31.0"),
+		stepCloudProfile("caught-up", "1.31.0"),
+		stepCloudProfile("expired", "1.31.0"),
+		stepCloudProfile("past", "1.31.0"),
+		stepCloudProfile("unowned", "1.31.0"),
+		stepNamespaced("team-a", "ncp", "edited", "1.31.0"),
+	}
+	var objects []render.Object
+	for _, o := range git {
+		objects = append(objects, gitObject(o))
+	}
+	plan := newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(
+		live(git[0], at(time.Hour), true),
+		live(git[1], at(time.Hour), false),
+		live(git[2], at(0), true),
+		live(git[3], at(-time.Hour), true),
+		live(git[4], at(time.Hour), true),
+		live(git[5], at(time.Hour), true),
+		live(stepCloudProfile("dropped", "1.31.0"), at(time.Hour), false),
+	), nil)
+
+	j, err := judgeHolds(owner, plan, now, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	var held []string
+	for _, h := range j.held {
+		held = append(held, objectRef(h.InventoryEntry)+" until "+h.Until.UTC().Format(time.RFC3339))
+	}
+	g.Expect(held).To(Equal([]string{
+		"CloudProfile/dropped until " + at(time.Hour),
+		"CloudProfile/edited until " + at(time.Hour),
+		"NamespacedCloudProfile/team-a/ncp until " + at(time.Hour),
+	}))
+	g.Expect(j.heldFields).To(HaveKeyWithValue(inventoryKey(v1alpha1.CloudProfileKind, "", "edited"), []string{"spec.machineTypes[0] (m5.large).memory"}))
+	var ended []string
+	for _, e := range j.ended {
+		ended = append(ended, e.ref+" "+e.reason)
+	}
+	g.Expect(ended).To(ConsistOf("CloudProfile/caught-up "+v1alpha1.HoldReleasedReason, "CloudProfile/expired "+v1alpha1.HoldExpiredReason))
+	g.Expect(j.refused).To(ConsistOf(And(HavePrefix("CloudProfile/past: annotation "+v1alpha1.HoldUntilAnnotation), ContainSubstring("is not in the future"))))
+	g.Expect(j.ignored).To(ConsistOf("CloudProfile/unowned"))
+
+	plan.hold(j)
+	changes, _, err := plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionCorrect)
+	g.Expect(err).NotTo(HaveOccurred())
+	var written []string
+	for _, c := range changes {
+		written = append(written, c.item.object.Ref())
+	}
+	g.Expect(written).To(ConsistOf("CloudProfile/expired", "CloudProfile/past", "CloudProfile/unowned"), "every object but the held ones")
+	g.Expect(plan.pruned).To(BeEmpty(), "a held object Git dropped is not pruned")
+	g.Expect(plan.inventory().Entries).To(ContainElement(v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "dropped"}), "and stays the ProfileSync's")
+}
+
+// TestChangesUnderWarnReportDriftAndApplyWhatGitChanged: mode warn writes
+// no drift back and returns it with its fields; an object Git changed is
+// still written whole.
+func TestChangesUnderWarnReportDriftAndApplyWhatGitChanged(t *testing.T) {
+	g := NewWithT(t)
+	owner := stepSync(clusterProfilesNamespace)
+	drifted := appliedFrom(owned(stepCloudProfile("drifted", "1.31.0"), owner.Namespace), stepCloudProfile("drifted", "1.31.0"))
+	shrinkMemory(drifted)
+	changed := appliedFrom(owned(stepCloudProfile("changed", "1.31.0"), owner.Namespace), stepCloudProfile("changed", "1.31.0"))
+	shrinkMemory(changed)
+	objects := []render.Object{gitObject(stepCloudProfile("drifted", "1.31.0")), gitObject(stepCloudProfile("changed", "1.31.0", "1.32.0"))}
+	plan := newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(drifted, changed), nil)
+
+	changes, drifts, err := plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionWarn)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifts).To(Equal([]objectDrift{{ref: "CloudProfile/drifted", fields: []string{"spec.machineTypes[0] (m5.large).memory"}}}))
+	g.Expect(changes).To(HaveLen(1))
+	g.Expect(changes[0].item.object.Ref()).To(Equal("CloudProfile/changed"))
+	g.Expect(changes[0].fields).To(ContainElement("spec.machineTypes[0] (m5.large).memory"), "the new revision puts the drift back too")
+
+	changes, drifts, err = plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionCorrect)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifts).To(BeEmpty())
+	g.Expect(changes).To(HaveLen(2), "mode correct writes both")
 }
