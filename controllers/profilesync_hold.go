@@ -98,10 +98,7 @@ func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHo
 			owned[inventoryKey(e.Kind, e.Namespace, e.Name)] = true
 		}
 	}
-	previous := map[string]metav1.Time{}
-	for _, h := range obj.Status.Holds {
-		previous[inventoryKey(h.Kind, h.Namespace, h.Name)] = h.Until
-	}
+	previous := honouredHolds(obj)
 	judge := func(entry v1alpha1.InventoryEntry, live client.Object, item *planItem) error {
 		annotations := live.GetAnnotations()
 		until, ok := annotations[v1alpha1.HoldUntilAnnotation]
@@ -160,6 +157,16 @@ func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHo
 		return inventoryKey(j.held[a].Kind, j.held[a].Namespace, j.held[a].Name) < inventoryKey(j.held[b].Kind, j.held[b].Namespace, j.held[b].Name)
 	})
 	return j, nil
+}
+
+// honouredHolds are the expiries of status.holds by inventory key: the
+// holds the last sync that judged them honoured.
+func honouredHolds(obj *v1alpha1.ProfileSync) map[string]metav1.Time {
+	honoured := make(map[string]metav1.Time, len(obj.Status.Holds))
+	for _, h := range obj.Status.Holds {
+		honoured[inventoryKey(h.Kind, h.Namespace, h.Name)] = h.Until
+	}
+	return honoured
 }
 
 // expiredHold tells a hold that reached its expiry from one set in the past:
@@ -231,10 +238,7 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 	}
 	plan.hold(j)
 	key := client.ObjectKeyFromObject(obj).String()
-	previous := map[string]metav1.Time{}
-	for _, h := range obj.Status.Holds {
-		previous[inventoryKey(h.Kind, h.Namespace, h.Name)] = h.Until
-	}
+	previous := honouredHolds(obj)
 	for _, h := range j.held {
 		if until, ok := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]; !ok || !until.Equal(&h.Until) {
 			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
@@ -333,17 +337,15 @@ func (r *ProfileSyncReconciler) endHold(ctx context.Context, end endedHold) erro
 }
 
 // holdRequeue is when the sync must run again for its holds: at the
-// earliest expiry of status.holds, zero when nothing is held.
+// earliest expiry of status.holds still ahead, zero when there is none. A
+// sync that judged the holds lists only those ahead; an expiry already past
+// is in the list only when the sync stopped before it judged them (a
+// refused revision), and waking at once would only stop there again.
 func holdRequeue(obj *v1alpha1.ProfileSync, now time.Time) time.Duration {
 	var next time.Duration
 	for _, h := range obj.Status.Holds {
 		wait := h.Until.Sub(now)
-		if wait <= 0 {
-			// Expired while the sync was away: at once (the controller
-			// reads a zero RequeueAfter as no requeue).
-			wait = time.Nanosecond
-		}
-		if next == 0 || wait < next {
+		if wait > 0 && (next == 0 || wait < next) {
 			next = wait
 		}
 	}
