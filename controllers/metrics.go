@@ -75,6 +75,9 @@ type Metrics struct {
 	syncSuspended      *prometheus.Desc
 	syncRevision       *prometheus.Desc
 	syncAppliedAt      *prometheus.Desc
+	syncHeld           *prometheus.Desc
+	holdExpiry         *prometheus.Desc
+	syncDrifted        *prometheus.Desc
 	profileVersions    *prometheus.Desc
 	profileNext        *prometheus.Desc
 	profileSecondsNext *prometheus.Desc
@@ -91,6 +94,11 @@ type syncState struct {
 	revision string
 	// appliedAt is when this process last applied a revision; zero before.
 	appliedAt time.Time
+	// holds is status.holds.
+	holds []v1alpha1.ObjectHold
+	// drifted counts the objects left drifted under driftDetection mode
+	// warn at the last sync that compared them.
+	drifted int
 }
 
 type profileKey struct {
@@ -136,6 +144,15 @@ func NewMetrics(clk clock.PassiveClock) *Metrics {
 		syncAppliedAt: prometheus.NewDesc("profilesync_sync_last_applied_timestamp_seconds",
 			"When the ProfileSync last applied its revision in full (a successful sync), in Unix seconds; absent until the first one since the operator started.",
 			syncLabels, nil),
+		syncHeld: prometheus.NewDesc("profilesync_held_objects",
+			"Objects of the ProfileSync held by break glass (status.holds): the sync writes nothing to them until Git catches up or the hold expires.",
+			syncLabels, nil),
+		holdExpiry: prometheus.NewDesc("profilesync_hold_expiry_timestamp_seconds",
+			"When the hold of a held object expires, in Unix seconds; present only while the object is held, that is while it still differs from Git.",
+			[]string{labelNamespace, labelName, "object_kind", "object_namespace", "object_name"}, nil),
+		syncDrifted: prometheus.NewDesc("profilesync_drifted_objects",
+			"Objects that differ from Git on fields Git sets and were left as they are (driftDetection mode warn), at the ProfileSync's last sync; 0 in mode correct.",
+			syncLabels, nil),
 		profileVersions: prometheus.NewDesc("profilesync_profile_versions",
 			"Versions of a profile's status per classification; versions is kubernetes or machineImage (all images together).",
 			[]string{labelKind, labelNamespace, labelName, "versions", "classification"}, nil),
@@ -154,7 +171,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.syncDuration.Describe(ch)
 	m.refused.Describe(ch)
 	for _, d := range []*prometheus.Desc{m.syncReady, m.syncSuspended, m.syncRevision, m.syncAppliedAt,
-		m.profileVersions, m.profileNext, m.profileSecondsNext} {
+		m.syncHeld, m.holdExpiry, m.syncDrifted, m.profileVersions, m.profileNext, m.profileSecondsNext} {
 		ch <- d
 	}
 }
@@ -175,6 +192,12 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		if !s.appliedAt.IsZero() {
 			ch <- prometheus.MustNewConstMetric(m.syncAppliedAt, prometheus.GaugeValue, unixSeconds(s.appliedAt), key.Namespace, key.Name)
 		}
+		ch <- prometheus.MustNewConstMetric(m.syncHeld, prometheus.GaugeValue, float64(len(s.holds)), key.Namespace, key.Name)
+		for _, h := range s.holds {
+			ch <- prometheus.MustNewConstMetric(m.holdExpiry, prometheus.GaugeValue, unixSeconds(h.Until.Time),
+				key.Namespace, key.Name, h.Kind, h.Namespace, h.Name)
+		}
+		ch <- prometheus.MustNewConstMetric(m.syncDrifted, prometheus.GaugeValue, float64(s.drifted), key.Namespace, key.Name)
 	}
 	for key, p := range m.profiles {
 		for _, versions := range []string{versionsKubernetes, versionsMachineImage} {
@@ -270,6 +293,16 @@ func (m *Metrics) appliedRevision(obj *v1alpha1.ProfileSync) {
 	m.syncState(obj).appliedAt = now
 }
 
+// observeDrift records how many objects a sync left drifted.
+func (m *Metrics) observeDrift(obj *v1alpha1.ProfileSync, drifted int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.syncState(obj).drifted = drifted
+}
+
 // syncState is the entry of obj, made when missing. m.mu is held.
 func (m *Metrics) syncState(obj *v1alpha1.ProfileSync) *syncState {
 	key := types.NamespacedName{Namespace: obj.Namespace, Name: obj.Name}
@@ -341,4 +374,5 @@ func (t *syncTimer) finish() {
 	s.ready = conditions.IsReady(t.obj)
 	s.suspended = t.obj.Spec.Suspend
 	s.revision = t.obj.Status.LastAppliedRevision
+	s.holds = append([]v1alpha1.ObjectHold(nil), t.obj.Status.Holds...)
 }

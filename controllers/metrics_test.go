@@ -288,8 +288,12 @@ func everyMetric(t *testing.T) (*prometheus.Registry, *Metrics) {
 	}
 	sync := &v1alpha1.ProfileSync{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "landscape", Name: "dev"},
-		Status:     v1alpha1.ProfileSyncStatus{LastAppliedRevision: "main@sha1:0123"},
+		Status: v1alpha1.ProfileSyncStatus{LastAppliedRevision: "main@sha1:0123", Holds: []v1alpha1.ObjectHold{{
+			InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "aws"},
+			Until:          metav1.NewTime(mustTime("2025-01-02T00:00:00Z")),
+		}}},
 	}
+	m.observeDrift(sync, 1)
 	timer := m.startSync(sync)
 	timer.start(phaseFetch)
 	timer.finish()
@@ -355,6 +359,7 @@ func TestANilMetricsRecordsNothing(t *testing.T) {
 	timer.finish()
 	m.appliedRevision(sync)
 	m.refusedRevision(sync, v1alpha1.FetchFailedReason)
+	m.observeDrift(sync, 1)
 	m.observeProfile(v1alpha1.CloudProfileKind, &v1alpha1.CloudProfile{}, &v1alpha1.ProfileVersionsStatus{})
 	m.forgetProfile(v1alpha1.CloudProfileKind, types.NamespacedName{})
 	m.forgetSync(types.NamespacedName{})
@@ -491,7 +496,7 @@ func TestAlertsAndDocsNameOnlyMetricsWeExport(t *testing.T) {
 			}
 		}
 	}
-	g.Expect(alerts).To(ConsistOf("ProfileSyncNotReady", "ProfileSyncRevisionRefused", "ProfileTransitionOverdue"))
+	g.Expect(alerts).To(ConsistOf("ProfileSyncNotReady", "ProfileSyncRevisionRefused", "ProfileTransitionOverdue", "ProfileHoldExpiresWhileGitDiffers"))
 
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "metrics.md"))
 	g.Expect(err).NotTo(HaveOccurred())

@@ -35,6 +35,9 @@ type planItem struct {
 	// otherOwners are the other ProfileSyncs whose inventory lists the
 	// object (profilesync_ownership.go).
 	otherOwners []types.NamespacedName
+	// held: the object is held by break glass (profilesync_hold.go); the
+	// sync writes nothing to it.
+	held bool
 }
 
 // applyStage orders the writes of a revision so that each one is valid for
@@ -59,8 +62,11 @@ const (
 type applyPlan struct {
 	items  []planItem
 	pruned []v1alpha1.InventoryEntry
-	keys   map[string]bool
-	live   *liveProfiles
+	// kept are the entries of the previous inventory the revision no longer
+	// has that are held: neither pruned nor dropped from the inventory.
+	kept []v1alpha1.InventoryEntry
+	keys map[string]bool
+	live *liveProfiles
 }
 
 func inventoryKey(kind, namespace, name string) string {
@@ -134,22 +140,29 @@ func (p *applyPlan) prunes(kind, namespace, name string) bool {
 	return false
 }
 
-// inventory lists the revision's objects, sorted by kind, namespace and name.
+// inventory lists the revision's objects and the held objects it dropped,
+// sorted by kind, namespace and name.
 func (p *applyPlan) inventory() *v1alpha1.ProfileSyncInventory {
-	entries := make([]v1alpha1.InventoryEntry, 0, len(p.items))
+	entries := make([]v1alpha1.InventoryEntry, 0, len(p.items)+len(p.kept))
 	for _, item := range p.items {
 		entries = append(entries, v1alpha1.InventoryEntry{Kind: item.object.Kind(), Namespace: item.object.Namespace(), Name: item.object.Name()})
 	}
+	entries = append(entries, p.kept...)
 	sortInventory(entries)
 	return &v1alpha1.ProfileSyncInventory{Entries: entries}
 }
 
 // apply server-side applies every object of the plan that differs from the
-// cluster, stage by stage, and records what it did.
+// cluster, stage by stage, and records what it did; under driftDetection
+// mode warn it reports drift instead of correcting it.
 func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan, revision string) error {
-	changes, err := plan.changes(ownerLabels(obj))
-	if err != nil || len(changes) == 0 {
+	changes, drifts, err := plan.changes(ownerLabels(obj), obj.DriftMode())
+	if err != nil {
 		return err
+	}
+	r.reportDrift(obj, drifts)
+	if len(changes) == 0 {
+		return nil
 	}
 	writer, err := r.writerFor(ctx, obj)
 	if err != nil {
@@ -166,9 +179,16 @@ func (r *ProfileSyncReconciler) apply(ctx context.Context, obj *v1alpha1.Profile
 // is new, that Git changed since it was applied (its digest differs), or
 // whose live counterpart lacks something of Git (with the fields it lacks).
 // What only the live object has is not a reason to write: it is not Git's.
-func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
+// A held object is never written. Under mode warn, an object Git did not
+// change but the cluster did (drift) is not written either: it is returned
+// among the drifts, with its fields.
+func (p *applyPlan) changes(owner map[string]string, mode v1alpha1.DriftDetectionMode) ([]applyChange, []objectDrift, error) {
 	var changes []applyChange
+	var drifts []objectDrift
 	for _, item := range p.items {
+		if item.held {
+			continue
+		}
 		var fields []string
 		var err error
 		if item.live != nil {
@@ -177,7 +197,11 @@ func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 				continue
 			}
 			if fields, err = driftedFields(item, owner); err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			if applied && len(fields) > 0 && mode == v1alpha1.DriftDetectionWarn {
+				drifts = append(drifts, objectDrift{ref: item.object.Ref(), fields: fields})
+				continue
 			}
 			if len(fields) == 0 {
 				if applied {
@@ -190,7 +214,7 @@ func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 		}
 		desired, err := applyObject(item.object, owner)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		annotations := desired.GetAnnotations()
 		if annotations == nil {
@@ -201,7 +225,7 @@ func (p *applyPlan) changes(owner map[string]string) ([]applyChange, error) {
 		changes = append(changes, applyChange{item: item, desired: desired, fields: fields, stage: p.stageOf(item.object)})
 	}
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].stage < changes[j].stage })
-	return changes, nil
+	return changes, drifts, nil
 }
 
 // applyStages writes changes stage by stage. Each stage is first applied as

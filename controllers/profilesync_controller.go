@@ -50,7 +50,10 @@ const SyncFieldManager = "profilesync"
 // ProfileSyncReconciler keeps one landscape's profiles in sync with a
 // kustomize overlay in Git. A revision is applied whole or not at all: every
 // phase before the apply can stop it, and then nothing is written and the last
-// good revision stays on the cluster.
+// good revision stays on the cluster. The one exception is break glass: an
+// object held by v1alpha1.HoldUntilAnnotation is left as it is while the rest
+// of the revision applies (profilesync_hold.go says why, and when a hold
+// ends).
 type ProfileSyncReconciler struct {
 	client.Client
 	// SecretReader reads credential Secrets straight from the API server: a
@@ -96,6 +99,13 @@ type ProfileSyncReconciler struct {
 	// is checked again; zero means DefaultRefusalRecheck. A refused build is
 	// never rebuilt for the same revision and spec.
 	RefusalRecheck time.Duration
+
+	// MaxHold is how far ahead a hold may expire (the manager's
+	// --max-hold); zero means v1alpha1.DefaultMaxHold.
+	MaxHold time.Duration
+	// reportedHolds keeps the refused and ignored holds and the drift left
+	// in place last reported as events, per ProfileSync.
+	reportedHolds reportedLines
 
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
@@ -248,6 +258,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			r.decoded.forget(req.String())
 			r.failures.forget(req.String())
 			r.refusals.forget(req.String())
+			r.reportedHolds.forget(req.String())
 			r.Metrics.forgetSync(req.NamespacedName)
 			return ctrl.Result{}, r.Fetcher.Forget(req.String())
 		}
@@ -292,7 +303,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.failures.forget(req.String())
 		r.refusals.forget(req.String())
 		r.Metrics.appliedRevision(obj)
-		return ctrl.Result{RequeueAfter: interval}, nil
+		return ctrl.Result{RequeueAfter: syncRequeue(obj, r.Clock.Now(), interval)}, nil
 	}
 	for _, t := range failureConditions {
 		if t != failed.condition {
@@ -315,7 +326,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		// No hot loop: the same revision fails the same way. Poll Git at
 		// the interval for a fix; a spec change triggers at once.
 		conditions.MarkStalled(obj, failed.reason, "%s", message)
-		return ctrl.Result{RequeueAfter: interval}, nil
+		return ctrl.Result{RequeueAfter: syncRequeue(obj, r.Clock.Now(), interval)}, nil
 	}
 	conditions.Delete(obj, v1alpha1.StalledCondition)
 	return ctrl.Result{}, err
@@ -413,6 +424,9 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	}
 	plan := newApplyPlan(obj, decoded.objects, decoded.digests, live, claims)
 	if err := r.checkAccess(obj, plan); err != nil {
+		return "", err
+	}
+	if err := r.holds(ctx, obj, plan); err != nil {
 		return "", err
 	}
 	if err := r.checkUpdateRules(plan, live); err != nil {
@@ -629,7 +643,7 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 	})
 	for _, item := range plan.items {
 		cp := item.object.CloudProfile
-		if cp == nil || item.live == nil {
+		if cp == nil || item.live == nil || item.held {
 			continue
 		}
 		liveCP := item.live.(*v1alpha1.CloudProfile)

@@ -200,7 +200,7 @@ func TestApplyPlan_changes(t *testing.T) {
 				objects = append(objects, gitObject(o))
 			}
 			plan := newApplyPlan(stepSync(ns), objects, digestsOf(t, objects), liveOf(tt.live...), nil)
-			changes, err := plan.changes(ownerLabels(stepSync(ns)))
+			changes, _, err := plan.changes(ownerLabels(stepSync(ns)), v1alpha1.DriftDetectionCorrect)
 			g.Expect(err).NotTo(HaveOccurred())
 			var writes []string
 			var stages []applyStage

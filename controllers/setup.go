@@ -55,6 +55,9 @@ type Config struct {
 	// RefusalRecheck is how long a refusal of a revision that depends on
 	// time or the cluster stands (ProfileSyncReconciler.RefusalRecheck).
 	RefusalRecheck time.Duration
+	// MaxHold is how far ahead a break-glass hold may expire
+	// (ProfileSyncReconciler.MaxHold).
+	MaxHold time.Duration
 	// MetricsRegistry, when set, is where the controllers' own metrics
 	// (NewMetrics) are registered: controller-runtime's metrics.Registry,
 	// which the manager serves, in the operator; a registry of their own in
@@ -142,6 +145,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
 		Builds:                   builds,
 		RefusalRecheck:           cfg.RefusalRecheck,
+		MaxHold:                  cfg.MaxHold,
 		EventRecorder:            recorder,
 		Fetcher:                  fetcher,
 		Clock:                    cfg.Clock,

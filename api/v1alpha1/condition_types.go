@@ -30,6 +30,17 @@ const (
 
 	// ApplyFailedCondition is True when profiles could not be applied or pruned.
 	ApplyFailedCondition = "ApplyFailed"
+
+	// HeldCondition is True while objects of the ProfileSync are held by
+	// break glass (HoldUntilAnnotation), its message naming each with its
+	// expiry and reason; False with reason HoldRefused while only refused
+	// holds are to report. Absent when there is neither.
+	HeldCondition = "Held"
+
+	// DriftedCondition is True while, under driftDetection mode warn,
+	// objects differ from Git on fields Git sets; its message names them
+	// and their fields.
+	DriftedCondition = "Drifted"
 )
 
 // Condition and event reasons. A reason used in a condition is also the reason
@@ -100,4 +111,37 @@ const (
 	// DriftCorrectedReason: a hand edit of a Git-owned field was put back.
 	// Used for events.
 	DriftCorrectedReason = "DriftCorrected"
+
+	// DriftDetectedReason: under driftDetection mode warn, a Git-owned field
+	// was changed on the cluster and left as it is. The reason of the
+	// Drifted condition and of an event per drifted object, naming the
+	// fields.
+	DriftDetectedReason = "DriftDetected"
+
+	// HeldReason: objects are held; the reason of the Held condition.
+	HeldReason = "Held"
+
+	// HoldSetReason: the sync began to honour a hold (or its expiry
+	// changed). Used for events.
+	HoldSetReason = "HoldSet"
+
+	// HoldReleasedReason: Git caught up with a held object, so the hold
+	// ended and its annotations were removed. Used for events.
+	HoldReleasedReason = "HoldReleased"
+
+	// HoldExpiredReason: a hold reached its expiry; its annotations were
+	// removed and the object is synced again. Used for events.
+	HoldExpiredReason = "HoldExpired"
+
+	// HoldRefusedReason: a hold annotation of an object the ProfileSync owns
+	// cannot be honoured (not RFC 3339, not in the future, or beyond the
+	// operator's --max-hold); the object is synced as if not held. The
+	// reason of a Warning event and of the Held condition when no hold is
+	// honoured.
+	HoldRefusedReason = "HoldRefused"
+
+	// HoldIgnoredReason: an object of the revision carries a hold but is not
+	// in the ProfileSync's inventory, so the hold is not its to honour. A
+	// Warning event.
+	HoldIgnoredReason = "HoldIgnored"
 )

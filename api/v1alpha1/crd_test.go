@@ -24,9 +24,9 @@ func TestCRDsAreInstalledWithPrinterColumnsAndShortNames(t *testing.T) {
 		shortName string
 		columns   []string
 	}{
-		"cloudprofiles.core.profilesync.io":           {"cpfl", []string{"Type", "Ready", "Next Transition", "Status", "Age"}},
-		"namespacedcloudprofiles.core.profilesync.io": {"ncp", []string{"Parent", "Ready", "Next Transition", "Status", "Age"}},
-		"profilesyncs.core.profilesync.io":            {"psync", []string{"URL", "Path", "Ready", "Revision", "Status", "Age"}},
+		"cloudprofiles.core.profilesync.io":           {"cpfl", []string{"Type", "Ready", "Next Transition", "Held Until", "Status", "Age"}},
+		"namespacedcloudprofiles.core.profilesync.io": {"ncp", []string{"Parent", "Ready", "Next Transition", "Held Until", "Status", "Age"}},
+		"profilesyncs.core.profilesync.io":            {"psync", []string{"URL", "Path", "Ready", "Revision", "Held", "Status", "Age"}},
 	}
 	for name, w := range want {
 		t.Run(name, func(t *testing.T) {
@@ -45,9 +45,12 @@ func TestCRDsAreInstalledWithPrinterColumnsAndShortNames(t *testing.T) {
 			var columns []string
 			for _, c := range version.AdditionalPrinterColumns {
 				columns = append(columns, c.Name)
-				if c.Name == "Next Transition" {
+				if c.Name == "Next Transition" || c.Name == "Held Until" {
 					// A date column prints <invalid> for future times.
 					g.Expect(c.Type).To(Equal("string"))
+				}
+				if c.Name == "Held Until" {
+					g.Expect(c.JSONPath).To(Equal(`.metadata.annotations.profilesync\.io/hold-until`), "the key of v1alpha1.HoldUntilAnnotation, its dot escaped")
 				}
 			}
 			g.Expect(columns).To(Equal(w.columns))

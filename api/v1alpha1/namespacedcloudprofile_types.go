@@ -146,6 +146,7 @@ type NamespacedCloudProfileStatus struct {
 // +kubebuilder:printcolumn:name="Parent",type=string,JSONPath=`.spec.parent.name`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Next Transition",type=string,JSONPath=`.status.nextTransitionTime`
+// +kubebuilder:printcolumn:name="Held Until",type=string,JSONPath=`.metadata.annotations.profilesync\.io/hold-until`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type NamespacedCloudProfile struct {

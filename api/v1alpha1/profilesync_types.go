@@ -144,6 +144,50 @@ type ProfileSyncSpec struct {
 	// (flag --receiver-addr).
 	// +optional
 	Webhook *ProfileSyncWebhook `json:"webhook,omitempty"`
+
+	// driftDetection says what the sync does with a hand edit of a field Git
+	// sets: put it back (mode correct, the default) or only report it (mode
+	// warn). Either way a new revision is applied whole, and an object held
+	// by break glass (HoldUntilAnnotation) is left alone.
+	// +optional
+	DriftDetection *DriftDetection `json:"driftDetection,omitempty"`
+}
+
+// DriftDetectionMode is what the sync does with drift: a field Git sets that
+// was changed on the cluster while Git did not change it.
+//
+// +kubebuilder:validation:Enum=correct;warn
+type DriftDetectionMode string
+
+const (
+	// DriftDetectionCorrect puts drift back to what Git says at the next
+	// sync, with a DriftCorrected event naming the fields.
+	DriftDetectionCorrect DriftDetectionMode = "correct"
+
+	// DriftDetectionWarn writes nothing back: drift is reported by a
+	// DriftDetected event naming the fields, the Drifted condition and the
+	// profilesync_drifted_objects metric. A revision that changes an object
+	// still applies it whole, drifted fields included.
+	DriftDetectionWarn DriftDetectionMode = "warn"
+)
+
+// DriftDetection configures what the sync does with drift, as
+// helm-controller's driftDetection does.
+type DriftDetection struct {
+	// mode is correct (put drift back; the default) or warn (report it and
+	// write nothing back). A landscape new to the operator can start in warn
+	// to see what it would correct.
+	// +optional
+	// +kubebuilder:default=correct
+	Mode DriftDetectionMode `json:"mode,omitempty"`
+}
+
+// DriftMode is spec.driftDetection.mode, DriftDetectionCorrect when unset.
+func (in *ProfileSync) DriftMode() DriftDetectionMode {
+	if in.Spec.DriftDetection == nil || in.Spec.DriftDetection.Mode == "" {
+		return DriftDetectionCorrect
+	}
+	return in.Spec.DriftDetection.Mode
 }
 
 // ProfileSyncWebhook configures push-triggered syncs. The Git host posts to
@@ -192,6 +236,21 @@ type ProfileSyncInventory struct {
 	Entries []InventoryEntry `json:"entries,omitempty"`
 }
 
+// ObjectHold is a hold the sync honours: one object of the inventory that
+// carries a valid HoldUntilAnnotation and still differs from Git.
+type ObjectHold struct {
+	InventoryEntry `json:",inline"`
+
+	// until is when the hold expires: the object's hold-until annotation.
+	// +required
+	Until metav1.Time `json:"until"`
+
+	// reason is the object's hold-reason annotation.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+}
+
 // ProfileSyncStatus is what the ProfileSync controller observed.
 type ProfileSyncStatus struct {
 	// observedGeneration is the generation the status was computed from.
@@ -199,7 +258,9 @@ type ProfileSyncStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// conditions are Ready, Reconciling, Stalled and, when something fails,
-	// FetchFailed, BuildFailed, ValidationFailed or ApplyFailed.
+	// FetchFailed, BuildFailed, ValidationFailed or ApplyFailed; Held while
+	// objects are held or a hold is refused, and Drifted while objects
+	// drifted under driftDetection mode warn.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -221,6 +282,16 @@ type ProfileSyncStatus struct {
 	// +optional
 	Inventory *ProfileSyncInventory `json:"inventory,omitempty"`
 
+	// holds are the objects of the inventory the sync leaves alone because
+	// they are held (HoldUntilAnnotation), sorted by kind, namespace and
+	// name. The Held condition says the same in words. A hold is listed
+	// from the sync that honours it until the sync that ends it (Git caught
+	// up, or it expired), so that its end is told from a refused hold even
+	// across a restart of the operator.
+	// +optional
+	// +listType=atomic
+	Holds []ObjectHold `json:"holds,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
 }
 
@@ -234,6 +305,7 @@ type ProfileSyncStatus struct {
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
+// +kubebuilder:printcolumn:name="Held",type=string,JSONPath=`.status.conditions[?(@.type=="Held")].status`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ProfileSync struct {

@@ -510,6 +510,23 @@ func TestCreateValidation(t *testing.T) {
 			},
 		},
 		{
+			name: "a ProfileSync may warn of drift instead of correcting it",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.DriftDetection = &v1alpha1.DriftDetection{Mode: v1alpha1.DriftDetectionWarn}
+				return ps
+			},
+		},
+		{
+			name: "a ProfileSync drift detection mode is correct or warn",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.DriftDetection = &v1alpha1.DriftDetection{Mode: "ignore"}
+				return ps
+			},
+			wantError: `spec.driftDetection.mode: Unsupported value: "ignore"`,
+		},
+		{
 			name: "a ProfileSync timeout over the maximum is refused: one commit may not hold a worker longer",
 			object: func() client.Object {
 				ps := validProfileSync()

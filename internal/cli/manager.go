@@ -64,6 +64,7 @@ type managerFlags struct {
 	maxCheckoutSize   int64
 	builds            sandbox.Options
 	refusalRecheck    time.Duration
+	maxHold           time.Duration
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -108,6 +109,9 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 		"How long a refused revision stays refused without a look: a revision that does not build is never built again until it, "+
 			"the ProfileSync's spec or a reconcile request changes; one refused by validation, policy or tenancy, which depend on time "+
 			"and the cluster, is checked again after this long.")
+	fs.DurationVar(&f.maxHold, "max-hold", v1alpha1.DefaultMaxHold,
+		"How far ahead a break-glass hold (annotation "+v1alpha1.HoldUntilAnnotation+") may expire; a hold that expires later is refused "+
+			"and the object is synced as if not held.")
 	fs.IntVar(&f.builds.Concurrency, sandbox.ConcurrencyFlag, sandbox.DefaultConcurrency,
 		"The most builds that run at once, each in its own process; a sync whose build finds every slot taken waits, within its spec.timeout.")
 	f.clientOptions.BindFlags(fs)
@@ -281,6 +285,7 @@ func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
 			MaxCheckoutSize:          flags.maxCheckoutSize,
 			Builds:                   flags.builds,
 			RefusalRecheck:           flags.refusalRecheck,
+			MaxHold:                  flags.maxHold,
 			// The registry the manager's metrics server serves.
 			MetricsRegistry: crmetrics.Registry,
 		})

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
 
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -38,8 +40,9 @@ func TestManagerRunsWithOrWithoutItsName(t *testing.T) {
 			g.Expect(flags).NotTo(BeNil(), "the manager started")
 			g.Expect(flags.concurrent).To(Equal(4), "defaults apply")
 			g.Expect(flags.maxCheckoutSize).To(Equal(defaultMaxCheckoutSize))
+			g.Expect(flags.maxHold).To(Equal(v1alpha1.DefaultMaxHold))
 
-			args := append(append(append([]string{}, prefix...), deploymentArgs...), "--concurrent", "8", "--max-file-size", "1Mi")
+			args := append(append(append([]string{}, prefix...), deploymentArgs...), "--concurrent", "8", "--max-file-size", "1Mi", "--max-hold", "48h")
 			flags, status, _, stderr = runWithManager(t, nil, args...)
 			g.Expect(status).To(Equal(exitOK), stderr)
 			g.Expect(flags.leaderElection.Enable).To(BeTrue())
@@ -47,6 +50,7 @@ func TestManagerRunsWithOrWithoutItsName(t *testing.T) {
 			g.Expect(flags.concurrent).To(Equal(8))
 			g.Expect(flags.builds.Limits.MaxFileSize).To(Equal(int64(1 << 20)))
 			g.Expect(flags.builds.Memory).To(Equal(sandbox.DefaultMemory), "defaults apply")
+			g.Expect(flags.maxHold).To(Equal(48 * time.Hour))
 		})
 	}
 }

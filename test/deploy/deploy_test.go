@@ -418,6 +418,9 @@ func TestServiceAccountHasLeastPrivilege(t *testing.T) {
 		{Group: group, Resource: "cloudprofiles", Subresource: "status", Verb: "patch"},
 		{Group: group, Resource: "namespacedcloudprofiles", Verb: "patch", Namespace: "project-a"},
 		{Group: group, Resource: "namespacedcloudprofiles", Subresource: "status", Verb: "patch", Namespace: "project-a"},
+		// The sync removes the annotations of a hold that ended (break glass).
+		{Group: group, Resource: "cloudprofiles", Verb: "hold"},
+		{Group: group, Resource: "namespacedcloudprofiles", Verb: "hold", Namespace: "project-a"},
 		{Resource: "secrets", Verb: "get", Namespace: operatorNamespace},
 		{Resource: "events", Verb: "create", Namespace: "project-a"},
 		{Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Namespace: operatorNamespace},

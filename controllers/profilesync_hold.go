@@ -1,0 +1,408 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// +kubebuilder:rbac:groups=core.profilesync.io,resources=cloudprofiles;namespacedcloudprofiles,verbs=hold
+
+// Break glass. An on-call engineer who must change a profile now, before a
+// pull request can be reviewed and promoted, edits it with kubectl and sets
+// v1alpha1.HoldUntilAnnotation on it. While the hold stands, the sync writes
+// nothing to that object: it neither corrects its drift nor applies new
+// revisions of it, not even their labels and annotations, and it does not
+// prune it when Git drops it. Every other object of the revision is applied
+// as usual, and the status controllers keep computing the held object's
+// status from its live spec, so an emergency expiry shows at once.
+//
+// This narrows "whole or not at all": a revision is still validated whole,
+// and refused whole, but a revision that passes is applied whole except for
+// the held objects, which keep what the engineer gave them. The alternative,
+// holding back the whole revision while one object is held, is what
+// suspending the ProfileSync already does, and it silently stops every other
+// change of the landscape for as long as the emergency lasts. A hold is
+// bounded instead: by the object (only what someone with the hold verb
+// marked), by time (the expiry, at most --max-hold ahead), and by Git (it
+// ends when Git has caught up).
+//
+// A hold ends by itself:
+//   - when Git catches up: the desired object from Git (its spec with the
+//     API server's defaults, and the labels and annotations Git sets) equals
+//     the live object on every field Git sets (driftedFields is empty);
+//     fields only the cluster has do not count, as for drift;
+//   - when it expires: at the hold-until time on the sync's clock, which is
+//     when the sync next runs (syncRequeue wakes it exactly then).
+//
+// Either way the sync removes the two hold annotations (only if hold-until
+// still has the value it judged) and applies the object as any other, in
+// the same sync. A hold on an object the ProfileSync does not own (not in
+// its inventory) is ignored with a HoldIgnored warning. A hold annotation
+// the sync cannot honour (v1alpha1.ParseHold refuses it: not RFC 3339, in
+// the past, or beyond --max-hold) is reported in the Held condition and a
+// HoldRefused warning, and the object is synced as if it were not held: a
+// hold nobody may have set must not keep Git out, and admission refuses the
+// same annotation when the webhooks are installed. status.holds lists the
+// honoured holds, so a hold that passes its expiry is told from one set in
+// the past, across restarts too: the hold lives on the object, and the
+// status says which of them the sync honoured.
+
+// holdJudgement is what the sync decided about the holds of one sync's
+// objects: the objects of the revision and the inventory entries it prunes.
+type holdJudgement struct {
+	// held are the holds honoured, sorted by kind, namespace and name.
+	held []v1alpha1.ObjectHold
+	// heldFields are the fields each held object differs from Git on, by
+	// inventory key; nil for an object Git no longer has.
+	heldFields map[string][]string
+	// ended are the holds that end in this sync.
+	ended []endedHold
+	// refused are the holds the sync cannot honour: the object's reference
+	// and ParseHold's message.
+	refused []string
+	// ignored are the objects of the revision that carry a hold but are not
+	// in the inventory.
+	ignored []string
+}
+
+// endedHold is a hold that ends: the live object, the hold-until value it
+// ended at, and why (HoldReleasedReason or HoldExpiredReason).
+type endedHold struct {
+	ref    string
+	live   client.Object
+	until  string
+	reason string
+}
+
+// judgeHolds decides the hold of every object of the plan that carries
+// HoldUntilAnnotation at now. It reads the inventory and status.holds of obj
+// and writes nothing.
+func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHold time.Duration) (holdJudgement, error) {
+	j := holdJudgement{heldFields: map[string][]string{}}
+	owned := map[string]bool{}
+	if obj.Status.Inventory != nil {
+		for _, e := range obj.Status.Inventory.Entries {
+			owned[inventoryKey(e.Kind, e.Namespace, e.Name)] = true
+		}
+	}
+	previous := honouredHolds(obj)
+	judge := func(entry v1alpha1.InventoryEntry, live client.Object, item *planItem) error {
+		annotations := live.GetAnnotations()
+		until, ok := annotations[v1alpha1.HoldUntilAnnotation]
+		if !ok {
+			return nil
+		}
+		key := inventoryKey(entry.Kind, entry.Namespace, entry.Name)
+		ref := objectRef(entry)
+		if !owned[key] {
+			j.ignored = append(j.ignored, ref)
+			return nil
+		}
+		hold, err := v1alpha1.ParseHold(annotations, now, maxHold)
+		if err != nil {
+			if expiredHold(until, previous[key], now) {
+				j.ended = append(j.ended, endedHold{ref: ref, live: live, until: until, reason: v1alpha1.HoldExpiredReason})
+				return nil
+			}
+			j.refused = append(j.refused, fmt.Sprintf("%s: %s", ref, err))
+			return nil
+		}
+		var fields []string
+		if item != nil {
+			if fields, err = driftedFields(*item, nil); err != nil {
+				return err
+			}
+			if len(fields) == 0 {
+				j.ended = append(j.ended, endedHold{ref: ref, live: live, until: until, reason: v1alpha1.HoldReleasedReason})
+				return nil
+			}
+		}
+		j.held = append(j.held, v1alpha1.ObjectHold{InventoryEntry: entry, Until: metav1.NewTime(hold.Until), Reason: hold.Reason})
+		j.heldFields[key] = fields
+		return nil
+	}
+	for i := range plan.items {
+		item := &plan.items[i]
+		if item.live == nil {
+			continue
+		}
+		entry := v1alpha1.InventoryEntry{Kind: item.object.Kind(), Namespace: item.object.Namespace(), Name: item.object.Name()}
+		if err := judge(entry, item.live, item); err != nil {
+			return holdJudgement{}, err
+		}
+	}
+	for _, entry := range plan.pruned {
+		live := plan.live.object(entry)
+		if live == nil {
+			continue
+		}
+		if err := judge(entry, live, nil); err != nil {
+			return holdJudgement{}, err
+		}
+	}
+	sort.Slice(j.held, func(a, b int) bool {
+		return inventoryKey(j.held[a].Kind, j.held[a].Namespace, j.held[a].Name) < inventoryKey(j.held[b].Kind, j.held[b].Namespace, j.held[b].Name)
+	})
+	return j, nil
+}
+
+// honouredHolds are the expiries of status.holds by inventory key: the
+// holds the last sync that judged them honoured.
+func honouredHolds(obj *v1alpha1.ProfileSync) map[string]metav1.Time {
+	honoured := make(map[string]metav1.Time, len(obj.Status.Holds))
+	for _, h := range obj.Status.Holds {
+		honoured[inventoryKey(h.Kind, h.Namespace, h.Name)] = h.Until
+	}
+	return honoured
+}
+
+// expiredHold tells a hold that reached its expiry from one set in the past:
+// the sync honoured it until exactly that hold-until value.
+func expiredHold(until string, honoured metav1.Time, now time.Time) bool {
+	t, err := time.Parse(time.RFC3339, until)
+	return err == nil && !t.After(now) && !honoured.IsZero() && honoured.Time.Equal(t)
+}
+
+// objectRef names an inventory entry as messages do: Kind/name or
+// Kind/namespace/name.
+func objectRef(e v1alpha1.InventoryEntry) string {
+	if e.Namespace == "" {
+		return e.Kind + "/" + e.Name
+	}
+	return e.Kind + "/" + e.Namespace + "/" + e.Name
+}
+
+// object is the live object of an inventory entry, nil when there is none.
+func (l *liveProfiles) object(e v1alpha1.InventoryEntry) client.Object {
+	if e.Kind == v1alpha1.CloudProfileKind {
+		if cp, ok := l.cloudProfiles[e.Name]; ok {
+			return cp
+		}
+		return nil
+	}
+	if ncp, ok := l.namespaced[client.ObjectKey{Namespace: e.Namespace, Name: e.Name}]; ok {
+		return ncp
+	}
+	return nil
+}
+
+// hold takes the held objects out of the plan: their items are not written,
+// and held entries the revision dropped are neither pruned nor dropped from
+// the inventory.
+func (p *applyPlan) hold(j holdJudgement) {
+	held := make(map[string]bool, len(j.held))
+	for _, h := range j.held {
+		held[inventoryKey(h.Kind, h.Namespace, h.Name)] = true
+	}
+	for i := range p.items {
+		o := p.items[i].object
+		p.items[i].held = held[inventoryKey(o.Kind(), o.Namespace(), o.Name())]
+	}
+	var pruned []v1alpha1.InventoryEntry
+	for _, e := range p.pruned {
+		if held[inventoryKey(e.Kind, e.Namespace, e.Name)] {
+			p.kept = append(p.kept, e)
+			continue
+		}
+		pruned = append(pruned, e)
+	}
+	p.pruned = pruned
+}
+
+// holds judges the holds of the plan, ends those that end (removing their
+// annotations), takes the held objects out of the plan, and records the
+// outcome in obj's status and events.
+func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.ProfileSync, plan *applyPlan) error {
+	now := r.Clock.Now()
+	j, err := judgeHolds(obj, plan, now, r.MaxHold)
+	if err != nil {
+		return err
+	}
+	for _, end := range j.ended {
+		if err := r.endHold(ctx, end); err != nil {
+			return err
+		}
+	}
+	plan.hold(j)
+	key := client.ObjectKeyFromObject(obj).String()
+	previous := honouredHolds(obj)
+	for _, h := range j.held {
+		if until, ok := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]; !ok || !until.Equal(&h.Until) {
+			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
+		}
+	}
+	for _, end := range j.ended {
+		if end.reason == v1alpha1.HoldReleasedReason {
+			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, end.reason, "%s: Git caught up with the object held until %s; the hold is released and the object synced again", end.ref, end.until)
+		} else {
+			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, end.reason, "%s: the hold expired at %s; the object is synced again", end.ref, end.until)
+		}
+	}
+	for _, refused := range r.reportedHolds.fresh(key+"\x00refused", j.refused) {
+		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldRefusedReason, "%s; the object is synced as if not held", refused)
+	}
+	for _, ignored := range r.reportedHolds.fresh(key+"\x00ignored", j.ignored) {
+		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldIgnoredReason,
+			"%s: annotation %s ignored: the object is not in this ProfileSync's inventory, so its hold is not this ProfileSync's to honour", ignored, v1alpha1.HoldUntilAnnotation)
+	}
+	obj.Status.Holds = j.held
+	markHeld(obj, j)
+	return nil
+}
+
+// describeHold is one line of the Held condition: the object, its expiry,
+// its reason and the fields it differs from Git on.
+func describeHold(h v1alpha1.ObjectHold, fields map[string][]string) string {
+	line := fmt.Sprintf("%s held until %s", objectRef(h.InventoryEntry), h.Until.UTC().Format(time.RFC3339))
+	if h.Reason != "" {
+		line += ": " + strings.Join(strings.Fields(h.Reason), " ")
+	}
+	if f := fields[inventoryKey(h.Kind, h.Namespace, h.Name)]; len(f) > 0 {
+		line += " (differs from Git on " + fieldList(f) + ")"
+	} else {
+		line += " (removed from Git; pruned when the hold ends)"
+	}
+	return line
+}
+
+// markHeld sets the Held condition: True listing the held objects and the
+// refused holds, False with HoldRefused when only refused holds are to
+// report, absent when there is neither.
+func markHeld(obj *v1alpha1.ProfileSync, j holdJudgement) {
+	lines := make([]string, 0, len(j.held)+len(j.refused))
+	for _, h := range j.held {
+		lines = append(lines, describeHold(h, j.heldFields))
+	}
+	for _, refused := range j.refused {
+		lines = append(lines, "refused: "+refused+"; the object is synced as if not held")
+	}
+	switch {
+	case len(j.held) > 0:
+		conditions.MarkTrue(obj, v1alpha1.HeldCondition, v1alpha1.HeldReason, "%s", boundedMessage(strings.Join(lines, "\n")))
+	case len(j.refused) > 0:
+		conditions.MarkFalse(obj, v1alpha1.HeldCondition, v1alpha1.HoldRefusedReason, "%s", boundedMessage(strings.Join(lines, "\n")))
+	default:
+		conditions.Delete(obj, v1alpha1.HeldCondition)
+	}
+}
+
+// annotationPatchOp is one operation of a JSON patch (RFC 6902) on an
+// annotation.
+type annotationPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value string `json:"value,omitempty"`
+}
+
+// endHold removes the hold annotations of an ended hold with the operator's
+// own identity (its role has the hold verb): a JSON patch that first tests
+// that hold-until still has the value the sync judged, so a hold extended
+// meanwhile is left for the next sync to judge. Nothing else of the object
+// is touched.
+func (r *ProfileSyncReconciler) endHold(ctx context.Context, end endedHold) error {
+	path := func(annotation string) string {
+		return "/metadata/annotations/" + strings.ReplaceAll(strings.ReplaceAll(annotation, "~", "~0"), "/", "~1")
+	}
+	ops := []annotationPatchOp{
+		{Op: "test", Path: path(v1alpha1.HoldUntilAnnotation), Value: end.until},
+		{Op: "remove", Path: path(v1alpha1.HoldUntilAnnotation)},
+	}
+	if _, ok := end.live.GetAnnotations()[v1alpha1.HoldReasonAnnotation]; ok {
+		ops = append(ops, annotationPatchOp{Op: "remove", Path: path(v1alpha1.HoldReasonAnnotation)})
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return fmt.Errorf("end the hold of %s: %w", end.ref, err)
+	}
+	// A new object to patch: the live one is the cache's, shared.
+	target := end.live.DeepCopyObject().(client.Object)
+	err = retryTransient(func() error { return r.Patch(ctx, target, client.RawPatch(types.JSONPatchType, patch)) })
+	if err != nil {
+		return applyFailed(fmt.Errorf("end the hold of %s: remove annotations %s and %s: %w", end.ref, v1alpha1.HoldUntilAnnotation, v1alpha1.HoldReasonAnnotation, err))
+	}
+	return nil
+}
+
+// holdRequeue is when the sync must run again for its holds: at the
+// earliest expiry of status.holds still ahead, zero when there is none. A
+// sync that judged the holds lists only those ahead; an expiry already past
+// is in the list only when the sync stopped before it judged them (a
+// refused revision), and waking at once would only stop there again.
+func holdRequeue(obj *v1alpha1.ProfileSync, now time.Time) time.Duration {
+	var next time.Duration
+	for _, h := range obj.Status.Holds {
+		wait := h.Until.Sub(now)
+		if wait > 0 && (next == 0 || wait < next) {
+			next = wait
+		}
+	}
+	return next
+}
+
+// syncRequeue is the wait before the next sync: the interval, or sooner the
+// earliest expiry of a hold, so a hold ends exactly when it expires without
+// polling.
+func syncRequeue(obj *v1alpha1.ProfileSync, now time.Time, interval time.Duration) time.Duration {
+	if hold := holdRequeue(obj, now); hold > 0 && hold < interval {
+		return hold
+	}
+	return interval
+}
+
+// reportedLines remembers, per key, the lines last reported as events, so a
+// hold refused or ignored at every interval, or a drift left in place under
+// warn, is one event until it changes: an idle landscape makes no writes,
+// events included. A restarted manager reports what stands once more.
+type reportedLines struct {
+	mu   sync.Mutex
+	last map[string]map[string]bool
+}
+
+// fresh returns the lines not reported at the previous call for key and
+// remembers lines as the ones reported.
+func (r *reportedLines) fresh(key string, lines []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[string]map[string]bool{}
+	}
+	before := r.last[key]
+	var fresh []string
+	now := make(map[string]bool, len(lines))
+	for _, l := range lines {
+		now[l] = true
+		if !before[l] {
+			fresh = append(fresh, l)
+		}
+	}
+	if len(now) == 0 {
+		delete(r.last, key)
+	} else {
+		r.last[key] = now
+	}
+	return fresh
+}
+
+// forget drops every key of the ProfileSync prefix.
+func (r *reportedLines) forget(prefix string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key := range r.last {
+		if strings.HasPrefix(key, prefix+"\x00") {
+			delete(r.last, key)
+		}
+	}
+}

@@ -1,0 +1,540 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/sandbox"
+)
+
+// cloudProfileYAML is a CloudProfile of Kubernetes versions, each given as
+// the YAML of one entry of spec.kubernetes.versions (without the dash).
+func cloudProfileYAML(name string, versions ...string) string {
+	doc := "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + name + "\nspec:\n  type: local\n" +
+		requiredListsYAML + "  kubernetes:\n    versions:\n"
+	for _, v := range versions {
+		doc += "    - " + v + "\n"
+	}
+	return doc
+}
+
+// lifecycleYAML is the YAML of a version supported since 2020 that expires
+// at expiry.
+func lifecycleYAML(version, expiry string) string {
+	return "version: " + version + "\n      lifecycle:\n      - {classification: supported, startTime: \"2020-01-01T00:00:00Z\"}\n" +
+		"      - {classification: expired, startTime: \"" + expiry + "\"}"
+}
+
+// breakGlass is the on-call engineer's kubectl edit of the CloudProfile
+// name: edit, and the hold annotations, in one update.
+func breakGlass(t *testing.T, name, until, reason string, edit func(*v1alpha1.CloudProfile)) {
+	t.Helper()
+	var cp v1alpha1.CloudProfile
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: name}, &cp); err != nil {
+		t.Fatal(err)
+	}
+	edit(&cp)
+	if cp.Annotations == nil {
+		cp.Annotations = map[string]string{}
+	}
+	cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
+	if reason != "" {
+		cp.Annotations[v1alpha1.HoldReasonAnnotation] = reason
+	}
+	if err := k8sClient.Update(context.Background(), &cp); err != nil {
+		t.Fatalf("break glass on %s: %v", name, err)
+	}
+}
+
+// expireIn2021 moves the expiry of the first Kubernetes version to 2021:
+// the emergency of the tests.
+func expireIn2021(cp *v1alpha1.CloudProfile) {
+	cp.Spec.Kubernetes.Versions[0].Lifecycle[1].StartTime = timeP("2021-01-01T00:00:00Z")
+}
+
+// shrinkMemory changes the memory of the first machine type, a field Git
+// sets, to 1Gi.
+func shrinkMemory(cp *v1alpha1.CloudProfile) {
+	cp.Spec.MachineTypes[0].Memory = resource.MustParse("1Gi")
+}
+
+// syncEvents are the messages of the events of sync with reason.
+func syncEvents(g Gomega, sync *v1alpha1.ProfileSync, reason string) []string {
+	var events corev1.EventList
+	g.Expect(k8sClient.List(context.Background(), &events, client.InNamespace(sync.Namespace))).To(Succeed())
+	var messages []string
+	for _, e := range events.Items {
+		if e.InvolvedObject.Name == sync.Name && e.Reason == reason {
+			messages = append(messages, e.Message)
+		}
+	}
+	return messages
+}
+
+func versionsOf(cp *v1alpha1.CloudProfile) []string {
+	var versions []string
+	for _, v := range cp.Spec.Kubernetes.Versions {
+		versions = append(versions, v.Version)
+	}
+	return versions
+}
+
+// TestHoldLeavesTheHeldObjectAloneUntilGitCatchesUp: an engineer expires a
+// version of one of two profiles by hand and holds it. The status shows the
+// expiry at once; a new revision updates the other profile and leaves the
+// held one untouched; the pull request that brings the edit into Git
+// releases the hold, and the next revision applies normally.
+func TestHoldLeavesTheHeldObjectAloneUntilGitCatchesUp(t *testing.T) {
+	g := NewWithT(t)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	held, other := uniqueName("hold-held"), uniqueName("hold-other")
+	repo := uniqueName("hold")
+	first, err := server.CreateRepo(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2030-01-01T00:00:00Z"), "version: 1.32.0") + "---\n" + cloudProfileYAML(other, "version: 1.31.0")})
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", held, other)
+	waitApplied(t, sync, first)
+
+	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, held, until.Format(time.RFC3339), "1.31.0 breaks the kubelet", expireIn2021)
+	requestSync(t, sync, "held")
+
+	t.Run("the ProfileSync shows the hold and records it once", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(got.Status.LastHandledReconcileAt).To(Equal("held"))
+			g.Expect(conditions.IsTrue(got, v1alpha1.HeldCondition)).To(BeTrue())
+			g.Expect(conditions.GetMessage(got, v1alpha1.HeldCondition)).To(And(
+				ContainSubstring("CloudProfile/"+held+" held until "+until.Format(time.RFC3339)+": 1.31.0 breaks the kubelet"),
+				ContainSubstring("spec.kubernetes.versions[0] (1.31.0).lifecycle[1] (expired).startTime")))
+			g.Expect(got.Status.Holds).To(HaveLen(1))
+			g.Expect(got.Status.Holds[0].Name).To(Equal(held))
+			g.Expect(got.Status.Holds[0].Until.Time).To(BeTemporally("==", until))
+			g.Expect(conditions.IsReady(got)).To(BeTrue())
+			g.Expect(syncEvents(g, sync, v1alpha1.HoldSetReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + held)))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+		g.Expect(syncEvents(g, sync, v1alpha1.DriftCorrectedReason)).To(BeEmpty(), "the edit is not put back")
+		// The metrics are recorded just after the status is written.
+		g.Eventually(func(g Gomega) {
+			g.Expect(gatheredValue(g, "profilesync_held_objects", map[string]string{"namespace": sync.Namespace, "name": sync.Name})).To(Equal(1.0))
+			g.Expect(gatheredValue(g, "profilesync_hold_expiry_timestamp_seconds", map[string]string{"namespace": sync.Namespace, "name": sync.Name, "object_name": held})).
+				To(Equal(float64(until.Unix())))
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+	})
+
+	t.Run("the status controller classifies the held object from its live spec", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Eventually(func(g Gomega) {
+			g.Expect(kubernetesClassifications(getCloudProfile(g, held).Status.ProfileVersionsStatus)).
+				To(HaveKeyWithValue("1.31.0", v1alpha1.ClassificationExpired))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+	})
+
+	t.Run("a new revision updates every other object and leaves the held one untouched", func(t *testing.T) {
+		g := NewWithT(t)
+		before := getCloudProfile(g, held)
+		second, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2030-01-01T00:00:00Z"), "version: 1.32.0", "version: 1.33.0") + "---\n" +
+			cloudProfileYAML(other, "version: 1.31.0", "version: 1.33.0")}, "add 1.33.0")
+		g.Expect(err).NotTo(HaveOccurred())
+		requestSync(t, sync, "second")
+		waitApplied(t, sync, second)
+		g.Expect(versionsOf(getCloudProfile(g, other))).To(Equal([]string{"1.31.0", "1.33.0"}))
+		after := getCloudProfile(g, held)
+		g.Expect(after.Spec).To(Equal(before.Spec))
+		g.Expect(after.Labels).To(Equal(before.Labels))
+		g.Expect(after.Annotations).To(Equal(before.Annotations), "not even the applied digest")
+		for _, entry := range after.ManagedFields {
+			if entry.Manager == SyncFieldManager {
+				g.Expect(entry.Time.Time).To(BeTemporally("<", until.Add(-2*time.Hour).Add(time.Minute)), "no apply since the hold")
+			}
+		}
+		g.Expect(getProfileSync(g, sync).Status.Inventory.Entries).To(ContainElement(v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: held}))
+	})
+
+	t.Run("Git catching up releases the hold and the next revision applies normally", func(t *testing.T) {
+		g := NewWithT(t)
+		caughtUp, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2021-01-01T00:00:00Z"), "version: 1.32.0") + "---\n" +
+			cloudProfileYAML(other, "version: 1.31.0", "version: 1.33.0")}, "expire 1.31.0, as the emergency did")
+		g.Expect(err).NotTo(HaveOccurred())
+		requestSync(t, sync, "caught-up")
+		waitApplied(t, sync, caughtUp)
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.Holds).To(BeEmpty())
+		g.Expect(conditions.Has(got, v1alpha1.HeldCondition)).To(BeFalse())
+		g.Eventually(func(g Gomega) {
+			g.Expect(syncEvents(g, sync, v1alpha1.HoldReleasedReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + held + ": Git caught up")))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		cp := getCloudProfile(g, held)
+		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldUntilAnnotation))
+		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldReasonAnnotation))
+		g.Eventually(func(g Gomega) {
+			g.Expect(gatheredValue(g, "profilesync_held_objects", map[string]string{"namespace": sync.Namespace, "name": sync.Name})).To(Equal(0.0))
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+
+		next, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2021-01-01T00:00:00Z"), "version: 1.32.0", "version: 1.33.0") + "---\n" +
+			cloudProfileYAML(other, "version: 1.31.0", "version: 1.33.0")}, "add 1.33.0 to the held one too")
+		g.Expect(err).NotTo(HaveOccurred())
+		requestSync(t, sync, "next")
+		waitApplied(t, sync, next)
+		g.Expect(versionsOf(getCloudProfile(g, held))).To(Equal([]string{"1.31.0", "1.32.0", "1.33.0"}))
+	})
+}
+
+// directSyncReconciler is a ProfileSync reconciler a test calls itself on
+// the suite's API server and clock, with a fake event recorder.
+func directSyncReconciler(t *testing.T) (*ProfileSyncReconciler, *record.FakeRecorder) {
+	t.Helper()
+	fetcher, err := gitsource.New(t.TempDir(), gitsource.FetcherOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	builds, err := sandbox.New(sandbox.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorder := record.NewFakeRecorder(100)
+	return &ProfileSyncReconciler{Client: k8sClient, SecretReader: k8sClient, EventRecorder: recorder, Fetcher: fetcher,
+		Builds: builds, Clock: testClock, ClusterProfilesNamespace: clusterProfilesNamespace}, recorder
+}
+
+// TestHoldExpiresExactlyAtItsExpiry: the sync asks to run again exactly at
+// the hold's expiry, on its clock, and the run then puts Git back and
+// removes the hold.
+func TestHoldExpiresExactlyAtItsExpiry(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	start := time.Now().UTC().Truncate(time.Second)
+	testClock.Set(t, start)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	l := applyGoodRevision(t, server, "hold-expiry")
+	until := start.Add(30 * time.Minute)
+	breakGlass(t, l.profile, until.Format(time.RFC3339), "", shrinkMemory)
+	requestSync(t, l.sync, "held")
+	g.Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, l.sync).Status.Holds).To(HaveLen(1))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	r, events := directSyncReconciler(t)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(l.sync)}
+	result, err := r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result.RequeueAfter).To(Equal(30*time.Minute), "woken exactly at the expiry, sooner than the hour's interval")
+	g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("1Gi"), "still held")
+
+	testClock.Set(t, until)
+	_, err = r.Reconcile(ctx, req)
+	g.Expect(err).NotTo(HaveOccurred())
+	cp := getCloudProfile(g, l.profile)
+	g.Expect(cp.Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "Git's value is back")
+	g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldUntilAnnotation))
+	got := getProfileSync(g, l.sync)
+	g.Expect(got.Status.Holds).To(BeEmpty())
+	g.Expect(conditions.Has(got, v1alpha1.HeldCondition)).To(BeFalse())
+	g.Expect(drainEvents(events)).To(ContainElement(ContainSubstring("HoldExpired CloudProfile/" + l.profile + ": the hold expired at " + until.Format(time.RFC3339))))
+}
+
+// TestHoldRefusedOrIgnored: a hold the sync cannot honour is reported with
+// the annotation's name and reason and the object synced as if not held; a
+// hold on an object the ProfileSync does not own is ignored with a warning.
+func TestHoldRefusedOrIgnored(t *testing.T) {
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	for _, tt := range []struct {
+		name, until, want string
+	}{
+		{"an expiry that is not a time", "tomorrow", `annotation profilesync.io/hold-until: "tomorrow" is not an RFC 3339 time`},
+		{"an expiry beyond --max-hold", time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339), "(the manager's --max-hold)"},
+		{"an expiry in the past", "2020-01-01T00:00:00Z", "annotation profilesync.io/hold-until: 2020-01-01T00:00:00Z is not in the future"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			l := applyGoodRevision(t, server, "hold-refused")
+			breakGlass(t, l.profile, tt.until, "", shrinkMemory)
+			requestSync(t, l.sync, "refused")
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, l.sync)
+				g.Expect(conditions.IsFalse(got, v1alpha1.HeldCondition)).To(BeTrue())
+				g.Expect(conditions.GetReason(got, v1alpha1.HeldCondition)).To(Equal(v1alpha1.HoldRefusedReason))
+				g.Expect(conditions.GetMessage(got, v1alpha1.HeldCondition)).To(And(ContainSubstring("CloudProfile/"+l.profile), ContainSubstring(tt.want)))
+				g.Expect(got.Status.Holds).To(BeEmpty())
+				g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "synced as if not held")
+				g.Expect(syncEvents(g, l.sync, v1alpha1.HoldRefusedReason)).To(ConsistOf(ContainSubstring(tt.want)))
+			}).WithTimeout(15 * time.Second).Should(Succeed())
+			g.Expect(getCloudProfile(g, l.profile).Annotations).To(HaveKeyWithValue(v1alpha1.HoldUntilAnnotation, tt.until), "a refused hold is not the sync's to remove")
+		})
+	}
+
+	t.Run("a hold on an object the ProfileSync does not own", func(t *testing.T) {
+		g := NewWithT(t)
+		ctx := context.Background()
+		name, repo := uniqueName("hold-unowned"), uniqueName("hold-unowned")
+		handMade := &v1alpha1.CloudProfile{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+				v1alpha1.HoldUntilAnnotation: time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+			}},
+			Spec: withRequiredLists(v1alpha1.CloudProfileSpec{Type: "local", Kubernetes: v1alpha1.KubernetesSettings{
+				Versions: []v1alpha1.ExpirableVersion{{Version: "1.30.0"}},
+			}}),
+		}
+		g.Expect(k8sClient.Create(ctx, handMade)).To(Succeed())
+		commit, err := server.CreateRepo(repo, singleProfileRepo(name, "1.31.0"))
+		g.Expect(err).NotTo(HaveOccurred())
+		sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", name)
+		waitApplied(t, sync, commit)
+		g.Expect(versionsOf(getCloudProfile(g, name))).To(ContainElement("1.31.0"), "the hold is ignored")
+		g.Expect(conditions.Has(getProfileSync(g, sync), v1alpha1.HeldCondition)).To(BeFalse())
+		g.Eventually(func(g Gomega) {
+			g.Expect(syncEvents(g, sync, v1alpha1.HoldIgnoredReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + name + ": annotation profilesync.io/hold-until ignored")))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+}
+
+// TestDriftWarnModeWritesNothingAndNamesTheFields: under mode warn a hand
+// edit is reported (event, condition, metric) and left; a new revision
+// still applies whole.
+func TestDriftWarnModeWritesNothingAndNamesTheFields(t *testing.T) {
+	g := NewWithT(t)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	l := applyGoodRevision(t, server, "drift-warn")
+	updateSpec(t, l.sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
+		ps.Spec.DriftDetection = &v1alpha1.DriftDetection{Mode: v1alpha1.DriftDetectionWarn}
+	})
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, l.sync)
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	updateSpec(t, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: l.profile}}, shrinkMemory)
+	syncEntry := func(cp *v1alpha1.CloudProfile) metav1.ManagedFieldsEntry {
+		for _, entry := range cp.ManagedFields {
+			if entry.Manager == SyncFieldManager {
+				return entry
+			}
+		}
+		return metav1.ManagedFieldsEntry{}
+	}
+	edited := getCloudProfile(g, l.profile)
+	requestSync(t, l.sync, "drifted")
+	const field = "spec.machineTypes[0] (m5.large).memory"
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, l.sync)
+		g.Expect(got.Status.LastHandledReconcileAt).To(Equal("drifted"))
+		g.Expect(conditions.IsTrue(got, v1alpha1.DriftedCondition)).To(BeTrue())
+		g.Expect(conditions.GetMessage(got, v1alpha1.DriftedCondition)).To(ContainSubstring("CloudProfile/" + l.profile + ": " + field))
+		g.Expect(syncEvents(g, l.sync, v1alpha1.DriftDetectedReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + l.profile + ": " + field + " changed on the cluster; left as it is")))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+	cp := getCloudProfile(g, l.profile)
+	g.Expect(cp.Spec.MachineTypes[0].Memory.String()).To(Equal("1Gi"))
+	g.Expect(syncEntry(cp)).To(Equal(syncEntry(edited)), "the sync wrote nothing")
+	g.Expect(cp.Annotations).To(Equal(edited.Annotations))
+	g.Expect(syncEvents(g, l.sync, v1alpha1.DriftCorrectedReason)).To(BeEmpty())
+	g.Eventually(func(g Gomega) {
+		g.Expect(gatheredValue(g, "profilesync_drifted_objects", map[string]string{"namespace": l.sync.Namespace, "name": l.sync.Name})).To(Equal(1.0))
+	}).WithTimeout(5 * time.Second).Should(Succeed())
+
+	second, err := server.Commit(l.repo, singleProfileRepo(l.profile, "1.32.0"), "move to 1.32.0")
+	g.Expect(err).NotTo(HaveOccurred())
+	requestSync(t, l.sync, "second")
+	waitApplied(t, l.sync, second)
+	cp = getCloudProfile(g, l.profile)
+	g.Expect(cp.Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "a new revision applies whole")
+	g.Expect(versionsOf(cp)).To(Equal([]string{"1.32.0"}))
+	g.Expect(conditions.Has(getProfileSync(g, l.sync), v1alpha1.DriftedCondition)).To(BeFalse())
+}
+
+// gatheredValue is the value of the series of the suite's metric name with
+// labels.
+func gatheredValue(g Gomega, name string, labels map[string]string) float64 {
+	families, err := testMetrics.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if want, ok := labels[l.GetName()]; ok && want != l.GetValue() {
+					continue series
+				}
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	g.Expect(false).To(BeTrue(), "no series %s%v", name, labels)
+	return 0
+}
+
+func TestHoldRequeueIsTheEarliestExpiryWithinTheInterval(t *testing.T) {
+	now := mustTime("2026-11-25T02:00:00Z")
+	holds := func(untils ...string) *v1alpha1.ProfileSync {
+		obj := &v1alpha1.ProfileSync{}
+		for _, u := range untils {
+			obj.Status.Holds = append(obj.Status.Holds, v1alpha1.ObjectHold{Until: metav1.NewTime(mustTime(u))})
+		}
+		return obj
+	}
+	for _, tt := range []struct {
+		name string
+		obj  *v1alpha1.ProfileSync
+		want time.Duration
+	}{
+		{"nothing held waits the interval", holds(), time.Hour},
+		{"the earliest expiry within the interval", holds("2026-11-25T02:40:00Z", "2026-11-25T02:10:00Z"), 10 * time.Minute},
+		{"an expiry after the interval waits the interval", holds("2026-11-26T00:00:00Z"), time.Hour},
+		{"an expiry already past is the next sync's, not a hot loop", holds("2026-11-25T01:00:00Z"), time.Hour},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(syncRequeue(tt.obj, now, time.Hour)).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestEndHoldRemovesOnlyTheHoldItJudged: the JSON patch that ends a hold
+// tests the value judged, so a hold extended meanwhile stays.
+func TestEndHoldRemovesOnlyTheHoldItJudged(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	cp := stepCloudProfile(uniqueName("end-hold"), "1.31.0")
+	cp.Annotations = map[string]string{v1alpha1.HoldUntilAnnotation: "2030-01-02T00:00:00Z", v1alpha1.HoldReasonAnnotation: "why", "team": "a"}
+	g.Expect(k8sClient.Create(ctx, cp)).To(Succeed())
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, cp) })
+	r := &ProfileSyncReconciler{Client: k8sClient}
+
+	err := r.endHold(ctx, endedHold{ref: "CloudProfile/" + cp.Name, live: cp, until: "2030-01-01T00:00:00Z"})
+	g.Expect(err).To(MatchError(ContainSubstring("end the hold of CloudProfile/" + cp.Name)))
+	g.Expect(getCloudProfile(g, cp.Name).Annotations).To(HaveKey(v1alpha1.HoldUntilAnnotation), "extended meanwhile: left")
+
+	g.Expect(r.endHold(ctx, endedHold{ref: "CloudProfile/" + cp.Name, live: cp, until: "2030-01-02T00:00:00Z"})).To(Succeed())
+	g.Expect(getCloudProfile(g, cp.Name).Annotations).To(Equal(map[string]string{"team": "a"}))
+}
+
+// TestJudgeHoldsAndThePlanThatFollows: which holds the sync honours, ends,
+// refuses and ignores, and what the plan then writes, prunes and keeps,
+// without a cluster.
+func TestJudgeHoldsAndThePlanThatFollows(t *testing.T) {
+	g := NewWithT(t)
+	now := mustTime("2026-11-25T02:00:00Z")
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	owner := stepSync(clusterProfilesNamespace)
+	owner.Spec.Prune = true
+	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{}
+	for _, name := range []string{"edited", "caught-up", "expired", "past", "dropped"} {
+		owner.Status.Inventory.Entries = append(owner.Status.Inventory.Entries, v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: name})
+	}
+	owner.Status.Inventory.Entries = append(owner.Status.Inventory.Entries, v1alpha1.InventoryEntry{Kind: v1alpha1.NamespacedCloudProfileKind, Namespace: "team-a", Name: "ncp"})
+	owner.Status.Holds = []v1alpha1.ObjectHold{{
+		InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "expired"},
+		Until:          metav1.NewTime(now),
+	}}
+	// live is the object as the sync applied it from git, then edited by
+	// hand (edit) and held until.
+	live := func(git client.Object, until string, edit bool) client.Object {
+		o := appliedFrom(owned(git.DeepCopyObject().(client.Object), clusterProfilesNamespace), git)
+		o.GetAnnotations()[v1alpha1.HoldUntilAnnotation] = until
+		if !edit {
+			return o
+		}
+		switch typed := o.(type) {
+		case *v1alpha1.CloudProfile:
+			shrinkMemory(typed)
+		case *v1alpha1.NamespacedCloudProfile:
+			typed.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = timeP("2021-01-01T00:00:00Z")
+		}
+		return o
+	}
+	git := []client.Object{
+		stepCloudProfile("edited", "1.31.0"),
+		stepCloudProfile("caught-up", "1.31.0"),
+		stepCloudProfile("expired", "1.31.0"),
+		stepCloudProfile("past", "1.31.0"),
+		stepCloudProfile("unowned", "1.31.0"),
+		stepNamespaced("team-a", "ncp", "edited", "1.31.0"),
+	}
+	var objects []profile.Object
+	for _, o := range git {
+		objects = append(objects, gitObject(o))
+	}
+	plan := newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(
+		live(git[0], at(time.Hour), true),
+		live(git[1], at(time.Hour), false),
+		live(git[2], at(0), true),
+		live(git[3], at(-time.Hour), true),
+		live(git[4], at(time.Hour), true),
+		live(git[5], at(time.Hour), true),
+		live(stepCloudProfile("dropped", "1.31.0"), at(time.Hour), false),
+	), nil)
+
+	j, err := judgeHolds(owner, plan, now, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	var held []string
+	for _, h := range j.held {
+		held = append(held, objectRef(h.InventoryEntry)+" until "+h.Until.UTC().Format(time.RFC3339))
+	}
+	g.Expect(held).To(Equal([]string{
+		"CloudProfile/dropped until " + at(time.Hour),
+		"CloudProfile/edited until " + at(time.Hour),
+		"NamespacedCloudProfile/team-a/ncp until " + at(time.Hour),
+	}))
+	g.Expect(j.heldFields).To(HaveKeyWithValue(inventoryKey(v1alpha1.CloudProfileKind, "", "edited"), []string{"spec.machineTypes[0] (m5.large).memory"}))
+	var ended []string
+	for _, e := range j.ended {
+		ended = append(ended, e.ref+" "+e.reason)
+	}
+	g.Expect(ended).To(ConsistOf("CloudProfile/caught-up "+v1alpha1.HoldReleasedReason, "CloudProfile/expired "+v1alpha1.HoldExpiredReason))
+	g.Expect(j.refused).To(ConsistOf(And(HavePrefix("CloudProfile/past: annotation "+v1alpha1.HoldUntilAnnotation), ContainSubstring("is not in the future"))))
+	g.Expect(j.ignored).To(ConsistOf("CloudProfile/unowned"))
+
+	plan.hold(j)
+	changes, _, err := plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionCorrect)
+	g.Expect(err).NotTo(HaveOccurred())
+	var written []string
+	for _, c := range changes {
+		written = append(written, c.item.object.Ref())
+	}
+	g.Expect(written).To(ConsistOf("CloudProfile/expired", "CloudProfile/past", "CloudProfile/unowned"), "every object but the held ones")
+	g.Expect(plan.pruned).To(BeEmpty(), "a held object Git dropped is not pruned")
+	g.Expect(plan.inventory().Entries).To(ContainElement(v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "dropped"}), "and stays the ProfileSync's")
+}
+
+// TestChangesUnderWarnReportDriftAndApplyWhatGitChanged: mode warn writes
+// no drift back and returns it with its fields; an object Git changed is
+// still written whole.
+func TestChangesUnderWarnReportDriftAndApplyWhatGitChanged(t *testing.T) {
+	g := NewWithT(t)
+	owner := stepSync(clusterProfilesNamespace)
+	drifted := appliedFrom(owned(stepCloudProfile("drifted", "1.31.0"), owner.Namespace), stepCloudProfile("drifted", "1.31.0"))
+	shrinkMemory(drifted)
+	changed := appliedFrom(owned(stepCloudProfile("changed", "1.31.0"), owner.Namespace), stepCloudProfile("changed", "1.31.0"))
+	shrinkMemory(changed)
+	objects := []profile.Object{gitObject(stepCloudProfile("drifted", "1.31.0")), gitObject(stepCloudProfile("changed", "1.31.0", "1.32.0"))}
+	plan := newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(drifted, changed), nil)
+
+	changes, drifts, err := plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionWarn)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifts).To(Equal([]objectDrift{{ref: "CloudProfile/drifted", fields: []string{"spec.machineTypes[0] (m5.large).memory"}}}))
+	g.Expect(changes).To(HaveLen(1))
+	g.Expect(changes[0].item.object.Ref()).To(Equal("CloudProfile/changed"))
+	g.Expect(changes[0].fields).To(ContainElement("spec.machineTypes[0] (m5.large).memory"), "the new revision puts the drift back too")
+
+	changes, drifts, err = plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionCorrect)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifts).To(BeEmpty())
+	g.Expect(changes).To(HaveLen(2), "mode correct writes both")
+}

@@ -1,0 +1,67 @@
+package faults
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+)
+
+// TestRestartDuringAHoldKeepsTheHold: an engineer holds a hand edit of the
+// CloudProfile aws, the manager restarts, and a new revision arrives. The
+// new manager knows nothing of the hold but what the object and the
+// ProfileSync's status say: it applies the revision to gcp, leaves aws as
+// edited, and does not report the hold as new.
+func TestRestartDuringAHoldKeepsTheHold(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	l := newLandscape(t)
+	first := l.commit(profilesRepo([]string{"1.33.0"}, []string{"aws", "gcp"}, nil))
+	l.createSync(time.Hour)
+	m := l.startManager(managerConfig{})
+	l.waitApplied(first, 30*time.Second)
+
+	var aws v1alpha1.CloudProfile
+	g.Expect(l.env.Client.Get(ctx, client.ObjectKey{Name: "aws"}, &aws)).To(Succeed())
+	aws.Spec.MachineTypes[0].Memory = resource.MustParse("1Gi")
+	aws.Annotations[v1alpha1.HoldUntilAnnotation] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	aws.Annotations[v1alpha1.HoldReasonAnnotation] = "m5.large lost memory"
+	g.Expect(l.env.Client.Update(ctx, &aws)).To(Succeed())
+	l.waitSynced("held")
+	g.Expect(l.current(g).Status.Holds).To(HaveLen(1))
+
+	if err := m.Stop(); err != nil {
+		t.Fatalf("stop the manager: %v", err)
+	}
+	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.0"}, []string{"aws", "gcp"}, nil))
+	l.startManager(managerConfig{})
+	applied := l.waitApplied(second, 30*time.Second)
+
+	g.Expect(applied.Status.Holds).To(HaveLen(1))
+	g.Expect(applied.Status.Holds[0].Name).To(Equal("aws"))
+	g.Expect(conditions.IsTrue(applied, v1alpha1.HeldCondition)).To(BeTrue())
+	g.Expect(conditions.GetMessage(applied, v1alpha1.HeldCondition)).To(ContainSubstring("CloudProfile/aws held until"))
+	var gcp v1alpha1.CloudProfile
+	g.Expect(l.env.Client.Get(ctx, client.ObjectKey{Name: "gcp"}, &gcp)).To(Succeed())
+	g.Expect(gcp.Spec.Kubernetes.Versions).To(HaveLen(2), "the rest of the revision applies")
+	g.Expect(l.env.Client.Get(ctx, client.ObjectKey{Name: "aws"}, &aws)).To(Succeed())
+	g.Expect(aws.Spec.MachineTypes[0].Memory.String()).To(Equal("1Gi"), "the held edit survives the restart")
+	g.Expect(aws.Spec.Kubernetes.Versions).To(HaveLen(1), "and the held object takes no new revision")
+
+	var events corev1.EventList
+	g.Expect(l.env.Client.List(ctx, &events, client.InNamespace(landscapeNamespace))).To(Succeed())
+	var set int32
+	for _, e := range events.Items {
+		if e.Reason == v1alpha1.HoldSetReason {
+			set += max(e.Count, 1)
+		}
+	}
+	g.Expect(set).To(Equal(int32(1)), "the new manager read the hold from the status, not as a new one")
+}
