@@ -86,6 +86,14 @@ func (w RolloutWarning) String() string {
 	return b.String()
 }
 
+// severity is the warning's severity, warning for a check of --rollout.
+func (w RolloutWarning) severity() policy.Severity {
+	if w.Severity == "" {
+		return policy.SeverityWarning
+	}
+	return w.Severity
+}
+
 // subjectName is how tables and messages name what a version belongs to,
 // as the timeline does.
 func subjectName(machineImage string) string {
