@@ -52,8 +52,9 @@ type RolloutWarning struct {
 	// Severity is the rollout file's for the stage: warning or error.
 	// Empty for a check of --rollout, whose findings are all warnings.
 	Severity policy.Severity `json:"severity,omitempty"`
-	// lag is Lag as a duration.
-	lag time.Duration
+	// Due is EarlierAt plus the lag: when Landscape may reach Stage at
+	// the earliest. Nil without a lag, or when EarlierAt is nil.
+	Due *time.Time `json:"due,omitempty"`
 }
 
 // Ref names the profile as KIND/NAME or KIND/NAMESPACE/NAME.
@@ -76,8 +77,8 @@ func (w RolloutWarning) String() string {
 		fmt.Fprintf(&b, ", but never in %s (%s then)", w.EarlierLandscape, w.EarlierClassification)
 	case w.At == nil:
 		fmt.Fprintf(&b, ", before %s (%s)", w.EarlierLandscape, w.EarlierAt.UTC().Format(time.RFC3339))
-	case w.Lag != "":
-		ahead := strings.TrimPrefix(formatShift(w.EarlierAt.Add(w.lag).Sub(*w.At)), "+")
+	case w.Due != nil:
+		ahead := strings.TrimPrefix(formatShift(w.Due.Sub(*w.At)), "+")
 		fmt.Fprintf(&b, ", %s before %s (%s) plus the lag of %s", ahead, w.EarlierLandscape, w.EarlierAt.UTC().Format(time.RFC3339), w.Lag)
 	default:
 		ahead := strings.TrimPrefix(formatShift(w.EarlierAt.Sub(*w.At)), "+")
@@ -238,7 +239,10 @@ func (p rolloutPair) versions(warnings []RolloutWarning, image string, later, ea
 			if lagged {
 				warning.Severity = lag.Severity
 				if lag.Lag > 0 {
-					warning.Lag, warning.lag = FormatLag(lag.Lag), lag.Lag
+					warning.Lag = FormatLag(lag.Lag)
+					if warning.EarlierAt != nil {
+						warning.Due = pointer(warning.EarlierAt.Add(lag.Lag))
+					}
 				}
 			}
 			warnings = append(warnings, warning)

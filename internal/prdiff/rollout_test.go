@@ -266,11 +266,11 @@ func TestRenderersShowTheSeverityOfARolloutFinding(t *testing.T) {
 	finding := RolloutWarning{
 		Landscape: "prod", EarlierLandscape: "dev", Kind: v1alpha1.CloudProfileKind, Name: "aws",
 		Version: "1.30.0", Stage: v1alpha1.ClassificationSupported, At: at, EarlierAt: earlierAt,
-		EarlierClassification: v1alpha1.ClassificationSupported, Lag: "7d", Severity: policy.SeverityError, lag: 7 * 24 * time.Hour,
+		EarlierClassification: v1alpha1.ClassificationSupported, Lag: "7d", Severity: policy.SeverityError, Due: instant("2026-02-08T00:00:00Z"),
 	}
 	report := Report{RolloutWarnings: []RolloutWarning{finding}}
 	line := "prod: CloudProfile/aws: kubernetes 1.30.0 is supported from 2026-02-05T00:00:00Z, 3d before dev (2026-02-01T00:00:00Z) plus the lag of 7d"
 	g.Expect(written(t, WriteText, report)).To(ContainSubstring("Rollout order:\n  error: " + line + "\n"))
 	g.Expect(written(t, WriteMarkdown, report)).To(ContainSubstring("- **Error:** "))
-	g.Expect(written(t, WriteJSON, report)).To(And(ContainSubstring(`"lag": "7d"`), ContainSubstring(`"severity": "error"`)))
+	g.Expect(written(t, WriteJSON, report)).To(And(ContainSubstring(`"lag": "7d"`), ContainSubstring(`"severity": "error"`), ContainSubstring(`"due": "2026-02-08T00:00:00Z"`)))
 }
