@@ -120,7 +120,7 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 // as profiles.
 func isProfileFileName(name string) bool {
 	ext := filepath.Ext(name)
-	return (ext == ".yaml" || ext == ".yml") && !render.IsKustomizationFile(name) && !render.IsPolicyFile(name)
+	return (ext == ".yaml" || ext == ".yml") && !render.IsKustomizationFile(name) && !render.IsSettingsFile(name)
 }
 
 // displayInput names file (relative to the root) as the command line gave

@@ -296,7 +296,7 @@ func plainDirectoryResources(rootfs *buildFS, dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if ext := filepath.Ext(entry.Name()); (ext == ".yaml" || ext == ".yml") && !IsPolicyFile(entry.Name()) {
+		if ext := filepath.Ext(entry.Name()); (ext == ".yaml" || ext == ".yml") && !IsSettingsFile(entry.Name()) {
 			resources = append(resources, filepath.ToSlash(rel))
 		}
 		return nil

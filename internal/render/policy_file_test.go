@@ -25,3 +25,20 @@ func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
 	g.Expect(objects[0].File).To(Equal("profiles/a.yaml"))
 	g.Expect(IsPolicyFile("a.yaml")).To(BeFalse())
 }
+
+func TestAPlainDirectoryBuildSkipsTheRolloutFile(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		RolloutFileName:   "apiVersion: rollout.profilesync.io/v1alpha1\nkind: Rollout\nlandscapes:\n- {name: root, path: .}\n",
+		"profiles/a.yaml": fmt.Sprintf(minimalCloudProfile, "a"),
+	})
+	docs, err := buildWithDefaults(t, root, ".")
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, problems := DecodeDocuments(docs)
+	g.Expect(problems).To(BeEmpty(), "the rollout file is not read as a profile")
+	g.Expect(objects).To(HaveLen(1))
+	g.Expect(IsSettingsFile(RolloutFileName)).To(BeTrue())
+	g.Expect(IsSettingsFile(PolicyFileName)).To(BeTrue())
+	g.Expect(IsSettingsFile("a.yaml")).To(BeFalse())
+}

@@ -20,12 +20,14 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/render"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // FileName is the name of the rollout file. It sits at the repository root:
-// there is one rollout per repository.
-const FileName = "profilesync-rollout.yaml"
+// there is one rollout per repository. It is render.RolloutFileName, which
+// directory reads skip.
+const FileName = render.RolloutFileName
 
 // APIVersion and Kind identify the rollout file's schema.
 const (
