@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -775,22 +773,3 @@ func (h horizonFlag) Set(value string) error {
 	return nil
 }
 
-func parseHorizon(value string) (time.Duration, error) {
-	days, rest, found := strings.Cut(value, "d")
-	if !found {
-		return time.ParseDuration(value)
-	}
-	n, err := strconv.ParseUint(days, 10, 32)
-	if err != nil || n > uint64(math.MaxInt64/day) {
-		return 0, fmt.Errorf("invalid number of days %q", days)
-	}
-	d := time.Duration(n) * day
-	if rest == "" {
-		return d, nil
-	}
-	more, err := time.ParseDuration(rest)
-	if err != nil || more < 0 || d > math.MaxInt64-more {
-		return 0, fmt.Errorf("invalid duration %q", rest)
-	}
-	return d + more, nil
-}

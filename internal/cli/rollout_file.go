@@ -115,6 +115,10 @@ func rolloutLags(lags map[v1alpha1.VersionClassification]rollout.Lag) map[v1alph
 	return out
 }
 
+// parseHorizon reads diff's --horizon as the rollout file's durations are
+// read: 180d, 90d12h, 2160h.
+func parseHorizon(value string) (time.Duration, error) { return rollout.ParseDuration(value) }
+
 // checkRolloutFile refuses a build in a repository whose rollout file is
 // bad, naming the file and the field: the operator refuses the revision
 // too.
