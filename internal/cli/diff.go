@@ -772,4 +772,3 @@ func (h horizonFlag) Set(value string) error {
 	*h.d = d
 	return nil
 }
-

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -27,8 +26,8 @@ const icsLineOctets = 75
 // on the date, so that a calendar that fetches the feed again updates an
 // event whose date moved instead of adding a second one.
 func writeTransitionsICS(w io.Writer, name string, stamp time.Time, transitions []landscapeTransition) error {
-	out := bufio.NewWriter(w)
-	line := func(property, value string) { writeICSLine(out, property+":"+value) }
+	var out strings.Builder
+	line := func(property, value string) { writeICSLine(&out, property+":"+value) }
 	line("BEGIN", "VCALENDAR")
 	line("VERSION", "2.0")
 	line("PRODID", "-//profilesync.io//profilesync timeline//EN")
@@ -52,7 +51,7 @@ func writeTransitionsICS(w io.Writer, name string, stamp time.Time, transitions 
 		line("END", "VEVENT")
 	}
 	line("END", "VCALENDAR")
-	if err := out.Flush(); err != nil {
+	if _, err := io.WriteString(w, out.String()); err != nil {
 		return fmt.Errorf("timeline: %w", err)
 	}
 	return nil
@@ -89,7 +88,7 @@ func escapeICSText(s string) string {
 // writeICSLine writes a content line, folded (RFC 5545 3.1) so that no line
 // is longer than icsLineOctets octets without its CRLF, each continuation
 // starting with a space, and never inside a UTF-8 character.
-func writeICSLine(w *bufio.Writer, line string) {
+func writeICSLine(w *strings.Builder, line string) {
 	limit := icsLineOctets
 	for len(line) > limit {
 		cut := limit

@@ -483,10 +483,10 @@ func (f *File) LandscapeFor(specPath, explicitName string) (*Landscape, error) {
 	return nil, nil
 }
 
-// LandscapeAt returns the landscape whose overlay is path (relative to the
-// repository root), or nil.
-func (f *File) LandscapeAt(path string) *Landscape {
-	l, _ := f.LandscapeFor(path, "")
+// LandscapeAt returns the landscape whose overlay is overlay (relative to
+// the repository root), or nil.
+func (f *File) LandscapeAt(overlay string) *Landscape {
+	l, _ := f.LandscapeFor(overlay, "")
 	return l
 }
 
