@@ -24,7 +24,7 @@ func newTimelineCommand() *cobra.Command {
 	output := timelineFormatTable
 	cmd := &cobra.Command{
 		Use: "timeline [--at TIME] [--until TIME] [--policy FILE] [--output table|ics] -f PATH [-f PATH]...\n" +
-			"       timeline [--at TIME] [--until TIME] [--output table|ics] [--root DIR] (--landscape NAME... | --all-landscapes)",
+			"  profilesync timeline [--at TIME] [--until TIME] [--output table|ics] [--root DIR] (--landscape NAME... | --all-landscapes)",
 		Short: "List upcoming lifecycle transitions in time order",
 		Long: `Lists every lifecycle transition after --at (default now) up to and including
 --until (default: all), in time order: when, which profile, which Kubernetes
