@@ -87,6 +87,17 @@ type ProfileSyncSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="path must be relative and stay inside the repository"
 	Path string `json:"path,omitempty"`
 
+	// landscape names this ProfileSync's landscape in the repository's
+	// rollout file (profilesync-rollout.yaml at its root; docs/rollout.md).
+	// When unset, the landscape is the one whose path is spec.path; set it
+	// when the overlay synced is not the one the file lists for the
+	// landscape. A ProfileSync in no landscape works as without a rollout
+	// file.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Landscape string `json:"landscape,omitempty"`
+
 	// interval is how often the repository is checked for new commits.
 	// +required
 	// +kubebuilder:validation:Type=string

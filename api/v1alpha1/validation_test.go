@@ -493,6 +493,23 @@ func TestCreateValidation(t *testing.T) {
 			wantError: "machineCreationTimeout may not be negative",
 		},
 		{
+			name: "a ProfileSync may name its landscape",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Landscape = "prod-eu"
+				return ps
+			},
+		},
+		{
+			name: "a ProfileSync landscape is a DNS label, as the rollout file's names are",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Landscape = "Prod_EU"
+				return ps
+			},
+			wantError: "spec.landscape: Invalid value",
+		},
+		{
 			name: "a ProfileSync url must be https, http or ssh",
 			object: func() client.Object {
 				ps := validProfileSync()

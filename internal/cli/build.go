@@ -40,8 +40,12 @@ to PATH: in PATH or a directory above it, up to the repository root
 prefixed "warning: ". The notice rule compares two revisions and is checked by
 'diff' and the operator, not here.
 
+A rollout file at the repository root (profilesync-rollout.yaml,
+docs/rollout.md) is checked too: a bad one fails the build, naming the file
+and the field, as the operator refuses the revision.
+
 Exit status: 0 valid, warnings on stderr; 1 when the overlay does not build,
-is invalid, or breaks a policy rule of severity error (nothing on stdout,
+is invalid, breaks a policy rule of severity error or has a bad rollout file (nothing on stdout,
 every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 		Example:               `  profilesync build overlays/prod --at 2025-06-01T00:00:00Z`,
 		DisableFlagsInUseLine: true,
@@ -69,6 +73,9 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 func runBuild(ctx context.Context, root, path string, build sandbox.Options, now time.Time, stdout, stderr io.Writer) error {
 	overlay, err := locateOverlay(root, path)
 	if err != nil {
+		return err
+	}
+	if err := checkRolloutFile(overlay.root, build.Limits.MaxFileSize); err != nil {
 		return err
 	}
 	// The build's errors name the file and say what is wrong; they are

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -85,16 +83,23 @@ The two sides are one of:
       what the cluster holds, and the hold ends once that is merged. With
       --output json, a note on stderr names the held objects instead.
 
-PATH defaults to every directory directly under overlays/ of the head that holds
-a kustomization file, in name order. A landscape is named after its directory:
-overlays/prod is "prod". With --cluster, name the overlay when overlays/ holds
+PATH defaults to the landscapes of the head's rollout file
+(profilesync-rollout.yaml at the repository root, docs/rollout.md) in its
+order, else to every directory directly under overlays/ of the head that holds
+a kustomization file, in name order. A landscape is named as the rollout file
+names its overlay, else after its directory: overlays/prod is "prod". With --cluster, name the overlay when overlays/ holds
 several. As in 'build', no namespace is filled in for a NamespacedCloudProfile
 without one: that is a problem.
 
---rollout dev,staging,prod also checks the rollout order of the head: no
-landscape may take a version into a lifecycle stage before a landscape earlier
-in the list does. Its warnings are part of the report; they do not change the
-exit status.
+The head's rollout file sets the rollout order it is checked against: no
+landscape may take a version into a lifecycle stage before an upstream
+landscape (after) does, nor before that plus the lag the file sets for the
+stage. Findings of a lag of severity error are printed on stderr too and make
+the exit status 1; the others are warnings in the report. A bad rollout file
+fails the diff, naming the file and the field. --rollout dev,staging,prod
+overrides the file: no landscape may take a version into a stage before a
+landscape earlier in the list does, every finding a warning that does not
+change the exit status.
 
 A landscape whose overlay has a versioning policy in the head (the
 profilesync-policy.yaml nearest to it, up to the repository root; see
@@ -106,7 +111,8 @@ stderr, warnings prefixed "warning: ".
 
 Exit status: 0 when the head is valid and breaks no policy rule of severity
 error: the report on stdout, warnings on stderr. 1 with the report on stdout
-and the findings on stderr when it breaks one. A landscape the base lacks, or that does not build or is invalid in
+and the findings on stderr when it breaks one, or a lag of the rollout file of
+severity error. A landscape the base lacks, or that does not build or is invalid in
 the base, is compared with no profiles, so each of its profiles shows as
 added; its problems are printed on stderr as warnings. 1 when the head does
 not build or is invalid (nothing on stdout, every problem on stderr as
@@ -136,7 +142,7 @@ revision, a tree or the cluster cannot be read. 2 on a usage error.`,
 	flags.Var(&opts.at, "at", "compare at this RFC 3339 time (default now)")
 	flags.Var(horizonFlag{&opts.horizon}, "horizon", "how far ahead of --at classifications are compared, a duration like 180d, 90d12h or 2160h")
 	flags.VarP(&opts.output, "output", "o", "the report's format: table, markdown (a pull-request comment) or json")
-	flags.StringSliceVar(&opts.rollout, "rollout", nil, "check the head's rollout order over the `LANDSCAPES`, earliest first, e.g. dev,staging,prod")
+	flags.StringSliceVar(&opts.rollout, "rollout", nil, "check the head's rollout order over the `LANDSCAPES`, earliest first, e.g. dev,staging,prod, instead of the rollout file's")
 	flags.Var(byteSize{&opts.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
 		"The largest tree of a revision written for --base and --head (bytes, or a quantity like 64Mi).")
 	bindBuildOptions(flags, &opts.build)
@@ -238,7 +244,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	defer sides.close()
 
 	head := sides.headTree()
-	landscapes, err := resolveLandscapes(head, sides.displayDir(), paths)
+	landscapes, rolloutFile, err := rolloutLandscapes(head, sides.displayDir(), paths, opts.build.Limits.MaxFileSize)
 	if err != nil {
 		return err
 	}
@@ -264,14 +270,8 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	for i, l := range landscapes {
 		report.Landscapes[i] = prdiff.Diff(l.name, bases[i], heads[i], now, opts.horizon)
 	}
-	if len(rollout) > 0 {
-		ordered := make([]prdiff.Landscape, len(rollout))
-		for i, index := range rollout {
-			ordered[i] = prdiff.Landscape{Name: landscapes[index].name, Objects: heads[index]}
-		}
-		report.RolloutWarnings = prdiff.CheckRolloutOrder(ordered, now)
-	}
-	var satisfied bool
+	var satisfied, inOrder bool
+	report.RolloutWarnings, inOrder = checkRollout(rolloutFile, rollout, head, landscapes, heads, now, stderr)
 	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.build, now, stderr)
 	if err != nil {
 		return err
@@ -282,7 +282,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	if err := sides.writeAfterReport(stdout, stderr, opts.output); err != nil {
 		return err
 	}
-	if !satisfied {
+	if !satisfied || !inOrder {
 		return errInvalidInputReported
 	}
 	return nil
@@ -786,24 +786,4 @@ func (h horizonFlag) Set(value string) error {
 	}
 	*h.d = d
 	return nil
-}
-
-func parseHorizon(value string) (time.Duration, error) {
-	days, rest, found := strings.Cut(value, "d")
-	if !found {
-		return time.ParseDuration(value)
-	}
-	n, err := strconv.ParseUint(days, 10, 32)
-	if err != nil || n > uint64(math.MaxInt64/day) {
-		return 0, fmt.Errorf("invalid number of days %q", days)
-	}
-	d := time.Duration(n) * day
-	if rest == "" {
-		return d, nil
-	}
-	more, err := time.ParseDuration(rest)
-	if err != nil || more < 0 || d > math.MaxInt64-more {
-		return 0, fmt.Errorf("invalid duration %q", rest)
-	}
-	return d + more, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/profilesync/profilesync/internal/overlay"
-	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
@@ -122,7 +121,7 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 // as profiles.
 func isProfileFileName(name string) bool {
 	ext := filepath.Ext(name)
-	return (ext == ".yaml" || ext == ".yml") && !overlay.IsKustomizationFile(name) && !policy.IsFileName(name)
+	return (ext == ".yaml" || ext == ".yml") && !overlay.IsKustomizationFile(name) && !overlay.IsSettingsFile(name)
 }
 
 // displayInput names file (relative to the root) as the command line gave

@@ -20,8 +20,11 @@ func newTimelineCommand() *cobra.Command {
 	var at, until timeFlag
 	var inputs inputOptions
 	var policyFile string
+	var landscapes landscapeSelection
+	output := timelineFormatTable
 	cmd := &cobra.Command{
-		Use:   "timeline [--at TIME] [--until TIME] [--policy FILE] -f PATH [-f PATH]...",
+		Use: "timeline [--at TIME] [--until TIME] [--policy FILE] [--output table|ics] -f PATH [-f PATH]...\n" +
+			"  profilesync timeline [--at TIME] [--until TIME] [--output table|ics] [--root DIR] (--landscape NAME... | --all-landscapes)",
 		Short: "List upcoming lifecycle transitions in time order",
 		Long: `Lists every lifecycle transition after --at (default now) up to and including
 --until (default: all), in time order: when, which profile, which Kubernetes
@@ -35,12 +38,30 @@ the profiles, left as they are, stop satisfying that policy: every finding at
 --at, then each new one at the instant it starts, up to --until, in time
 order, so that the pull request that fixes it can be planned. The notice rule
 is about changes and takes no part. The exit status does not depend on the
-findings.`,
+findings.
+
+With --landscape NAME (repeatable) or --all-landscapes, it lists the
+transitions of landscapes of the repository's rollout file
+(profilesync-rollout.yaml at --root, by default the root of the Git work tree
+of the current directory; docs/rollout.md) instead of -f: each landscape's
+overlay is built as 'build' builds it, and each line names its landscape.
+
+--output ics writes the transitions as an iCalendar feed (RFC 5545) to
+subscribe to: one event per transition, named by landscape, version and
+stage, with a UID that stays the same when the date moves, so that a calendar
+fetching the feed again updates the event. Its DTSTAMP is --at.`,
 		Example: `  profilesync timeline -f profiles/ --at 2025-06-01T00:00:00Z --until 2025-12-31T23:59:59Z
-  profilesync timeline -f base --policy profilesync-policy.yaml`,
+  profilesync timeline -f base --policy profilesync-policy.yaml
+  profilesync timeline --all-landscapes --output ics > transitions.ics`,
 		DisableFlagsInUseLine: true,
 		Args:                  inputsOnlyWithFilenameFlag,
 		RunE: failOnInput(func(cmd *cobra.Command, _ []string) error {
+			if !landscapes.empty() || output != timelineFormatTable {
+				if policyFile != "" {
+					return usageErrorf("--policy lists policy findings; it goes with neither --landscape nor --output ics")
+				}
+				return runLandscapeTimeline(cmd.Context(), inputs, landscapes, output, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			if policyFile != "" {
 				return runPolicyTimeline(inputs, policyFile, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
@@ -52,6 +73,9 @@ findings.`,
 	flags.Var(&at, "at", "list transitions after this RFC 3339 time (default now)")
 	flags.Var(&until, "until", "list transitions up to this RFC 3339 time (default: all)")
 	flags.StringVar(&policyFile, "policy", "", "list when the profiles stop satisfying the versioning policy `FILE` instead (read as the inputs are, inside the root)")
+	flags.StringArrayVar(&landscapes.names, "landscape", nil, "list the transitions of the rollout file's landscape `NAME` instead of -f; repeatable")
+	flags.BoolVar(&landscapes.all, "all-landscapes", false, "list the transitions of every landscape of the rollout file instead of -f")
+	flags.VarP(&output, "output", "o", "table, or ics for an iCalendar feed")
 	bindInputs(flags, &inputs)
 	return cmd
 }

@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 
-	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/profile"
 )
 
@@ -299,7 +298,7 @@ func plainDirectoryResources(rootfs *buildFS, dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if ext := filepath.Ext(entry.Name()); (ext == ".yaml" || ext == ".yml") && !policy.IsFileName(entry.Name()) {
+		if ext := filepath.Ext(entry.Name()); (ext == ".yaml" || ext == ".yml") && !IsSettingsFile(entry.Name()) {
 			resources = append(resources, filepath.ToSlash(rel))
 		}
 		return nil

@@ -20,7 +20,9 @@ import (
 	"sigs.k8s.io/kustomize/api/types"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/rollout"
 )
 
 // kustomizationFileNames are the names kustomize recognises, in the order it
@@ -38,6 +40,13 @@ func IsKustomizationFile(name string) bool {
 	}
 	return false
 }
+
+// IsSettingsFile reports whether name, a file's base name, is one of the
+// repository's settings rather than profiles: a versioning policy file or
+// the rollout file. Like a kustomization, it lives among the profiles in Git
+// but holds none, so a plain directory build and the CLI's -f DIRECTORY skip
+// it.
+func IsSettingsFile(name string) bool { return policy.IsFileName(name) || rollout.IsFileName(name) }
 
 // resmapFactory parses resources exactly as the build does, so that an
 // entry is taken for inline content or for a location exactly when

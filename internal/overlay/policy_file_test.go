@@ -8,6 +8,7 @@ import (
 
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/rollout"
 )
 
 func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
@@ -27,4 +28,21 @@ func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
 	g.Expect(objects).To(HaveLen(1))
 	g.Expect(objects[0].File).To(Equal("profiles/a.yaml"))
 	g.Expect(policy.IsFileName("a.yaml")).To(BeFalse())
+}
+
+func TestAPlainDirectoryBuildSkipsTheRolloutFile(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		rollout.FileName:  "apiVersion: rollout.profilesync.io/v1alpha1\nkind: Rollout\nlandscapes:\n- {name: root, path: .}\n",
+		"profiles/a.yaml": fmt.Sprintf(minimalCloudProfile, "a"),
+	})
+	docs, err := buildWithDefaults(t, root, ".")
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, problems := profile.DecodeDocuments(docs)
+	g.Expect(problems).To(BeEmpty(), "the rollout file is not read as a profile")
+	g.Expect(objects).To(HaveLen(1))
+	g.Expect(IsSettingsFile(rollout.FileName)).To(BeTrue())
+	g.Expect(IsSettingsFile(policy.FileName)).To(BeTrue())
+	g.Expect(IsSettingsFile("a.yaml")).To(BeFalse())
 }

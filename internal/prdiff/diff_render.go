@@ -268,7 +268,7 @@ func WriteText(w io.Writer, r Report) error {
 	if len(r.RolloutWarnings) > 0 {
 		b.WriteString("Rollout order:\n")
 		for _, warning := range r.RolloutWarnings {
-			b.WriteString("  warning: " + profile.OneLine(warning.String()) + "\n")
+			b.WriteString("  " + string(warning.severity()) + ": " + profile.OneLine(warning.String()) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -332,7 +332,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	if len(r.RolloutWarnings) > 0 {
 		b.WriteString("\n### Rollout order\n\n")
 		for _, warning := range r.RolloutWarnings {
-			b.WriteString("- **Warning:** " + markdownEscape(warning.String()) + "\n")
+			b.WriteString("- **" + upperFirst(string(warning.severity())) + ":** " + markdownEscape(warning.String()) + "\n")
 		}
 	}
 	writePolicyMarkdown(&b, r.Policy)

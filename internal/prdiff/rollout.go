@@ -11,6 +11,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
+	"github.com/profilesync/profilesync/internal/policy"
 )
 
 // Landscape is one overlay's profiles as EvaluateSet returns them.
@@ -45,6 +46,15 @@ type RolloutWarning struct {
 	// EarlierClassification is the earlier landscape's classification at At
 	// (at the time of the check when At is nil).
 	EarlierClassification v1alpha1.VersionClassification `json:"earlierClassification"`
+	// Lag is how long after EarlierAt the stage may start in Landscape, as
+	// the rollout file sets it (e.g. "7d"); empty for none.
+	Lag string `json:"lag,omitempty"`
+	// Severity is the rollout file's for the stage: warning or error.
+	// Empty for a check of --rollout, whose findings are all warnings.
+	Severity policy.Severity `json:"severity,omitempty"`
+	// Due is EarlierAt plus the lag: when Landscape may reach Stage at
+	// the earliest. Nil without a lag, or when EarlierAt is nil.
+	Due *time.Time `json:"due,omitempty"`
 }
 
 // Ref names the profile as KIND/NAME or KIND/NAMESPACE/NAME.
@@ -67,11 +77,22 @@ func (w RolloutWarning) String() string {
 		fmt.Fprintf(&b, ", but never in %s (%s then)", w.EarlierLandscape, w.EarlierClassification)
 	case w.At == nil:
 		fmt.Fprintf(&b, ", before %s (%s)", w.EarlierLandscape, w.EarlierAt.UTC().Format(time.RFC3339))
+	case w.Due != nil:
+		ahead := strings.TrimPrefix(formatShift(w.Due.Sub(*w.At)), "+")
+		fmt.Fprintf(&b, ", %s before %s (%s) plus the lag of %s", ahead, w.EarlierLandscape, w.EarlierAt.UTC().Format(time.RFC3339), w.Lag)
 	default:
 		ahead := strings.TrimPrefix(formatShift(w.EarlierAt.Sub(*w.At)), "+")
 		fmt.Fprintf(&b, ", %s before %s (%s)", ahead, w.EarlierLandscape, w.EarlierAt.UTC().Format(time.RFC3339))
 	}
 	return b.String()
+}
+
+// severity is the warning's severity, warning for a check of --rollout.
+func (w RolloutWarning) severity() policy.Severity {
+	if w.Severity == "" {
+		return policy.SeverityWarning
+	}
+	return w.Severity
 }
 
 // subjectName is how tables and messages name what a version belongs to,
@@ -102,24 +123,55 @@ func subjectName(machineImage string) string {
 // Warnings are ordered by later landscape, earlier landscape, profile,
 // subject, version and stage. The result is never nil.
 func CheckRolloutOrder(landscapes []Landscape, now time.Time) []RolloutWarning {
+	var pairs []RolloutPair
+	for later := range landscapes {
+		for earlier := range later {
+			pairs = append(pairs, RolloutPair{Later: later, Earlier: earlier})
+		}
+	}
+	return CheckRolloutPairs(landscapes, pairs, now)
+}
+
+// RolloutPair is one later landscape checked against one earlier one, by
+// their indexes in the landscapes checked, as a rollout file's after makes
+// them: the later landscape waits for the earlier.
+type RolloutPair struct {
+	Later, Earlier int
+	// Lags are, per stage of the later landscape, how long after the
+	// earlier landscape reaches it the later one may, and what breaking
+	// that does. A stage without one may not be reached before the earlier
+	// landscape reaches it, a warning, as CheckRolloutOrder checks.
+	Lags map[v1alpha1.VersionClassification]RolloutLag
+}
+
+// RolloutLag is a rollout file's lag of one stage.
+type RolloutLag struct {
+	Lag      time.Duration
+	Severity policy.Severity
+}
+
+// CheckRolloutPairs is CheckRolloutOrder over the given pairs only, each
+// with its lags: a stage the later landscape reaches before the earlier
+// one's date plus the lag is reported, with the lag's severity. Inversions
+// over at now (the earlier landscape's date plus the lag passed) are left
+// out.
+func CheckRolloutPairs(landscapes []Landscape, pairs []RolloutPair, now time.Time) []RolloutWarning {
 	warnings := []RolloutWarning{}
 	indexes := make([]map[profileKey]profile.Object, len(landscapes))
 	for i, l := range landscapes {
 		indexes[i] = indexProfiles(l.Objects)
 	}
-	for later := range landscapes {
-		for earlier := range later {
-			for key, laterObject := range indexes[later] {
-				earlierObject, found := indexes[earlier][key]
-				if !found {
-					continue
-				}
-				check := rolloutPair{
-					landscape: landscapes[later].Name, earlierLandscape: landscapes[earlier].Name,
-					key: key, now: now,
-				}
-				warnings = check.profiles(warnings, effectiveSpecOrEmpty(laterObject), effectiveSpecOrEmpty(earlierObject))
+	for _, pair := range pairs {
+		for key, laterObject := range indexes[pair.Later] {
+			earlierObject, found := indexes[pair.Earlier][key]
+			if !found {
+				continue
 			}
+			check := rolloutPair{
+				landscape: landscapes[pair.Later].Name, earlierLandscape: landscapes[pair.Earlier].Name,
+				key: key, now: now, lags: pair.Lags,
+			}
+			warnings = check.profiles(warnings, effectiveSpecOrEmpty(laterObject), effectiveSpecOrEmpty(earlierObject))
 		}
 	}
 	order := make(map[string]int, len(landscapes))
@@ -144,6 +196,7 @@ type rolloutPair struct {
 	landscape, earlierLandscape string
 	key                         profileKey
 	now                         time.Time
+	lags                        map[v1alpha1.VersionClassification]RolloutLag
 }
 
 func (p rolloutPair) profiles(warnings []RolloutWarning, later, earlier *v1alpha1.CloudProfileSpec) []RolloutWarning {
@@ -166,22 +219,33 @@ func (p rolloutPair) versions(warnings []RolloutWarning, image string, later, ea
 		}
 		laterStages, earlierStages := lifecycle.Stages(laterVersion), lifecycle.Stages(earlierVersion)
 		for _, stage := range laterStages {
+			lag, lagged := p.lags[stage.Classification]
 			laterReach := reach(laterStages, stage.Classification)
 			earlierReach := reach(earlierStages, stage.Classification)
-			if !laterReach.before(earlierReach) || !earlierReach.after(p.now) {
+			if due := earlierReach.plus(lag.Lag); !laterReach.before(due) || !due.after(p.now) {
 				continue
 			}
 			at := p.now
 			if laterReach.start != nil {
 				at = *laterReach.start
 			}
-			warnings = append(warnings, RolloutWarning{
+			warning := RolloutWarning{
 				Landscape: p.landscape, EarlierLandscape: p.earlierLandscape,
 				Kind: p.key.kind, Namespace: p.key.namespace, Name: p.key.name,
 				MachineImage: image, Version: version, Stage: stage.Classification,
 				At: utcPtr(laterReach.start), EarlierAt: utcPtr(earlierReach.start),
 				EarlierClassification: lifecycle.ClassificationAt(earlierVersion, at),
-			})
+			}
+			if lagged {
+				warning.Severity = lag.Severity
+				if lag.Lag > 0 {
+					warning.Lag = FormatLag(lag.Lag)
+					if warning.EarlierAt != nil {
+						warning.Due = pointer(warning.EarlierAt.Add(lag.Lag))
+					}
+				}
+			}
+			warnings = append(warnings, warning)
 		}
 	}
 	return warnings
@@ -227,6 +291,23 @@ func (r stageReach) before(other stageReach) bool {
 		return true
 	}
 	return r.start.Before(*other.start)
+}
+
+// plus is r moved later by d; "never" and "from the beginning" stay.
+func (r stageReach) plus(d time.Duration) stageReach {
+	if r.never || r.start == nil || d == 0 {
+		return r
+	}
+	return stageReach{start: pointer(r.start.Add(d))}
+}
+
+// FormatLag writes a lag as the rollout file does: whole days as "7d",
+// else as a duration ("36h0m0s").
+func FormatLag(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
 }
 
 // after reports whether r is strictly after t.

@@ -6,10 +6,12 @@ import (
 	"github.com/profilesync/profilesync/internal/profile"
 
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/policy"
 )
 
 // landscapesOf makes one landscape per name, each with one CloudProfile aws
@@ -178,4 +180,97 @@ func namespacedWithMergedSpec(spec *v1alpha1.CloudProfileSpec) profile.Object {
 	ncp.Name, ncp.Namespace = "aws-team", "team"
 	ncp.Status.CloudProfileSpec = spec
 	return profile.Object{NamespacedCloudProfile: ncp}
+}
+
+func TestCheckRolloutPairsKeepsTheLagOfEachStage(t *testing.T) {
+	const (
+		preview   = v1alpha1.ClassificationPreview
+		supported = v1alpha1.ClassificationSupported
+		expired   = v1alpha1.ClassificationExpired
+	)
+	week := 7 * 24 * time.Hour
+	lags := map[v1alpha1.VersionClassification]RolloutLag{
+		supported: {Lag: week, Severity: policy.SeverityError},
+		expired:   {Severity: policy.SeverityWarning},
+	}
+	staged := func(supportedFrom, expiredFrom string) v1alpha1.ExpirableVersion {
+		return builders.Staged("1.30.0", builders.Stage(preview, ""), builders.Stage(supported, supportedFrom), builders.Stage(expired, expiredFrom))
+	}
+	tests := []struct {
+		name       string
+		landscapes []Landscape
+		pairs      []RolloutPair
+		want       []string
+		severities []policy.Severity
+	}{
+		{
+			name:       "a stage that keeps the lag is in order",
+			landscapes: landscapesOf([]string{"dev", "prod"}, staged("2026-02-01T00:00:00Z", "2026-09-01T00:00:00Z"), staged("2026-02-08T00:00:00Z", "2026-09-01T00:00:00Z")),
+			pairs:      []RolloutPair{{Later: 1, Earlier: 0, Lags: lags}},
+		},
+		{
+			name:       "a stage after the upstream's but within the lag is reported with the lag's severity",
+			landscapes: landscapesOf([]string{"dev", "prod"}, staged("2026-02-01T00:00:00Z", "2026-09-01T00:00:00Z"), staged("2026-02-05T00:00:00Z", "2026-09-01T00:00:00Z")),
+			pairs:      []RolloutPair{{Later: 1, Earlier: 0, Lags: lags}},
+			want:       []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is supported from 2026-02-05T00:00:00Z, 3d before dev (2026-02-01T00:00:00Z) plus the lag of 7d"},
+			severities: []policy.Severity{policy.SeverityError},
+		},
+		{
+			name:       "a stage without a lag may not come first, with the severity the file gives it",
+			landscapes: landscapesOf([]string{"dev", "prod"}, staged("2026-02-01T00:00:00Z", "2026-09-01T00:00:00Z"), staged("2026-02-08T00:00:00Z", "2026-08-01T00:00:00Z")),
+			pairs:      []RolloutPair{{Later: 1, Earlier: 0, Lags: lags}},
+			want:       []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is expired from 2026-08-01T00:00:00Z, 31d before dev (2026-09-01T00:00:00Z)"},
+			severities: []policy.Severity{policy.SeverityWarning},
+		},
+		{
+			name:       "a stage the file sets no lag for is checked as --rollout checks it",
+			landscapes: landscapesOf([]string{"dev", "prod"}, builders.Staged("1.30.0", builders.Stage(preview, "2026-03-01T00:00:00Z")), builders.Staged("1.30.0", builders.Stage(preview, "2026-02-01T00:00:00Z"))),
+			pairs:      []RolloutPair{{Later: 1, Earlier: 0, Lags: lags}},
+			want:       []string{"prod: CloudProfile/aws: kubernetes 1.30.0 is preview from 2026-02-01T00:00:00Z, 28d before dev (2026-03-01T00:00:00Z)"},
+			severities: []policy.Severity{""},
+		},
+		{
+			name:       "an inversion over once the upstream's date plus the lag passed is history",
+			landscapes: landscapesOf([]string{"dev", "prod"}, staged("2025-12-01T00:00:00Z", "2026-09-01T00:00:00Z"), staged("2025-12-03T00:00:00Z", "2026-09-01T00:00:00Z")),
+			pairs:      []RolloutPair{{Later: 1, Earlier: 0, Lags: lags}},
+		},
+		{
+			name: "only the pairs given are checked",
+			landscapes: landscapesOf([]string{"dev", "staging", "prod"},
+				staged("2026-05-01T00:00:00Z", "2026-09-01T00:00:00Z"),
+				staged("2026-03-01T00:00:00Z", "2026-09-01T00:00:00Z"),
+				staged("2026-04-01T00:00:00Z", "2026-09-01T00:00:00Z")),
+			pairs: []RolloutPair{{Later: 2, Earlier: 1}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			warnings := CheckRolloutPairs(tc.landscapes, tc.pairs, diffNow)
+			lines, severities := []string{}, []policy.Severity{}
+			for _, w := range warnings {
+				lines, severities = append(lines, w.String()), append(severities, w.Severity)
+			}
+			if tc.want == nil {
+				tc.want, tc.severities = []string{}, []policy.Severity{}
+			}
+			g.Expect(lines).To(Equal(tc.want))
+			g.Expect(severities).To(Equal(tc.severities))
+		})
+	}
+}
+
+func TestRenderersShowTheSeverityOfARolloutFinding(t *testing.T) {
+	g := NewWithT(t)
+	at, earlierAt := instant("2026-02-05T00:00:00Z"), instant("2026-02-01T00:00:00Z")
+	finding := RolloutWarning{
+		Landscape: "prod", EarlierLandscape: "dev", Kind: v1alpha1.CloudProfileKind, Name: "aws",
+		Version: "1.30.0", Stage: v1alpha1.ClassificationSupported, At: at, EarlierAt: earlierAt,
+		EarlierClassification: v1alpha1.ClassificationSupported, Lag: "7d", Severity: policy.SeverityError, Due: instant("2026-02-08T00:00:00Z"),
+	}
+	report := Report{RolloutWarnings: []RolloutWarning{finding}}
+	line := "prod: CloudProfile/aws: kubernetes 1.30.0 is supported from 2026-02-05T00:00:00Z, 3d before dev (2026-02-01T00:00:00Z) plus the lag of 7d"
+	g.Expect(written(t, WriteText, report)).To(ContainSubstring("Rollout order:\n  error: " + line + "\n"))
+	g.Expect(written(t, WriteMarkdown, report)).To(ContainSubstring("- **Error:** "))
+	g.Expect(written(t, WriteJSON, report)).To(And(ContainSubstring(`"lag": "7d"`), ContainSubstring(`"severity": "error"`), ContainSubstring(`"due": "2026-02-08T00:00:00Z"`)))
 }
