@@ -409,14 +409,10 @@ func (w diffWindow) appendClassificationChanges(changes []Change, at Change, bas
 // the horizon, at which v changes classification.
 func (w diffWindow) transitions(v v1alpha1.ExpirableVersion) []time.Time {
 	var instants []time.Time
-	for t := w.now; ; {
-		next, _, ok := lifecycle.NextTransition(v, t)
-		if !ok || next.After(w.until) {
-			return instants
-		}
-		instants = append(instants, next.UTC())
-		t = next
+	for _, tr := range lifecycle.Transitions(v, w.now, w.until) {
+		instants = append(instants, tr.At.UTC())
 	}
+	return instants
 }
 
 // appendUpdatePathChanges compares where a cluster on the version would be
