@@ -216,7 +216,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	}
 	now := opts.at.or(time.Now())
 
-	var sides diffSides
+	var sides *diffSides
 	switch mode {
 	case diffRevisions:
 		sides, err = newRevisionSides(ctx, opts)
@@ -230,8 +230,8 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	}
 	defer sides.close()
 
-	head := sides.headTree()
-	landscapes, err := resolveLandscapes(head, sides.displayDir(), paths)
+	head := sides.head
+	landscapes, err := resolveLandscapes(head, sides.display, paths)
 	if err != nil {
 		return err
 	}
@@ -306,49 +306,64 @@ func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, 
 	return sections, satisfied, nil
 }
 
-// diffSides is where the two sides of a diff come from.
-type diffSides interface {
-	// headTree is the head's tree.
-	headTree() diffTree
-	// displayDir is the directory PATHs are relative to, as the user
-	// gave it, for landscape names.
-	displayDir() string
-	// prepare checks the landscapes and readies the base before the heads
-	// are loaded.
-	prepare(landscapes []landscape) error
-	// parentLookup finds parents the head lacks; nil offline.
-	parentLookup() render.ParentLookup
-	// bases loads the base of every landscape, given the heads.
-	bases(ctx context.Context, landscapes []landscape, heads sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error)
-	// labels name the sides in the report.
-	labels(landscapes []landscape) (base, head string)
-	// close removes what the sides wrote.
-	close()
-}
-
-// treeSides are two trees: two exported revisions or two directories.
-type treeSides struct {
-	head, base diffTree
-	display    string
-	// exportBase writes the base tree when it is first needed, so that an
-	// invalid head fails before the base is read.
+// diffSides are the two sides of a diff: the head's tree, and as the base
+// either a tree (two revisions or two directories) or the cluster.
+type diffSides struct {
+	head diffTree
+	// display is the directory PATHs are relative to, as the user gave it,
+	// for landscape names.
+	display string
+	// base is the base's tree; with --cluster, or until exportBase has
+	// written it, only its label is set.
+	base diffTree
+	// exportBase writes the base revision when it is first needed, so that
+	// an invalid head fails before the base is read; nil when the base is
+	// already there.
 	exportBase func() error
-	tempDir    string
+	// cluster is the base with --cluster; nil otherwise.
+	cluster *clusterBase
+	// tempDir holds the exported revisions; empty when there are none.
+	tempDir string
 }
 
-func (s *treeSides) headTree() diffTree                     { return s.head }
-func (s *treeSides) displayDir() string                     { return s.display }
-func (s *treeSides) prepare([]landscape) error              { return nil }
-func (s *treeSides) parentLookup() render.ParentLookup      { return nil }
-func (s *treeSides) labels([]landscape) (base, head string) { return s.base.label, s.head.label }
-
-func (s *treeSides) close() {
+// close removes what the sides wrote.
+func (s *diffSides) close() {
 	if s.tempDir != "" {
 		_ = os.RemoveAll(s.tempDir)
 	}
 }
 
-func (s *treeSides) bases(ctx context.Context, landscapes []landscape, _ sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error) {
+// prepare checks the landscapes and readies the base before the heads are
+// loaded.
+func (s *diffSides) prepare(landscapes []landscape) error {
+	if s.cluster == nil {
+		return nil
+	}
+	return s.cluster.prepare(landscapes)
+}
+
+// parentLookup finds parents the head lacks; nil offline.
+func (s *diffSides) parentLookup() render.ParentLookup {
+	if s.cluster == nil {
+		return nil
+	}
+	return s.cluster.parentLookup()
+}
+
+// labels name the sides in the report: with --cluster, the head by the
+// overlay it builds.
+func (s *diffSides) labels(landscapes []landscape) (base, head string) {
+	if s.cluster != nil {
+		return s.base.label, filepath.ToSlash(filepath.Join(s.display, landscapes[0].path))
+	}
+	return s.base.label, s.head.label
+}
+
+// bases loads the base of every landscape, given the heads.
+func (s *diffSides) bases(ctx context.Context, landscapes []landscape, heads sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error) {
+	if s.cluster != nil {
+		return s.cluster.bases(heads, now, stderr)
+	}
 	if s.exportBase != nil {
 		if err := s.exportBase(); err != nil {
 			return nil, err
@@ -382,7 +397,7 @@ func (s *treeSides) bases(ctx context.Context, landscapes []landscape, _ sideSet
 
 // newRevisionSides writes the head revision into a temporary directory now
 // and prepares the base's.
-func newRevisionSides(ctx context.Context, opts *diffOptions) (*treeSides, error) {
+func newRevisionSides(ctx context.Context, opts *diffOptions) (*diffSides, error) {
 	repo := opts.repo
 	if repo == "" {
 		repo = "."
@@ -395,7 +410,7 @@ func newRevisionSides(ctx context.Context, opts *diffOptions) (*treeSides, error
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
-	sides := &treeSides{display: repo, tempDir: tempDir}
+	sides := &diffSides{display: repo, tempDir: tempDir}
 	export := func(revision, name string) (diffTree, error) {
 		dest := filepath.Join(tempDir, name)
 		commit, err := gitsource.ExportTree(ctx, repo, revision, dest, opts.maxCheckoutSize)
@@ -457,7 +472,7 @@ func workTreePrefix(dir string) (string, error) {
 	}
 }
 
-func newDirSides(opts *diffOptions) (*treeSides, error) {
+func newDirSides(opts *diffOptions) (*diffSides, error) {
 	head, err := dirTree(opts.headDir, "--head-dir")
 	if err != nil {
 		return nil, err
@@ -466,7 +481,7 @@ func newDirSides(opts *diffOptions) (*treeSides, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &treeSides{head: head, base: base, display: opts.headDir}, nil
+	return &diffSides{head: head, base: base, display: opts.headDir}, nil
 }
 
 // dirTree is a checked-out tree given on the command line.
