@@ -217,18 +217,12 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		return err
 	}
 
-	report := prdiff.Report{Landscapes: make([]prdiff.LandscapeDiff, len(landscapes))}
-	report.Base, report.Head = sides.labels(landscapes)
+	compared := make([]prdiff.LandscapeSides, len(landscapes))
 	for i, l := range landscapes {
-		report.Landscapes[i] = prdiff.Diff(l.name, bases[i], heads[i], now, opts.horizon)
+		compared[i] = prdiff.LandscapeSides{Name: l.name, Base: bases[i], Head: heads[i]}
 	}
-	if len(rollout) > 0 {
-		ordered := make([]prdiff.Landscape, len(rollout))
-		for i, index := range rollout {
-			ordered[i] = prdiff.Landscape{Name: landscapes[index].name, Objects: heads[index]}
-		}
-		report.RolloutWarnings = prdiff.CheckRolloutOrder(ordered, now)
-	}
+	baseLabel, headLabel := sides.labels(landscapes)
+	report := prdiff.Compare(baseLabel, headLabel, compared, rollout, now, opts.horizon)
 	var satisfied bool
 	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.build, now, stderr)
 	if err != nil {
