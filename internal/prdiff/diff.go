@@ -408,9 +408,10 @@ func (w diffWindow) appendClassificationChanges(changes []Change, at Change, bas
 // transitions lists the instants after now, up to and including the end of
 // the horizon, at which v changes classification.
 func (w diffWindow) transitions(v v1alpha1.ExpirableVersion) []time.Time {
-	var instants []time.Time
-	for _, tr := range lifecycle.Transitions(v, w.now, w.until) {
-		instants = append(instants, tr.At.UTC())
+	transitions := lifecycle.Transitions(v, w.now, w.until)
+	instants := make([]time.Time, len(transitions))
+	for i, tr := range transitions {
+		instants[i] = tr.At.UTC()
 	}
 	return instants
 }
