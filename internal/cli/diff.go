@@ -2,11 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,11 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/prdiff"
-	"github.com/profilesync/profilesync/internal/profile"
-	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -187,34 +181,6 @@ func (o *diffOptions) mode() (diffMode, error) {
 	return 0, usageErrorf("nothing to compare: give --base REV --head REV, --base-dir DIR --head-dir DIR, or --cluster")
 }
 
-// diffTree is one side's tree: the directory a build is confined to, and the
-// directory within it that PATHs are relative to.
-type diffTree struct {
-	// label names the side in the report and in messages.
-	label string
-	root  string
-	// dir is relative to root; "." unless --repo is inside the repository.
-	dir string
-	// commitTime is when the revision was committed; zero for a tree that
-	// is not a revision.
-	commitTime time.Time
-}
-
-// path is an overlay's path relative to the tree's root, as overlay.Build
-// takes it.
-func (t diffTree) path(name string) string { return filepath.Join(t.dir, name) }
-
-// landscape is one overlay to compare.
-type landscape struct {
-	name string
-	// path is the overlay as given or found, relative to the trees' dir.
-	path string
-}
-
-// sideSet is one side of every landscape: the evaluated profiles of each, in
-// landscape order.
-type sideSet [][]profile.Object
-
 func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stderr io.Writer) error {
 	mode, err := opts.mode()
 	if err != nil {
@@ -229,7 +195,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	}
 	now := opts.at.or(time.Now())
 
-	var sides diffSides
+	var sides *diffSides
 	switch mode {
 	case diffRevisions:
 		sides, err = newRevisionSides(ctx, opts)
@@ -243,8 +209,8 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	}
 	defer sides.close()
 
-	head := sides.headTree()
-	landscapes, rolloutFile, err := rolloutLandscapes(head, sides.displayDir(), paths, opts.build.Limits.MaxFileSize)
+	head := sides.head
+	landscapes, rolloutFile, err := rolloutLandscapes(head, sides.display, paths, opts.build.Limits.MaxFileSize)
 	if err != nil {
 		return err
 	}
@@ -265,11 +231,12 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		return err
 	}
 
-	report := prdiff.Report{Landscapes: make([]prdiff.LandscapeDiff, len(landscapes))}
-	report.Base, report.Head = sides.labels(landscapes)
+	compared := make([]prdiff.LandscapeSides, len(landscapes))
 	for i, l := range landscapes {
-		report.Landscapes[i] = prdiff.Diff(l.name, bases[i], heads[i], now, opts.horizon)
+		compared[i] = prdiff.LandscapeSides{Name: l.name, Base: bases[i], Head: heads[i]}
 	}
+	baseLabel, headLabel := sides.labels(landscapes)
+	report := prdiff.Compare(baseLabel, headLabel, compared, now, opts.horizon)
 	var satisfied, inOrder bool
 	report.RolloutWarnings, inOrder = checkRollout(rolloutFile, rollout, head, landscapes, heads, now, stderr)
 	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.build, now, stderr)
@@ -316,189 +283,6 @@ func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, 
 	return sections, satisfied, nil
 }
 
-// diffSides is where the two sides of a diff come from.
-type diffSides interface {
-	// headTree is the head's tree.
-	headTree() diffTree
-	// displayDir is the directory PATHs are relative to, as the user
-	// gave it, for landscape names.
-	displayDir() string
-	// prepare checks the landscapes and readies the base before the heads
-	// are loaded.
-	prepare(landscapes []landscape) error
-	// parentLookup finds parents the head lacks; nil offline.
-	parentLookup() profile.ParentLookup
-	// bases loads the base of every landscape, given the heads.
-	bases(ctx context.Context, landscapes []landscape, heads sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error)
-	// labels name the sides in the report.
-	labels(landscapes []landscape) (base, head string)
-	// writeAfterReport writes what the sides add after the report, in its
-	// format.
-	writeAfterReport(stdout, stderr io.Writer, format diffFormat) error
-	// close removes what the sides wrote.
-	close()
-}
-
-// treeSides are two trees: two exported revisions or two directories.
-type treeSides struct {
-	head, base diffTree
-	display    string
-	// exportBase writes the base tree when it is first needed, so that an
-	// invalid head fails before the base is read.
-	exportBase func() error
-	tempDir    string
-}
-
-func (s *treeSides) headTree() diffTree                     { return s.head }
-func (s *treeSides) displayDir() string                     { return s.display }
-func (s *treeSides) prepare([]landscape) error              { return nil }
-func (s *treeSides) parentLookup() profile.ParentLookup     { return nil }
-func (s *treeSides) labels([]landscape) (base, head string) { return s.base.label, s.head.label }
-
-func (s *treeSides) writeAfterReport(io.Writer, io.Writer, diffFormat) error { return nil }
-
-func (s *treeSides) close() {
-	if s.tempDir != "" {
-		_ = os.RemoveAll(s.tempDir)
-	}
-}
-
-func (s *treeSides) bases(ctx context.Context, landscapes []landscape, _ sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error) {
-	if s.exportBase != nil {
-		if err := s.exportBase(); err != nil {
-			return nil, err
-		}
-	}
-	bases := make(sideSet, len(landscapes))
-	var reported []string
-	warn := func(line string) {
-		if !slices.Contains(reported, line) {
-			reported = append(reported, line)
-			fmt.Fprintf(stderr, "warning: base %s: %s\n", s.base.label, line)
-		}
-	}
-	for i, l := range landscapes {
-		loaded := loadLandscape(ctx, s.base, l, build, nil, now)
-		if len(loaded.problems) == 0 {
-			bases[i] = loaded.objects
-			continue
-		}
-		for _, line := range loaded.problems {
-			warn(line)
-		}
-		what := "does not build or is invalid there"
-		if loaded.missing {
-			what = "is not there"
-		}
-		warn(fmt.Sprintf("%s %s: %s is compared with no profiles, so each of its profiles shows as added", l.path, what, l.name))
-	}
-	return bases, nil
-}
-
-// newRevisionSides writes the head revision into a temporary directory now
-// and prepares the base's.
-func newRevisionSides(ctx context.Context, opts *diffOptions) (*treeSides, error) {
-	repo := opts.repo
-	if repo == "" {
-		repo = "."
-	}
-	prefix, err := workTreePrefix(repo)
-	if err != nil {
-		return nil, err
-	}
-	tempDir, err := os.MkdirTemp("", "profilesync-diff-")
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	sides := &treeSides{display: repo, tempDir: tempDir}
-	export := func(revision, name string) (diffTree, error) {
-		dest := filepath.Join(tempDir, name)
-		commit, err := gitsource.ExportTree(ctx, repo, revision, dest, opts.maxCheckoutSize)
-		if errors.Is(err, gitsource.ErrCheckoutTooLarge) {
-			err = fmt.Errorf("%w; raise --%s to compare it", err, gitsource.MaxCheckoutSizeFlag)
-		}
-		if err != nil {
-			return diffTree{}, err
-		}
-		committed, err := gitsource.CommitTime(repo, commit)
-		if err != nil {
-			return diffTree{}, err
-		}
-		return diffTree{label: revisionLabel(revision, commit), root: dest, dir: prefix, commitTime: committed}, nil
-	}
-	if sides.head, err = export(opts.head, "head"); err != nil {
-		sides.close()
-		return nil, err
-	}
-	sides.base = diffTree{label: opts.base}
-	sides.exportBase = func() error {
-		base, err := export(opts.base, "base")
-		if err != nil {
-			return err
-		}
-		sides.base = base
-		return nil
-	}
-	return sides, nil
-}
-
-// revisionLabel names a revision and the commit it resolved to, e.g.
-// "origin/main (1a2b3c4)".
-func revisionLabel(revision, commit string) string {
-	short := commit[:min(7, len(commit))]
-	if strings.HasPrefix(commit, strings.ToLower(revision)) {
-		return short
-	}
-	return fmt.Sprintf("%s (%s)", revision, short)
-}
-
-// workTreePrefix is where dir lies inside its Git work tree, "." at its top
-// or when dir is not inside a work tree (a bare repository); go-git finds
-// the repository from dir the same way.
-func workTreePrefix(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("resolving --repo %s: %w", dir, err)
-	}
-	for top := abs; ; {
-		if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
-			return filepath.Rel(top, abs)
-		}
-		parent := filepath.Dir(top)
-		if parent == top {
-			return ".", nil
-		}
-		top = parent
-	}
-}
-
-func newDirSides(opts *diffOptions) (*treeSides, error) {
-	head, err := dirTree(opts.headDir, "--head-dir")
-	if err != nil {
-		return nil, err
-	}
-	base, err := dirTree(opts.baseDir, "--base-dir")
-	if err != nil {
-		return nil, err
-	}
-	return &treeSides{head: head, base: base, display: opts.headDir}, nil
-}
-
-// dirTree is a checked-out tree given on the command line.
-func dirTree(dir, flag string) (diffTree, error) {
-	abs, err := filepath.Abs(dir)
-	if err == nil {
-		var info os.FileInfo
-		if info, err = os.Stat(abs); err == nil && !info.IsDir() {
-			err = errors.New("not a directory")
-		}
-	}
-	if err != nil {
-		return diffTree{}, fmt.Errorf("reading %s %s: %w", flag, dir, err)
-	}
-	return diffTree{label: dir, root: abs, dir: "."}, nil
-}
-
 // overlayArgs checks the PATHs: each must stay inside the tree it is
 // relative to.
 func overlayArgs(args []string) ([]string, error) {
@@ -514,80 +298,6 @@ func overlayArgs(args []string) ([]string, error) {
 		paths = append(paths, path)
 	}
 	return paths, nil
-}
-
-// resolveLandscapes names the overlays to compare: the PATHs given, or every
-// directory directly under overlays/ of the head tree with a kustomization
-// file. Each is named after its directory, or by its path when two
-// directories share a name.
-func resolveLandscapes(head diffTree, display string, paths []string) ([]landscape, error) {
-	if len(paths) == 0 {
-		var err error
-		if paths, err = discoverOverlays(head); err != nil {
-			return nil, err
-		}
-	}
-	landscapes := make([]landscape, len(paths))
-	names := make(map[string]int, len(paths))
-	displayAbs, err := filepath.Abs(display)
-	if err != nil {
-		displayAbs = display
-	}
-	for i, path := range paths {
-		landscapes[i] = landscape{name: filepath.Base(filepath.Join(displayAbs, path)), path: path}
-		names[landscapes[i].name]++
-	}
-	for i := range landscapes {
-		if names[landscapes[i].name] > 1 {
-			landscapes[i].name = filepath.ToSlash(landscapes[i].path)
-		}
-	}
-	return landscapes, nil
-}
-
-// discoverOverlays lists the directories under overlays/ of the tree that
-// hold a kustomization file, sorted.
-func discoverOverlays(tree diffTree) ([]string, error) {
-	dir := filepath.Join(tree.root, tree.path("overlays"))
-	// A committed overlays link is not followed out of the tree, nor into
-	// its .git/: the names listed there would reach the comment.
-	if root, err := filepath.EvalSymlinks(tree.root); err == nil {
-		if _, err := repofile.CheckPath(root, filepath.Join(root, tree.path("overlays")), filepath.ToSlash(tree.path("overlays"))); err != nil {
-			return nil, fmt.Errorf("listing overlays of %s: %w", tree.label, err)
-		}
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usageErrorf("no PATH given and %s has no overlays/ directory: name the overlays to compare", tree.label)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("listing overlays: %w", err)
-	}
-	var overlays []string
-	for _, entry := range entries {
-		if !entry.IsDir() {
-			continue
-		}
-		files, err := os.ReadDir(filepath.Join(dir, entry.Name()))
-		if err != nil {
-			return nil, fmt.Errorf("listing overlays: %w", err)
-		}
-		if slices.ContainsFunc(files, func(f fs.DirEntry) bool { return !f.IsDir() && overlay.IsKustomizationFile(f.Name()) }) {
-			overlays = append(overlays, filepath.Join("overlays", entry.Name()))
-		}
-	}
-	if len(overlays) == 0 {
-		return nil, usageErrorf("no PATH given and overlays/ of %s holds no directory with a kustomization file: name the overlays to compare", tree.label)
-	}
-	return overlays, nil
-}
-
-func joinPaths(landscapes []landscape) string {
-	paths := make([]string, len(landscapes))
-	for i, l := range landscapes {
-		paths[i] = filepath.ToSlash(l.path)
-	}
-	return strings.Join(paths, ", ")
 }
 
 // checkRolloutFlag checks --rollout on its own: at least two landscapes,
@@ -628,101 +338,6 @@ func rolloutOrder(names []string, landscapes []landscape) ([]int, error) {
 	return order, nil
 }
 
-// loadedLandscape is one landscape of one side, built, validated and
-// evaluated.
-type loadedLandscape struct {
-	objects  []profile.Object
-	warnings profile.Problems
-	// problems are why the landscape cannot be compared, one line each:
-	// the build's error, or every problem, summarized.
-	problems []string
-	// missing is set when the tree has no such overlay.
-	missing bool
-}
-
-// loadLandscape builds the overlay of tree the way 'build' does and checks
-// and evaluates it at now, finding parents the build lacks with lookup. Its
-// warnings are the build's (overlay.BuildWithWarnings) and the validation's.
-func loadLandscape(ctx context.Context, tree diffTree, l landscape, build sandbox.Options, lookup profile.ParentLookup, now time.Time) loadedLandscape {
-	path := tree.path(l.path)
-	if _, err := os.Stat(filepath.Join(tree.root, path)); err != nil {
-		message := fmt.Sprintf("%s: %v", filepath.ToSlash(path), err)
-		if errors.Is(err, fs.ErrNotExist) {
-			message = fmt.Sprintf("%s: no such overlay in %s", filepath.ToSlash(path), tree.label)
-		}
-		return loadedLandscape{problems: []string{message}, missing: errors.Is(err, fs.ErrNotExist)}
-	}
-	// The build's errors name the file and say what is wrong.
-	docs, buildWarnings, err := sandbox.Build(ctx, build, tree.root, path)
-	if err != nil {
-		return loadedLandscape{problems: []string{strings.TrimSpace(err.Error())}}
-	}
-	checked, err := checkProfiles(docs, lookup, now)
-	if err != nil {
-		return loadedLandscape{problems: []string{err.Error()}}
-	}
-	loaded := loadedLandscape{objects: checked.evaluated, warnings: append(buildWarnings, checked.warnings...)}
-	for _, p := range checked.problems.Summarize() {
-		loaded.problems = append(loaded.problems, p.String())
-	}
-	return loaded
-}
-
-// loadHeads loads every landscape of the head. It prints the warnings of
-// all and, when one does not build or is invalid, the problems of all, each
-// line once (landscapes share their base), and returns false then.
-func loadHeads(ctx context.Context, tree diffTree, landscapes []landscape, build sandbox.Options, lookup profile.ParentLookup, now time.Time, stderr io.Writer) (sideSet, bool) {
-	heads := make(sideSet, len(landscapes))
-	var warnings, problems []string
-	for i, l := range landscapes {
-		loaded := loadLandscape(ctx, tree, l, build, lookup, now)
-		heads[i] = loaded.objects
-		for _, w := range loaded.warnings.Summarize() {
-			warnings = appendNew(warnings, "warning: "+w.String())
-		}
-		for _, p := range loaded.problems {
-			problems = appendNew(problems, p)
-		}
-	}
-	for _, line := range append(warnings, problems...) {
-		fmt.Fprintln(stderr, line)
-	}
-	return heads, len(problems) == 0
-}
-
-func appendNew(lines []string, line string) []string {
-	if slices.Contains(lines, line) {
-		return lines
-	}
-	return append(lines, line)
-}
-
-// checkedProfiles is a set of profiles decoded, validated and, when valid,
-// evaluated.
-type checkedProfiles struct {
-	evaluated []profile.Object
-	warnings  profile.Problems
-	// problems make the set invalid; evaluated is nil then.
-	problems profile.Problems
-}
-
-// checkProfiles decodes and validates docs as one set, finding parents the
-// set lacks with lookup (none when nil), and evaluates them at now when they
-// are valid, as 'evaluate' does. The error is for a failed lookup.
-func checkProfiles(docs []profile.Document, lookup profile.ParentLookup, now time.Time) (checkedProfiles, error) {
-	objects, problems := profile.DecodeDocuments(docs)
-	report, err := profile.ValidateSetAt(objects, lookup, now)
-	if err != nil {
-		return checkedProfiles{}, fmt.Errorf("validating profiles: %w", err)
-	}
-	checked := checkedProfiles{warnings: report.Warnings, problems: append(problems, report.Problems...)}
-	if len(checked.problems) > 0 {
-		return checked, nil
-	}
-	checked.evaluated = profile.EvaluateSet(objects, report, now)
-	return checked, nil
-}
-
 // diffFormat is --output.
 type diffFormat string
 
@@ -752,38 +367,4 @@ func (f diffFormat) write(w io.Writer, report prdiff.Report) error {
 		return prdiff.WriteJSON(w, report)
 	}
 	return prdiff.WriteText(w, report)
-}
-
-// horizonFlag is a positive duration, written as Go writes durations or with
-// a leading number of days: 180d, 90d12h, 2160h.
-type horizonFlag struct{ d *time.Duration }
-
-const day = 24 * time.Hour
-
-func (h horizonFlag) String() string {
-	if h.d == nil {
-		return ""
-	}
-	days, rest := *h.d/day, *h.d%day
-	switch {
-	case days == 0:
-		return rest.String()
-	case rest == 0:
-		return fmt.Sprintf("%dd", days)
-	}
-	return fmt.Sprintf("%dd%s", days, rest)
-}
-
-func (h horizonFlag) Type() string { return "DURATION" }
-
-func (h horizonFlag) Set(value string) error {
-	d, err := parseHorizon(value)
-	if err != nil {
-		return fmt.Errorf("not a duration like 180d, 90d12h or 2160h: %q", value)
-	}
-	if d <= 0 {
-		return fmt.Errorf("the horizon must be positive: %q", value)
-	}
-	*h.d = d
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/overlaypatch"
 	"github.com/profilesync/profilesync/internal/profile"
-	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // clusterRequestTimeout bounds each request to the cluster when the
@@ -29,11 +27,9 @@ import (
 // command instead of hanging a pull-request check.
 const clusterRequestTimeout = 30 * time.Second
 
-// clusterSides are diff --cluster's sides: the live objects of the cluster
-// as the base, one overlay of a tree as the head.
-type clusterSides struct {
-	head                    diffTree
-	display                 string
+// clusterBase is diff --cluster's base: the live objects of the cluster.
+// The head is one overlay of a tree.
+type clusterBase struct {
 	kubeconfig, kubeContext string
 	live                    *liveProfiles
 	// held are the live objects of the build under a hold of break glass,
@@ -41,7 +37,7 @@ type clusterSides struct {
 	held []heldObject
 }
 
-func newClusterSides(ctx context.Context, opts *diffOptions) (*clusterSides, error) {
+func newClusterSides(ctx context.Context, opts *diffOptions) (*diffSides, error) {
 	headDir := opts.headDir
 	if headDir == "" {
 		headDir = "."
@@ -50,15 +46,20 @@ func newClusterSides(ctx context.Context, opts *diffOptions) (*clusterSides, err
 	if err != nil {
 		return nil, err
 	}
-	return &clusterSides{
-		head: head, display: headDir, kubeconfig: opts.kubeconfig, kubeContext: opts.kubeContext,
+	// The base is labelled "cluster", with the context when one was chosen.
+	base := "cluster"
+	if opts.kubeContext != "" {
+		base = fmt.Sprintf("cluster (context %s)", opts.kubeContext)
+	}
+	return &diffSides{head: head, display: headDir, base: diffTree{label: base}, cluster: &clusterBase{
+		kubeconfig: opts.kubeconfig, kubeContext: opts.kubeContext,
 		live: &liveProfiles{ctx: ctx, cloudProfiles: make(map[string]*v1alpha1.CloudProfile)},
-	}, nil
+	}}, nil
 }
 
 // prepare refuses more than one overlay and makes the client of the
 // cluster, once the command line is known to be right.
-func (s *clusterSides) prepare(landscapes []landscape) error {
+func (s *clusterBase) prepare(landscapes []landscape) error {
 	if len(landscapes) > 1 {
 		return usageErrorf("--cluster compares one overlay with the cluster; name one of %s", joinPaths(landscapes))
 	}
@@ -96,23 +97,9 @@ func clusterConfig(kubeconfig, kubeContext string) (*rest.Config, error) {
 	return restConfig, nil
 }
 
-func (s *clusterSides) headTree() diffTree { return s.head }
-func (s *clusterSides) displayDir() string { return s.display }
-func (s *clusterSides) close()             {}
-
-// labels are "cluster", with the context when one was chosen, and the
-// overlay's directory.
-func (s *clusterSides) labels(landscapes []landscape) (base, head string) {
-	base = "cluster"
-	if s.kubeContext != "" {
-		base = fmt.Sprintf("cluster (context %s)", s.kubeContext)
-	}
-	return base, filepath.ToSlash(filepath.Join(s.display, landscapes[0].path))
-}
-
 // parentLookup reads a parent the build lacks from the cluster, as the sync
 // does.
-func (s *clusterSides) parentLookup() profile.ParentLookup {
+func (s *clusterBase) parentLookup() profile.ParentLookup {
 	return func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, err := s.live.cloudProfile(name)
 		if err != nil || cp == nil {
@@ -125,7 +112,7 @@ func (s *clusterSides) parentLookup() profile.ParentLookup {
 // bases reads the live object of every profile of the heads; one that is not
 // in the cluster is left out, so it shows as added. A live object under a
 // hold is noted in s.held with the patch of its drift.
-func (s *clusterSides) bases(_ context.Context, _ []landscape, heads sideSet, _ sandbox.Options, now time.Time, stderr io.Writer) (sideSet, error) {
+func (s *clusterBase) bases(heads sideSet, now time.Time, stderr io.Writer) (sideSet, error) {
 	bases := make(sideSet, len(heads))
 	for i, objects := range heads {
 		for _, o := range objects {
@@ -305,7 +292,7 @@ func specsOf(built, live profile.Object) (liveMeta metav1.Object, builtSpec, liv
 // in a YAML stream (table) or a YAML block per object (markdown), for a
 // platform engineer to add to the overlay. JSON output stays the report
 // alone, so a note on stderr says that objects are held.
-func (s *clusterSides) writeAfterReport(stdout, stderr io.Writer, format diffFormat) error {
+func (s *clusterBase) writeAfterReport(stdout, stderr io.Writer, format diffFormat) error {
 	if len(s.held) == 0 {
 		return nil
 	}

@@ -121,3 +121,37 @@ func (s byteSize) set(n int64, value string) error {
 }
 
 func (s byteSize) Type() string { return "SIZE" }
+
+// horizonFlag is a positive duration, written as Go writes durations or with
+// a leading number of days: 180d, 90d12h, 2160h.
+type horizonFlag struct{ d *time.Duration }
+
+const day = 24 * time.Hour
+
+func (h horizonFlag) String() string {
+	if h.d == nil {
+		return ""
+	}
+	days, rest := *h.d/day, *h.d%day
+	switch {
+	case days == 0:
+		return rest.String()
+	case rest == 0:
+		return fmt.Sprintf("%dd", days)
+	}
+	return fmt.Sprintf("%dd%s", days, rest)
+}
+
+func (h horizonFlag) Type() string { return "DURATION" }
+
+func (h horizonFlag) Set(value string) error {
+	d, err := parseHorizon(value)
+	if err != nil {
+		return fmt.Errorf("not a duration like 180d, 90d12h or 2160h: %q", value)
+	}
+	if d <= 0 {
+		return fmt.Errorf("the horizon must be positive: %q", value)
+	}
+	*h.d = d
+	return nil
+}

@@ -155,17 +155,10 @@ func runPolicyTimeline(inputs inputOptions, policyFile string, from, until time.
 func upcomingTransitions(objects []profile.Object, from, until time.Time) []transition {
 	var transitions []transition
 	add := func(profileName, subject string, v v1alpha1.ExpirableVersion) {
-		t := from
-		for {
-			at, next, ok := lifecycle.NextTransition(v, t)
-			if !ok || (!until.IsZero() && at.After(until)) {
-				return
-			}
+		for _, tr := range lifecycle.Transitions(v, from, until) {
 			transitions = append(transitions, transition{
-				at: at, profile: profileName, subject: subject, version: v.Version,
-				from: lifecycle.ClassificationAt(v, t), to: next,
+				at: tr.At, profile: profileName, subject: subject, version: v.Version, from: tr.From, to: tr.To,
 			})
-			t = at
 		}
 	}
 	for _, o := range objects {

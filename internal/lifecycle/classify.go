@@ -98,6 +98,25 @@ func NextTransition(v v1alpha1.ExpirableVersion, t time.Time) (at time.Time, nex
 	return e.nextAt, e.next, e.hasNext
 }
 
+// Transition is one stage start of a version: at At the classification
+// From gives way to To. From and To are equal when a stage starts with the
+// classification already in effect.
+type Transition struct {
+	At       time.Time
+	From, To v1alpha1.VersionClassification
+}
+
+// Transitions lists the transitions of v strictly after from and, unless
+// until is zero, at or before until, in time order: NextTransition walked
+// from from to the end of the window.
+func Transitions(v v1alpha1.ExpirableVersion, from, until time.Time) []Transition {
+	var transitions []Transition
+	for e := evaluate(v, from); e.hasNext && (until.IsZero() || !e.nextAt.After(until)); e = evaluate(v, e.nextAt) {
+		transitions = append(transitions, Transition{At: e.nextAt, From: e.current, To: e.next})
+	}
+	return transitions
+}
+
 // evaluation is a version's classification at one instant together with its
 // next transition.
 type evaluation struct {

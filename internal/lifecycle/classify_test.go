@@ -198,6 +198,89 @@ func TestNextTransition(t *testing.T) {
 	}
 }
 
+func TestTransitions(t *testing.T) {
+	fourStages := withLifecycle("1.30.0",
+		stage(preview, "2024-01-01T00:00:00Z"),
+		stage(supported, "2024-02-01T00:00:00Z"),
+		stage(deprecated, "2024-03-01T00:00:00Z"),
+		stage(expired, "2024-04-01T00:00:00Z"))
+	tests := []struct {
+		name        string
+		version     v1alpha1.ExpirableVersion
+		from, until string
+		want        []Transition
+	}{
+		{
+			name:    "a version without lifecycle has no transitions",
+			version: plain("1.30.0"),
+			from:    "2024-01-01T00:00:00Z",
+		},
+		{
+			name:    "a future expirationDate is one transition, to expired",
+			version: withDeprecatedAPI("1.30.0", deprecated, "2025-01-01T00:00:00Z"),
+			from:    "2024-01-01T00:00:00Z",
+			want:    []Transition{{At: at("2025-01-01T00:00:00Z"), From: deprecated, To: expired}},
+		},
+		{
+			name:    "without until every later stage start is listed, each from the classification before it",
+			version: fourStages,
+			from:    "2023-12-01T00:00:00Z",
+			want: []Transition{
+				{At: at("2024-01-01T00:00:00Z"), From: unavailable, To: preview},
+				{At: at("2024-02-01T00:00:00Z"), From: preview, To: supported},
+				{At: at("2024-03-01T00:00:00Z"), From: supported, To: deprecated},
+				{At: at("2024-04-01T00:00:00Z"), From: deprecated, To: expired},
+			},
+		},
+		{
+			name:    "a stage starting exactly at from is not listed, one starting exactly at until is",
+			version: fourStages,
+			from:    "2024-01-01T00:00:00Z",
+			until:   "2024-03-01T00:00:00Z",
+			want: []Transition{
+				{At: at("2024-02-01T00:00:00Z"), From: preview, To: supported},
+				{At: at("2024-03-01T00:00:00Z"), From: supported, To: deprecated},
+			},
+		},
+		{
+			name:    "a window between two stage starts has no transitions",
+			version: fourStages,
+			from:    "2024-02-02T00:00:00Z",
+			until:   "2024-02-28T00:00:00Z",
+		},
+		{
+			name:    "stages starting together are one transition, to the later stage",
+			version: withLifecycle("1.30.0", stage(supported, ""), stage(deprecated, "2024-06-01T00:00:00Z"), stage(expired, "2024-06-01T00:00:00Z")),
+			from:    "2024-01-01T00:00:00Z",
+			want:    []Transition{{At: at("2024-06-01T00:00:00Z"), From: supported, To: expired}},
+		},
+		{
+			name:    "a stage that repeats the current classification is still a transition",
+			version: withLifecycle("1.30.0", stage(supported, ""), stage(supported, "2024-06-01T00:00:00Z")),
+			from:    "2024-01-01T00:00:00Z",
+			want:    []Transition{{At: at("2024-06-01T00:00:00Z"), From: supported, To: supported}},
+		},
+		{
+			name:    "start times out of order are walked in time order",
+			version: withLifecycle("1.30.0", stage(preview, ""), stage(deprecated, "2024-06-01T00:00:00Z"), stage(supported, "2024-03-01T00:00:00Z")),
+			from:    "2024-01-01T00:00:00Z",
+			want: []Transition{
+				{At: at("2024-03-01T00:00:00Z"), From: preview, To: supported},
+				{At: at("2024-06-01T00:00:00Z"), From: supported, To: supported},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var until time.Time
+			if tt.until != "" {
+				until = at(tt.until)
+			}
+			NewWithT(t).Expect(Transitions(tt.version, at(tt.from), until)).To(Equal(tt.want))
+		})
+	}
+}
+
 func TestClassificationAtDoesNotAllocate(t *testing.T) {
 	g := NewWithT(t)
 	v := withDeprecatedAPI("1.30.0", supported, "2025-01-01T00:00:00Z")

@@ -178,6 +178,48 @@ func FuzzClassification(f *testing.F) {
 	})
 }
 
+// FuzzTransitions checks that Transitions walks a window the way
+// ClassificationAt sees it: in time order, inside the window, each
+// transition from the classification just before it to the one at it, the
+// first from the classification at from, and none left out before until.
+func FuzzTransitions(f *testing.F) {
+	f.Add([]byte{4, 4, 1, 0, 2, 8, 3, 16, 4, 24}, int16(-100), uint16(0)) // a four-stage lifecycle, no end
+	f.Add([]byte{4, 4, 1, 0, 2, 8, 3, 16, 4, 24}, int16(0), uint16(96))   // the window ends at a stage start
+	f.Add([]byte{3, 2, 20}, int16(10), uint16(1000))                      // deprecated API with expirationDate
+	f.Add([]byte{4, 3, 2, 40, 3, 40, 4, 40}, int16(0), uint16(240))       // equal start times
+	f.Add([]byte{4, 3, 4, 40, 2, 8, 3, 200}, int16(-500), uint16(2000))   // decreasing start times
+	f.Fuzz(func(t *testing.T, data []byte, offset int16, window uint16) {
+		r := &byteReader{data: data}
+		v := r.expirableVersion("1.30.0")
+		from := fuzzEpoch.Add(time.Duration(offset) * time.Hour)
+		var until time.Time
+		if window != 0 {
+			until = from.Add(time.Duration(window) * time.Hour)
+		}
+
+		previous := from
+		current := ClassificationAt(v, from)
+		for _, tr := range Transitions(v, from, until) {
+			if !tr.At.After(previous) || (!until.IsZero() && tr.At.After(until)) {
+				t.Fatalf("transition at %v is not after %v or not in the window [%v, %v]", tr.At, previous, from, until)
+			}
+			if tr.From != current || tr.From != ClassificationAt(v, tr.At.Add(-time.Nanosecond)) {
+				t.Fatalf("transition at %v is from %q; the classification before it is %q", tr.At, tr.From, current)
+			}
+			if c := ClassificationAt(v, tr.At); tr.To != c {
+				t.Fatalf("transition at %v is to %q; the classification then is %q", tr.At, tr.To, c)
+			}
+			if next, _, _ := NextTransition(v, previous); !next.Equal(tr.At) {
+				t.Fatalf("after %v the next transition is at %v, Transitions lists %v", previous, next, tr.At)
+			}
+			previous, current = tr.At, tr.To
+		}
+		if next, _, ok := NextTransition(v, previous); ok && (until.IsZero() || !next.After(until)) {
+			t.Fatalf("the transition at %v, inside the window ending %v, is missing", next, until)
+		}
+	})
+}
+
 // FuzzValidate builds arbitrary profiles and runs everything that reads a
 // profile on them: none may panic, every error must carry a field path below
 // spec, and every warning must be "PATH: message".

@@ -409,15 +409,12 @@ func (w diffWindow) appendClassificationChanges(changes []Change, at Change, bas
 // transitions lists the instants after now, up to and including the end of
 // the horizon, at which v changes classification.
 func (w diffWindow) transitions(v v1alpha1.ExpirableVersion) []time.Time {
-	var instants []time.Time
-	for t := w.now; ; {
-		next, _, ok := lifecycle.NextTransition(v, t)
-		if !ok || next.After(w.until) {
-			return instants
-		}
-		instants = append(instants, next.UTC())
-		t = next
+	transitions := lifecycle.Transitions(v, w.now, w.until)
+	instants := make([]time.Time, len(transitions))
+	for i, tr := range transitions {
+		instants[i] = tr.At.UTC()
 	}
+	return instants
 }
 
 // appendUpdatePathChanges compares where a cluster on the version would be
