@@ -108,7 +108,7 @@ func sortInventory(entries []v1alpha1.InventoryEntry) {
 }
 
 // stageOf is when an object of the revision is written. The revision as a
-// whole was validated by profile.ValidateSet and checkUpdateRules already; the
+// whole was validated by profile.Validate and checkUpdateRules already; the
 // stages only keep every single write valid for the admission webhooks. It is
 // decided only for objects that are written, since it merges a namespaced
 // profile with its live parent.

@@ -567,7 +567,8 @@ type syncWarning struct{ reason, message string }
 // the build's included, even when it refuses the revision.
 func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, decoded decodedRevision, live *liveProfiles) ([]syncWarning, error) {
 	warnings := decoded.warnings
-	report, err := profile.ValidateSetAt(decoded.objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+	now := r.Clock.Now()
+	set, err := profile.Validate(decoded.objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, ok := live.cloudProfiles[name]
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
@@ -575,17 +576,17 @@ func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gi
 			return nil, false, nil
 		}
 		return &cp.Spec, true, nil
-	}, r.Clock.Now())
+	}, now)
 	if err != nil {
 		return warnings, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}
-	for _, w := range report.Warnings.Summarize() {
+	for _, w := range set.Warnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.ValidationFailedReason, message: w.String()})
 	}
-	if len(report.Problems) > 0 {
-		return warnings, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, report.Problems.Summarize()))
+	if len(set.Problems) > 0 {
+		return warnings, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, set.Problems.Summarize()))
 	}
-	policyWarnings, err := r.checkPolicy(obj, checkout, decoded.objects, report, live)
+	policyWarnings, err := r.checkPolicy(obj, checkout, set, live, now)
 	return append(warnings, policyWarnings...), err
 }
 
@@ -631,7 +632,7 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 	}
 	// Children that stay as they are on the cluster: not in this revision
 	// and not about to be pruned. Children in the revision were already
-	// merged with the new parent by ValidateSet.
+	// merged with the new parent by profile.Validate.
 	var remaining []v1alpha1.NamespacedCloudProfile
 	for key, ncp := range live.namespaced {
 		if !plan.has(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name) && !plan.prunes(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name) {

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -14,9 +15,9 @@ import (
 // checkPolicy checks a valid revision against the versioning policy of its
 // overlay (the profilesync-policy.yaml nearest to spec.path in the checkout,
 // read as the build reads it) before anything is written, as 'profilesync
-// diff' checks a pull request: the profiles at the clock's now, and for the
-// notice rule the change from what the cluster holds, made at the time of
-// the revision's commit. A rule of severity error, or a policy file that
+// diff' checks a pull request: the profiles at now, the time the set was
+// validated at, and for the notice rule the change from what the cluster
+// holds, made at the time of the revision's commit. A rule of severity error, or a policy file that
 // cannot be read, refuses the revision whole (ValidationFailed,
 // PolicyViolation); its warnings are returned, for the sync to report once
 // per revision and spec.
@@ -25,7 +26,7 @@ import (
 // that time alone makes break an error rule is refused from then on, and the
 // profiles stay as applied (their lifecycle goes on); 'profilesync timeline
 // --policy' shows such dates in advance.
-func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, objects []profile.Object, report profile.Report, live *liveProfiles) ([]syncWarning, error) {
+func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, set *profile.Set, live *liveProfiles, now time.Time) ([]syncWarning, error) {
 	p, file, err := policy.Find(checkout.Dir, obj.Spec.Path, r.Builds.Limits().MaxFileSize)
 	if err != nil {
 		return nil, policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
@@ -33,13 +34,12 @@ func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout 
 	if p == nil {
 		return nil, nil
 	}
-	now := r.Clock.Now()
 	commit, err := gitsource.CommitTime(checkout.Dir, checkout.Commit)
 	if err != nil {
 		// The notice is then measured from now, which only asks for more.
 		commit = now
 	}
-	head := profile.EvaluateSet(objects, report, now)
+	head := set.Evaluate()
 	findings := p.Check(head, liveCounterparts(head, live), now, commit)
 	var warnings []syncWarning
 	for _, w := range findings.Warnings.Summarize() {

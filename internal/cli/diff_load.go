@@ -132,13 +132,16 @@ func loadLandscape(ctx context.Context, tree diffTree, l landscape, build sandbo
 	if err != nil {
 		return loadedLandscape{problems: []string{strings.TrimSpace(err.Error())}}
 	}
-	checked, err := checkProfiles(docs, lookup, now)
+	set, err := profile.Load(docs, lookup, now)
 	if err != nil {
-		return loadedLandscape{problems: []string{err.Error()}}
+		return loadedLandscape{problems: []string{fmt.Sprintf("validating profiles: %v", err)}}
 	}
-	loaded := loadedLandscape{objects: checked.evaluated, warnings: append(buildWarnings, checked.warnings...)}
-	for _, p := range checked.problems.Summarize() {
+	loaded := loadedLandscape{warnings: append(buildWarnings, set.Warnings...)}
+	for _, p := range set.Problems.Summarize() {
 		loaded.problems = append(loaded.problems, p.String())
+	}
+	if len(set.Problems) == 0 {
+		loaded.objects = set.Evaluate()
 	}
 	return loaded
 }
@@ -170,30 +173,4 @@ func appendNew(lines []string, line string) []string {
 		return lines
 	}
 	return append(lines, line)
-}
-
-// checkedProfiles is a set of profiles decoded, validated and, when valid,
-// evaluated.
-type checkedProfiles struct {
-	evaluated []profile.Object
-	warnings  profile.Problems
-	// problems make the set invalid; evaluated is nil then.
-	problems profile.Problems
-}
-
-// checkProfiles decodes and validates docs as one set, finding parents the
-// set lacks with lookup (none when nil), and evaluates them at now when they
-// are valid, as 'evaluate' does. The error is for a failed lookup.
-func checkProfiles(docs []profile.Document, lookup profile.ParentLookup, now time.Time) (checkedProfiles, error) {
-	objects, problems := profile.DecodeDocuments(docs)
-	report, err := profile.ValidateSetAt(objects, lookup, now)
-	if err != nil {
-		return checkedProfiles{}, fmt.Errorf("validating profiles: %w", err)
-	}
-	checked := checkedProfiles{warnings: report.Warnings, problems: append(problems, report.Problems...)}
-	if len(checked.problems) > 0 {
-		return checked, nil
-	}
-	checked.evaluated = profile.EvaluateSet(objects, report, now)
-	return checked, nil
 }

@@ -136,27 +136,24 @@ func displayInput(path, given, file string) string {
 	return filepath.Join(path, filepath.FromSlash(strings.TrimPrefix(file, given+"/")))
 }
 
-// loadProfiles decodes and validates docs as one set. It writes warnings
-// to stderr, and when the set is invalid every problem, one per line; ok is
-// false then. The report holds the merged namespaced profiles for
-// profile.EvaluateSet.
-func loadProfiles(docs []profile.Document, at time.Time, stderr io.Writer) (objects []profile.Object, report profile.Report, ok bool) {
-	objects, problems := profile.DecodeDocuments(docs)
-	report, err := profile.ValidateSetAt(objects, nil, at)
+// evaluateProfiles loads docs as one set at t (profile.Load) and computes
+// every object's status at t. It writes warnings to stderr, and when the set
+// is invalid every problem, one per line; ok is false then.
+func evaluateProfiles(docs []profile.Document, at time.Time, stderr io.Writer) ([]profile.Object, bool) {
+	set, err := profile.Load(docs, nil, at)
 	if err != nil {
-		// Without a parent lookup ValidateSet has nothing that can fail.
+		// Without a parent lookup validation has nothing that can fail.
 		fmt.Fprintf(stderr, "validating profiles: %v\n", err)
-		return nil, report, false
+		return nil, false
 	}
-	for _, w := range report.Warnings.Summarize() {
+	for _, w := range set.Warnings.Summarize() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	problems = append(problems, report.Problems...)
-	if len(problems) > 0 {
-		printProblems(problems, stderr)
-		return nil, report, false
+	if len(set.Problems) > 0 {
+		printProblems(set.Problems, stderr)
+		return nil, false
 	}
-	return objects, report, true
+	return set.Evaluate(), true
 }
 
 // printProblems writes one problem per line, a mistake repeated many times
@@ -165,14 +162,4 @@ func printProblems(problems profile.Problems, stderr io.Writer) {
 	for _, p := range problems.Summarize() {
 		fmt.Fprintln(stderr, p.String())
 	}
-}
-
-// evaluateProfiles loads docs and computes every object's status at t; ok is
-// false when the input is invalid (reported on stderr).
-func evaluateProfiles(docs []profile.Document, at time.Time, stderr io.Writer) ([]profile.Object, bool) {
-	objects, report, ok := loadProfiles(docs, at, stderr)
-	if !ok {
-		return nil, false
-	}
-	return profile.EvaluateSet(objects, report, at), true
 }

@@ -119,7 +119,7 @@ func ExplainMissingParent(errs field.ErrorList, where string) field.ErrorList {
 
 // NamespacedWithWarnings is NamespacedAt that also returns the validation
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
-// ValidateSet can report them without validating the merged spec again.
+// profile.Validate can report them without validating the merged spec again.
 func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
 	merged, errs := mergeOverrides(parent, ncp)
 	if len(errs) > 0 {

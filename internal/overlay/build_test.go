@@ -61,10 +61,10 @@ func evaluatedStream(t *testing.T, docs []profile.Document, at time.Time) []byte
 	g := NewWithT(t)
 	objects, problems := profile.DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
-	report, err := profile.ValidateSet(objects, nil)
+	report, err := profile.Validate(objects, nil, at)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
-	evaluated := profile.EvaluateSet(objects, report, at)
+	evaluated := report.Evaluate()
 
 	var out bytes.Buffer
 	for i, o := range evaluated {

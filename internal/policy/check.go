@@ -29,7 +29,7 @@ func (f *Findings) add(severity Severity, p profile.Problem) {
 }
 
 // Check checks one landscape's profiles, head, against the policy at now.
-// head holds the profiles as profile.EvaluateSet returns them (a
+// head holds the profiles as profile.Set.Evaluate returns them (a
 // NamespacedCloudProfile with its merged spec, which is what the policy
 // reads). base, when not nil, is the landscape's profiles before the change,
 // made by a commit at commit: the notice rule compares them, matching

@@ -7,7 +7,7 @@ import (
 )
 
 // LandscapeSides is one landscape of a pull request on both sides, each as
-// EvaluateSet returns it. A side the landscape is missing from, or cannot be
+// Set.Evaluate returns it. A side the landscape is missing from, or cannot be
 // built in, has no objects.
 type LandscapeSides struct {
 	// Name names the overlay, e.g. "dev".

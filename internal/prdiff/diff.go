@@ -168,10 +168,10 @@ type Change struct {
 }
 
 // Diff compares the profiles of one landscape built from two revisions,
-// base and head, each as returned by EvaluateSet (a namespaced profile needs
+// base and head, each as returned by profile.Set.Evaluate (a namespaced profile needs
 // its merged spec), at now and over horizon (DefaultHorizon when zero or
 // negative). Profiles are matched by kind, namespace and name; should a set
-// hold one twice, the first counts, as ValidateSet reports the second.
+// hold one twice, the first counts, as profile.Validate reports the second.
 //
 // For each profile on both sides it reports, versions matched by their
 // written version and images by name:

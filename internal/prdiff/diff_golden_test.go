@@ -117,10 +117,10 @@ func evaluatedOverlay(t *testing.T, root, name string, at time.Time) []profile.O
 	g.Expect(err).NotTo(HaveOccurred())
 	objects, problems := profile.DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
-	validation, err := profile.ValidateSet(objects, nil)
+	validation, err := profile.Validate(objects, nil, at)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(validation.Problems).To(BeEmpty(), "%s of %s is valid", name, root)
 	g.Expect(validation.Warnings).To(BeEmpty(), "%s of %s has no warnings", name, root)
-	evaluated := profile.EvaluateSet(objects, validation, at)
+	evaluated := validation.Evaluate()
 	return evaluated
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/profilesync/profilesync/internal/policy"
 )
 
-// Landscape is one overlay's profiles as EvaluateSet returns them.
+// Landscape is one overlay's profiles as profile.Set.Evaluate returns them.
 type Landscape struct {
 	// Name names the overlay, e.g. "dev".
 	Name    string

@@ -214,7 +214,7 @@ func isBlankDocument(data []byte) bool {
 
 // DecodeDocuments decodes every document into a profile, keeping the input
 // order, and returns every problem found; a document with a problem yields no
-// object, and so never reaches the lifecycle rules of ValidateSet. An empty
+// object, and so never reaches the lifecycle rules of Validate. An empty
 // document (null, or nothing but comments) is skipped, as kubectl does.
 //
 // Each document is first checked as the API server checks a custom resource
@@ -223,7 +223,7 @@ func isBlankDocument(data []byte) bool {
 // keys, with the API server's messages and field paths; then its metadata,
 // with apimachinery's ValidateObjectMeta (name, namespace, labels,
 // annotations), and labels of the domain the sync writes are refused. CEL
-// rules are left to ValidateSet, which states each with the versions
+// rules are left to Validate, which states each with the versions
 // involved.
 //
 // Decoding is strict: a field our API does not have is a problem naming the
@@ -235,7 +235,7 @@ func isBlankDocument(data []byte) bool {
 //
 // Nothing is defaulted into the objects: the API server's one default that
 // matters (a machine image without updateStrategy means major) is applied
-// where it is needed, by lifecycle for update paths and by EvaluateSet for the
+// where it is needed, by lifecycle for update paths and by Set.Evaluate for the
 // parent of a namespaced merge, so that printed specs stay as written.
 func DecodeDocuments(docs []Document) ([]Object, Problems) {
 	var objects []Object

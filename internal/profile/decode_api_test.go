@@ -244,11 +244,11 @@ func TestDecodeDocumentsChecksMetadataAsTheAPIServerDoes(t *testing.T) {
 			},
 		},
 		{
-			name:   "a namespaced profile without namespace is left to ValidateSet: the sync fills one in",
+			name:   "a namespaced profile without namespace is left to Validate: the sync fills one in",
 			stream: namespacedWithMetadata("  name: team-a\n"),
 		},
 		{
-			name:   "the namespace of a CloudProfile is left to ValidateSet, which refuses any",
+			name:   "the namespace of a CloudProfile is left to Validate, which refuses any",
 			stream: cloudProfileWithMetadata("  name: p\n  namespace: Not A Namespace\n"),
 		},
 		{

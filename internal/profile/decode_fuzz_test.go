@@ -44,12 +44,12 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("problem spans several lines: %q", line)
 			}
 		}
-		report, err := ValidateSet(objects, nil)
+		set, err := Validate(objects, nil, now)
 		if err != nil {
-			t.Fatalf("ValidateSet without a lookup failed: %v", err)
+			t.Fatalf("Validate without a lookup failed: %v", err)
 		}
-		if evaluated := EvaluateSet(objects, report, now); len(report.Problems) == 0 && len(evaluated) != len(objects) {
-			t.Fatalf("EvaluateSet of a valid set returned %d of its %d objects", len(evaluated), len(objects))
+		if evaluated := set.Evaluate(); len(set.Problems) == 0 && len(evaluated) != len(objects) {
+			t.Fatalf("Evaluate of a valid set returned %d of its %d objects", len(evaluated), len(objects))
 		}
 
 		var encoded bytes.Buffer

@@ -9,10 +9,14 @@
 //     own validator) and metadata as apimachinery validates it, naming file,
 //     object and field of every problem; Problems.Summarize cuts a mistake
 //     repeated many times short for people to read;
-//   - ValidateSet checks a set applied together: every profile's lifecycle
-//     rules, duplicates, the size the API server would store, and every
-//     namespaced profile merged with its parent (internal/merge);
-//     EvaluateSet gives each valid profile its status at a time;
+//   - Validate checks a set applied together at a time: every profile's
+//     lifecycle rules, duplicates, the size the API server would store, and
+//     every namespaced profile merged with its parent (internal/merge). The
+//     Set it returns is the only thing that evaluates (Set.Evaluate gives
+//     each valid profile its status at that same time), so no set is
+//     evaluated against objects or a time it was not validated with. Load
+//     is decoding and Validate in one, the path of every caller that does
+//     not keep decoded objects itself;
 //   - DriftedFields names the fields of a live profile that differ from
 //     what is applied, and ContentDigest identifies what was applied.
 //

@@ -68,7 +68,7 @@ func TestTheDifferencesFromGardenerHold(t *testing.T) {
 			g := NewWithT(t)
 			objects, problems := decodeString(t, "example.yaml", example.profiles)
 			if len(problems) == 0 {
-				report, err := ValidateSetAt(objects, nil, now)
+				report, err := Validate(objects, nil, now)
 				g.Expect(err).NotTo(HaveOccurred())
 				problems = report.Problems
 				if warning, ok := strings.CutPrefix(example.verdict, "accepts, warning: "); ok {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/yaml"
@@ -51,7 +52,7 @@ func TestGardenerProfilesAreAcceptedAndRoundTrip(t *testing.T) {
 	objects, problems := DecodeDocuments(docs)
 	g.Expect(problems).To(BeEmpty())
 	g.Expect(objects).To(HaveLen(len(docs)))
-	report, err := ValidateSet(objects, nil)
+	report, err := Validate(objects, nil, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 

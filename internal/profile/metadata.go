@@ -64,7 +64,7 @@ func dotted(path string) string {
 // refuses labels of the domain the sync writes itself.
 //
 // The namespace of a namespaced profile is checked when it is given.
-// Whether one is required or forbidden is left to ValidateSet, which says so
+// Whether one is required or forbidden is left to Validate, which says so
 // in its own words: a NamespacedCloudProfile without one gets the
 // ProfileSync's namespace in the sync (ApplyDefaultNamespace), and the
 // namespace of a cluster-scoped CloudProfile is an error there, though the

@@ -103,7 +103,7 @@ func compileCRDSchema(schema *apiextensionsv1.JSONSchemaProps) (*crdSchema, erro
 // in the order the API server does on create: unknown fields are pruned
 // first and returned as paths, then what is left is checked against the
 // schema and the list-type invariants. CEL rules (x-kubernetes-validations)
-// are not run: ValidateSet enforces each of them (lifecycle's rules, the
+// are not run: Validate enforces each of them (lifecycle's rules, the
 // namespaced merge) with messages that name the versions involved, and it
 // only sees objects that pass this check. obj is modified: unknown fields
 // are removed.

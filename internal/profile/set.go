@@ -18,29 +18,50 @@ import (
 // retries), never for a missing parent.
 type ParentLookup func(name string) (spec *v1alpha1.CloudProfileSpec, found bool, err error)
 
-// Report is the outcome of ValidateSet: the set is valid exactly when
-// Problems is empty. Warnings never make it invalid.
-type Report struct {
+// Set is a set of profiles applied together (one revision of a repository,
+// or the inputs of the CLI), validated at one time: Load or Validate make
+// one, and only they, so Evaluate always works on the objects that were
+// validated and at the time they were validated at. The set is valid
+// exactly when Problems is empty; Warnings never make it invalid.
+type Set struct {
+	// Objects are the profiles in input order, as decoded.
+	Objects  []Object
 	Problems Problems
 	Warnings Problems
+	// at is the time the set was validated at, and is evaluated at.
+	at time.Time
 	// merged is status.cloudProfileSpec of every NamespacedCloudProfile of
-	// the set that merged with its parent, by the object ValidateSet was
-	// given (not by name: a set may hold the same name twice), so that
-	// EvaluateSet does not merge a second time.
+	// the set that merged with its parent, by the object (not by name: a set
+	// may hold the same name twice), so that Evaluate does not merge a
+	// second time.
 	merged map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec
 }
 
 // MergedSpec returns status.cloudProfileSpec of ncp, an object of the set, as
-// ValidateSet merged it with its parent; nil when it could not be merged
-// (Problems says why). The spec is shared with the report: copy it before
-// changing it.
-func (r Report) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudProfileSpec {
-	return r.merged[ncp]
+// it was merged with its parent; nil when it could not be merged (Problems
+// says why). The spec is shared with the set: copy it before changing it.
+func (s *Set) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudProfileSpec {
+	return s.merged[ncp]
+}
+
+// Load is the one way from built documents to a set: it decodes docs
+// (DecodeDocuments) and validates what decoded as one set at now
+// (Validate). Problems holds the decoding's problems, then the validation's.
+// The sync, which keeps decoded objects per revision, calls the two halves
+// itself. The error is only for a failed lookupParent.
+func Load(docs []Document, lookupParent ParentLookup, now time.Time) (*Set, error) {
+	objects, problems := DecodeDocuments(docs)
+	set, err := Validate(objects, lookupParent, now)
+	if err != nil {
+		return nil, err
+	}
+	set.Problems = append(problems, set.Problems...)
+	return set, nil
 }
 
 // ApplyDefaultNamespace sets namespace on every NamespacedCloudProfile that
 // has none, as kubectl does with its current namespace. The sync calls it
-// with the ProfileSync's namespace before ValidateSet; the CLI does not, so
+// with the ProfileSync's namespace before Validate; the CLI does not, so
 // there a namespaced profile without a namespace is a problem: which
 // namespace it would land in depends on who applies it.
 func ApplyDefaultNamespace(objects []Object, namespace string) {
@@ -51,37 +72,30 @@ func ApplyDefaultNamespace(objects []Object, namespace string) {
 	}
 }
 
-// ValidateSet checks a set of profiles that is applied together (one
-// revision of a repository, or the inputs of the CLI) and returns every
-// problem at once:
+// Validate checks objects as one set at now and returns every problem at
+// once:
 //
 //   - the same kind, namespace and name twice;
 //   - a CloudProfile with a namespace (it is cluster-scoped), a
 //     NamespacedCloudProfile without one;
-//   - every rule of lifecycle.ValidateCloudProfileSpec for each CloudProfile,
-//     with its warnings;
+//   - every rule of lifecycle.ValidateCloudProfileSpecAt for each
+//     CloudProfile, with its warnings; validated at now, so that versions
+//     whose supported windows overlapped only before now do not block a
+//     profile, as in Gardener;
 //   - for each NamespacedCloudProfile, its parent must be a CloudProfile of
 //     the set or, when lookupParent is not nil, one it finds; a parent in the
 //     set wins over lookupParent, because the set is what will be applied.
-//     merge.Namespaced must accept the override; warnings of the merged spec
+//     merge.NamespacedAt must accept the override; warnings of the merged spec
 //     that the parent does not already have are reported under
-//     status.cloudProfileSpec. The merged spec is kept in the report
-//     (Report.MergedSpec) for EvaluateSet;
+//     status.cloudProfileSpec. The merged spec is kept in the set
+//     (MergedSpec) for Evaluate;
 //   - every object must fit what the API server can store once its status is
 //     written, a NamespacedCloudProfile's merged spec included
 //     (storedSizeProblem).
 //
-// The error is only for a failed lookupParent. The profiles are validated at
-// no particular time; ValidateSetAt validates them at a given time.
-func ValidateSet(objects []Object, lookupParent ParentLookup) (Report, error) {
-	return ValidateSetAt(objects, lookupParent, time.Time{})
-}
-
-// ValidateSetAt is ValidateSet with every spec validated at now
-// (lifecycle.ValidateCloudProfileSpecAt), so that versions whose supported
-// windows overlapped only before now do not block a profile, as in Gardener.
-func ValidateSetAt(objects []Object, lookupParent ParentLookup, now time.Time) (Report, error) {
-	report := Report{merged: make(map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec)}
+// The error is only for a failed lookupParent.
+func Validate(objects []Object, lookupParent ParentLookup, now time.Time) (*Set, error) {
+	report := &Set{Objects: objects, at: now, merged: make(map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec)}
 	parents := newParentIndex(objects, lookupParent, now)
 	firstIndexOf := make(map[string]int, len(objects))
 	for i, o := range objects {
@@ -114,7 +128,7 @@ func ValidateSetAt(objects []Object, lookupParent ParentLookup, now time.Time) (
 		}
 		parent, err := parents.find(ncp.Spec.Parent.Name)
 		if err != nil {
-			return Report{}, fmt.Errorf("%s: %s: looking up parent CloudProfile %q: %w", o.File, o.Ref(), ncp.Spec.Parent.Name, err)
+			return nil, fmt.Errorf("%s: %s: looking up parent CloudProfile %q: %w", o.File, o.Ref(), ncp.Spec.Parent.Name, err)
 		}
 		if parent.invalid {
 			report.Problems = append(report.Problems, o.problem("spec.parent.name",
@@ -267,31 +281,29 @@ func namespacedStatusOf(merged *v1alpha1.CloudProfileSpec, now time.Time) v1alph
 	}
 }
 
-// EvaluateSet returns copies of objects, in the same order, with the status
-// the controllers write at now: for a CloudProfile lifecycle.Status of its
-// spec, for a NamespacedCloudProfile the spec ValidateSet merged into report
-// (with its parent from the set, else from ValidateSet's lookupParent, with
-// the API server's defaults) and lifecycle.Status of that. Conditions and
-// observedGeneration are left empty: they describe a cluster.
-//
-// report is ValidateSet's for the same objects. A namespaced profile that
-// ValidateSet could not merge is left out of the result; report.Problems says
-// why, so evaluate only a set without problems.
-func EvaluateSet(objects []Object, report Report, now time.Time) []Object {
-	evaluated := make([]Object, 0, len(objects))
-	for _, o := range objects {
+// Evaluate returns copies of the set's objects, in the same order, with the
+// status the controllers write at the time the set was validated at: for a
+// CloudProfile lifecycle.Status of its spec, for a NamespacedCloudProfile the
+// spec Validate merged (with its parent from the set, else from
+// lookupParent, with the API server's defaults) and lifecycle.Status of that.
+// Conditions and observedGeneration are left empty: they describe a cluster.
+// A namespaced profile that could not be merged is left out; Problems says
+// why, so evaluate only a valid set.
+func (s *Set) Evaluate() []Object {
+	evaluated := make([]Object, 0, len(s.Objects))
+	for _, o := range s.Objects {
 		if o.CloudProfile != nil {
 			cp := o.CloudProfile.DeepCopy()
-			cp.Status = v1alpha1.CloudProfileStatus{ProfileVersionsStatus: lifecycle.Status(&cp.Spec, now)}
+			cp.Status = v1alpha1.CloudProfileStatus{ProfileVersionsStatus: lifecycle.Status(&cp.Spec, s.at)}
 			evaluated = append(evaluated, Object{File: o.File, CloudProfile: cp})
 			continue
 		}
-		merged := report.MergedSpec(o.NamespacedCloudProfile)
+		merged := s.MergedSpec(o.NamespacedCloudProfile)
 		if merged == nil {
 			continue
 		}
 		ncp := o.NamespacedCloudProfile.DeepCopy()
-		ncp.Status = namespacedStatusOf(merged.DeepCopy(), now)
+		ncp.Status = namespacedStatusOf(merged.DeepCopy(), s.at)
 		evaluated = append(evaluated, Object{File: o.File, NamespacedCloudProfile: ncp})
 	}
 	return evaluated
@@ -299,7 +311,7 @@ func EvaluateSet(objects []Object, report Report, now time.Time) []Object {
 
 // EffectiveSpec returns the spec the lifecycle rules apply to: a CloudProfile's own
 // spec, or for a NamespacedCloudProfile its merged status.cloudProfileSpec
-// (nil before EvaluateSet).
+// (nil before Evaluate).
 func (o Object) EffectiveSpec() *v1alpha1.CloudProfileSpec {
 	if o.NamespacedCloudProfile != nil {
 		return o.NamespacedCloudProfile.Status.CloudProfileSpec

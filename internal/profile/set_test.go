@@ -32,7 +32,7 @@ func problemLines(problems Problems) []string {
 	return lines
 }
 
-func TestValidateSetReportsEveryProblemOfTheSet(t *testing.T) {
+func TestValidateReportsEveryProblemOfTheSet(t *testing.T) {
 	g := NewWithT(t)
 	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
 		fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
@@ -64,7 +64,7 @@ spec:
 `)
 	g.Expect(problems).To(BeEmpty())
 
-	report, err := ValidateSet(objects, nil)
+	report, err := Validate(objects, nil, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	// The merge's own messages belong to merge.Namespaced; here only their
 	// location is checked.
@@ -80,7 +80,7 @@ spec:
 	))
 }
 
-func TestValidateSetLooksUpParentsOutsideTheSet(t *testing.T) {
+func TestValidateLooksUpParentsOutsideTheSet(t *testing.T) {
 	g := NewWithT(t)
 	objects, problems := decodeString(t, "ncp.yaml", fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "in-cluster")+"---\n"+
 		fmt.Sprintf(namespacedProfileOf, "team-b", "team-b", "nowhere"))
@@ -94,16 +94,16 @@ func TestValidateSetLooksUpParentsOutsideTheSet(t *testing.T) {
 		return nil, false, nil
 	}
 
-	report, err := ValidateSet(objects, lookup)
+	report, err := Validate(objects, lookup, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(asked).To(Equal([]string{"in-cluster", "nowhere"}))
 	g.Expect(problemLines(report.Problems)).To(Equal([]string{
 		`ncp.yaml: NamespacedCloudProfile/team-b/team-b: spec.parent.name: Not found: "nowhere": no CloudProfile of that name among the input profiles or in the cluster`,
 	}))
 
-	_, err = ValidateSet(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) {
+	_, err = Validate(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		return nil, false, errors.New("connection refused")
-	})
+	}, time.Time{})
 	g.Expect(err).To(MatchError(`ncp.yaml: NamespacedCloudProfile/team-a/team-a: looking up parent CloudProfile "in-cluster": connection refused`))
 }
 
@@ -116,12 +116,12 @@ func TestApplyDefaultNamespaceFillsOnlyMissingNamespaces(t *testing.T) {
 	g.Expect(objects[0].CloudProfile.Namespace).To(BeEmpty(), "a CloudProfile is cluster-scoped")
 	g.Expect(objects[1].NamespacedCloudProfile.Namespace).To(Equal("profiles"))
 	g.Expect(objects[2].NamespacedCloudProfile.Namespace).To(Equal("team-b"))
-	report, err := ValidateSet(objects, nil)
+	report, err := Validate(objects, nil, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 }
 
-func TestValidateSetReportsWarningsOfProfilesAndOnlyNewOnesOfMerges(t *testing.T) {
+func TestValidateReportsWarningsOfProfilesAndOnlyNewOnesOfMerges(t *testing.T) {
 	g := NewWithT(t)
 	objects, _ := decodeString(t, "warn.yaml", `apiVersion: core.profilesync.io/v1alpha1
 kind: CloudProfile
@@ -160,7 +160,7 @@ spec:
       - classification: deprecated
         startTime: "2025-05-01T00:00:00Z"
 `)
-	report, err := ValidateSet(objects, nil)
+	report, err := Validate(objects, nil, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 	g.Expect(problemLines(report.Warnings)).To(Equal([]string{
@@ -169,19 +169,19 @@ spec:
 	}))
 }
 
-// TestEvaluateSetGEP32NamespacedExample evaluates GEP-32's compatibility
+// TestEvaluateGEP32NamespacedExample evaluates GEP-32's compatibility
 // example: the merged lifecycle of 1.18.0 is the one the GEP shows, and the
 // status is lifecycle.Status of that merged spec.
-func TestEvaluateSetGEP32NamespacedExample(t *testing.T) {
+func TestEvaluateGEP32NamespacedExample(t *testing.T) {
 	g := NewWithT(t)
 	parent, ncp := readMergeExample(t, filepath.Join(mergeExamples, "gep-32-compatibility"))
 	objects := []Object{{File: "parent.yaml", CloudProfile: &parent}, {File: "namespaced.yaml", NamespacedCloudProfile: &ncp}}
-	report, err := ValidateSet(objects, nil)
+	at := time.Date(2024, 12, 3, 0, 0, 0, 0, time.UTC)
+	report, err := Validate(objects, nil, at)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 
-	at := time.Date(2024, 12, 3, 0, 0, 0, 0, time.UTC)
-	evaluated := EvaluateSet(objects, report, at)
+	evaluated := report.Evaluate()
 	g.Expect(evaluated).To(HaveLen(len(objects)))
 	g.Expect(parent.Status.Kubernetes).To(BeNil(), "the inputs are not modified")
 
@@ -199,24 +199,24 @@ func TestEvaluateSetGEP32NamespacedExample(t *testing.T) {
 	g.Expect(evaluated[1].EffectiveSpec()).To(Equal(status.CloudProfileSpec))
 }
 
-func TestEvaluateSetMergesWithTheParentAsTheAPIServerStoresIt(t *testing.T) {
+func TestEvaluateMergesWithTheParentAsTheAPIServerStoresIt(t *testing.T) {
 	g := NewWithT(t)
 	// minimalCloudProfile's machine image has no updateStrategy.
 	objects, _ := decodeString(t, "images.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
 		fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws"))
-	report, err := ValidateSet(objects, nil)
+	report, err := Validate(objects, nil, time.Now())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
-	evaluated := EvaluateSet(objects, report, time.Now())
+	evaluated := report.Evaluate()
 	g.Expect(evaluated).To(HaveLen(len(objects)))
 	g.Expect(evaluated[0].CloudProfile.Spec.MachineImages[0].UpdateStrategy).To(BeNil(), "the printed spec stays as written")
 	g.Expect(*evaluated[1].NamespacedCloudProfile.Status.CloudProfileSpec.MachineImages[0].UpdateStrategy).To(Equal(v1alpha1.UpdateStrategyMajor))
 }
 
-// TestValidateSetKeepsTheMergedSpecsForEvaluateSet checks that ValidateSet
-// hands out the merge it did, so that EvaluateSet needs no second one, and
+// TestValidateKeepsTheMergedSpecsForEvaluate checks that Validate
+// hands out the merge it did, so that Evaluate needs no second one, and
 // that a namespaced profile it could not merge is left out of the evaluation.
-func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
+func TestValidateKeepsTheMergedSpecsForEvaluate(t *testing.T) {
 	g := NewWithT(t)
 	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
 		fmt.Sprintf(namespacedProfileOf, "good", "team-a", "aws")+`  machineImages:
@@ -231,7 +231,7 @@ func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
 	g.Expect(problems).To(BeEmpty())
 	parent, good, bad := objects[0].CloudProfile, objects[1].NamespacedCloudProfile, objects[2].NamespacedCloudProfile
 
-	report, err := ValidateSet(objects, nil)
+	report, err := Validate(objects, nil, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(problemLines(report.Problems)).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0] (1.99.0).version: Not found: "1.99.0"`)))
 
@@ -241,7 +241,7 @@ func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
 	g.Expect(report.MergedSpec(bad)).To(BeNil(), "a profile that does not merge has no merged spec")
 	g.Expect(report.MergedSpec(good.DeepCopy())).To(BeNil(), "merged specs belong to the objects validated, not to their names")
 
-	evaluated := EvaluateSet(objects, report, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	evaluated := report.Evaluate()
 	g.Expect(evaluated).To(HaveLen(2), "the profile that does not merge is left out")
 	g.Expect(evaluated[1].NamespacedCloudProfile.Name).To(Equal("good"))
 	g.Expect(evaluated[1].EffectiveSpec()).To(Equal(want))
@@ -249,7 +249,7 @@ func TestValidateSetKeepsTheMergedSpecsForEvaluateSet(t *testing.T) {
 	g.Expect(good.Status.CloudProfileSpec).To(BeNil(), "the inputs are not modified")
 }
 
-func TestValidateSetAtCountsOnlyVersionsSupportedFromNowOn(t *testing.T) {
+func TestValidateCountsOnlyVersionsSupportedFromNowOn(t *testing.T) {
 	g := NewWithT(t)
 	parent := profile()
 	parent.Kubernetes.Versions = withNewest(
@@ -262,12 +262,65 @@ func TestValidateSetAtCountsOnlyVersionsSupportedFromNowOn(t *testing.T) {
 	ncp.Spec.Parent.Name = "aws"
 	objects := []Object{{File: "aws.yaml", CloudProfile: cp}, {File: "team-a.yaml", NamespacedCloudProfile: ncp}}
 
-	before, err := ValidateSetAt(objects, nil, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC))
+	before, err := Validate(objects, nil, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(problemLines(before.Problems)).To(ContainElement(ContainSubstring("spec.kubernetes.versions[0] (1.29.1).classification: Forbidden: only one supported version per minor")))
 
-	after, err := ValidateSetAt(objects, nil, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	after, err := Validate(objects, nil, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(after.Problems).To(BeEmpty(), "both versions expired before now, so neither is supported")
 	g.Expect(after.MergedSpec(ncp)).NotTo(BeNil())
+}
+
+// TestLoadDecodesValidatesAndEvaluatesAtOneTime checks the one load path:
+// decoding problems and validation problems come together, and a set is
+// evaluated at the time it was validated at, never another.
+func TestLoadDecodesValidatesAndEvaluatesAtOneTime(t *testing.T) {
+	g := NewWithT(t)
+	docs := []Document{{File: "profiles.yaml", Data: []byte(`apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: aws
+spec:
+  type: aws
+  kubernetes:
+    versions:
+    - version: 1.30.0
+      lifecycle:
+      - classification: preview
+      - classification: supported
+        startTime: "2025-03-01T00:00:00Z"
+  machineImages:
+  - name: ubuntu
+    versions:
+    - version: 22.04.0
+  machineTypes:
+  - name: m5.large
+    cpu: "2"
+    gpu: "0"
+    memory: 8Gi
+  regions:
+  - name: eu-west-1
+`)}}
+	for _, tt := range []struct {
+		at   time.Time
+		want v1alpha1.VersionClassification
+	}{
+		{at: time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), want: v1alpha1.ClassificationPreview},
+		{at: time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC), want: v1alpha1.ClassificationSupported},
+	} {
+		set, err := Load(docs, nil, tt.at)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(set.Problems).To(BeEmpty())
+		evaluated := set.Evaluate()
+		g.Expect(evaluated).To(HaveLen(1))
+		g.Expect(evaluated[0].CloudProfile.Status.Kubernetes.Versions).To(HaveLen(1))
+		g.Expect(evaluated[0].CloudProfile.Status.Kubernetes.Versions[0].Classification).To(Equal(tt.want), "evaluated at %s", tt.at)
+	}
+
+	broken := append([]Document{{File: "broken.yaml", Data: []byte("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: gcp\nspec:\n  type: gcp\n  unknownField: true\n")}}, docs...)
+	set, err := Load(broken, nil, time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(problemLines(set.Problems)).To(ContainElement(HavePrefix("broken.yaml")), "decoding problems are the set's problems")
+	g.Expect(set.Objects).To(HaveLen(1), "what decoded is validated")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -82,7 +83,7 @@ func sizeProblemLine(file, ref string) string {
 	return `^` + file + `: ` + ref + `: Too long: \d+ bytes as the API server would store it \(JSON with metadata, managedFields and status\), more than the 1441792 it can store \(etcd's default request limit of 1.5 MiB less 128 KiB for server metadata\)`
 }
 
-func TestValidateSetRefusesWhatTheAPIServerCannotStore(t *testing.T) {
+func TestValidateRefusesWhatTheAPIServerCannotStore(t *testing.T) {
 	// The parent of the namespaced rows: it fits, with 30 KiB to spare.
 	const parentBlob = MaxStoredSize - 30<<10
 	inCluster := func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
@@ -138,7 +139,7 @@ func TestValidateSetRefusesWhatTheAPIServerCannotStore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			report, err := ValidateSet(tt.objects, tt.lookup)
+			report, err := Validate(tt.objects, tt.lookup, time.Time{})
 			g.Expect(err).NotTo(HaveOccurred())
 			matchers := make([]any, 0, len(tt.want))
 			for _, want := range tt.want {

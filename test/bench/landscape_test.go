@@ -197,7 +197,7 @@ func TestTheBenchmarkLandscapeRendersValidProfiles(t *testing.T) {
 	objects, err := renderLandscape(t.TempDir(), files)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(objects).To(HaveLen(3 + 7))
-	report, err := profile.ValidateSet(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) { return nil, false, nil })
+	report, err := profile.Validate(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) { return nil, false, nil }, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 	g.Expect(report.Warnings).To(BeEmpty())
