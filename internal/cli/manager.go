@@ -111,7 +111,7 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 			"and the cluster, is checked again after this long.")
 	fs.DurationVar(&f.maxHold, "max-hold", v1alpha1.DefaultMaxHold,
 		"How far ahead a break-glass hold (annotation "+v1alpha1.HoldUntilAnnotation+") may expire; a hold that expires later is refused "+
-			"at admission (with --enable-webhooks) and otherwise not honoured: the object is synced as if not held.")
+			"at admission (with --enable-admission) and otherwise not honoured: the object is synced as if not held.")
 	fs.IntVar(&f.builds.Concurrency, sandbox.ConcurrencyFlag, sandbox.DefaultConcurrency,
 		"The most builds that run at once, each in its own process; a sync whose build finds every slot taken waits, within its spec.timeout.")
 	f.clientOptions.BindFlags(fs)
