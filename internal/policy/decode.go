@@ -5,40 +5,18 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	strictjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
-	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // DecodeError is everything wrong with a policy file, one problem per line,
 // each naming the file and, where it is known, the field.
-type DecodeError struct {
-	File     string
-	Problems []string
-}
+type DecodeError = repofile.DecodeError
 
-func (e *DecodeError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = e.File + ": " + p
-	}
-	return strings.Join(lines, "\n")
-}
-
-var (
-	// sigs.k8s.io/json names an unknown field by its full path.
-	unknownFieldPattern = regexp.MustCompile(`^unknown field "(.*)"$`)
-	// A value of the wrong type: "json: cannot unmarshal string into Go
-	// struct field NoticeRule.rules.notice.days of type int". The Go type
-	// name before the path is ours, not the file's, and is dropped.
-	typeErrorPattern = regexp.MustCompile(`cannot unmarshal (.+) into Go struct field [^.]+\.(\S+) of type (\S+)`)
-)
+// settingsFile is the policy file as repofile.DecodeSettings names it.
+var settingsFile = repofile.SettingsFile{Kind: "policy", Shape: "a mapping with apiVersion, kind and rules", Docs: "docs/policy.md"}
 
 // Decode reads a policy file strictly: unknown and duplicate fields, values
 // of the wrong type and rules without their parameters are refused, every
@@ -47,28 +25,10 @@ func Decode(file string, data []byte) (*Policy, error) {
 	fail := func(problems ...string) (*Policy, error) {
 		return nil, &DecodeError{File: file, Problems: problems}
 	}
-	jsonData, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return fail("not valid YAML: " + profile.OneLine(err.Error()))
-	}
 	var p Policy
-	strictErrs, err := strictjson.UnmarshalStrict(jsonData, &p, strictjson.DisallowDuplicateFields, strictjson.DisallowUnknownFields)
-	if err != nil {
-		if m := typeErrorPattern.FindStringSubmatch(err.Error()); m != nil {
-			return fail(fmt.Sprintf("%s: Invalid value: must be of type %s, not %s", m[2], jsonTypeName(m[3]), m[1]))
-		}
-		if strings.Contains(err.Error(), "Go value of type") {
-			return fail("not a policy: expected a mapping with apiVersion, kind and rules")
-		}
-		return fail("not valid YAML: " + profile.OneLine(err.Error()))
-	}
-	var problems []string
-	for _, e := range strictErrs {
-		if m := unknownFieldPattern.FindStringSubmatch(e.Error()); m != nil {
-			problems = append(problems, m[1]+": unknown field: the policy has no such field (check spelling and indentation; docs/policy.md lists the fields)")
-			continue
-		}
-		problems = append(problems, profile.OneLine(e.Error()))
+	problems, decoded := settingsFile.DecodeSettings(data, &p)
+	if !decoded {
+		return fail(problems...)
 	}
 	for _, e := range p.validate() {
 		problems = append(problems, e.Error())
@@ -77,19 +37,6 @@ func Decode(file string, data []byte) (*Policy, error) {
 		return fail(problems...)
 	}
 	return &p, nil
-}
-
-// jsonTypeName names a Go type the way a policy file's author knows it.
-func jsonTypeName(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
-		return "integer"
-	case goType == "bool":
-		return "boolean (true or false)"
-	case goType == "string", goType == "policy.Severity":
-		return "string"
-	}
-	return "mapping"
 }
 
 var severities = []Severity{SeverityWarning, SeverityError}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,8 +14,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	strictjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/policy"
@@ -108,26 +105,10 @@ type lagDocument struct {
 
 // DecodeError is everything wrong with a rollout file, one problem per line,
 // each naming the file and, where it is known, the field.
-type DecodeError struct {
-	File     string
-	Problems []string
-}
+type DecodeError = repofile.DecodeError
 
-func (e *DecodeError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = e.File + ": " + p
-	}
-	return strings.Join(lines, "\n")
-}
-
-var (
-	// sigs.k8s.io/json names an unknown field by its full path.
-	unknownFieldPattern = regexp.MustCompile(`^unknown field "(.*)"$`)
-	// A value of the wrong type: "json: cannot unmarshal string into Go
-	// struct field landscapeDocument.landscapes.after of type []string".
-	typeErrorPattern = regexp.MustCompile(`cannot unmarshal (.+) into Go struct field [^.]+\.(\S+) of type (\S+)`)
-)
+// settingsFile is the rollout file as repofile.DecodeSettings names it.
+var settingsFile = repofile.SettingsFile{Kind: "rollout", Shape: "a mapping with apiVersion, kind and landscapes", Docs: "docs/rollout.md"}
 
 // Decode reads a rollout file strictly: unknown and duplicate fields and
 // values of the wrong type are refused, and so is a rollout that cannot be
@@ -137,30 +118,8 @@ func Decode(file string, data []byte) (*File, error) {
 	fail := func(problems ...string) (*File, error) {
 		return nil, &DecodeError{File: file, Problems: problems}
 	}
-	jsonData, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return fail("not valid YAML: " + oneLine(err.Error()))
-	}
 	var doc document
-	strictErrs, err := strictjson.UnmarshalStrict(jsonData, &doc, strictjson.DisallowDuplicateFields, strictjson.DisallowUnknownFields)
-	if err != nil {
-		if m := typeErrorPattern.FindStringSubmatch(err.Error()); m != nil {
-			return fail(fmt.Sprintf("%s: must be of type %s, not %s", m[2], jsonTypeName(m[3]), m[1]))
-		}
-		if strings.Contains(err.Error(), "Go value of type") {
-			return fail("not a rollout: expected a mapping with apiVersion, kind and landscapes")
-		}
-		return fail("not valid YAML: " + oneLine(err.Error()))
-	}
-	var problems []string
-	for _, e := range strictErrs {
-		if m := unknownFieldPattern.FindStringSubmatch(e.Error()); m != nil {
-			problems = append(problems, m[1]+": unknown field: the rollout has no such field (check spelling and indentation; docs/rollout.md lists the fields)")
-			continue
-		}
-		problems = append(problems, oneLine(e.Error()))
-	}
-	if len(problems) > 0 {
+	if problems, _ := settingsFile.DecodeSettings(data, &doc); len(problems) > 0 {
 		return fail(problems...)
 	}
 	f, problems := doc.check()
@@ -194,18 +153,6 @@ func ReadAt(root string, maxSize int64) (*File, error) {
 	}
 	return Read(reader)
 }
-
-func jsonTypeName(goType string) string {
-	switch {
-	case strings.HasPrefix(goType, "[]"):
-		return "list"
-	case goType == "string", goType == "policy.Severity":
-		return "string"
-	}
-	return "mapping"
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // check turns the document into a File, or says everything that makes it
 // one that cannot be followed: a bad header, a landscape without a valid

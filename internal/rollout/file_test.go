@@ -106,7 +106,7 @@ func TestDecodeNamesFileAndFieldOfEveryProblem(t *testing.T) {
 			"profilesync-rollout.yaml: landscapes[0].sook: unknown field: the rollout has no such field (check spelling and indentation; docs/rollout.md lists the fields)",
 		}},
 		{"a value of the wrong type", landscapes("- {name: dev, path: a, after: dev}\n"), []string{
-			"profilesync-rollout.yaml: landscapes.after: must be of type list, not string",
+			"profilesync-rollout.yaml: landscapes.after: Invalid value: must be of type list, not string",
 		}},
 		{"a wrong header and no landscapes", "apiVersion: v1\nkind: Rollout\n", []string{
 			`profilesync-rollout.yaml: apiVersion: must be rollout.profilesync.io/v1alpha1, not "v1"`,

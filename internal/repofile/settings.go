@@ -1,0 +1,100 @@
+package repofile
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	strictjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// SettingsFile is one of the repository's settings files (the versioning
+// policy, the rollout), as DecodeSettings names it in its messages.
+type SettingsFile struct {
+	// Kind is what the file holds, as its author calls it: "policy".
+	Kind string
+	// Shape is what the document must be: "a mapping with apiVersion, kind
+	// and rules".
+	Shape string
+	// Docs is the page that lists the file's fields.
+	Docs string
+}
+
+// DecodeError is everything wrong with a settings file, one problem per
+// line, each naming the file and, where it is known, the field.
+type DecodeError struct {
+	File     string
+	Problems []string
+}
+
+func (e *DecodeError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = e.File + ": " + p
+	}
+	return strings.Join(lines, "\n")
+}
+
+var (
+	// sigs.k8s.io/json names an unknown field by its full path.
+	unknownFieldPattern = regexp.MustCompile(`^unknown field "(.*)"$`)
+	// A value of the wrong type: "json: cannot unmarshal string into Go
+	// struct field NoticeRule.rules.notice.days of type int". The Go type
+	// name before the path is ours, not the file's, and is dropped.
+	typeErrorPattern = regexp.MustCompile(`cannot unmarshal (.+) into Go struct field [^.]+\.(\S+) of type (\S+)`)
+)
+
+// DecodeSettings decodes data, YAML, into v strictly, as settings files are
+// read: unknown and duplicate fields and values of the wrong type are
+// problems, each naming the field in the file's terms. decoded is false when
+// v could not be filled at all (not YAML, not a mapping, a value of the
+// wrong type): then the problems say why and v is not to be used. Otherwise
+// v holds what the file says, and the caller checks its values and adds its
+// own problems.
+func (f SettingsFile) DecodeSettings(data []byte, v any) (problems []string, decoded bool) {
+	jsonData, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return []string{"not valid YAML: " + oneLine(err.Error())}, false
+	}
+	strictErrs, err := strictjson.UnmarshalStrict(jsonData, v, strictjson.DisallowDuplicateFields, strictjson.DisallowUnknownFields)
+	if err != nil {
+		if m := typeErrorPattern.FindStringSubmatch(err.Error()); m != nil {
+			return []string{fmt.Sprintf("%s: Invalid value: must be of type %s, not %s", m[2], jsonTypeName(m[3]), m[1])}, false
+		}
+		if strings.Contains(err.Error(), "Go value of type") {
+			return []string{fmt.Sprintf("not a %s: expected %s", f.Kind, f.Shape)}, false
+		}
+		return []string{"not valid YAML: " + oneLine(err.Error())}, false
+	}
+	for _, e := range strictErrs {
+		if m := unknownFieldPattern.FindStringSubmatch(e.Error()); m != nil {
+			problems = append(problems, fmt.Sprintf("%s: unknown field: the %s has no such field (check spelling and indentation; %s lists the fields)", m[1], f.Kind, f.Docs))
+			continue
+		}
+		problems = append(problems, oneLine(e.Error()))
+	}
+	return problems, true
+}
+
+// jsonTypeName names a Go type of a settings file's schema the way the
+// file's author knows it.
+func jsonTypeName(goType string) string {
+	switch {
+	case strings.HasPrefix(goType, "[]"):
+		return "list"
+	case strings.HasPrefix(goType, "map["):
+		return "mapping"
+	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
+		return "integer"
+	case goType == "bool":
+		return "boolean (true or false)"
+	case goType == "string", goType == "policy.Severity":
+		return "string"
+	}
+	return "mapping"
+}
+
+// oneLine puts a decoder's message on one line, its runs of white space
+// made one space, so that each problem is one line of a DecodeError.
+func oneLine(message string) string { return strings.Join(strings.Fields(message), " ") }
