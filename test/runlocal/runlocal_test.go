@@ -41,8 +41,8 @@ func TestRunLocalReachesReadyAndCleansUp(t *testing.T) {
 	g.Expect(view).To(ContainSubstring("All profiles Ready."))
 	g.Expect(view).To(ContainSubstring("export KUBECONFIG=" + filepath.Join(opts.workDir, "dev.kubeconfig")))
 	// dev offers 1.34.3 already, prod does not.
-	g.Expect(view).To(MatchRegexp(`cloudprofile\.core\.profilesync\.io/aws\s+aws\s+True\s+2026-12-01T00:00:00Z\s+12 versions: 3 supported, 3 preview, 5 deprecated, 1 expired`))
-	g.Expect(view).To(MatchRegexp(`cloudprofile\.core\.profilesync\.io/aws\s+aws\s+True\s+2026-12-15T00:00:00Z\s+11 versions: 3 supported, 2 preview, 5 deprecated, 1 expired`))
+	g.Expect(view).To(MatchRegexp(`cloudprofile\.core\.profilesync\.io/aws\s+aws\s+True\s+2026-12-01T00:00:00Z\s+<none>\s+12 versions: 3 supported, 3 preview, 5 deprecated, 1 expired`))
+	g.Expect(view).To(MatchRegexp(`cloudprofile\.core\.profilesync\.io/aws\s+aws\s+True\s+2026-12-15T00:00:00Z\s+<none>\s+11 versions: 3 supported, 2 preview, 5 deprecated, 1 expired`))
 	g.Expect(view).To(MatchRegexp(`team-payments\s+namespacedcloudprofile\.core\.profilesync\.io/aws-payments\s+aws\s+True`))
 	g.Expect(view).To(MatchRegexp(`profilesync\.core\.profilesync\.io/prod\s+http://127\.0\.0\.1:\d+/profiles\.git\s+overlays/prod\s+True\s+main@sha1:[0-9a-f]{40}`))
 	// The namespaced profile keeps 1.32.9 until February; its parent expires it in December.
