@@ -46,6 +46,9 @@ func newRolloutCommand() *cobra.Command {
 		Use:   "rollout",
 		Short: "Show how commits roll out across the landscapes of the rollout file",
 		Args:  cobra.NoArgs,
+		// Runnable, so that an unknown subcommand is a usage error
+		// rather than help.
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newRolloutStatusCommand())
 	return cmd
@@ -346,12 +349,22 @@ func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollou
 
 // candidatesAfter lists the commits of branch after running, newest first:
 // the branch back along first parents to running, leaving out what running
-// already contains (a branch that merged it on a second parent). Without
-// running, every commit is a candidate.
+// already contains when the walk does not reach it (a branch that merged it
+// on a second parent, or a hotfix off the branch). Without running, every
+// commit is a candidate.
 func candidatesAfter(landscapes *gitsource.Landscapes, branch, running string) ([]string, error) {
 	candidates, err := landscapes.Candidates(branch, running, maxStatusCandidates)
 	if err != nil || running == "" {
 		return candidates, err
+	}
+	// The walk stopped at running when running is the commit after the
+	// last candidate; asking each candidate would walk the history again.
+	walk, err := landscapes.Candidates(branch, "", len(candidates)+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(walk) > len(candidates) && walk[len(candidates)] == running {
+		return candidates, nil
 	}
 	newer := candidates[:0]
 	for _, candidate := range candidates {

@@ -265,6 +265,7 @@ func TestRolloutStatusErrors(t *testing.T) {
 		{"an unknown branch", []string{"status", repo.dir, "--branch", "release"}, exitInvalidInput, `read branch "release"`},
 		{"two repositories", []string{"status", repo.dir, repo.dir}, exitUsage, "one repository, PATH or URL, at most"},
 		{"an unknown format", []string{"status", repo.dir, "-o", "csv"}, exitUsage, `not a report format: "csv"`},
+		{"an unknown subcommand", []string{"stats"}, exitUsage, `unknown command "stats" for "profilesync rollout"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -302,4 +303,30 @@ func TestRolloutStatusHelpPrintsUsageWithAnExample(t *testing.T) {
 	g.Expect(stdout).To(ContainSubstring("Usage:\n  profilesync rollout status"))
 	g.Expect(stdout).To(ContainSubstring("Examples:\n  profilesync rollout status"))
 	g.Expect(stderr).To(BeEmpty())
+}
+
+func TestRolloutStatusOfALandscapeWithoutRecordsReadsTheTip(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	g.Expect(repo.repo.Storer.RemoveReference(plumbing.ReferenceName(rollout.LandscapeRefPrefix + "prod"))).To(Succeed())
+	repo.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordHotfix, Revision: repo.second,
+		AppliedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), ReadyAt: time.Date(2026, 11, 21, 10, 1, 0, 0, time.UTC), OperatorVersion: "v0.1.0"})
+
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stdout).To(MatchRegexp(`\ndev +- +- +%s \(hotfix\) +2026-11-21T10:00:00Z +up to date\n`, repo.second[:7]))
+	g.Expect(stdout).To(MatchRegexp(`\nprod +dev +1d +no record +- +takes %s now; %s eligible at 2026-11-22T09:05:00Z\n`, repo.first[:7], repo.second[:7]))
+	g.Expect(stdout).To(ContainSubstring("prod has no record: its versions are those of the tip of main (" + repo.second[:7] + ")."))
+
+	status, stdout, stderr = statusOutput(t, repo.dir, "--at", statusAt, "-o", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	prod := report.Landscapes[1]
+	g.Expect(prod.Applied).To(BeNil())
+	g.Expect(prod.Candidates).To(Equal(2), "every commit of the branch")
+	g.Expect(prod.Takes.Revision).To(Equal(repo.first), "dev has held the first commit for more than a day")
+	g.Expect(prod.Overlay).To(Equal(overlaySource{Revision: repo.second, From: overlayFromTip}))
+	g.Expect(*prod.Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)),
+		"dev has held the tip since its first record of it: the hotfix of the same revision does not interrupt")
 }
