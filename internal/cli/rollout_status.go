@@ -231,16 +231,9 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 	status := rolloutStatus{At: now, Repository: repo.label, Branch: repo.branch, Tip: tip}
 	histories := readRecordHistories(repo.landscapes, file, now)
 	for _, l := range file.Landscapes {
-		landscapeStatus, err := statusOfLandscape(repo.landscapes, repo.branch, l, histories, now)
-		if err != nil {
-			return err
-		}
-		status.Landscapes = append(status.Landscapes, landscapeStatus)
+		status.Landscapes = append(status.Landscapes, statusOfLandscape(repo.landscapes, repo.branch, l, histories, now))
 	}
-	status.Versions, err = rolloutMatrix(ctx, repo, opts, file, &status)
-	if err != nil {
-		return err
-	}
+	status.Versions = rolloutMatrix(ctx, repo, opts, file, &status)
 	for _, l := range status.Landscapes {
 		for _, w := range l.Warnings {
 			fmt.Fprintf(stderr, "warning: %s: %s\n", l.Name, w)
@@ -291,8 +284,9 @@ func readRecordHistories(landscapes *gitsource.Landscapes, file *rollout.File, n
 }
 
 // statusOfLandscape says what l runs and what it waits for, deciding as the
-// operator decides on the records of its upstreams.
-func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollout.Landscape, histories map[string]recordHistory, now time.Time) (landscapeStatus, error) {
+// operator decides on the records of its upstreams. What cannot be read or
+// decided is a warning of the landscape.
+func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollout.Landscape, histories map[string]recordHistory, now time.Time) landscapeStatus {
 	history := histories[l.Name]
 	status := landscapeStatus{Name: l.Name, Path: l.Path, After: l.After, Warnings: history.warnings}
 	if l.Soak > 0 {
@@ -316,7 +310,7 @@ func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollou
 	candidates, err := candidatesAfter(landscapes, branch, running)
 	if err != nil {
 		status.Warnings = append(status.Warnings, fmt.Sprintf("its candidates cannot be listed: %v", err))
-		return status, nil
+		return status
 	}
 	status.Candidates = len(candidates)
 	in := rollout.Input{Candidates: candidates, Soak: l.Soak, Now: now, Ancestry: landscapes}
@@ -326,7 +320,7 @@ func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollou
 	decision, err := rollout.Decide(in)
 	if err != nil {
 		status.Warnings = append(status.Warnings, fmt.Sprintf("what it waits for cannot be decided: %v", err))
-		return status, nil
+		return status
 	}
 	if decision.Promote != "" {
 		takes := &candidateStatus{Revision: decision.Promote, Holds: holdStatuses(decision.PromotedHolds)}
@@ -344,7 +338,7 @@ func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollou
 		}
 		status.Waiting = waiting
 	}
-	return status, nil
+	return status
 }
 
 // candidatesAfter lists the commits of branch after running, newest first:
@@ -406,7 +400,7 @@ func holdStatuses(holds []rollout.Hold) []holdStatus {
 // every version of every profile with its classification and stage starts
 // in each landscape that has the profile. A landscape that does not build
 // is shown without versions, with a warning.
-func rolloutMatrix(ctx context.Context, repo *statusRepository, opts *rolloutStatusOptions, file *rollout.File, status *rolloutStatus) ([]versionRollout, error) {
+func rolloutMatrix(ctx context.Context, repo *statusRepository, opts *rolloutStatusOptions, file *rollout.File, status *rolloutStatus) []versionRollout {
 	var versions []versionRollout
 	index := map[versionKey]int{}
 	// hasProfile is, per landscape, the profiles its overlay builds: a
@@ -460,7 +454,7 @@ func rolloutMatrix(ctx context.Context, repo *statusRepository, opts *rolloutSta
 			return !hasProfile[slices.IndexFunc(file.Landscapes, func(l rollout.Landscape) bool { return l.Name == in.Landscape })][versions[v].Profile]
 		})
 	}
-	return versions, nil
+	return versions
 }
 
 type versionKey struct{ profile, machineImage, version string }

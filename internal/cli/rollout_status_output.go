@@ -179,27 +179,31 @@ func writeRolloutStatusTable(w io.Writer, status rolloutStatus) error {
 	return table.Flush()
 }
 
-func writeRolloutStatusMarkdown(w io.Writer, status rolloutStatus) error {
-	fmt.Fprintf(w, "### Rollout of `%s` at `%s`\n\n", status.Branch, shortCommit(status.Tip))
-	fmt.Fprintf(w, "%s, at %s.\n\n", markdownCell(status.Repository), formatTime(status.At))
-	fmt.Fprintln(w, "| Landscape | After | Soak | Runs | Since | Next |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+// writeRolloutStatusMarkdown writes the report as a pull-request comment,
+// whole or, when out fails, with the error.
+func writeRolloutStatusMarkdown(out io.Writer, status rolloutStatus) error {
+	var w strings.Builder
+	fmt.Fprintf(&w, "### Rollout of `%s` at `%s`\n\n", status.Branch, shortCommit(status.Tip))
+	fmt.Fprintf(&w, "%s, at %s.\n\n", markdownCell(status.Repository), formatTime(status.At))
+	fmt.Fprintln(&w, "| Landscape | After | Soak | Runs | Since | Next |")
+	fmt.Fprintln(&w, "|---|---|---|---|---|---|")
 	for _, l := range status.Landscapes {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", l.Name, orDash(strings.Join(l.After, ", ")), orDash(l.Soak),
+		fmt.Fprintf(&w, "| %s | %s | %s | %s | %s | %s |\n", l.Name, orDash(strings.Join(l.After, ", ")), orDash(l.Soak),
 			markdownCell(runsCell(l)), sinceCell(l), markdownCell(nextCell(l)))
 	}
 	if notes := statusNotes(status); len(notes) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(&w)
 		for _, note := range notes {
-			fmt.Fprintf(w, "- %s\n", markdownCell(note))
+			fmt.Fprintf(&w, "- %s\n", markdownCell(note))
 		}
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "#### Versions")
-	fmt.Fprintln(w)
+	fmt.Fprintln(&w)
+	fmt.Fprintln(&w, "#### Versions")
+	fmt.Fprintln(&w)
 	if len(status.Versions) == 0 {
-		fmt.Fprintln(w, "No versions: no landscape's overlay could be read.")
-		return nil
+		fmt.Fprintln(&w, "No versions: no landscape's overlay could be read.")
+		_, err := io.WriteString(out, w.String())
+		return err
 	}
 	header := "| Profile | Kind of version | Version | Landscape | Now |"
 	rule := "|---|---|---|---|---|"
@@ -207,8 +211,8 @@ func writeRolloutStatusMarkdown(w io.Writer, status rolloutStatus) error {
 		header += " " + strings.ToUpper(string(s[:1])) + string(s[1:]) + " |"
 		rule += "---|"
 	}
-	fmt.Fprintln(w, header)
-	fmt.Fprintln(w, rule)
+	fmt.Fprintln(&w, header)
+	fmt.Fprintln(&w, rule)
 	for _, v := range status.Versions {
 		for i, in := range v.Landscapes {
 			profile, subject, version := markdownCell(v.Profile), subjectOf(v), v.Version
@@ -219,10 +223,11 @@ func writeRolloutStatusMarkdown(w io.Writer, status rolloutStatus) error {
 			for len(cells) <= len(matrixStages) {
 				cells = append(cells, "")
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", profile, subject, version, in.Landscape, strings.Join(cells, " | "))
+			fmt.Fprintf(&w, "| %s | %s | %s | %s | %s |\n", profile, subject, version, in.Landscape, strings.Join(cells, " | "))
 		}
 	}
-	return nil
+	_, err := io.WriteString(out, w.String())
+	return err
 }
 
 // runsCell is what a landscape runs, in one cell.
