@@ -322,6 +322,11 @@ func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollou
 		status.Warnings = append(status.Warnings, fmt.Sprintf("what it waits for cannot be decided: %v", err))
 		return status
 	}
+	// A landscape does not take again a revision it refused: the operator
+	// builds a refused revision again only once it changes.
+	if status.Refused != nil && decision.Promote == status.Refused.Revision {
+		decision.Promote = ""
+	}
 	if decision.Promote != "" {
 		takes := &candidateStatus{Revision: decision.Promote, Holds: holdStatuses(decision.PromotedHolds)}
 		if eligible := latestHold(decision.PromotedHolds); !eligible.IsZero() {

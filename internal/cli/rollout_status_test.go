@@ -330,3 +330,35 @@ func TestRolloutStatusOfALandscapeWithoutRecordsReadsTheTip(t *testing.T) {
 	g.Expect(*prod.Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)),
 		"dev has held the tip since its first record of it: the hotfix of the same revision does not interrupt")
 }
+
+func TestRolloutStatusShowsARefusalAndNeverPromotesIt(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	worktree, err := repo.repo.Worktree()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(filepath.Join(repo.dir, "README.md"), []byte("refused\n"), 0o644)).To(Succeed())
+	_, err = worktree.Add("README.md")
+	g.Expect(err).NotTo(HaveOccurred())
+	third, err := worktree.Commit("third", &git.CommitOptions{Author: &object.Signature{Name: "test", Email: "test@example.com", When: time.Date(2026, 11, 21, 11, 0, 0, 0, time.UTC)}})
+	g.Expect(err).NotTo(HaveOccurred())
+	repo.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordRefused, Revision: third.String(),
+		AppliedAt: time.Date(2026, 11, 21, 11, 5, 0, 0, time.UTC), OperatorVersion: "v0.1.0", Reason: "ValidationFailed"})
+
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	short := third.String()[:7]
+	g.Expect(stdout).To(MatchRegexp(`\ndev +- +- +%s +2026-11-21T09:00:00Z +-\n`, repo.second[:7]), "dev keeps what it ran and does not take what it refused")
+	g.Expect(stdout).To(ContainSubstring("dev refused " + short + " at 2026-11-21T11:05:00Z (ValidationFailed)."))
+	g.Expect(stdout).To(MatchRegexp(`\nprod +dev +1d +%s +2026-11-20T13:00:00Z +%s eligible at 2026-11-22T09:05:00Z\n`, repo.first[:7], repo.second[:7]),
+		"prod waits for the newest commit dev holds, not the refused tip")
+
+	status, stdout, stderr = statusOutput(t, repo.dir, "--at", statusAt, "-o", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	dev := report.Landscapes[0]
+	g.Expect(dev.Refused).To(Equal(&refusedRevision{Revision: third.String(), RefusedAt: time.Date(2026, 11, 21, 11, 5, 0, 0, time.UTC),
+		Reason: "ValidationFailed", Record: dev.Refused.Record}))
+	g.Expect(dev.Takes).To(BeNil())
+	g.Expect(dev.Candidates).To(Equal(1))
+}
