@@ -64,6 +64,12 @@ func ExportTree(ctx context.Context, repoDir, revision, dest string, maxBytes in
 	if err != nil {
 		return "", err
 	}
+	return exportRevision(ctx, repository, repoDir, revision, dest, maxBytes)
+}
+
+// exportRevision is ExportTree of an opened repository, which repoDir
+// names in messages.
+func exportRevision(ctx context.Context, repository *git.Repository, repoDir, revision, dest string, maxBytes int64) (commit string, err error) {
 	hash, err := resolveLocalRevision(repository, repoDir, revision)
 	if err != nil {
 		return "", err

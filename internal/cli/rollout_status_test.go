@@ -1,0 +1,364 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/rollout"
+	"github.com/profilesync/profilesync/test/gitserver"
+)
+
+// statusRollout makes prod wait a day after dev.
+const statusRollout = rolloutHeader + "- {name: dev, path: overlays/dev}\n- {name: prod, path: overlays/prod, after: [dev], soak: 1d}\n"
+
+// statusRepo is a repository for 'rollout status': on main, the diff
+// fixture's main tree and then its pull request, each with statusRollout.
+// Both landscapes applied the first commit; dev applied the second on 21
+// November at 09:00, Ready at 09:05, so prod takes it a day later. Every
+// commit has a fixed time, so the hashes the reports show never change.
+type statusRepo struct {
+	dir            string
+	repo           *git.Repository
+	first, second  string
+	recordsWritten int
+}
+
+// statusAt is the status's time in the tests: between dev's hold of the
+// second commit and the end of prod's soak.
+const statusAt = "2026-11-22T00:00:00Z"
+
+func newStatusRepo(t *testing.T) *statusRepo {
+	t.Helper()
+	g := NewWithT(t)
+	dir := t.TempDir()
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	worktree, err := repo.Worktree()
+	g.Expect(err).NotTo(HaveOccurred())
+	r := &statusRepo{dir: dir, repo: repo}
+	commit := func(minute int, fixture string) string {
+		copyTree(t, fixture, dir)
+		g.Expect(os.WriteFile(filepath.Join(dir, rollout.FileName), []byte(statusRollout), 0o644)).To(Succeed())
+		g.Expect(worktree.AddWithOptions(&git.AddOptions{All: true})).To(Succeed())
+		when := time.Date(2026, 11, 20, 12, minute, 0, 0, time.UTC)
+		hash, err := worktree.Commit("fixture", &git.CommitOptions{Author: &object.Signature{Name: "test", Email: "test@example.com", When: when}})
+		g.Expect(err).NotTo(HaveOccurred())
+		return hash.String()
+	}
+	r.first = commit(1, diffFixtureMain)
+	r.second = commit(2, diffFixturePR)
+
+	day := func(d, h, m int) time.Time { return time.Date(2026, 11, d, h, m, 0, 0, time.UTC) }
+	r.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: r.first, AppliedAt: day(20, 12, 30), ReadyAt: day(20, 12, 31), OperatorVersion: "v0.1.0"})
+	r.record(t, rollout.Record{Landscape: "prod", Kind: rollout.RecordApplied, Revision: r.first, AppliedAt: day(20, 13, 0), ReadyAt: day(20, 13, 2), OperatorVersion: "v0.1.0"})
+	r.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: r.second, AppliedAt: day(21, 9, 0), ReadyAt: day(21, 9, 5), OperatorVersion: "v0.1.0"})
+	return r
+}
+
+// record writes record as the records of the operator are written: a
+// commit holding one record.json on top of the landscape's ref.
+func (r *statusRepo) record(t *testing.T, record rollout.Record) {
+	t.Helper()
+	content, err := rollout.EncodeRecord(record)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	r.writeRecordCommit(t, record.Landscape, content, record.ReadyAt)
+}
+
+// writeRecordCommit puts content, as record.json, in a new commit on top of
+// landscape's ref.
+func (r *statusRepo) writeRecordCommit(t *testing.T, landscape string, content []byte, when time.Time) {
+	t.Helper()
+	g := NewWithT(t)
+	storer := r.repo.Storer
+	blob := storer.NewEncodedObject()
+	blob.SetType(plumbing.BlobObject)
+	writer, err := blob.Writer()
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = writer.Write(content)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(writer.Close()).To(Succeed())
+	blobHash, err := storer.SetEncodedObject(blob)
+	g.Expect(err).NotTo(HaveOccurred())
+	treeObject := storer.NewEncodedObject()
+	tree := &object.Tree{Entries: []object.TreeEntry{{Name: rollout.RecordFileName, Mode: filemode.Regular, Hash: blobHash}}}
+	g.Expect(tree.Encode(treeObject)).To(Succeed())
+	treeHash, err := storer.SetEncodedObject(treeObject)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	refName := plumbing.ReferenceName(rollout.LandscapeRefPrefix + landscape)
+	signature := object.Signature{Name: "profilesync", Email: "profilesync@profilesync.invalid", When: when}
+	commit := &object.Commit{Author: signature, Committer: signature, Message: "record\n", TreeHash: treeHash}
+	if tip, err := r.repo.Reference(refName, true); err == nil {
+		commit.ParentHashes = []plumbing.Hash{tip.Hash()}
+	}
+	commitObject := storer.NewEncodedObject()
+	g.Expect(commit.Encode(commitObject)).To(Succeed())
+	commitHash, err := storer.SetEncodedObject(commitObject)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(storer.SetReference(plumbing.NewHashReference(refName, commitHash))).To(Succeed())
+	r.recordsWritten++
+}
+
+// statusOutput runs 'rollout status' and replaces the repository's
+// directory, which differs in every run, with REPO.
+func statusOutput(t *testing.T, repoArg string, args ...string) (status int, stdout, stderr string) {
+	t.Helper()
+	status, stdout, stderr = run(t, "rollout", "", append([]string{"status", repoArg}, args...)...)
+	return status, strings.ReplaceAll(stdout, repoArg, "REPO"), strings.ReplaceAll(stderr, repoArg, "REPO")
+}
+
+func TestRolloutStatusShowsWhatEachLandscapeRunsAndWaitsFor(t *testing.T) {
+	repo := newStatusRepo(t)
+	for _, tt := range []struct{ output, golden string }{
+		{"table", "status.txt"},
+		{"markdown", "status.md"},
+		{"json", "status.json"},
+	} {
+		t.Run(tt.output, func(t *testing.T) {
+			g := NewWithT(t)
+			status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", tt.output)
+			g.Expect(status).To(Equal(exitOK), stderr)
+			g.Expect(stderr).To(BeEmpty())
+			assertGolden(t, filepath.Join("testdata", "rollout", tt.golden), stdout)
+		})
+	}
+
+	g := NewWithT(t)
+	_, stdout, _ := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json")
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	g.Expect(report.Branch).To(Equal("main"))
+	g.Expect(report.Tip).To(Equal(repo.second))
+	dev, prod := report.Landscapes[0], report.Landscapes[1]
+	g.Expect(dev.Applied.Revision).To(Equal(repo.second))
+	g.Expect(dev.Candidates).To(BeZero(), "dev runs the tip")
+	g.Expect(dev.Waiting).To(BeNil())
+	g.Expect(prod.Applied.Revision).To(Equal(repo.first))
+	g.Expect(prod.Applied.AppliedAt).To(Equal(time.Date(2026, 11, 20, 13, 0, 0, 0, time.UTC)))
+	g.Expect(prod.Takes).To(BeNil(), "dev has not held the second commit for a day")
+	g.Expect(prod.Waiting.Revision).To(Equal(repo.second))
+	g.Expect(*prod.Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)), "dev's readyAt plus prod's soak")
+	g.Expect(prod.Overlay).To(Equal(overlaySource{Revision: repo.first, From: overlayFromRecord}))
+
+	// The matrix: dev supports 1.34.2 from 1 December, prod, which runs the
+	// first commit, does not list it yet.
+	var found bool
+	for _, v := range report.Versions {
+		if v.Profile == "CloudProfile/aws" && v.MachineImage == "" && v.Version == "1.34.2" {
+			found = true
+			g.Expect(v.Landscapes[0].Listed).To(BeTrue())
+			g.Expect(v.Landscapes[0].Stages).To(ContainElement(stageStart{Classification: "supported", At: ptrTo(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))}))
+		}
+	}
+	g.Expect(found).To(BeTrue(), "kubernetes 1.34.2 of CloudProfile/aws is in the matrix")
+
+	// Once the soak is over, prod takes the second commit.
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", "2026-11-22T09:05:00Z", "--output", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	report = rolloutStatus{}
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	prod = report.Landscapes[1]
+	g.Expect(prod.Waiting).To(BeNil())
+	g.Expect(prod.Takes.Revision).To(Equal(repo.second))
+	g.Expect(*prod.Takes.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)))
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+func TestRolloutStatusAtTimeLeavesOutLaterRecords(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", "2026-11-21T00:00:00Z", "--output", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	dev, prod := report.Landscapes[0], report.Landscapes[1]
+	g.Expect(dev.Applied.Revision).To(Equal(repo.first), "dev applied the second commit after --at")
+	g.Expect(dev.Takes.Revision).To(Equal(repo.second), "without upstreams dev takes the tip at once")
+	g.Expect(dev.Takes.EligibleAt).To(BeNil())
+	g.Expect(prod.Waiting.Revision).To(Equal(repo.second))
+	g.Expect(prod.Waiting.EligibleAt).To(BeNil(), "dev does not hold it yet")
+	g.Expect(prod.Waiting.Holds).To(Equal([]holdStatus{{Landscape: "dev", Running: repo.first}}))
+}
+
+func TestRolloutStatusWarnsOfGarbledRecords(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	repo.writeRecordCommit(t, "prod", []byte("{not a record"), time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC))
+	unknown := strings.Repeat("ab", 20)
+	content, err := rollout.EncodeRecord(rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: unknown,
+		AppliedAt: time.Date(2026, 11, 21, 11, 0, 0, 0, time.UTC), ReadyAt: time.Date(2026, 11, 21, 11, 1, 0, 0, time.UTC), OperatorVersion: "v0.1.0"})
+	g.Expect(err).NotTo(HaveOccurred())
+	repo.writeRecordCommit(t, "dev", content, time.Date(2026, 11, 21, 11, 1, 0, 0, time.UTC))
+
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stderr).To(ContainSubstring("warning: prod: record left out: garbled record refs/profilesync/landscapes/prod@"))
+	g.Expect(stderr).To(ContainSubstring("warning: dev: record left out: the record names a commit unknown to the repository"))
+	g.Expect(stderr).To(ContainSubstring(unknown))
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	g.Expect(report.Landscapes[0].Applied.Revision).To(Equal(repo.second), "dev's valid records still count")
+	g.Expect(report.Landscapes[1].Applied.Revision).To(Equal(repo.first), "prod's valid records still count")
+	g.Expect(report.Landscapes[1].Warnings).To(HaveLen(1))
+	g.Expect(*report.Landscapes[1].Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)))
+}
+
+func TestRolloutStatusOfAURLMatchesThatOfThePath(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	server, err := gitserver.New(t.TempDir(), gitserver.Options{AllowPush: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = server.Close() })
+	bare, err := git.PlainInit(filepath.Join(server.Root(), "profiles.git"), true)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(bare.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main")))).To(Succeed())
+	url := server.RepoURL("profiles")
+	_, err = repo.repo.CreateRemote(&config.RemoteConfig{Name: "server", URLs: []string{url}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(repo.repo.PushContext(context.Background(), &git.PushOptions{
+		RemoteName: "server",
+		RefSpecs:   []config.RefSpec{"refs/heads/*:refs/heads/*", "refs/profilesync/*:refs/profilesync/*"},
+	})).To(Succeed())
+
+	for _, output := range []string{"table", "json"} {
+		status, fromPath, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", output)
+		g.Expect(status).To(Equal(exitOK), stderr)
+		status, fromURL, stderr := statusOutput(t, url, "--at", statusAt, "--output", output)
+		g.Expect(status).To(Equal(exitOK), stderr)
+		g.Expect(fromURL).To(Equal(fromPath), "the server's default branch and records are read as the work tree's")
+	}
+
+	status, _, stderr := statusOutput(t, url, "--at", statusAt, "--branch", "release")
+	g.Expect(status).To(Equal(exitInvalidInput))
+	g.Expect(stderr).To(ContainSubstring(`branch "release"`))
+
+	status, _, stderr = statusOutput(t, url, "--at", statusAt, "--max-checkout-size", "1Ki")
+	g.Expect(status).To(Equal(exitInvalidInput))
+	g.Expect(stderr).To(ContainSubstring("raise it with --max-checkout-size"))
+}
+
+func TestRolloutStatusErrors(t *testing.T) {
+	repo := newStatusRepo(t)
+	noRepo := t.TempDir()
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		status int
+		stderr string
+	}{
+		{"not a repository", []string{"status", noRepo}, exitInvalidInput, "open Git repository"},
+		{"an unknown branch", []string{"status", repo.dir, "--branch", "release"}, exitInvalidInput, `read branch "release"`},
+		{"two repositories", []string{"status", repo.dir, repo.dir}, exitUsage, "one repository, PATH or URL, at most"},
+		{"an unknown format", []string{"status", repo.dir, "-o", "csv"}, exitUsage, `not a report format: "csv"`},
+		{"an unknown subcommand", []string{"stats"}, exitUsage, `unknown command "stats" for "profilesync rollout"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			status, stdout, stderr := run(t, "rollout", "", tt.args...)
+			g.Expect(status).To(Equal(tt.status), stderr)
+			g.Expect(stdout).To(BeEmpty())
+			g.Expect(stderr).To(ContainSubstring(tt.stderr))
+		})
+	}
+}
+
+func TestRolloutStatusNamesTheFieldOfABadRolloutFile(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	worktree, err := repo.repo.Worktree()
+	g.Expect(err).NotTo(HaveOccurred())
+	bad := rolloutHeader + "- {name: dev, path: overlays/dev}\n- {name: prod, path: overlays/prod, after: [stagin]}\n"
+	g.Expect(os.WriteFile(filepath.Join(repo.dir, rollout.FileName), []byte(bad), 0o644)).To(Succeed())
+	_, err = worktree.Add(rollout.FileName)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = worktree.Commit("bad rollout", &git.CommitOptions{Author: &object.Signature{Name: "test", Email: "test@example.com", When: time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)}})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt)
+	g.Expect(status).To(Equal(exitInvalidInput))
+	g.Expect(stdout).To(BeEmpty())
+	g.Expect(stderr).To(ContainSubstring("branch main at "))
+	g.Expect(stderr).To(ContainSubstring(`profilesync-rollout.yaml: landscapes[1].after[0]: unknown landscape "stagin"`))
+}
+
+func TestRolloutStatusHelpPrintsUsageWithAnExample(t *testing.T) {
+	g := NewWithT(t)
+	status, stdout, stderr := run(t, "rollout", "", "status", "--help")
+	g.Expect(status).To(Equal(exitOK))
+	g.Expect(stdout).To(ContainSubstring("Usage:\n  profilesync rollout status"))
+	g.Expect(stdout).To(ContainSubstring("Examples:\n  profilesync rollout status"))
+	g.Expect(stderr).To(BeEmpty())
+}
+
+func TestRolloutStatusOfALandscapeWithoutRecordsReadsTheTip(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	g.Expect(repo.repo.Storer.RemoveReference(plumbing.ReferenceName(rollout.LandscapeRefPrefix + "prod"))).To(Succeed())
+	repo.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordHotfix, Revision: repo.second,
+		AppliedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), ReadyAt: time.Date(2026, 11, 21, 10, 1, 0, 0, time.UTC), OperatorVersion: "v0.1.0"})
+
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stdout).To(MatchRegexp(`\ndev +- +- +%s \(hotfix\) +2026-11-21T10:00:00Z +up to date\n`, repo.second[:7]))
+	g.Expect(stdout).To(MatchRegexp(`\nprod +dev +1d +no record +- +takes %s now; %s eligible at 2026-11-22T09:05:00Z\n`, repo.first[:7], repo.second[:7]))
+	g.Expect(stdout).To(ContainSubstring("prod has no record: its versions are those of the tip of main (" + repo.second[:7] + ")."))
+
+	status, stdout, stderr = statusOutput(t, repo.dir, "--at", statusAt, "-o", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	prod := report.Landscapes[1]
+	g.Expect(prod.Applied).To(BeNil())
+	g.Expect(prod.Candidates).To(Equal(2), "every commit of the branch")
+	g.Expect(prod.Takes.Revision).To(Equal(repo.first), "dev has held the first commit for more than a day")
+	g.Expect(prod.Overlay).To(Equal(overlaySource{Revision: repo.second, From: overlayFromTip}))
+	g.Expect(*prod.Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)),
+		"dev has held the tip since its first record of it: the hotfix of the same revision does not interrupt")
+}
+
+func TestRolloutStatusShowsARefusalAndNeverPromotesIt(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	worktree, err := repo.repo.Worktree()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(filepath.Join(repo.dir, "README.md"), []byte("refused\n"), 0o644)).To(Succeed())
+	_, err = worktree.Add("README.md")
+	g.Expect(err).NotTo(HaveOccurred())
+	third, err := worktree.Commit("third", &git.CommitOptions{Author: &object.Signature{Name: "test", Email: "test@example.com", When: time.Date(2026, 11, 21, 11, 0, 0, 0, time.UTC)}})
+	g.Expect(err).NotTo(HaveOccurred())
+	repo.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordRefused, Revision: third.String(),
+		AppliedAt: time.Date(2026, 11, 21, 11, 5, 0, 0, time.UTC), OperatorVersion: "v0.1.0", Reason: "ValidationFailed"})
+
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	short := third.String()[:7]
+	g.Expect(stdout).To(MatchRegexp(`\ndev +- +- +%s +2026-11-21T09:00:00Z +-\n`, repo.second[:7]), "dev keeps what it ran and does not take what it refused")
+	g.Expect(stdout).To(ContainSubstring("dev refused " + short + " at 2026-11-21T11:05:00Z (ValidationFailed)."))
+	g.Expect(stdout).To(MatchRegexp(`\nprod +dev +1d +%s +2026-11-20T13:00:00Z +%s eligible at 2026-11-22T09:05:00Z\n`, repo.first[:7], repo.second[:7]),
+		"prod waits for the newest commit dev holds, not the refused tip")
+
+	status, stdout, stderr = statusOutput(t, repo.dir, "--at", statusAt, "-o", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	dev := report.Landscapes[0]
+	g.Expect(dev.Refused).To(Equal(&refusedRevision{Revision: third.String(), RefusedAt: time.Date(2026, 11, 21, 11, 5, 0, 0, time.UTC),
+		Reason: "ValidationFailed", Record: dev.Refused.Record}))
+	g.Expect(dev.Takes).To(BeNil())
+	g.Expect(dev.Candidates).To(Equal(1))
+}
