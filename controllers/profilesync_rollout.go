@@ -79,7 +79,6 @@ type rolloutGate struct {
 	// PromotedReason, HotfixReason, or empty (no rollout gate, or the
 	// commit the landscape runs).
 	promoted string
-	message  string
 }
 
 // rolloutWakes keeps, per ProfileSync, when its rollout next wants a sync:
@@ -213,46 +212,10 @@ func (r *ProfileSyncReconciler) gateRollout(ctx context.Context, obj *v1alpha1.P
 func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (*rolloutGate, error) {
 	key := client.ObjectKeyFromObject(obj).String()
 	r.rolloutWakes.set(key, time.Time{})
-	spec := rolloutSpec(obj)
-	file, err := rollout.ReadAt(checkout.Dir, r.Builds.Limits().MaxFileSize)
-	if err != nil {
-		return nil, rolloutInvalid(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+	landscape, gates, err := r.placeInRollout(obj, checkout)
+	if err != nil || !gates {
+		return &rolloutGate{checkout: checkout}, err
 	}
-	landscape, err := file.LandscapeFor(obj.Spec.Path, obj.Spec.Landscape)
-	if err != nil {
-		return nil, rolloutInvalid(fmt.Errorf("revision %s: spec.landscape: %w", checkout.Revision, err))
-	}
-	gate := &rolloutGate{checkout: checkout}
-	if file == nil && !spec.Hold && spec.Hotfix == "" {
-		obj.Status.Rollout = nil
-		conditions.Delete(obj, v1alpha1.WaitingCondition)
-		return gate, nil
-	}
-	status := obj.Status.Rollout
-	if status == nil {
-		status = &v1alpha1.RolloutStatus{}
-		obj.Status.Rollout = status
-	}
-	status.Landscape, status.Waiting = "", nil
-	if landscape != nil {
-		status.Landscape = landscape.Name
-	}
-	gated := landscape != nil && len(landscape.After) > 0
-	switch {
-	case !followsBranch(obj):
-		status.Message = "follows " + describeRef(obj) + ", not a branch: the rollout does not gate it"
-		conditions.Delete(obj, v1alpha1.WaitingCondition)
-		return gate, nil
-	case !gated && !spec.Hold && spec.Hotfix == "":
-		if landscape == nil {
-			status.Message = fmt.Sprintf("spec.path %q is in no landscape of %s: takes each commit of its branch at once", obj.Spec.Path, rollout.FileName)
-		} else {
-			status.Message = fmt.Sprintf("landscape %s has no upstream landscapes: takes each commit of its branch at once", landscape.Name)
-		}
-		conditions.Delete(obj, v1alpha1.WaitingCondition)
-		return gate, nil
-	}
-
 	credentials, err := r.credentials(ctx, obj)
 	if err != nil {
 		return nil, fetchFailed(err)
@@ -270,89 +233,18 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	if err != nil {
 		return nil, fetchFailed(fmt.Errorf("list the commits of branch %q after %s: %w", branch, shortCommit(running), err))
 	}
-	now := r.Clock.Now()
-	input := rollout.Input{Candidates: candidates, Now: now, Ancestry: landscapes}
-	if gated {
-		input.Soak = landscape.Soak
-		for _, upstream := range landscape.After {
-			history, err := landscapes.Records(upstream, gitsource.RecordLimits{Since: now.Add(-landscape.Soak)})
-			if err != nil {
-				return nil, fetchFailed(fmt.Errorf("read the records of landscape %s: %w", upstream, err))
-			}
-			r.reportRecordWarnings(obj, upstream, history.Warnings)
-			input.Upstreams = append(input.Upstreams, rollout.Upstream{Landscape: upstream, Records: history.Records})
-		}
-	}
-	if spec.Hotfix != "" {
-		pending, err := hotfixPending(spec.Hotfix, running, candidates, landscapes)
-		if err != nil {
-			return nil, rolloutInvalid(fmt.Errorf("spec.rollout.hotfix: %w", err))
-		}
-		if pending {
-			input.Hotfix = spec.Hotfix
-		}
-	}
-	decision, err := rollout.Decide(input)
-	if err == nil && decision.Hotfix {
-		// What waits after the hotfix: the commits newer than it.
-		input.Hotfix, input.Candidates = "", candidates[:slices.Index(candidates, spec.Hotfix)]
-		var after rollout.Decision
-		after, err = rollout.Decide(input)
-		decision.Waiting, decision.RequeueAt = after.Waiting, after.RequeueAt
-	}
+	decision, err := r.decideCandidates(obj, landscapes, landscape, candidates, running)
 	if err != nil {
-		return nil, fetchFailed(fmt.Errorf("decide what landscape %s takes: %w", status.Landscape, err))
+		return nil, err
 	}
-
-	target := decision.Promote
-	switch {
-	case decision.Hotfix:
-		gate.promoted = v1alpha1.HotfixReason
-	case spec.Hold:
-		target = running
-		if len(candidates) > 0 {
-			status.Waiting = waitingFor(decision)
-			gate.message = fmt.Sprintf("spec.rollout.hold keeps %s at %s; %d newer commits of branch %q wait, the newest %s",
-				landscapeName(status), shortCommit(running), len(candidates), branch, shortCommit(candidates[0]))
-			for _, line := range r.reportedHolds.fresh(key+"\x00rollout-hold", []string{candidates[0]}) {
-				r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
-					"spec.rollout.hold keeps %s at %s; %s waits", landscapeName(status), shortCommit(running), line)
-			}
-		}
-	case target != "":
-		gate.promoted = v1alpha1.PromotedReason
-		if target == candidates[0] && !gated {
-			gate.promoted = ""
-		}
-	default:
-		target = running
-	}
-	if !spec.Hold {
-		if decision.Waiting != nil {
-			status.Waiting = candidateStatus(decision.Waiting)
-			gate.message = describeWaiting(status)
-		}
-		r.rolloutWakes.set(key, decision.RequeueAt)
-	}
-	if gate.message != "" {
-		reason := v1alpha1.WaitingForUpstreamReason
-		if spec.Hold {
-			reason = v1alpha1.RolloutHeldReason
-		}
-		conditions.MarkTrue(obj, v1alpha1.WaitingCondition, reason, "%s", gate.message)
-		status.Message = gate.message
-	} else {
-		conditions.Delete(obj, v1alpha1.WaitingCondition)
-		status.Message = fmt.Sprintf("runs the newest commit of branch %q it may take", branch)
-	}
-
-	switch {
-	case target == "":
+	target, promoted := r.follow(obj, decision, candidates, running, branch)
+	switch target {
+	case "":
 		return nil, errAwaitingFirstPromotion
-	case target == checkout.Commit:
-		return gate, nil
+	case checkout.Commit:
+		return &rolloutGate{checkout: checkout, promoted: promoted}, nil
 	}
-	promoted, err := r.Fetcher.Fetch(ctx, gitsource.Request{
+	targetCheckout, err := r.Fetcher.Fetch(ctx, gitsource.Request{
 		URL:          obj.Spec.URL,
 		Ref:          gitsource.Ref{Branch: branch, Commit: target},
 		Credentials:  credentials,
@@ -363,8 +255,143 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	if err != nil {
 		return nil, fetchFailed(err)
 	}
-	gate.checkout = promoted
-	return gate, nil
+	return &rolloutGate{checkout: targetCheckout, promoted: promoted}, nil
+}
+
+// placeInRollout reads the checkout's rollout file, finds obj's landscape
+// and starts status.rollout; gates says whether a decision is needed: the
+// landscape has upstream landscapes, or a hold or hotfix is set, on a
+// ProfileSync that follows a branch.
+func (r *ProfileSyncReconciler) placeInRollout(obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (*rollout.Landscape, bool, error) {
+	spec := rolloutSpec(obj)
+	file, err := rollout.ReadAt(checkout.Dir, r.Builds.Limits().MaxFileSize)
+	if err != nil {
+		return nil, false, rolloutInvalid(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+	}
+	landscape, err := file.LandscapeFor(obj.Spec.Path, obj.Spec.Landscape)
+	if err != nil {
+		return nil, false, rolloutInvalid(fmt.Errorf("revision %s: spec.landscape: %w", checkout.Revision, err))
+	}
+	if file == nil && !spec.Hold && spec.Hotfix == "" {
+		obj.Status.Rollout = nil
+		conditions.Delete(obj, v1alpha1.WaitingCondition)
+		return nil, false, nil
+	}
+	status := obj.Status.Rollout
+	if status == nil {
+		status = &v1alpha1.RolloutStatus{}
+		obj.Status.Rollout = status
+	}
+	status.Landscape, status.Waiting = "", nil
+	if landscape != nil {
+		status.Landscape = landscape.Name
+	}
+	gated := landscape != nil && len(landscape.After) > 0
+	switch {
+	case !followsBranch(obj):
+		status.Message = "follows " + describeRef(obj) + ", not a branch: the rollout does not gate it"
+	case gated || spec.Hold || spec.Hotfix != "":
+		return landscape, true, nil
+	case landscape == nil:
+		status.Message = fmt.Sprintf("spec.path %q is in no landscape of %s: takes each commit of its branch at once", obj.Spec.Path, rollout.FileName)
+	default:
+		status.Message = fmt.Sprintf("landscape %s has no upstream landscapes: takes each commit of its branch at once", landscape.Name)
+	}
+	conditions.Delete(obj, v1alpha1.WaitingCondition)
+	return landscape, false, nil
+}
+
+// decideCandidates reads the upstream landscapes' records and decides
+// which candidate the landscape takes (rollout.Decide). With a hotfix to
+// take, the decision's Waiting and RequeueAt are those of the commits
+// after it.
+func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, landscapes *gitsource.Landscapes, landscape *rollout.Landscape,
+	candidates []string, running string) (rollout.Decision, error) {
+	now := r.Clock.Now()
+	input := rollout.Input{Candidates: candidates, Now: now, Ancestry: landscapes}
+	if landscape != nil {
+		input.Soak = landscape.Soak
+		for _, upstream := range landscape.After {
+			history, err := landscapes.Records(upstream, gitsource.RecordLimits{Since: now.Add(-landscape.Soak)})
+			if err != nil {
+				return rollout.Decision{}, fetchFailed(fmt.Errorf("read the records of landscape %s: %w", upstream, err))
+			}
+			r.reportRecordWarnings(obj, upstream, history.Warnings)
+			input.Upstreams = append(input.Upstreams, rollout.Upstream{Landscape: upstream, Records: history.Records})
+		}
+	}
+	hotfix := rolloutSpec(obj).Hotfix
+	if hotfix != "" {
+		pending, err := hotfixPending(hotfix, running, candidates, landscapes)
+		if err != nil {
+			return rollout.Decision{}, rolloutInvalid(fmt.Errorf("spec.rollout.hotfix: %w", err))
+		}
+		if pending {
+			input.Hotfix = hotfix
+		}
+	}
+	decision, err := rollout.Decide(input)
+	if err == nil && decision.Hotfix {
+		input.Hotfix, input.Candidates = "", candidates[:slices.Index(candidates, hotfix)]
+		var after rollout.Decision
+		after, err = rollout.Decide(input)
+		decision.Waiting, decision.RequeueAt = after.Waiting, after.RequeueAt
+	}
+	if err != nil {
+		return rollout.Decision{}, fetchFailed(fmt.Errorf("decide what %s takes: %w", landscapeName(obj.Status.Rollout), err))
+	}
+	return decision, nil
+}
+
+// follow turns a decision into the commit to apply (empty when there is
+// none, not even one running) and why it is new (PromotedReason,
+// HotfixReason, or empty), and reports what waits: status.rollout, the
+// Waiting condition, the hold's event and when to wake.
+func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollout.Decision, candidates []string, running, branch string) (string, string) {
+	key := client.ObjectKeyFromObject(obj).String()
+	status := obj.Status.Rollout
+	hold := rolloutSpec(obj).Hold
+	target, promoted, message := decision.Promote, "", ""
+	switch {
+	case decision.Hotfix:
+		promoted = v1alpha1.HotfixReason
+	case hold:
+		target = running
+	case target != "":
+		promoted = v1alpha1.PromotedReason
+		if len(decision.PromotedHolds) == 0 {
+			// No upstream landscapes: the tip, taken as without a rollout.
+			promoted = ""
+		}
+	default:
+		target = running
+	}
+	reason := v1alpha1.WaitingForUpstreamReason
+	switch {
+	case hold && len(candidates) > 0:
+		reason = v1alpha1.RolloutHeldReason
+		status.Waiting = waitingFor(decision)
+		message = fmt.Sprintf("spec.rollout.hold keeps %s at %s; %d newer commits of branch %q wait, the newest %s",
+			landscapeName(status), shortCommit(running), len(candidates), branch, shortCommit(candidates[0]))
+		for _, line := range r.reportedHolds.fresh(key+"\x00rollout-hold", []string{candidates[0]}) {
+			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
+				"spec.rollout.hold keeps %s at %s; %s waits", landscapeName(status), shortCommit(running), line)
+		}
+	case !hold && decision.Waiting != nil:
+		status.Waiting = candidateStatus(decision.Waiting)
+		message = describeWaiting(status)
+	}
+	if !hold {
+		r.rolloutWakes.set(key, decision.RequeueAt)
+	}
+	if message == "" {
+		conditions.Delete(obj, v1alpha1.WaitingCondition)
+		status.Message = fmt.Sprintf("runs the newest commit of branch %q it may take", branch)
+		return target, promoted
+	}
+	conditions.MarkTrue(obj, v1alpha1.WaitingCondition, reason, "%s", message)
+	status.Message = message
+	return target, promoted
 }
 
 // hotfixPending says whether the hotfix is still to be taken: it is a
