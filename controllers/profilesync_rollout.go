@@ -518,11 +518,7 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.RecordFailedReason, message)
 		}
 		attempts := r.rolloutWakes.failedPush(key)
-		retry := obj.Spec.Interval.Duration
-		if gitsource.IsTransient(err) {
-			retry = min(recordRetryBase<<min(attempts-1, 16), retry)
-		}
-		r.rolloutWakes.wakeEarlier(key, r.Clock.Now().Add(retry))
+		r.rolloutWakes.wakeEarlier(key, r.Clock.Now().Add(recordRetryAfter(attempts, gitsource.IsTransient(err), obj.Spec.Interval.Duration)))
 		return
 	}
 	r.rolloutWakes.pushed(key)
@@ -530,6 +526,17 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 	status.RecordedRevision, status.RecordedKind = record.Revision, string(record.Kind)
 	conditions.MarkTrue(obj, v1alpha1.RecordedCondition, v1alpha1.RecordedReason,
 		"recorded %s %s under %s%s", record.Kind, record.Revision, rollout.LandscapeRefPrefix, record.Landscape)
+}
+
+// recordRetryAfter is how long after its attempts-th failed push in a row
+// a record is pushed again: a failure that may pass after recordRetryBase,
+// doubling with each failure, at most interval; one that cannot at
+// interval.
+func recordRetryAfter(attempts int, transient bool, interval time.Duration) time.Duration {
+	if !transient {
+		return interval
+	}
+	return min(recordRetryBase<<min(max(attempts-1, 0), 16), interval)
 }
 
 // notReady names a profile of the inventory that is not Ready at its

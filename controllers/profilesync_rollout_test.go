@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -382,4 +383,102 @@ func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 	got := getProfileSync(g, sync)
 	g.Expect(got.Status.Rollout.Landscape).To(BeEmpty())
 	g.Expect(got.Status.Rollout.Message).To(ContainSubstring(`spec.path "other" is in no landscape of profilesync-rollout.yaml`))
+}
+
+// TestRolloutRefusesWhatItCannotFollow: a landscape the rollout file does
+// not list, and a hotfix that is no newer commit of the branch, refuse the
+// sync with reason RolloutInvalid, naming the field; what is applied stays.
+func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startRolloutGitServer(t, false)
+	for _, tt := range []struct {
+		name   string
+		mutate func(*v1alpha1.ProfileSync, string)
+		want   string
+	}{
+		{
+			name:   "an unknown landscape",
+			mutate: func(s *v1alpha1.ProfileSync, _ string) { s.Spec.Landscape = "staging" },
+			want:   `spec.landscape: unknown landscape "staging": profilesync-rollout.yaml lists dev, prod`,
+		},
+		{
+			name:   "a hotfix that is not on the branch",
+			mutate: func(s *v1alpha1.ProfileSync, _ string) { s.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hotfix: strings.Repeat("0", 40)} },
+			want:   "spec.rollout.hotfix: commit " + strings.Repeat("0", 40) + " is not a commit of the branch newer than the revision applied",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			repo := uniqueName("rollout-invalid")
+			devProfile := uniqueName("rollout-invalid")
+			first, err := server.CreateRepo(repo, rolloutRepo(devProfile, uniqueName("unused"), "1.31.0"))
+			g.Expect(err).NotTo(HaveOccurred())
+			sync := createRolloutSync(t, server.RepoURL(repo), "dev", nil, devProfile)
+			waitApplied(t, sync, first)
+			updateSpec(t, sync, func(s *v1alpha1.ProfileSync) { tt.mutate(s, first) })
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+				g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.RolloutInvalidReason))
+				g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(tt.want))
+				g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+		})
+	}
+
+	t.Run("a ProfileSync that follows a tag is not gated, and says so", func(t *testing.T) {
+		g := NewWithT(t)
+		repo := uniqueName("rollout-tag")
+		prodProfile := uniqueName("rollout-tag")
+		first, err := server.CreateRepo(repo, rolloutRepo(uniqueName("unused"), prodProfile, "1.31.0"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(server.Tag(repo, "v1", first)).To(Succeed())
+		sync := createLandscapeSync(t, uniqueName("rollout-tag"), server.RepoURL(repo), "prod", prodProfile)
+		updateSpec(t, sync, func(s *v1alpha1.ProfileSync) { s.Spec.Ref = &v1alpha1.GitReference{Tag: "v1"} })
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("v1@sha1:" + first), "prod's upstream has recorded nothing, but a tag is not gated")
+			g.Expect(got.Status.Rollout.Landscape).To(Equal("prod"))
+			g.Expect(got.Status.Rollout.Message).To(Equal(`follows tag "v1", not a branch: the rollout does not gate it`))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	})
+}
+
+func TestRecordRetryBacksOffUpToTheInterval(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		attempts  int
+		transient bool
+		want      time.Duration
+	}{
+		{"the first failure that may pass is retried after 5s", 1, true, 5 * time.Second},
+		{"each next one twice as late", 3, true, 20 * time.Second},
+		{"never later than the interval", 12, true, 10 * time.Minute},
+		{"a failure that cannot pass waits the interval", 1, false, 10 * time.Minute},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(recordRetryAfter(tt.attempts, tt.transient, 10*time.Minute)).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestNextSyncWakesForTheRolloutWithinTheInterval(t *testing.T) {
+	now := mustTime("2026-11-25T02:00:00Z")
+	obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: "landscape", Name: "prod"}}
+	for _, tt := range []struct {
+		name string
+		wake time.Time
+		want time.Duration
+	}{
+		{"no wake: the interval", time.Time{}, time.Hour},
+		{"a soak that ends within the interval: exactly then", now.Add(20 * time.Minute), 20 * time.Minute},
+		{"a soak that ends after the interval: the interval", now.Add(3 * time.Hour), time.Hour},
+		{"a wake that has passed: at once, but not zero", now.Add(-time.Minute), time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &ProfileSyncReconciler{}
+			r.rolloutWakes.set(client.ObjectKeyFromObject(obj).String(), tt.wake)
+			NewWithT(t).Expect(r.nextSync(obj, now, time.Hour)).To(Equal(tt.want))
+		})
+	}
 }

@@ -440,7 +440,7 @@ type UpstreamHold struct {
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
 // +kubebuilder:printcolumn:name="Held",type=string,JSONPath=`.status.conditions[?(@.type=="Held")].status`
 // +kubebuilder:printcolumn:name="Waiting For",type=string,JSONPath=`.status.rollout.waiting.revision`
-// +kubebuilder:printcolumn:name="Eligible",type=date,JSONPath=`.status.rollout.waiting.eligibleAt`
+// +kubebuilder:printcolumn:name="Eligible",type=string,JSONPath=`.status.rollout.waiting.eligibleAt`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ProfileSync struct {
