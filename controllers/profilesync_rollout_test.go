@@ -402,9 +402,11 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 			want:   `spec.landscape: unknown landscape "staging": profilesync-rollout.yaml lists dev, prod`,
 		},
 		{
-			name:   "a hotfix that is not on the branch",
-			mutate: func(s *v1alpha1.ProfileSync, _ string) { s.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hotfix: strings.Repeat("0", 40)} },
-			want:   "spec.rollout.hotfix: commit " + strings.Repeat("0", 40) + " is not a commit of the branch newer than the revision applied",
+			name: "a hotfix that is not on the branch",
+			mutate: func(s *v1alpha1.ProfileSync, _ string) {
+				s.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hotfix: strings.Repeat("0", 40)}
+			},
+			want: "spec.rollout.hotfix: commit " + strings.Repeat("0", 40) + " is not a commit of the branch newer than the revision applied",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -437,7 +439,7 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 		updateSpec(t, sync, func(s *v1alpha1.ProfileSync) { s.Spec.Ref = &v1alpha1.GitReference{Tag: "v1"} })
 		g.Eventually(func(g Gomega) {
 			got := getProfileSync(g, sync)
-			g.Expect(got.Status.LastAppliedRevision).To(Equal("v1@sha1:" + first), "prod's upstream has recorded nothing, but a tag is not gated")
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("v1@sha1:"+first), "prod's upstream has recorded nothing, but a tag is not gated")
 			g.Expect(got.Status.Rollout.Landscape).To(Equal("prod"))
 			g.Expect(got.Status.Rollout.Message).To(Equal(`follows tag "v1", not a branch: the rollout does not gate it`))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
