@@ -393,17 +393,17 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 	server := startRolloutGitServer(t, false)
 	for _, tt := range []struct {
 		name   string
-		mutate func(*v1alpha1.ProfileSync, string)
+		mutate func(*v1alpha1.ProfileSync)
 		want   string
 	}{
 		{
 			name:   "an unknown landscape",
-			mutate: func(s *v1alpha1.ProfileSync, _ string) { s.Spec.Landscape = "staging" },
+			mutate: func(s *v1alpha1.ProfileSync) { s.Spec.Landscape = "staging" },
 			want:   `spec.landscape: unknown landscape "staging": profilesync-rollout.yaml lists dev, prod`,
 		},
 		{
 			name: "a hotfix that is not on the branch",
-			mutate: func(s *v1alpha1.ProfileSync, _ string) {
+			mutate: func(s *v1alpha1.ProfileSync) {
 				s.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hotfix: strings.Repeat("0", 40)}
 			},
 			want: "spec.rollout.hotfix: commit " + strings.Repeat("0", 40) + " is not a commit of the branch newer than the revision applied",
@@ -417,7 +417,7 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			sync := createRolloutSync(t, server.RepoURL(repo), "dev", nil, devProfile)
 			waitApplied(t, sync, first)
-			updateSpec(t, sync, func(s *v1alpha1.ProfileSync) { tt.mutate(s, first) })
+			updateSpec(t, sync, tt.mutate)
 			g.Eventually(func(g Gomega) {
 				got := getProfileSync(g, sync)
 				g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
