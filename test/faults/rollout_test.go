@@ -89,7 +89,7 @@ func TestRecordPushWhileTheGitServerIsDownIsRetriedAndNeverBlocks(t *testing.T) 
 		g.Expect(recorded.Message).To(ContainSubstring("the applied record of " + head + " for landscape dev was not pushed"))
 	}).WithTimeout(20 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
 	expectReady(g, failed)
-	g.Expect(failed.Status.LastAppliedRevision).To(Equal("main@sha1:" + head), "the apply stands")
+	g.Expect(failed.Status.LastAppliedRevision).To(Equal("main@sha1:"+head), "the apply stands")
 	// Down for a while, so the backoff has retried into the outage.
 	time.Sleep(8 * time.Second)
 	g.Expect(outage.refused.Load()).To(BeNumerically(">=", 2), "the push is retried while the server is down")
