@@ -482,12 +482,15 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 
 // recordRefusal pushes the record of a revision the sync refused, so that
 // no downstream landscape promotes it (spec.rollout.record). Only the
-// revision's own faults are recorded: a fetch that failed is no refusal.
+// revision's own faults are recorded: a fetch that failed is no refusal,
+// and neither is a rollout the sync could not follow (RolloutInvalid),
+// which is found before the revision is attempted and may be the spec's
+// fault.
 func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1.ProfileSync, failed *syncError) {
 	status := obj.Status.Rollout
 	commit := commitOf(obj.Status.LastAttemptedRevision)
 	if !rolloutSpec(obj).Record || status == nil || status.Landscape == "" || commit == "" ||
-		!failed.stalled || failed.condition == v1alpha1.FetchFailedCondition {
+		!failed.stalled || failed.condition == v1alpha1.FetchFailedCondition || failed.reason == v1alpha1.RolloutInvalidReason {
 		return
 	}
 	if status.RecordedRevision == commit && status.RecordedKind == string(rollout.RecordRefused) {

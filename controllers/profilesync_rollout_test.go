@@ -387,10 +387,11 @@ func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 
 // TestRolloutRefusesWhatItCannotFollow: a landscape the rollout file does
 // not list, and a hotfix that is no newer commit of the branch, refuse the
-// sync with reason RolloutInvalid, naming the field; what is applied stays.
+// sync with reason RolloutInvalid, naming the field; what is applied stays,
+// and no refusal is recorded for it.
 func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 	ensureNamespace(t, clusterProfilesNamespace)
-	server := startRolloutGitServer(t, false)
+	server := startRolloutGitServer(t, true)
 	for _, tt := range []struct {
 		name   string
 		mutate func(*v1alpha1.ProfileSync)
@@ -404,7 +405,7 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 		{
 			name: "a hotfix that is not on the branch",
 			mutate: func(s *v1alpha1.ProfileSync) {
-				s.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hotfix: strings.Repeat("0", 40)}
+				s.Spec.Rollout.Hotfix = strings.Repeat("0", 40)
 			},
 			want: "spec.rollout.hotfix: commit " + strings.Repeat("0", 40) + " is not a commit of the branch newer than the revision applied",
 		},
@@ -415,8 +416,12 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 			devProfile := uniqueName("rollout-invalid")
 			first, err := server.CreateRepo(repo, rolloutRepo(devProfile, uniqueName("unused"), "1.31.0"))
 			g.Expect(err).NotTo(HaveOccurred())
-			sync := createRolloutSync(t, server.RepoURL(repo), "dev", nil, devProfile)
-			waitApplied(t, sync, first)
+			sync := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: true}, devProfile)
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(got.Status.Rollout).NotTo(BeNil())
+				g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(first))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
 			updateSpec(t, sync, tt.mutate)
 			g.Eventually(func(g Gomega) {
 				got := getProfileSync(g, sync)
@@ -424,6 +429,7 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 				g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.RolloutInvalidReason))
 				g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(tt.want))
 				g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+				g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordApplied)), "what the sync cannot follow is no refusal of the revision")
 			}).WithTimeout(30 * time.Second).Should(Succeed())
 		})
 	}
