@@ -297,6 +297,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	obj.Status.ObservedGeneration = obj.Generation
 	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
 	if errors.Is(err, errAwaitingFirstPromotion) {
+		ctrl.LoggerFrom(ctx).Info("sync waiting", "result", v1alpha1.WaitingForUpstreamReason, "duration", r.Clock.Since(started).String())
 		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, v1alpha1.WaitingForUpstreamReason, "nothing applied yet: %s", conditions.GetMessage(obj, v1alpha1.WaitingCondition))
 		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
 		return ctrl.Result{RequeueAfter: r.nextSync(obj, r.Clock.Now(), interval)}, nil
