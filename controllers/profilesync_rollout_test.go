@@ -164,6 +164,9 @@ func TestRolloutProdTakesWhatDevHeldExactlyWhenTheSoakEnds(t *testing.T) {
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
+	// The manager's syncs of prod's creation are over before the test
+	// drives prod itself.
+	settledResourceVersion(g, prod.DeepCopy())
 	r, events := directSyncReconciler(t)
 	r.Metrics = NewMetrics(testClock)
 	t.Run("prod waits for the soak and wakes exactly when it ends", func(t *testing.T) {
@@ -247,6 +250,7 @@ func TestRolloutRollbackInDevRestartsProdsSoak(t *testing.T) {
 	dev.applied("dev", first, start.Add(-2*rolloutSoak))
 	prod := createRolloutSync(t, server.RepoURL(repo), "prod", nil, prodProfile)
 	waitApplied(t, prod, first)
+	settledResourceVersion(g, prod.DeepCopy())
 
 	second, err := server.Commit(repo, rolloutRepo(devProfile, prodProfile, "1.32.0"), "1.32.0")
 	g.Expect(err).NotTo(HaveOccurred())
