@@ -443,7 +443,12 @@ func (r *ProfileSyncReconciler) appliedRollout(obj *v1alpha1.ProfileSync, gate *
 // sync.
 func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1.ProfileSync) {
 	status := obj.Status.Rollout
-	if !rolloutSpec(obj).Record || status == nil || status.Landscape == "" || status.AppliedRevision == "" {
+	if rolloutSpec(obj).Record && status != nil && status.Landscape == "" {
+		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.RecordFailedReason,
+			"spec.rollout.record is set, but the ProfileSync is in no landscape of %s: there is no landscape to record for", rollout.FileName)
+		return
+	}
+	if !rolloutSpec(obj).Record || status == nil || status.AppliedRevision == "" {
 		conditions.Delete(obj, v1alpha1.RecordedCondition)
 		return
 	}

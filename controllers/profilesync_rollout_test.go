@@ -371,7 +371,7 @@ func TestRolloutFailedRecordPushShowsAndDoesNotBlock(t *testing.T) {
 }
 
 // TestRolloutWithoutALandscapeWorksAsBefore: a ProfileSync whose path is in
-// no landscape takes the tip and says so.
+// no landscape takes the tip and says so, and that it has nothing to record.
 func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 	g := NewWithT(t)
 	ensureNamespace(t, clusterProfilesNamespace)
@@ -382,11 +382,16 @@ func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 	files["other/profiles.yaml"] = singleProfileRepo(profile, "1.31.0")["profiles.yaml"]
 	first, err := server.CreateRepo(repo, files)
 	g.Expect(err).NotTo(HaveOccurred())
-	sync := createRolloutSync(t, server.RepoURL(repo), "other", nil, profile)
-	waitApplied(t, sync, first)
-	got := getProfileSync(g, sync)
-	g.Expect(got.Status.Rollout.Landscape).To(BeEmpty())
-	g.Expect(got.Status.Rollout.Message).To(ContainSubstring(`spec.path "other" is in no landscape of profilesync-rollout.yaml`))
+	sync := createRolloutSync(t, server.RepoURL(repo), "other", &v1alpha1.ProfileSyncRollout{Record: true}, profile)
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+		g.Expect(conditions.IsReady(got)).To(BeTrue())
+		g.Expect(got.Status.Rollout).NotTo(BeNil())
+		g.Expect(got.Status.Rollout.Landscape).To(BeEmpty())
+		g.Expect(got.Status.Rollout.Message).To(ContainSubstring(`spec.path "other" is in no landscape of profilesync-rollout.yaml`))
+		g.Expect(conditions.GetMessage(got, v1alpha1.RecordedCondition)).To(ContainSubstring("spec.rollout.record is set, but the ProfileSync is in no landscape"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 }
 
 // TestRolloutRefusesWhatItCannotFollow: a landscape the rollout file does

@@ -51,9 +51,10 @@ const (
 
 	// RecordedCondition says whether the record of the landscape's last
 	// applied or refused revision is pushed (spec.rollout.record): True with
-	// reason Recorded, False with reason RecordFailed while a push fails
-	// (retried with backoff; the apply stands), False with reason
-	// AwaitingReady while a profile of the revision is not Ready yet.
+	// reason Recorded; False with reason RecordFailed while a push fails
+	// (retried with backoff; the apply stands) or while the ProfileSync is
+	// in no landscape to record for; False with reason AwaitingReady while a
+	// profile of the revision is not Ready yet.
 	RecordedCondition = "Recorded"
 )
 
