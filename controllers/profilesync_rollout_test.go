@@ -2,11 +2,16 @@ package controllers
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -235,7 +240,8 @@ func TestRolloutProdTakesWhatDevHeldExactlyWhenTheSoakEnds(t *testing.T) {
 
 // TestRolloutRollbackInDevRestartsProdsSoak: dev's records, written as
 // dev's operator writes them, hold a commit, roll back, and hold it again;
-// prod's soak starts again from the second hold.
+// prod's soak starts again from the second hold. A garbled record on top is
+// ignored with a warning.
 func TestRolloutRollbackInDevRestartsProdsSoak(t *testing.T) {
 	g := NewWithT(t)
 	start := time.Now().UTC().Truncate(time.Second)
@@ -255,7 +261,7 @@ func TestRolloutRollbackInDevRestartsProdsSoak(t *testing.T) {
 	second, err := server.Commit(repo, rolloutRepo(devProfile, prodProfile, "1.32.0"), "1.32.0")
 	g.Expect(err).NotTo(HaveOccurred())
 	dev.applied("dev", second, start)
-	r, _ := directSyncReconciler(t)
+	r, events := directSyncReconciler(t)
 	result := reconcileAt(t, r, prod, start.Add(30*time.Minute))
 	g.Expect(result.RequeueAfter).To(Equal(30 * time.Minute))
 	g.Expect(getProfileSync(g, prod).Status.Rollout.Waiting.EligibleAt.Time).To(BeTemporally("==", start.Add(rolloutSoak)))
@@ -276,6 +282,66 @@ func TestRolloutRollbackInDevRestartsProdsSoak(t *testing.T) {
 
 	reconcileAt(t, r, prod, start.Add(130*time.Minute))
 	g.Expect(getProfileSync(g, prod).Status.LastAppliedRevision).To(Equal("main@sha1:" + second))
+
+	t.Run("a garbled record is ignored with a warning", func(t *testing.T) {
+		g := NewWithT(t)
+		garbled := writeRawRecord(t, filepath.Join(server.Root(), repo+".git"), "dev", `{"version": 1, "kind": "applied", "revision": "not a commit"}`)
+		drainEvents(events)
+		reconcileAt(t, r, prod, start.Add(3*time.Hour))
+		g.Expect(drainEvents(events)).To(ContainElement(And(
+			ContainSubstring("Warning RolloutInvalid record of landscape dev ignored"),
+			ContainSubstring("refs/profilesync/landscapes/dev@"+garbled))))
+		g.Expect(getProfileSync(g, prod).Status.LastAppliedRevision).To(Equal("main@sha1:"+second), "the records under it still count")
+	})
+}
+
+// writeRawRecord commits content as the record file on top of landscape's
+// ref in the bare repository at dir, unchecked, as anyone who can push
+// could, and returns the record commit.
+func writeRawRecord(t *testing.T, dir, landscape, content string) string {
+	t.Helper()
+	repository, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refName := plumbing.ReferenceName(rollout.LandscapeRefPrefix + landscape)
+	parent, err := repository.Reference(refName, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := repository.Storer
+	blob := store.NewEncodedObject()
+	blob.SetType(plumbing.BlobObject)
+	writer, _ := blob.Writer()
+	_, _ = writer.Write([]byte(content))
+	_ = writer.Close()
+	blobHash, err := store.SetEncodedObject(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	treeObject := store.NewEncodedObject()
+	tree := &object.Tree{Entries: []object.TreeEntry{{Name: rollout.RecordFileName, Mode: filemode.Regular, Hash: blobHash}}}
+	if err := tree.Encode(treeObject); err != nil {
+		t.Fatal(err)
+	}
+	treeHash, err := store.SetEncodedObject(treeObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signature := object.Signature{Name: "someone", Email: "someone@example.invalid", When: time.Now()}
+	commitObject := store.NewEncodedObject()
+	commit := &object.Commit{Author: signature, Committer: signature, Message: "garbled\n", TreeHash: treeHash, ParentHashes: []plumbing.Hash{parent.Hash()}}
+	if err := commit.Encode(commitObject); err != nil {
+		t.Fatal(err)
+	}
+	commitHash, err := store.SetEncodedObject(commitObject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetReference(plumbing.NewHashReference(refName, commitHash)); err != nil {
+		t.Fatal(err)
+	}
+	return commitHash.String()
 }
 
 // TestRolloutHotfixAndHold: a hotfix is taken at once, whatever dev holds,
