@@ -70,6 +70,7 @@ type Metrics struct {
 
 	syncDuration *prometheus.HistogramVec
 	refused      *prometheus.CounterVec
+	promotions   *prometheus.CounterVec
 
 	syncReady          *prometheus.Desc
 	syncSuspended      *prometheus.Desc
@@ -78,6 +79,7 @@ type Metrics struct {
 	syncHeld           *prometheus.Desc
 	holdExpiry         *prometheus.Desc
 	syncDrifted        *prometheus.Desc
+	rolloutWaiting     *prometheus.Desc
 	profileVersions    *prometheus.Desc
 	profileNext        *prometheus.Desc
 	profileSecondsNext *prometheus.Desc
@@ -99,6 +101,11 @@ type syncState struct {
 	// drifted counts the objects left drifted under driftDetection mode
 	// warn at the last sync that compared them.
 	drifted int
+	// waiting is the rollout candidate the landscape waits for, and
+	// waitingSince when this process first saw it wait; empty and zero
+	// when none waits.
+	waiting      string
+	waitingSince time.Time
 }
 
 type profileKey struct {
@@ -135,6 +142,10 @@ func NewMetrics(clk clock.PassiveClock) *Metrics {
 			Help: "Distinct failures of a ProfileSync's syncs (reason, revision and cause; retries of the same failure count once), " +
 				"by the reason of its Ready condition (FetchFailed, BuildFailed, ValidationFailed, AccessDenied, ApplyFailed).",
 		}, []string{labelNamespace, labelName, "reason"}),
+		promotions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "profilesync_rollout_promotions_total",
+			Help: "Commits a ProfileSync's landscape took ahead of its branch's tip through the rollout, by reason: Promoted (its upstream landscapes held it for the soak) or Hotfix (spec.rollout.hotfix).",
+		}, []string{labelNamespace, labelName, "reason"}),
 		syncReady: prometheus.NewDesc("profilesync_sync_ready",
 			"1 when the ProfileSync's Ready condition is True, else 0.", syncLabels, nil),
 		syncSuspended: prometheus.NewDesc("profilesync_sync_suspended",
@@ -153,6 +164,9 @@ func NewMetrics(clk clock.PassiveClock) *Metrics {
 		syncDrifted: prometheus.NewDesc("profilesync_drifted_objects",
 			"Objects that differ from Git on fields Git sets and were left as they are (driftDetection mode warn), at the ProfileSync's last sync; 0 in mode correct.",
 			syncLabels, nil),
+		rolloutWaiting: prometheus.NewDesc("profilesync_rollout_candidate_waiting_seconds",
+			"Seconds from when the operator first saw the landscape's rollout candidate (status.rollout.waiting) wait to the scrape, by the operator's clock; absent while none waits.",
+			[]string{labelNamespace, labelName, "candidate"}, nil),
 		profileVersions: prometheus.NewDesc("profilesync_profile_versions",
 			"Versions of a profile's status per classification; versions is kubernetes or machineImage (all images together).",
 			[]string{labelKind, labelNamespace, labelName, "versions", "classification"}, nil),
@@ -170,8 +184,9 @@ func NewMetrics(clk clock.PassiveClock) *Metrics {
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.syncDuration.Describe(ch)
 	m.refused.Describe(ch)
+	m.promotions.Describe(ch)
 	for _, d := range []*prometheus.Desc{m.syncReady, m.syncSuspended, m.syncRevision, m.syncAppliedAt,
-		m.syncHeld, m.holdExpiry, m.syncDrifted, m.profileVersions, m.profileNext, m.profileSecondsNext} {
+		m.syncHeld, m.holdExpiry, m.syncDrifted, m.rolloutWaiting, m.profileVersions, m.profileNext, m.profileSecondsNext} {
 		ch <- d
 	}
 }
@@ -180,6 +195,7 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.syncDuration.Collect(ch)
 	m.refused.Collect(ch)
+	m.promotions.Collect(ch)
 	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -198,6 +214,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 				key.Namespace, key.Name, h.Kind, h.Namespace, h.Name)
 		}
 		ch <- prometheus.MustNewConstMetric(m.syncDrifted, prometheus.GaugeValue, float64(s.drifted), key.Namespace, key.Name)
+		if s.waiting != "" {
+			ch <- prometheus.MustNewConstMetric(m.rolloutWaiting, prometheus.GaugeValue, now.Sub(s.waitingSince).Seconds(), key.Namespace, key.Name, s.waiting)
+		}
 	}
 	for key, p := range m.profiles {
 		for _, versions := range []string{versionsKubernetes, versionsMachineImage} {
@@ -271,6 +290,30 @@ func (m *Metrics) forgetSync(key types.NamespacedName) {
 	labels := prometheus.Labels{labelNamespace: key.Namespace, labelName: key.Name}
 	m.syncDuration.DeletePartialMatch(labels)
 	m.refused.DeletePartialMatch(labels)
+	m.promotions.DeletePartialMatch(labels)
+}
+
+// promoted counts a commit the rollout took, by reason.
+func (m *Metrics) promoted(obj *v1alpha1.ProfileSync, reason string) {
+	if m == nil {
+		return
+	}
+	m.promotions.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
+}
+
+// observeWaiting records the candidate the landscape waits for; empty when
+// none waits. A candidate keeps the time it was first seen while it waits.
+func (m *Metrics) observeWaiting(obj *v1alpha1.ProfileSync, candidate string) {
+	if m == nil {
+		return
+	}
+	now := m.clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.syncState(obj)
+	if s.waiting != candidate {
+		s.waiting, s.waitingSince = candidate, now
+	}
 }
 
 // refusedRevision counts a failure of a sync, by its reason; the caller

@@ -299,6 +299,8 @@ func everyMetric(t *testing.T) (*prometheus.Registry, *Metrics) {
 	timer.finish()
 	m.appliedRevision(sync)
 	m.refusedRevision(sync, v1alpha1.FetchFailedReason)
+	m.promoted(sync, v1alpha1.PromotedReason)
+	m.observeWaiting(sync, "0123456789abcdef0123456789abcdef01234567")
 	m.observeProfile(v1alpha1.CloudProfileKind, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}},
 		&v1alpha1.ProfileVersionsStatus{NextTransitionTime: timeP("2025-03-01T00:00:00Z")})
 	return registry, m

@@ -106,6 +106,9 @@ type ProfileSyncReconciler struct {
 	// reportedHolds keeps the refused and ignored holds and the drift left
 	// in place last reported as events, per ProfileSync.
 	reportedHolds reportedLines
+	// rolloutWakes keeps when each ProfileSync's rollout next wants a sync
+	// (profilesync_rollout.go).
+	rolloutWakes rolloutWakes
 
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
@@ -179,7 +182,7 @@ var (
 	// backoff, so an old Ready=True never stays in place.
 	unexpectedFailure = failureKind{reason: v1alpha1.SyncFailedReason}
 
-	failureKinds = []failureKind{fetchFailure, fetchRefusal, buildFailure, contentFailure, validationFailure, policyFailure, accessFailure, applyFailure, unexpectedFailure}
+	failureKinds = []failureKind{fetchFailure, fetchRefusal, buildFailure, contentFailure, validationFailure, policyFailure, rolloutFailure, accessFailure, applyFailure, unexpectedFailure}
 )
 
 func (k failureKind) of(err error) *syncError {
@@ -259,7 +262,11 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			r.failures.forget(req.String())
 			r.refusals.forget(req.String())
 			r.reportedHolds.forget(req.String())
+			r.rolloutWakes.forget(req.String())
 			r.Metrics.forgetSync(req.NamespacedName)
+			if err := r.Fetcher.Forget(req.String() + promotedCacheSuffix); err != nil {
+				return ctrl.Result{}, err
+			}
 			return ctrl.Result{}, r.Fetcher.Forget(req.String())
 		}
 		return ctrl.Result{}, err
@@ -289,6 +296,12 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	revision, err := r.sync(ctx, obj, timer)
 	obj.Status.ObservedGeneration = obj.Generation
 	interval := jitter.JitteredIntervalDuration(obj.Spec.Interval.Duration)
+	if errors.Is(err, errAwaitingFirstPromotion) {
+		ctrl.LoggerFrom(ctx).Info("sync waiting", "result", v1alpha1.WaitingForUpstreamReason, "duration", r.Clock.Since(started).String())
+		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, v1alpha1.WaitingForUpstreamReason, "nothing applied yet: %s", conditions.GetMessage(obj, v1alpha1.WaitingCondition))
+		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
+		return ctrl.Result{RequeueAfter: r.nextSync(obj, r.Clock.Now(), interval)}, nil
+	}
 	var failed *syncError
 	if err != nil && !errors.As(err, &failed) {
 		failed = unexpectedFailure.of(err)
@@ -303,7 +316,8 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.failures.forget(req.String())
 		r.refusals.forget(req.String())
 		r.Metrics.appliedRevision(obj)
-		return ctrl.Result{RequeueAfter: syncRequeue(obj, r.Clock.Now(), interval)}, nil
+		r.recordRollout(ctx, obj)
+		return ctrl.Result{RequeueAfter: r.nextSync(obj, r.Clock.Now(), interval)}, nil
 	}
 	for _, t := range failureConditions {
 		if t != failed.condition {
@@ -321,6 +335,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
 		r.Metrics.refusedRevision(obj, failed.reason)
 	}
+	r.recordRefusal(ctx, obj, failed)
 	if failed.stalled {
 		r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
 		// No hot loop: the same revision fails the same way. Poll Git at
@@ -382,6 +397,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
+	gate, err := r.gateRollout(untrusted, obj, checkout)
+	if err != nil {
+		return "", err
+	}
+	checkout = gate.checkout
 	// Warnings are reported once per revision and spec, not at every
 	// interval: an idle landscape makes no writes, events included.
 	newAttempt := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
@@ -445,6 +465,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	}
 	obj.Status.LastAppliedRevision = checkout.Revision
 	obj.Status.Inventory = plan.inventory()
+	r.appliedRollout(obj, gate)
 	return checkout.Revision, nil
 }
 
@@ -460,14 +481,9 @@ func syncTimeout(obj *v1alpha1.ProfileSync) time.Duration {
 
 // fetch resolves spec.ref and checks the revision out.
 func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.ProfileSync) (*gitsource.Result, error) {
-	var credentials map[string][]byte
-	if obj.Spec.SecretRef != nil {
-		var secret corev1.Secret
-		key := client.ObjectKey{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
-		if err := r.SecretReader.Get(ctx, key, &secret); err != nil {
-			return nil, fetchFailed(fmt.Errorf("read credentials from Secret %s: %w", key, err))
-		}
-		credentials = secret.Data
+	credentials, err := r.credentials(ctx, obj)
+	if err != nil {
+		return nil, fetchFailed(err)
 	}
 	request := gitsource.Request{
 		URL:          obj.Spec.URL,
@@ -480,7 +496,7 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 	}
 	request.Timeout = syncTimeout(obj)
 	var result *gitsource.Result
-	err := retryWhile(fetchRetry, func(err error) bool { return errors.Is(err, gitsource.ErrConnectionFailed) }, func() (err error) {
+	err = retryWhile(fetchRetry, func(err error) bool { return errors.Is(err, gitsource.ErrConnectionFailed) }, func() (err error) {
 		result, err = r.Fetcher.Fetch(ctx, request)
 		return err
 	})
@@ -488,6 +504,20 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 		return nil, fetchFailed(err)
 	}
 	return result, nil
+}
+
+// credentials is the data of the Secret spec.secretRef names; nil without
+// one.
+func (r *ProfileSyncReconciler) credentials(ctx context.Context, obj *v1alpha1.ProfileSync) (map[string][]byte, error) {
+	if obj.Spec.SecretRef == nil {
+		return nil, nil
+	}
+	var secret corev1.Secret
+	key := client.ObjectKey{Namespace: obj.Namespace, Name: obj.Spec.SecretRef.Name}
+	if err := r.SecretReader.Get(ctx, key, &secret); err != nil {
+		return nil, fmt.Errorf("read credentials from Secret %s: %w", key, err)
+	}
+	return secret.Data, nil
 }
 
 // fetchRetry paces the repeats of a fetch whose connection was refused,

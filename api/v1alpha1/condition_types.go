@@ -41,6 +41,21 @@ const (
 	// objects differ from Git on fields Git sets; its message names them
 	// and their fields.
 	DriftedCondition = "Drifted"
+
+	// WaitingCondition is True while the landscape runs an older commit
+	// than its branch's newest because its upstream landscapes do not hold
+	// the newer ones long enough yet (reason WaitingForUpstream) or because
+	// spec.rollout.hold holds it (reason RolloutHeld); its message names the
+	// candidate and when it becomes eligible. Absent otherwise.
+	WaitingCondition = "Waiting"
+
+	// RecordedCondition says whether the record of the landscape's last
+	// applied or refused revision is pushed (spec.rollout.record): True with
+	// reason Recorded; False with reason RecordFailed while a push fails
+	// (retried with backoff; the apply stands) or while the ProfileSync is
+	// in no landscape to record for; False with reason AwaitingReady while a
+	// profile of the revision is not Ready yet.
+	RecordedCondition = "Recorded"
 )
 
 // Condition and event reasons. A reason used in a condition is also the reason
@@ -144,4 +159,36 @@ const (
 	// in the ProfileSync's inventory, so the hold is not its to honour. A
 	// Warning event.
 	HoldIgnoredReason = "HoldIgnored"
+
+	// WaitingForUpstreamReason: a newer commit waits for the upstream
+	// landscapes to hold it, Ready, for the soak.
+	WaitingForUpstreamReason = "WaitingForUpstream"
+
+	// RolloutHeldReason: spec.rollout.hold keeps the landscape at the
+	// revision it runs; the event says which candidate it holds back.
+	RolloutHeldReason = "RolloutHeld"
+
+	// PromotedReason: the landscape took a commit its upstream landscapes
+	// held for the soak (an event).
+	PromotedReason = "Promoted"
+
+	// HotfixReason: the landscape took spec.rollout.hotfix at once (an
+	// event).
+	HotfixReason = "Hotfix"
+
+	// RecordedReason: the record of the revision is pushed.
+	RecordedReason = "Recorded"
+
+	// RecordFailedReason: pushing the record failed; it is retried with
+	// backoff and never undoes the apply.
+	RecordFailedReason = "RecordFailed"
+
+	// AwaitingReadyReason: a profile of the applied revision is not Ready
+	// yet, so it is not recorded yet.
+	AwaitingReadyReason = "AwaitingReady"
+
+	// RolloutInvalidReason: the rollout file, or the ProfileSync's place in
+	// it (spec.landscape, spec.rollout.hotfix), is wrong; the revision
+	// applied stays.
+	RolloutInvalidReason = "RolloutInvalid"
 )

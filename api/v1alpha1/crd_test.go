@@ -26,7 +26,7 @@ func TestCRDsAreInstalledWithPrinterColumnsAndShortNames(t *testing.T) {
 	}{
 		"cloudprofiles.core.profilesync.io":           {"cpfl", []string{"Type", "Ready", "Next Transition", "Held Until", "Status", "Age"}},
 		"namespacedcloudprofiles.core.profilesync.io": {"ncp", []string{"Parent", "Ready", "Next Transition", "Held Until", "Status", "Age"}},
-		"profilesyncs.core.profilesync.io":            {"psync", []string{"URL", "Path", "Ready", "Revision", "Held", "Status", "Age"}},
+		"profilesyncs.core.profilesync.io":            {"psync", []string{"URL", "Path", "Ready", "Revision", "Held", "Waiting For", "Eligible", "Status", "Age"}},
 	}
 	for name, w := range want {
 		t.Run(name, func(t *testing.T) {

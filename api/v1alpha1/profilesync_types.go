@@ -68,6 +68,8 @@ type GitReference struct {
 }
 
 // ProfileSyncSpec says where the profiles of one landscape live in Git.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.rollout) || !has(self.rollout.hotfix) || !has(self.ref) || !(has(self.ref.tag) || has(self.ref.semver) || has(self.ref.commit))",message="spec.rollout.hotfix needs a ProfileSync that follows a branch (no ref.tag, ref.semver or ref.commit)"
 type ProfileSyncSpec struct {
 	// url is the repository's address: https://, http:// or ssh://.
 	// +required
@@ -162,6 +164,44 @@ type ProfileSyncSpec struct {
 	// by break glass (HoldUntilAnnotation) is left alone.
 	// +optional
 	DriftDetection *DriftDetection `json:"driftDetection,omitempty"`
+
+	// rollout says how this landscape takes part in the repository's
+	// rollout (profilesync-rollout.yaml; docs/rollout.md): whether it
+	// records what it applies, and whether it holds or takes a hotfix.
+	// Without it, a landscape with upstream landscapes still waits for
+	// them, and records nothing.
+	// +optional
+	Rollout *ProfileSyncRollout `json:"rollout,omitempty"`
+}
+
+// ProfileSyncRollout is a landscape's part in the rollout.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.hold) && self.hold && has(self.hotfix))",message="set at most one of hold and hotfix: a hotfix is taken now, a hold takes nothing"
+type ProfileSyncRollout struct {
+	// record pushes a record of each revision this landscape applies, once
+	// every profile of it is Ready (and of each revision it refuses), to
+	// refs/profilesync/landscapes/<landscape> of the repository, with
+	// spec.secretRef's credentials, which must allow pushing. Downstream
+	// landscapes read these records to decide what they may take. A failed
+	// push is retried with backoff and shown by the Recorded condition; it
+	// never blocks or undoes an apply.
+	// +optional
+	Record bool `json:"record,omitempty"`
+
+	// hold keeps this landscape at the revision it runs while upstream
+	// landscapes and the branch move on. The sync goes on at that revision
+	// (drift is corrected, lifecycle stages start on time) and the status
+	// says what waits.
+	// +optional
+	Hold bool `json:"hold,omitempty"`
+
+	// hotfix is a commit of the followed branch (its full SHA-1) to take now,
+	// whatever the upstream landscapes hold. It is recorded as kind hotfix.
+	// Once applied it changes nothing more; newer commits wait for the
+	// upstream landscapes again.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}$`
+	Hotfix string `json:"hotfix,omitempty"`
 }
 
 // DriftDetectionMode is what the sync does with drift: a field Git sets that
@@ -303,7 +343,89 @@ type ProfileSyncStatus struct {
 	// +listType=atomic
 	Holds []ObjectHold `json:"holds,omitempty"`
 
+	// rollout is this landscape's place in the repository's rollout: what it
+	// runs, what it waits for and what it recorded. Absent while the
+	// repository has no rollout file.
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
+
 	meta.ReconcileRequestStatus `json:",inline"`
+}
+
+// RolloutStatus is what a landscape runs and waits for.
+type RolloutStatus struct {
+	// landscape is this ProfileSync's landscape in the rollout file; empty
+	// when it is in none (message says so), and then it follows its branch
+	// as without a rollout.
+	// +optional
+	Landscape string `json:"landscape,omitempty"`
+
+	// message says in words what the landscape does: follows the branch,
+	// waits, holds, or is in no landscape.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+
+	// appliedRevision is the commit the landscape runs (full SHA-1).
+	// +optional
+	AppliedRevision string `json:"appliedRevision,omitempty"`
+
+	// appliedAt is when appliedRevision was applied.
+	// +optional
+	AppliedAt *metav1.Time `json:"appliedAt,omitempty"`
+
+	// waiting is the newer commit of the branch the landscape waits for;
+	// absent when it runs the newest commit it may take.
+	// +optional
+	Waiting *RolloutCandidate `json:"waiting,omitempty"`
+
+	// recordedRevision is the commit of the last record pushed for this
+	// landscape (spec.rollout.record).
+	// +optional
+	RecordedRevision string `json:"recordedRevision,omitempty"`
+
+	// recordedKind is the kind of that record: applied, hotfix or refused.
+	// +optional
+	RecordedKind string `json:"recordedKind,omitempty"`
+}
+
+// RolloutCandidate is a commit a landscape waits for.
+type RolloutCandidate struct {
+	// revision is the commit (full SHA-1).
+	// +required
+	Revision string `json:"revision"`
+
+	// upstreams say, per upstream landscape, what it runs and since when it
+	// holds revision.
+	// +optional
+	// +listType=atomic
+	Upstreams []UpstreamHold `json:"upstreams,omitempty"`
+
+	// eligibleAt is when revision may be taken if nothing changes; absent
+	// while an upstream landscape does not hold it or refused it.
+	// +optional
+	EligibleAt *metav1.Time `json:"eligibleAt,omitempty"`
+}
+
+// UpstreamHold is what an upstream landscape's records say of a candidate.
+type UpstreamHold struct {
+	// landscape is the upstream landscape.
+	// +required
+	Landscape string `json:"landscape"`
+
+	// running is the commit its newest applied or hotfix record names;
+	// empty when it has recorded none.
+	// +optional
+	Running string `json:"running,omitempty"`
+
+	// since is when it started to hold the candidate, Ready, without
+	// interruption; absent when it does not hold it.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+
+	// refused says it refused the candidate: it is never taken.
+	// +optional
+	Refused bool `json:"refused,omitempty"`
 }
 
 // ProfileSync keeps the CloudProfiles and NamespacedCloudProfiles of one
@@ -317,6 +439,8 @@ type ProfileSyncStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.lastAppliedRevision`
 // +kubebuilder:printcolumn:name="Held",type=string,JSONPath=`.status.conditions[?(@.type=="Held")].status`
+// +kubebuilder:printcolumn:name="Waiting For",type=string,JSONPath=`.status.rollout.waiting.revision`
+// +kubebuilder:printcolumn:name="Eligible",type=string,JSONPath=`.status.rollout.waiting.eligibleAt`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ProfileSync struct {

@@ -510,6 +510,50 @@ func TestCreateValidation(t *testing.T) {
 			wantError: "spec.landscape: Invalid value",
 		},
 		{
+			name: "a ProfileSync may record its revisions and take a hotfix of its branch",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Record: true, Hotfix: strings.Repeat("ab", 20)}
+				return ps
+			},
+		},
+		{
+			name: "a ProfileSync may hold its landscape",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hold: true}
+				return ps
+			},
+		},
+		{
+			name: "a ProfileSync hotfix is a full SHA-1",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hotfix: "abc123"}
+				return ps
+			},
+			wantError: "spec.rollout.hotfix: Invalid value",
+		},
+		{
+			name: "a ProfileSync may not hold and take a hotfix at once",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hold: true, Hotfix: strings.Repeat("ab", 20)}
+				return ps
+			},
+			wantError: "set at most one of hold and hotfix",
+		},
+		{
+			name: "a ProfileSync hotfix needs a branch to follow, not a tag",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Ref = &v1alpha1.GitReference{Tag: "v1.0.0"}
+				ps.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Hotfix: strings.Repeat("ab", 20)}
+				return ps
+			},
+			wantError: "spec.rollout.hotfix needs a ProfileSync that follows a branch",
+		},
+		{
 			name: "a ProfileSync url must be https, http or ssh",
 			object: func() client.Object {
 				ps := validProfileSync()
