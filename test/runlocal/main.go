@@ -3,8 +3,10 @@
 // loopback, starts one local control plane (kube-apiserver + etcd, as envtest
 // does) per landscape, installs the CRDs, runs the operator's controllers
 // in-process against each, creates one ProfileSync per landscape, waits until
-// every object is Ready, prints what `kubectl get` shows and how to make a
-// change, and keeps running until Ctrl-C, then cleans up.
+// every object is Ready, prints what `kubectl get` shows, shows a commit
+// rolling out (dev at once, prod once dev has held it for the soak of the
+// repository's rollout file) and how to make a change, and keeps running
+// until Ctrl-C, then cleans up.
 //
 // Each landscape gets its own control plane because that is what a landscape
 // is: a cluster of its own, where the same profile names mean that
@@ -36,7 +38,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,9 +66,13 @@ type options struct {
 	landscapes []string
 	// interval is the ProfileSyncs' spec.interval.
 	interval time.Duration
-	// now fixes the controllers' clock (for tests and demos of a given day);
-	// zero means the real clock.
-	now          time.Time
+	// now is the controllers' time at start (for tests and demos of a given
+	// day; it passes from there as real time does); zero means the real
+	// clock.
+	now time.Time
+	// soak replaces every soak of the served rollout file, so the tour
+	// shows prod taking a commit within minutes.
+	soak         time.Duration
 	readyTimeout time.Duration
 	// exitWhenReady stops after printing the view instead of waiting for a signal.
 	exitWhenReady bool
@@ -96,7 +101,8 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&opts.workDir, "work-dir", filepath.Join(os.TempDir(), "profilesync-local"), "Where kubeconfigs, the Git cache and the served repository go; emptied at start.")
 	fs.StringVar(&landscapes, "landscapes", "dev,prod", "The overlays to run, one local cluster each (overlays/NAME).")
 	fs.DurationVar(&opts.interval, "interval", 10*time.Second, "The ProfileSyncs' sync interval.")
-	fs.StringVar(&now, "now", "", "Pretend it is this RFC 3339 time (the controllers' clock stands still); default: the real time.")
+	fs.StringVar(&now, "now", "", "Pretend it is this RFC 3339 time at start (time passes from there); default: the real time.")
+	fs.DurationVar(&opts.soak, "soak", time.Minute, "How long dev holds a commit before prod takes it: every soak of the served profilesync-rollout.yaml.")
 	fs.DurationVar(&opts.readyTimeout, "ready-timeout", 2*time.Minute, "How long to wait for every object to become Ready.")
 	fs.BoolVar(&opts.exitWhenReady, "exit-when-ready", false, "Stop and clean up after printing the view (for tests).")
 	if err := fs.Parse(args); err != nil {
@@ -145,6 +151,7 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 	if err != nil {
 		return err
 	}
+	withSoak(files, opts.soak)
 	if _, err := server.CreateRepo("profiles", files); err != nil {
 		return fmt.Errorf("seed the Git repository: %w", err)
 	}
@@ -152,7 +159,7 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 
 	var clk clock.PassiveClock = clock.RealClock{}
 	if !opts.now.IsZero() {
-		clk = clocktesting.NewFakePassiveClock(opts.now)
+		clk = startingAt(opts.now)
 	}
 
 	var running []*landscape
@@ -190,6 +197,9 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 		if err := l.printView(ctx, out, clk.Now()); err != nil {
 			return fmt.Errorf("landscape %s: %w", l.name, err)
 		}
+	}
+	if err := showRollout(ctx, out, opts, server, running, clk); err != nil {
+		return err
 	}
 	printHowToChange(out, opts, server.RepoURL("profiles"), running[0])
 
@@ -303,6 +313,9 @@ func (l *landscape) createProfileSync(ctx context.Context, opts options, url str
 			Path:     "overlays/" + l.name,
 			Interval: metav1.Duration{Duration: opts.interval},
 			Prune:    true,
+			// Each landscape records what it applied, so that the next one
+			// in the rollout file can take it once it has held it.
+			Rollout: &v1alpha1.ProfileSyncRollout{Record: true},
 		},
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +32,7 @@ func TestRunLocalReachesReadyAndCleansUp(t *testing.T) {
 		landscapes:    []string{"dev", "prod"},
 		interval:      10 * time.Second,
 		now:           time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
+		soak:          3 * time.Second,
 		readyTimeout:  2 * time.Minute,
 		exitWhenReady: true,
 	}
@@ -49,6 +52,20 @@ func TestRunLocalReachesReadyAndCleansUp(t *testing.T) {
 	g.Expect(view).To(MatchRegexp(`2026-12-15T00:00:00Z\s+23d\s+CloudProfile/aws\s+kubernetes 1\.32\.9\s+deprecated → expired`))
 	g.Expect(view).To(MatchRegexp(`2027-02-15T00:00:00Z\s+85d\s+NamespacedCloudProfile/team-payments/aws-payments\s+kubernetes 1\.32\.9\s+deprecated → expired`))
 	g.Expect(view).To(ContainSubstring("git push"))
+
+	// The tour: a pushed commit reaches dev at once and prod only once dev
+	// has held it for the soak, and rollout status shows it before, while
+	// prod waits, and after.
+	tour := regexp.MustCompile(`(?m)^(dev|prod) applied ([0-9a-f]{12}) and recorded it, (\d+)s after the push$`).FindAllStringSubmatch(view, -1)
+	g.Expect(tour).To(HaveLen(2), view)
+	g.Expect(tour[0][1]).To(Equal("dev"))
+	g.Expect(tour[1][1]).To(Equal("prod"))
+	g.Expect(tour[1][2]).To(Equal(tour[0][2]), "prod takes the commit dev took")
+	prodAfter, err := strconv.Atoi(tour[1][3])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(time.Duration(prodAfter)*time.Second).To(BeNumerically(">=", opts.soak), "prod waits out the soak")
+	g.Expect(strings.Count(view, "$ profilesync rollout status http://127.0.0.1:")).To(Equal(3))
+	g.Expect(view).To(MatchRegexp(`(?m)^prod\s+dev\s+3s\s+` + tour[1][2][:7] + `\s+\S+\s+up to date$`))
 	g.Expect(view).To(ContainSubstring("Stopped every control plane and the Git server."))
 
 	// Nothing is left listening: every API server printed is gone.

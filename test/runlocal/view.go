@@ -164,14 +164,17 @@ func (l *landscape) printTransitions(ctx context.Context, out io.Writer, now tim
 	return nil
 }
 
+// humanDuration rounds d to the nearest unit: the clock moves on from
+// --now while run-local waits, and a transition 9 days ahead is still "9d"
+// a minute later.
 func humanDuration(d time.Duration) string {
 	switch {
 	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
+		return fmt.Sprintf("%dm", int(d.Round(time.Minute).Minutes()))
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
+		return fmt.Sprintf("%dh", int(d.Round(time.Hour).Hours()))
 	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
+		return fmt.Sprintf("%dd", int(d.Round(24*time.Hour).Hours()/24))
 	}
 }
 
