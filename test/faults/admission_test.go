@@ -72,19 +72,19 @@ func TestAdmissionWebhookUnavailableKeepsTheLastRevisionAndRecovers(t *testing.T
 
 	g.Expect(server.Stop()).To(Succeed())
 	faults.reset()
-	// Every failed sync of the new revision sends aws once, in the dry run
-	// of its stage, where it stops: count them.
+	// Every failed sync of the new revision sends gcp, the first object of
+	// its stage, once, in the stage's dry run, where it stops: count them.
 	var syncs atomic.Int32
 	faults.inject(func(req *http.Request) (*http.Response, error) {
-		if w := parseWrite(req); isWrite(req) && w.Resource == "cloudprofiles" && w.Name == "aws" && w.Subresource == "" {
+		if w := parseWrite(req); isWrite(req) && w.Resource == "cloudprofiles" && w.Name == "gcp" && w.Subresource == "" {
 			syncs.Add(1)
 		}
 		return nil, nil
 	})
 
-	// The revision updates aws and creates gcp, both through the
-	// CloudProfile webhook: the dry run of their stage fails on aws first, so
-	// gcp is not written either.
+	// The revision creates gcp and updates aws, both through the
+	// CloudProfile webhook: the dry run of their stage fails on gcp, the
+	// first, so aws is not written either.
 	second := l.commit(profilesRepo([]string{"1.33.0", "1.34.1"}, []string{"gcp", "aws"}, []string{"aws-team"}))
 	requested := time.Now()
 	l.requestSync("second")
@@ -95,7 +95,7 @@ func TestAdmissionWebhookUnavailableKeepsTheLastRevisionAndRecovers(t *testing.T
 		failed := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ApplyFailedCondition)
 		g.Expect(failed).NotTo(BeNil())
 		g.Expect(failed.Status).To(Equal(metav1.ConditionTrue))
-		g.Expect(failed.Message).To(ContainSubstring(`apply CloudProfile/aws: `))
+		g.Expect(failed.Message).To(ContainSubstring(`apply CloudProfile/gcp: `))
 		g.Expect(failed.Message).To(ContainSubstring(`admission webhook "vcloudprofile.core.profilesync.io" could not be called`))
 		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
 		g.Expect(ready).NotTo(BeNil())
@@ -110,7 +110,7 @@ func TestAdmissionWebhookUnavailableKeepsTheLastRevisionAndRecovers(t *testing.T
 	// While the webhook is away the sync retries with backoff, and the last
 	// revision stays as it was: nothing of the new one is written.
 	time.Sleep(webhookOutage - time.Since(requested))
-	g.Expect(l.onCluster(g)).To(Equal(wantBefore), "gcp is not created without aws")
+	g.Expect(l.onCluster(g)).To(Equal(wantBefore), "nothing of the new revision is written")
 	var aws v1alpha1.CloudProfile
 	g.Expect(l.env.Client.Get(ctx, client.ObjectKey{Name: "aws"}, &aws)).To(Succeed())
 	g.Expect(aws.Spec.Kubernetes.Versions).To(HaveLen(1), "aws keeps the first revision")
