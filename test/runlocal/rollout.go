@@ -33,7 +33,7 @@ func withSoak(files map[string]string, soak time.Duration) {
 // on with real time, so that a demo of a given day still sees soaks end and
 // the sync's requeues fire.
 func startingAt(start time.Time) clock.PassiveClock {
-	return offsetClock{offset: start.Sub(time.Now())}
+	return offsetClock{offset: time.Until(start)}
 }
 
 type offsetClock struct{ offset time.Duration }
