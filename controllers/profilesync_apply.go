@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -311,14 +312,37 @@ type applyChange struct {
 
 // forEachChange runs do for every change, at most ApplyConcurrency at a time:
 // the writes of one stage do not depend on each other, and the API server
-// takes long for large profiles. The first error stops the stage.
+// takes long for large profiles. A failure stops the writes not started yet;
+// those under way finish rather than being cancelled, so that the error
+// returned is that of the first change, in order, that failed: the same at
+// every retry of a stage that fails the same way, whichever write happened
+// to answer first. A message that changed only its object would rewrite the
+// ProfileSync's status at every retry.
 func (r *ProfileSyncReconciler) forEachChange(ctx context.Context, changes []applyChange, do func(context.Context, applyChange) error) error {
-	group, ctx := errgroup.WithContext(ctx)
+	errs := make([]error, len(changes))
+	var failed atomic.Bool
+	var group errgroup.Group
 	group.SetLimit(max(r.ApplyConcurrency, 1))
-	for _, c := range changes {
-		group.Go(func() error { return do(ctx, c) })
+	for i, c := range changes {
+		group.Go(func() error {
+			// Changes are started in order, so one skipped here comes after
+			// a change that failed.
+			if failed.Load() {
+				return nil
+			}
+			if errs[i] = do(ctx, c); errs[i] != nil {
+				failed.Store(true)
+			}
+			return nil
+		})
 	}
-	return group.Wait()
+	_ = group.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // write server-side applies one change as writer. A refusal of the object
