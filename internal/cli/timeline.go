@@ -56,16 +56,13 @@ fetching the feed again updates the event. Its DTSTAMP is --at.`,
 		DisableFlagsInUseLine: true,
 		Args:                  inputsOnlyWithFilenameFlag,
 		RunE: failOnInput(func(cmd *cobra.Command, _ []string) error {
-			if !landscapes.empty() || output != timelineFormatTable {
-				if policyFile != "" {
+			if policyFile != "" {
+				if !landscapes.empty() || output != timelineFormatTable {
 					return usageErrorf("--policy lists policy findings; it goes with neither --landscape nor --output ics")
 				}
-				return runLandscapeTimeline(cmd.Context(), inputs, landscapes, output, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-			}
-			if policyFile != "" {
 				return runPolicyTimeline(inputs, policyFile, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			return runTimeline(inputs, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runTimeline(cmd.Context(), inputs, landscapes, output, at.or(time.Now()), until.Time, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	flags := cmd.Flags()
@@ -87,30 +84,6 @@ type transition struct {
 	subject  string // "kubernetes" or the machine image's name
 	version  string
 	from, to v1alpha1.VersionClassification
-}
-
-// runTimeline prints the transitions of the profiles in paths after from
-// and, unless until is zero, not after until.
-func runTimeline(inputs inputOptions, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
-	reader, err := newInputReader(inputs)
-	if err != nil {
-		return err
-	}
-	evaluated, err := evaluateWindow(inputs, reader, from, until, stdin, stderr)
-	if err != nil {
-		return err
-	}
-	transitions := upcomingTransitions(evaluated, from, until)
-
-	table := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(table, "WHEN\tPROFILE\tKIND OF VERSION\tVERSION\tFROM → TO")
-	for _, tr := range transitions {
-		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s → %s\n", tr.at.UTC().Format(time.RFC3339), tr.profile, tr.subject, tr.version, tr.from, tr.to)
-	}
-	if err := table.Flush(); err != nil {
-		return fmt.Errorf("timeline: %w", err)
-	}
-	return nil
 }
 
 // runPolicyTimeline prints when the profiles in paths start breaking the

@@ -52,11 +52,12 @@ type landscapeTransition struct {
 	transition
 }
 
-// runLandscapeTimeline prints the transitions after from and, unless until
-// is zero, not after until, of the landscapes selected (each overlay of the
-// rollout file built as 'build' builds it), or of the profiles of -f when
-// none is, as a table with the landscape of each or as an iCalendar feed.
-func runLandscapeTimeline(ctx context.Context, inputs inputOptions, selection landscapeSelection, format timelineFormat, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
+// runTimeline prints the transitions after from and, unless until is zero,
+// not after until, of the profiles of -f or, when landscapes are selected,
+// of those landscapes (each overlay of the rollout file built as 'build'
+// builds it, each line naming its landscape), as a table or as an
+// iCalendar feed.
+func runTimeline(ctx context.Context, inputs inputOptions, selection landscapeSelection, format timelineFormat, from, until time.Time, stdin io.Reader, stdout, stderr io.Writer) error {
 	var transitions []landscapeTransition
 	var names []string
 	if selection.empty() {
@@ -81,9 +82,20 @@ func runLandscapeTimeline(ctx context.Context, inputs inputOptions, selection la
 		return writeTransitionsICS(stdout, calendarName(names), from, transitions)
 	}
 	table := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(table, "WHEN\tLANDSCAPE\tPROFILE\tKIND OF VERSION\tVERSION\tFROM → TO")
+	// A landscape column only with landscapes: -f reads profiles, not a
+	// landscape.
+	withLandscape := !selection.empty()
+	header := "WHEN\tPROFILE\tKIND OF VERSION\tVERSION\tFROM → TO"
+	if withLandscape {
+		header = "WHEN\tLANDSCAPE\tPROFILE\tKIND OF VERSION\tVERSION\tFROM → TO"
+	}
+	fmt.Fprintln(table, header)
 	for _, tr := range transitions {
-		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s → %s\n", tr.at.UTC().Format(time.RFC3339), tr.landscape, tr.profile, tr.subject, tr.version, tr.from, tr.to)
+		when := tr.at.UTC().Format(time.RFC3339)
+		if withLandscape {
+			when += "\t" + tr.landscape
+		}
+		fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s → %s\n", when, tr.profile, tr.subject, tr.version, tr.from, tr.to)
 	}
 	if err := table.Flush(); err != nil {
 		return fmt.Errorf("timeline: %w", err)
