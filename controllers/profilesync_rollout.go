@@ -160,23 +160,6 @@ func (r *ProfileSyncReconciler) nextSync(obj *v1alpha1.ProfileSync, now time.Tim
 	return next
 }
 
-// commitOf is the commit of a revision, branch@sha1:<hex>; empty when it
-// names none.
-func commitOf(revision string) string {
-	if i := strings.LastIndex(revision, "sha1:"); i >= 0 {
-		return revision[i+len("sha1:"):]
-	}
-	return ""
-}
-
-// branchOf is the branch of a revision, branch@sha1:<hex>.
-func branchOf(revision string) string {
-	if i := strings.LastIndex(revision, "@sha1:"); i > 0 {
-		return revision[:i]
-	}
-	return ""
-}
-
 // followsBranch says whether obj follows a branch (or the remote's HEAD),
 // the only refs a rollout moves along.
 func followsBranch(obj *v1alpha1.ProfileSync) bool {
@@ -227,8 +210,8 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 		return nil, fetchFailed(err)
 	}
 	defer func() { _ = landscapes.Close() }()
-	branch := branchOf(checkout.Revision)
-	running := commitOf(obj.Status.LastAppliedRevision)
+	branch := gitsource.RefOfRevision(checkout.Revision)
+	running := gitsource.CommitOfRevision(obj.Status.LastAppliedRevision)
 	candidates, err := landscapes.Candidates(branch, running, maxRolloutCandidates)
 	if err != nil {
 		return nil, fetchFailed(fmt.Errorf("list the commits of branch %q after %s: %w", branch, shortCommit(running), err))
@@ -493,7 +476,7 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 // fault.
 func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1.ProfileSync, failed *syncError) {
 	status := obj.Status.Rollout
-	commit := commitOf(obj.Status.LastAttemptedRevision)
+	commit := gitsource.CommitOfRevision(obj.Status.LastAttemptedRevision)
 	if !rolloutSpec(obj).Record || status == nil || status.Landscape == "" || commit == "" ||
 		!failed.stalled || failed.condition == v1alpha1.FetchFailedCondition || failed.reason == v1alpha1.RolloutInvalidReason {
 		return

@@ -253,7 +253,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 		Dir:      dir,
 		Revision: revision,
 		Commit:   wanted.commit.String(),
-		Changed:  commitOfRevision(req.LastRevision) != wanted.commit.String(),
+		Changed:  CommitOfRevision(req.LastRevision) != wanted.commit.String(),
 	}, nil
 }
 
@@ -495,14 +495,23 @@ func cacheDirName(cacheKey string) (string, error) {
 	return string(readable) + "-" + hex.EncodeToString(sum[:4]), nil
 }
 
-// commitOfRevision is the hex commit of a revision ("main@sha1:<hex>" or
+// CommitOfRevision is the hex commit of a revision ("main@sha1:<hex>" or
 // "sha1:<hex>"), or "" when it names none.
-func commitOfRevision(revision string) string {
+func CommitOfRevision(revision string) string {
 	i := strings.LastIndex(revision, revisionHashPrefix)
 	if i < 0 {
 		return ""
 	}
 	return revision[i+len(revisionHashPrefix):]
+}
+
+// RefOfRevision is the ref name of a revision ("main" of
+// "main@sha1:<hex>"), or "" when it names none.
+func RefOfRevision(revision string) string {
+	if i := strings.LastIndex(revision, "@"+revisionHashPrefix); i > 0 {
+		return revision[:i]
+	}
+	return ""
 }
 
 // withTimeout adds the timeout to an error caused by ctx's deadline, so the

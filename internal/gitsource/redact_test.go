@@ -149,7 +149,21 @@ func TestCommitOfRevision(t *testing.T) {
 		t.Run(tt.revision, func(t *testing.T) {
 			g := NewWithT(t)
 
-			g.Expect(commitOfRevision(tt.revision)).To(Equal(tt.want))
+			g.Expect(CommitOfRevision(tt.revision)).To(Equal(tt.want))
 		})
+	}
+}
+
+func TestRefOfRevision(t *testing.T) {
+	for revision, want := range map[string]string{
+		"main@sha1:0123456789abcdef0123456789abcdef01234567":    "main",
+		"release/1.x@sha1:0123456789abcdef0123456789abcdef0123": "release/1.x",
+		"sha1:0123456789abcdef0123456789abcdef01234567":         "",
+		"main": "",
+		"":     "",
+	} {
+		if got := RefOfRevision(revision); got != want {
+			t.Errorf("RefOfRevision(%q) = %q, want %q", revision, got, want)
+		}
 	}
 }
