@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"strings"
 	"sync"
 )
 
@@ -53,5 +54,52 @@ func failureCause(err error) string {
 			return err.Error()
 		}
 		err = inner
+	}
+}
+
+// reportedLines remembers, per key, the lines last reported as events, so a
+// hold refused or ignored at every interval, a drift left in place under
+// warn, an upstream record ignored or a record push that keeps failing is
+// one event until it changes: an idle landscape makes no writes, events
+// included. A key starts with its ProfileSync's key and "\x00". A restarted
+// manager reports what stands once more.
+type reportedLines struct {
+	mu   sync.Mutex
+	last map[string]map[string]bool
+}
+
+// fresh returns the lines not reported at the previous call for key and
+// remembers lines as the ones reported.
+func (r *reportedLines) fresh(key string, lines []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[string]map[string]bool{}
+	}
+	before := r.last[key]
+	var fresh []string
+	now := make(map[string]bool, len(lines))
+	for _, l := range lines {
+		now[l] = true
+		if !before[l] {
+			fresh = append(fresh, l)
+		}
+	}
+	if len(now) == 0 {
+		delete(r.last, key)
+	} else {
+		r.last[key] = now
+	}
+	return fresh
+}
+
+// forget drops every key of the ProfileSync prefix.
+func (r *reportedLines) forget(prefix string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key := range r.last {
+		if strings.HasPrefix(key, prefix+"\x00") {
+			delete(r.last, key)
+		}
 	}
 }

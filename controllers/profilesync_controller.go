@@ -103,9 +103,10 @@ type ProfileSyncReconciler struct {
 	// MaxHold is how far ahead a hold may expire (the manager's
 	// --max-hold); zero means v1alpha1.DefaultMaxHold.
 	MaxHold time.Duration
-	// reportedHolds keeps the refused and ignored holds and the drift left
-	// in place last reported as events, per ProfileSync.
-	reportedHolds reportedLines
+	// reported keeps the lines last reported as events, per ProfileSync
+	// (refused and ignored holds, drift left in place, ignored records,
+	// failed record pushes).
+	reported reportedLines
 	// rolloutWakes keeps when each ProfileSync's rollout next wants a sync
 	// (profilesync_rollout.go).
 	rolloutWakes rolloutWakes
@@ -261,7 +262,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			r.decoded.forget(req.String())
 			r.failures.forget(req.String())
 			r.refusals.forget(req.String())
-			r.reportedHolds.forget(req.String())
+			r.reported.forget(req.String())
 			r.rolloutWakes.forget(req.String())
 			r.Metrics.forgetSync(req.NamespacedName)
 			if err := r.Fetcher.Forget(req.String() + promotedCacheSuffix); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -251,10 +250,10 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, end.reason, "%s: the hold expired at %s; the object is synced again", end.ref, end.until)
 		}
 	}
-	for _, refused := range r.reportedHolds.fresh(key+"\x00refused", j.refused) {
+	for _, refused := range r.reported.fresh(key+"\x00refused", j.refused) {
 		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldRefusedReason, "%s; the object is synced as if not held", refused)
 	}
-	for _, ignored := range r.reportedHolds.fresh(key+"\x00ignored", j.ignored) {
+	for _, ignored := range r.reported.fresh(key+"\x00ignored", j.ignored) {
 		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldIgnoredReason,
 			"%s: annotation %s ignored: the object is not in this ProfileSync's inventory, so its hold is not this ProfileSync's to honour", ignored, v1alpha1.HoldUntilAnnotation)
 	}
@@ -360,49 +359,4 @@ func syncRequeue(obj *v1alpha1.ProfileSync, now time.Time, interval time.Duratio
 		return hold
 	}
 	return interval
-}
-
-// reportedLines remembers, per key, the lines last reported as events, so a
-// hold refused or ignored at every interval, or a drift left in place under
-// warn, is one event until it changes: an idle landscape makes no writes,
-// events included. A restarted manager reports what stands once more.
-type reportedLines struct {
-	mu   sync.Mutex
-	last map[string]map[string]bool
-}
-
-// fresh returns the lines not reported at the previous call for key and
-// remembers lines as the ones reported.
-func (r *reportedLines) fresh(key string, lines []string) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.last == nil {
-		r.last = map[string]map[string]bool{}
-	}
-	before := r.last[key]
-	var fresh []string
-	now := make(map[string]bool, len(lines))
-	for _, l := range lines {
-		now[l] = true
-		if !before[l] {
-			fresh = append(fresh, l)
-		}
-	}
-	if len(now) == 0 {
-		delete(r.last, key)
-	} else {
-		r.last[key] = now
-	}
-	return fresh
-}
-
-// forget drops every key of the ProfileSync prefix.
-func (r *reportedLines) forget(prefix string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for key := range r.last {
-		if strings.HasPrefix(key, prefix+"\x00") {
-			delete(r.last, key)
-		}
-	}
 }

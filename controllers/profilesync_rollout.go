@@ -356,7 +356,7 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollo
 		status.Waiting = waitingFor(decision)
 		message = fmt.Sprintf("spec.rollout.hold keeps %s at %s; %d newer commits of branch %q wait, the newest %s",
 			landscapeName(status), shortCommit(running), len(candidates), branch, shortCommit(candidates[0]))
-		for _, line := range r.reportedHolds.fresh(key+"\x00rollout-hold", []string{candidates[0]}) {
+		for _, line := range r.reported.fresh(key+"\x00rollout-hold", []string{candidates[0]}) {
 			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
 				"spec.rollout.hold keeps %s at %s; %s waits", landscapeName(status), shortCommit(running), line)
 		}
@@ -505,7 +505,7 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 	if err != nil {
 		message := boundedMessage(fmt.Sprintf("the %s record of %s for landscape %s was not pushed: %v", record.Kind, record.Revision, record.Landscape, err))
 		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.RecordFailedReason, "%s", message)
-		for range r.reportedHolds.fresh(key+"\x00record", []string{message}) {
+		for range r.reported.fresh(key+"\x00record", []string{message}) {
 			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.RecordFailedReason, message)
 		}
 		attempts := r.rolloutWakes.failedPush(key)
@@ -513,7 +513,7 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 		return
 	}
 	r.rolloutWakes.pushed(key)
-	r.reportedHolds.fresh(key+"\x00record", nil)
+	r.reported.fresh(key+"\x00record", nil)
 	status.RecordedRevision, status.RecordedKind = record.Revision, string(record.Kind)
 	conditions.MarkTrue(obj, v1alpha1.RecordedCondition, v1alpha1.RecordedReason,
 		"recorded %s %s under %s%s", record.Kind, record.Revision, rollout.LandscapeRefPrefix, record.Landscape)
@@ -574,7 +574,7 @@ func (r *ProfileSyncReconciler) reportRecordWarnings(obj *v1alpha1.ProfileSync, 
 		lines[i] = w.Error()
 	}
 	key := client.ObjectKeyFromObject(obj).String() + "\x00records\x00" + upstream
-	for _, line := range r.reportedHolds.fresh(key, lines) {
+	for _, line := range r.reported.fresh(key, lines) {
 		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.RolloutInvalidReason,
 			"record of landscape %s ignored: %s", upstream, boundedMessage(line))
 	}
