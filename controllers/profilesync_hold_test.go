@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,22 +40,27 @@ func lifecycleYAML(version, expiry string) string {
 }
 
 // breakGlass is the on-call engineer's kubectl edit of the CloudProfile
-// name: edit, and the hold annotations, in one update.
+// name: edit, and the hold annotations, in one update. Like kubectl edit,
+// it reads the object again when a controller wrote it in between (its
+// status).
 func breakGlass(t *testing.T, name, until, reason string, edit func(*v1alpha1.CloudProfile)) {
 	t.Helper()
-	var cp v1alpha1.CloudProfile
-	if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: name}, &cp); err != nil {
-		t.Fatal(err)
-	}
-	edit(&cp)
-	if cp.Annotations == nil {
-		cp.Annotations = map[string]string{}
-	}
-	cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
-	if reason != "" {
-		cp.Annotations[v1alpha1.HoldReasonAnnotation] = reason
-	}
-	if err := k8sClient.Update(context.Background(), &cp); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var cp v1alpha1.CloudProfile
+		if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: name}, &cp); err != nil {
+			return err
+		}
+		edit(&cp)
+		if cp.Annotations == nil {
+			cp.Annotations = map[string]string{}
+		}
+		cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
+		if reason != "" {
+			cp.Annotations[v1alpha1.HoldReasonAnnotation] = reason
+		}
+		return k8sClient.Update(context.Background(), &cp)
+	})
+	if err != nil {
 		t.Fatalf("break glass on %s: %v", name, err)
 	}
 }
