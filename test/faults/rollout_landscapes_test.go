@@ -2,11 +2,13 @@ package faults
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -15,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/rollout"
 	"github.com/profilesync/profilesync/test/gitserver"
 )
@@ -183,4 +186,143 @@ func TestLandscapesOnTwoControlPlanesRollOutInOrder(t *testing.T) {
 	g.Expect(waiting).NotTo(BeNil())
 	g.Expect(waiting.Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(strings.Contains(waiting.Message, "dev refused it")).To(BeTrue(), waiting.Message)
+}
+
+// TestLandscapesOnTwoControlPlanesRollBackFailToRecordHotfixAndHold runs
+// the rest of the rollout on two control planes, one step after another on
+// the injected clock: dev's operator rolls dev back and prod's soak starts
+// again; dev's record push fails, which shows on dev and blocks nothing;
+// prod takes a hotfix at once, and a hold keeps it where it is.
+func TestLandscapesOnTwoControlPlanesRollBackFailToRecordHotfixAndHold(t *testing.T) {
+	const soak = time.Hour
+	w := startTwoLandscapes(t, soak)
+	dev, prod := w.dev, w.prod
+	rolledOut := w.start.Add(soak)
+	w.clock.SetTime(rolledOut)
+	prod.requestSync("first")
+	prod.waitApplied(w.first, 30*time.Second)
+	second := w.commit("1.33.0", "1.34.0")
+	dev.requestSync("second")
+	w.recorded(dev, second, rollout.RecordApplied)
+
+	// takenAgain is when dev takes second again after its rollback.
+	takenAgain := rolledOut.Add(soak + 10*time.Minute)
+	t.Run("a rollback in dev restarts prod's soak", func(t *testing.T) {
+		g := NewWithT(t)
+		got := w.syncProdAt(rolledOut.Add(soak/2), "second-waits")
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt.Time).To(BeTemporally("==", rolledOut.Add(soak)))
+
+		// dev's operator pins dev to the revision before, as one rolls a
+		// landscape back.
+		dev.updateSpec(func(s *v1alpha1.ProfileSync) { s.Spec.Ref = &v1alpha1.GitReference{Commit: w.first} })
+		w.recorded(dev, w.first, rollout.RecordApplied)
+		got = w.syncProdAt(rolledOut.Add(soak), "the-first-soak-ends")
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+w.first), "dev rolled back: second does not qualify")
+		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(second))
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt).To(BeNil())
+		g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Running).To(Equal(w.first))
+
+		w.clock.SetTime(takenAgain)
+		dev.updateSpec(func(s *v1alpha1.ProfileSync) { s.Spec.Ref = nil })
+		w.recorded(dev, second, rollout.RecordApplied)
+		got = w.syncProdAt(takenAgain.Add(soak-time.Second), "a-second-before-the-second-soak-ends")
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + w.first))
+		g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Since.Time).To(BeTemporally("==", takenAgain), "the soak runs from dev's second hold")
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt.Time).To(BeTemporally("==", takenAgain.Add(soak)))
+
+		w.clock.SetTime(takenAgain.Add(soak))
+		prod.requestSync("the-second-soak-ends")
+		prod.waitApplied(second, 30*time.Second)
+		g.Expect(prod.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.0"}))
+	})
+
+	down := takenAgain.Add(soak + 10*time.Minute)
+	var third string
+	t.Run("a failed record push shows on dev and does not block its apply", func(t *testing.T) {
+		g := NewWithT(t)
+		w.clock.SetTime(down)
+		w.devPushes.down.Store(true)
+		third = w.commit("1.33.0", "1.34.0", "1.35.0")
+		dev.requestSync("third-while-pushes-fail")
+		g.Eventually(func(g Gomega) {
+			got := dev.current(g)
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + third))
+			expectReady(g, got)
+			recorded := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.RecordedCondition)
+			g.Expect(recorded).NotTo(BeNil())
+			g.Expect(recorded.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(recorded.Reason).To(Equal(v1alpha1.RecordFailedReason))
+			g.Expect(recorded.Message).To(ContainSubstring("the applied record of " + third + " for landscape dev was not pushed"))
+		}).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+		g.Expect(dev.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.0", "1.35.0"}))
+
+		// Without the record, prod sees dev at second: a lost record delays
+		// the rollout, it never speeds it up.
+		got := w.syncProdAt(down.Add(2*soak), "third-unrecorded")
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + second))
+		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(third))
+		g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Running).To(Equal(second))
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt).To(BeNil())
+
+		w.devPushes.down.Store(false)
+		dev.requestSync("pushes-accepted")
+		w.recorded(dev, third, rollout.RecordApplied)
+		got = w.syncProdAt(down.Add(2*soak), "third-recorded")
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt.Time).To(BeTemporally("==", down.Add(3*soak)), "the soak runs from the record pushed late")
+	})
+
+	hotfixed := down.Add(2*soak + time.Minute)
+	var hotfix string
+	t.Run("a hotfix on prod is applied at once and recorded as a hotfix", func(t *testing.T) {
+		g := NewWithT(t)
+		w.clock.SetTime(hotfixed)
+		hotfix = w.commit("1.33.0", "1.34.0", "1.35.1")
+		prod.updateSpec(func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hotfix = hotfix })
+		got := prod.waitApplied(hotfix, 30*time.Second)
+		g.Expect(got.Status.Rollout.AppliedAt.Time).To(BeTemporally("==", hotfixed), "dev neither runs it nor held third for the soak")
+		g.Expect(prod.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.0", "1.35.1"}))
+		w.recorded(prod, hotfix, rollout.RecordHotfix)
+		g.Expect(prod.events(g, corev1.EventTypeNormal)[v1alpha1.HotfixReason]).To(ConsistOf(ContainSubstring("took hotfix " + hotfix)))
+
+		landscapes, err := gitsource.OpenLandscapes(filepath.Join(prod.git.Root(), prod.repo+".git"))
+		g.Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = landscapes.Close() }()
+		history, err := landscapes.Records("prod", gitsource.RecordLimits{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(history.Records).NotTo(BeEmpty())
+		g.Expect(history.Records[0].Kind).To(Equal(rollout.RecordHotfix))
+		g.Expect(history.Records[0].Revision).To(Equal(hotfix))
+	})
+
+	t.Run("a hold keeps prod where it is while dev moves on and the soak passes", func(t *testing.T) {
+		g := NewWithT(t)
+		prod.updateSpec(func(s *v1alpha1.ProfileSync) {
+			s.Spec.Rollout.Hotfix = ""
+			s.Spec.Rollout.Hold = true
+		})
+		// Every sync from here on sees the hold: the one that saw its
+		// generation read the spec from the cache every later one reads.
+		g.Eventually(func(g Gomega) {
+			got := prod.current(g)
+			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		}).WithTimeout(30 * time.Second).WithPolling(50 * time.Millisecond).Should(Succeed())
+		newest := w.commit("1.33.0", "1.34.0", "1.35.1", "1.36.0")
+		dev.requestSync("newest")
+		w.recorded(dev, newest, rollout.RecordApplied)
+
+		got := w.syncProdAt(hotfixed.Add(2*soak), "held")
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+hotfix), "held, though dev held the newest for the soak")
+		expectReady(g, got)
+		held := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.WaitingCondition)
+		g.Expect(held).NotTo(BeNil())
+		g.Expect(held.Reason).To(Equal(v1alpha1.RolloutHeldReason))
+		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(newest))
+		g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Since.Time).To(BeTemporally("==", hotfixed))
+		g.Expect(prod.events(g, corev1.EventTypeNormal)[v1alpha1.RolloutHeldReason]).To(ContainElement(ContainSubstring(newest + " waits")))
+		g.Expect(prod.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.0", "1.35.1"}))
+
+		prod.updateSpec(func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = false })
+		prod.waitApplied(newest, 30*time.Second)
+		g.Expect(prod.events(g, corev1.EventTypeNormal)[v1alpha1.PromotedReason]).To(ContainElement(ContainSubstring("promoted " + newest)))
+	})
 }
