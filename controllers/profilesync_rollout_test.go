@@ -527,6 +527,82 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 	})
 }
 
+// TestRolloutFileThatCannotBeFollowedKeepsTheGoodRevision: a landscape
+// that has applied a good revision is pushed one commit after another whose
+// profilesync-rollout.yaml cannot be followed. Each is refused with reason
+// RolloutInvalid, naming the file and the field, and the good revision and
+// its profiles stay: a new version in the same commits is not applied.
+func TestRolloutFileThatCannotBeFollowedKeepsTheGoodRevision(t *testing.T) {
+	g := NewWithT(t)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startRolloutGitServer(t, false)
+	repo := uniqueName("rollout-file")
+	devProfile, prodProfile := uniqueName("rollout-file-dev"), uniqueName("rollout-file-prod")
+	good, err := server.CreateRepo(repo, rolloutRepo(devProfile, prodProfile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := createRolloutSync(t, server.RepoURL(repo), "dev", nil, devProfile)
+	waitApplied(t, sync, good)
+	applied := getCloudProfile(g, devProfile)
+
+	for _, tt := range []struct {
+		name       string
+		landscapes string
+		want       string
+	}{
+		{
+			name:       "a cycle",
+			landscapes: "- {name: dev, path: dev, after: [prod]}\n- {name: prod, path: prod, after: [dev]}\n",
+			want:       "profilesync-rollout.yaml: landscapes[0].after: a cycle: dev → prod → dev each wait for the next, so none can take a commit",
+		},
+		{
+			name:       "an unknown landscape in after",
+			landscapes: "- {name: dev, path: dev}\n- {name: prod, path: prod, after: [stagin]}\n",
+			want:       `profilesync-rollout.yaml: landscapes[1].after[0]: unknown landscape "stagin" (the landscapes are dev, prod)`,
+		},
+		{
+			name:       "two landscapes with one path",
+			landscapes: "- {name: dev, path: dev}\n- {name: prod, path: ./dev/, after: [dev]}\n",
+			want:       `profilesync-rollout.yaml: landscapes[1].path: "./dev/" is the path of landscapes[0] (dev) too`,
+		},
+		{
+			name:       "a negative soak",
+			landscapes: "- {name: dev, path: dev}\n- {name: prod, path: prod, after: [dev], soak: -1h}\n",
+			want:       "profilesync-rollout.yaml: landscapes[1].soak: -1h is negative",
+		},
+		{
+			name:       "a soak longer than a rollout waits",
+			landscapes: "- {name: dev, path: dev}\n- {name: prod, path: prod, after: [dev], soak: 91d}\n",
+			want:       "profilesync-rollout.yaml: landscapes[1].soak: 91d is longer than the most a rollout waits",
+		},
+		{
+			name:       "a lag on a classification that does not exist",
+			landscapes: "- {name: dev, path: dev}\n- {name: prod, path: prod, after: [dev], lag: {suported: {duration: 7d, severity: error}}}\n",
+			want:       "profilesync-rollout.yaml: landscapes[1].lag[suported]: no such classification",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			files := rolloutRepo(devProfile, prodProfile, "1.32.0")
+			files[rollout.FileName] = "apiVersion: " + rollout.APIVersion + "\nkind: " + rollout.Kind + "\nlandscapes:\n" + tt.landscapes
+			bad, err := server.Commit(repo, files, tt.name)
+			g.Expect(err).NotTo(HaveOccurred())
+			requestSync(t, sync, bad)
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(got.Status.LastHandledReconcileAt).To(Equal(bad))
+				g.Expect(conditions.IsFalse(got, v1alpha1.ReadyCondition)).To(BeTrue())
+				g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.RolloutInvalidReason))
+				g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(And(
+					ContainSubstring("revision main@sha1:"+bad), ContainSubstring(tt.want)))
+				g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + good))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+			profile := getCloudProfile(g, devProfile)
+			g.Expect(versionsOf(profile)).To(Equal([]string{"1.31.0"}))
+			g.Expect(profile.Generation).To(Equal(applied.Generation), "the profile is not written")
+		})
+	}
+}
+
 func TestRecordRetryBacksOffUpToTheInterval(t *testing.T) {
 	for _, tt := range []struct {
 		name      string

@@ -290,8 +290,14 @@ func (l *landscape) onCluster(g Gomega) []string {
 // warningEvents are the messages of the Warning events recorded for the
 // ProfileSync, by reason, a message repeated as often as the event was.
 func (l *landscape) warningEvents(g Gomega) map[string][]string {
+	return l.events(g, corev1.EventTypeWarning)
+}
+
+// events are the messages of the events of eventType recorded for the
+// ProfileSync, by reason, a message repeated as often as the event was.
+func (l *landscape) events(g Gomega, eventType string) map[string][]string {
 	events, err := testenv.Events(context.Background(), l.env.Client, testenv.EventQuery{
-		Namespace: landscapeNamespace, Kind: v1alpha1.ProfileSyncKind, Name: l.sync.Name, Type: corev1.EventTypeWarning,
+		Namespace: landscapeNamespace, Kind: v1alpha1.ProfileSyncKind, Name: l.sync.Name, Type: eventType,
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	messages := map[string][]string{}
