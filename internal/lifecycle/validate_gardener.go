@@ -244,8 +244,9 @@ func imageVersionArchitectures(v *v1alpha1.MachineImageVersion, definitions capa
 // validateImageVersionCapabilities checks an image version's
 // capabilityFlavors and their agreement with its architectures field.
 // Without machineCapabilities the version may not have flavors. With them,
-// every flavor uses defined names and values, and architectures, where
-// written, must be the same set as the flavors provide.
+// every flavor uses defined names and values and names its architecture
+// (validateFlavorArchitectures), and architectures, where written, must be
+// the same set as the flavors provide.
 func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitions capabilityDefinitions, versionPath *field.Path) field.ErrorList {
 	flavorsPath := versionPath.Child("capabilityFlavors")
 	if definitions == nil {
@@ -258,10 +259,38 @@ func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitio
 	if _, ok := definitions[ArchitectureCapability]; !ok || len(errs) > 0 {
 		return errs // the definitions or the flavors are wrong already
 	}
+	if errs := validateFlavorArchitectures(v.CapabilityFlavors, definitions, flavorsPath); len(errs) > 0 {
+		return errs
+	}
 	provided := imageVersionArchitectures(v, definitions)
 	if len(v.Architectures) > 0 && !SameSet(v.Architectures, provided) {
 		errs = append(errs, field.Invalid(versionPath.Child("architectures"), strings.Join(v.Architectures, ", "),
 			fmt.Sprintf("must agree with the architectures of capabilityFlavors (%s)", strings.Join(provided, ", "))))
+	}
+	return errs
+}
+
+// validateFlavorArchitectures checks, as Gardener does, that an image
+// version says which architecture each of its builds is for: when
+// machineCapabilities defines several architectures the version needs at
+// least one flavor and every flavor names its architecture, and no flavor
+// names more than one. flavorsPath is the version's capabilityFlavors.
+func validateFlavorArchitectures(flavors []v1alpha1.Capabilities, definitions capabilityDefinitions, flavorsPath *field.Path) field.ErrorList {
+	defined := definitions[ArchitectureCapability]
+	if len(defined) > 1 && len(flavors) == 0 {
+		return field.ErrorList{field.Required(flavorsPath,
+			fmt.Sprintf("spec.machineCapabilities defines the architectures %s, so an image version must list at least one flavor", strings.Join(defined, ", ")))}
+	}
+	var errs field.ErrorList
+	for i, flavor := range flavors {
+		archPath := flavorsPath.Index(i).Child(ArchitectureCapability)
+		switch archs := flavor[ArchitectureCapability]; {
+		case len(archs) > 1:
+			errs = append(errs, field.Invalid(archPath, strings.Join(archs, ", "), "a flavor is built for one architecture: name exactly one"))
+		case len(archs) == 0 && len(defined) > 1:
+			errs = append(errs, field.Required(archPath,
+				fmt.Sprintf("spec.machineCapabilities defines the architectures %s, so a flavor must name exactly one", strings.Join(defined, ", "))))
+		}
 	}
 	return errs
 }

@@ -13,7 +13,8 @@ import (
 
 // capabilitySpec is validSpec with the capability model in use: two
 // architectures and a second capability, a machine type per architecture,
-// and an image version with one flavor per architecture.
+// an image version with one flavor per architecture and the other image
+// versions built for amd64.
 func capabilitySpec() *v1alpha1.CloudProfileSpec {
 	spec := validSpec()
 	spec.MachineCapabilities = []v1alpha1.CapabilityDefinition{
@@ -24,12 +25,26 @@ func capabilitySpec() *v1alpha1.CloudProfileSpec {
 		machineType("m5.large", v1alpha1.Capabilities{"architecture": {"amd64"}}),
 		machineType("m6g.large", v1alpha1.Capabilities{"architecture": {"arm64"}, "network": {"basic"}}),
 	}
+	for i := range spec.MachineImages {
+		for j := range spec.MachineImages[i].Versions {
+			spec.MachineImages[i].Versions[j].CapabilityFlavors = []v1alpha1.Capabilities{{"architecture": {"amd64"}}}
+		}
+	}
 	gardenlinux := &spec.MachineImages[0].Versions[0]
 	gardenlinux.CapabilityFlavors = []v1alpha1.Capabilities{
 		{"architecture": {"amd64"}, "network": {"accelerated", "basic"}},
 		{"architecture": {"arm64"}},
 	}
 	return spec
+}
+
+// withoutFlavors removes the capabilityFlavors of every image version.
+func withoutFlavors(s *v1alpha1.CloudProfileSpec) {
+	for i := range s.MachineImages {
+		for j := range s.MachineImages[i].Versions {
+			s.MachineImages[i].Versions[j].CapabilityFlavors = nil
+		}
+	}
 }
 
 func machineType(name string, capabilities v1alpha1.Capabilities) v1alpha1.MachineType {
@@ -58,7 +73,7 @@ func TestValidateGardenerFields(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = s.MachineCapabilities[1:]
 				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
-				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+				withoutFlavors(s)
 			},
 			wantErrors: []string{"FieldValueRequired spec.machineCapabilities"},
 		},
@@ -96,7 +111,7 @@ func TestValidateGardenerFields(t *testing.T) {
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = nil
-				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+				withoutFlavors(s)
 			},
 			wantErrors: []string{
 				"FieldValueForbidden spec.machineTypes[0] (m5.large).capabilities",
@@ -158,6 +173,9 @@ func TestValidateGardenerFields(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = nil
 				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
+				flavors := s.MachineImages[0].Versions[0].CapabilityFlavors
+				withoutFlavors(s)
+				s.MachineImages[0].Versions[0].CapabilityFlavors = flavors
 			},
 			wantErrors: []string{"FieldValueForbidden spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors"},
 		},
@@ -178,10 +196,37 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures"},
 		},
 		{
-			name: "an image version without flavors has every defined architecture",
+			name: "with several architectures an image version needs a flavor, as in Gardener",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+				s.MachineImages[0].Versions[0].Architectures = nil
+			},
+			wantErrors: []string{"FieldValueRequired spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors"},
+		},
+		{
+			name: "with several architectures each flavor names exactly one, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[0].CapabilityFlavors = []v1alpha1.Capabilities{
+					{"network": {"basic"}},
+					{"architecture": {"amd64", "arm64"}},
+				}
+			},
+			wantErrors: []string{
+				"FieldValueRequired spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors[0].architecture",
+				"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors[1].architecture",
+			},
+		},
+		{
+			name: "with one architecture an image version without flavors, or a flavor without architecture, has it",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities[0].Values = []string{"amd64"}
+				s.MachineTypes = s.MachineTypes[:1]
+				s.MachineImages[0].Versions[0].CapabilityFlavors = []v1alpha1.Capabilities{{"network": {"basic"}}}
+				s.MachineImages[0].Versions[0].Architectures = []string{"amd64"}
+				s.MachineImages[0].Versions[1].CapabilityFlavors = nil
 			},
 		},
 		// inPlaceUpdates
