@@ -21,7 +21,7 @@ const ArchitectureCapability = "architecture"
 // model (machineCapabilities, machine types' capabilities, image versions'
 // capabilityFlavors) and its agreement with the older architecture fields,
 // bastion, limits, seedSelector, image versions' inPlaceUpdates and regions'
-// accessRestrictions. specPath is the spec's path.
+// accessRestrictions and labels. specPath is the spec's path.
 func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Path) field.ErrorList {
 	definitions, errs := validateCapabilityDefinitions(spec.MachineCapabilities, specPath)
 	for i := range spec.MachineTypes {
@@ -48,14 +48,23 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 	}
 	for i := range spec.Regions {
 		region := &spec.Regions[i]
+		regionPath := EntryPath(specPath, "regions", i, region.Name)
 		restrictions := make([]string, len(region.AccessRestrictions))
 		for j, r := range region.AccessRestrictions {
 			restrictions[j] = r.Name
 		}
-		errs = append(errs, validateDistinctNonEmpty(restrictions,
-			EntryPath(specPath, "regions", i, region.Name).Child("accessRestrictions"))...)
+		errs = append(errs, validateDistinctNonEmpty(restrictions, regionPath.Child("accessRestrictions"))...)
+		errs = append(errs, validateRegionLabels(region.Labels, regionPath.Child("labels"))...)
 	}
 	return errs
+}
+
+// validateRegionLabels refuses region labels that are not Kubernetes
+// labels, as Gardener does: a key is a qualified name with an optional DNS
+// subdomain prefix, a value at most 63 characters of alphanumerics, '-',
+// '_' and '.', starting and ending with an alphanumeric.
+func validateRegionLabels(labels map[string]string, fldPath *field.Path) field.ErrorList {
+	return metav1validation.ValidateLabels(labels, fldPath)
 }
 
 // capabilityDefinitions are a profile's machineCapabilities by name; nil

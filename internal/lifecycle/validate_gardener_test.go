@@ -328,6 +328,21 @@ func TestValidateGardenerFields(t *testing.T) {
 			},
 			wantErrors: []string{"FieldValueDuplicate spec.regions[0] (eu-west-1).accessRestrictions[1]"},
 		},
+		{
+			name: "a region's labels are Kubernetes labels, as in Gardener",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Regions = []v1alpha1.Region{
+					{Name: "eu-west-1", Labels: map[string]string{"quality": "gold tier"}},
+					{Name: "eu-west-2", Labels: map[string]string{"-quality": "gold"}},
+					{Name: "eu-west-3", Labels: map[string]string{"example.com/quality": "gold-tier", "reliability": ""}},
+				}
+			},
+			wantErrors: []string{
+				"FieldValueInvalid spec.regions[0] (eu-west-1).labels",
+				"FieldValueInvalid spec.regions[1] (eu-west-2).labels",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
