@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -42,8 +43,7 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 	errs = append(errs, ValidateLimits(spec.Limits, specPath.Child("limits"))...)
 	if spec.SeedSelector != nil {
 		selectorPath := specPath.Child("seedSelector")
-		errs = append(errs, metav1validation.ValidateLabelSelector(&spec.SeedSelector.LabelSelector,
-			metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: true}, selectorPath)...)
+		errs = append(errs, validateSeedSelectorLabels(&spec.SeedSelector.LabelSelector, selectorPath)...)
 		errs = append(errs, validateDistinctNonEmpty(spec.SeedSelector.ProviderTypes, selectorPath.Child("providerTypes"))...)
 	}
 	for i := range spec.Regions {
@@ -57,6 +57,14 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 		errs = append(errs, validateRegionLabels(region.Labels, regionPath.Child("labels"))...)
 	}
 	return errs
+}
+
+// validateSeedSelectorLabels checks seedSelector as a label selector,
+// label values included: Gardener stopped allowing invalid label values in
+// it (gardener/gardener#12708, also for existing profiles), since a value no
+// label can have selects no seed.
+func validateSeedSelectorLabels(selector *metav1.LabelSelector, fldPath *field.Path) field.ErrorList {
+	return metav1validation.ValidateLabelSelector(selector, metav1validation.LabelSelectorValidationOptions{}, fldPath)
 }
 
 // validateRegionLabels refuses region labels that are not Kubernetes

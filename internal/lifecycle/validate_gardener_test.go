@@ -321,6 +321,20 @@ func TestValidateGardenerFields(t *testing.T) {
 			},
 		},
 		{
+			name: "a seedSelector's label values must be valid label values, as in Gardener since #12708",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.SeedSelector = &v1alpha1.SeedSelector{LabelSelector: metav1.LabelSelector{
+					MatchLabels:      map[string]string{"landscape": "eu west"},
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "-silver"}}},
+				}}
+			},
+			wantErrors: []string{
+				"FieldValueInvalid spec.seedSelector.matchLabels",
+				"FieldValueInvalid spec.seedSelector.matchExpressions[0].values[1]",
+			},
+		},
+		{
 			name: "a region's access restrictions are distinct",
 			spec: validSpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
