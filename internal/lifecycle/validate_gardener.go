@@ -184,10 +184,12 @@ func capabilitiesWithoutDefinitions(written bool, path *field.Path) field.ErrorL
 }
 
 // validateMachineTypeCapabilities checks a machine type's capabilities and
-// their agreement with its architecture field. Without machineCapabilities
-// the type may not have capabilities. With them, a profile offering more
-// than one architecture must say which one the type has, exactly one, and an
-// architecture field, where written, must name the same one.
+// their agreement with its architecture field, as Gardener does. Without
+// machineCapabilities the type may not have capabilities. With them,
+// capabilities.architecture names at most one architecture (a machine has
+// one; leaving it out is allowed even when the profile offers several), and
+// an architecture field must name the same one as a written
+// capabilities.architecture.
 func validateMachineTypeCapabilities(t *v1alpha1.MachineType, definitions capabilityDefinitions, typePath *field.Path) field.ErrorList {
 	capabilitiesPath := typePath.Child("capabilities")
 	if definitions == nil {
@@ -197,13 +199,13 @@ func validateMachineTypeCapabilities(t *v1alpha1.MachineType, definitions capabi
 	if _, ok := definitions[ArchitectureCapability]; !ok || len(errs) > 0 {
 		return errs // the definitions or the capabilities are wrong already
 	}
-	archs := architecturesOf(t.Capabilities, definitions)
-	if len(archs) != 1 {
-		errs = append(errs, field.Required(capabilitiesPath.Child(ArchitectureCapability),
-			fmt.Sprintf("the profile offers the architectures %s, so a machine type must name exactly one", strings.Join(definitions[ArchitectureCapability], ", "))))
-	} else if t.Architecture != nil && *t.Architecture != archs[0] {
+	switch written := t.Capabilities[ArchitectureCapability]; {
+	case len(written) > 1:
+		errs = append(errs, field.Invalid(capabilitiesPath.Child(ArchitectureCapability), strings.Join(written, ", "),
+			"a machine type has one architecture: name at most one"))
+	case len(written) == 1 && t.Architecture != nil && *t.Architecture != written[0]:
 		errs = append(errs, field.Invalid(typePath.Child("architecture"), *t.Architecture,
-			fmt.Sprintf("must agree with capabilities.%s (%s)", ArchitectureCapability, archs[0])))
+			fmt.Sprintf("must agree with capabilities.%s (%s)", ArchitectureCapability, written[0])))
 	}
 	return errs
 }

@@ -135,16 +135,13 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueNotSupported spec.machineTypes[1] (m6g.large).capabilities.network[1]"},
 		},
 		{
-			name: "with several architectures a machine type must name exactly one",
+			name: "a machine type names at most one architecture, and may leave it out even with several, as in Gardener",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				delete(s.MachineTypes[0].Capabilities, "architecture")
 				s.MachineTypes[1].Capabilities["architecture"] = []string{"amd64", "arm64"}
 			},
-			wantErrors: []string{
-				"FieldValueRequired spec.machineTypes[0] (m5.large).capabilities.architecture",
-				"FieldValueRequired spec.machineTypes[1] (m6g.large).capabilities.architecture",
-			},
+			wantErrors: []string{"FieldValueInvalid spec.machineTypes[1] (m6g.large).capabilities.architecture"},
 		},
 		{
 			name: "with one architecture a machine type may leave it out",
@@ -165,6 +162,18 @@ func TestValidateGardenerFields(t *testing.T) {
 				s.MachineTypes[1].Architecture = new("arm64")
 			},
 			wantErrors: []string{"FieldValueInvalid spec.machineTypes[0] (m5.large).architecture"},
+		},
+		{
+			name: "a machine type's architecture field is compared only with a written capabilities.architecture, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities[0].Values = []string{"amd64"}
+				s.MachineTypes = s.MachineTypes[:1]
+				s.MachineTypes[0].Capabilities = nil
+				s.MachineTypes[0].Architecture = new("arm64")
+				s.MachineImages[0].Versions[0].CapabilityFlavors = s.MachineImages[0].Versions[0].CapabilityFlavors[:1]
+				s.MachineImages[0].Versions[0].Architectures = []string{"amd64"}
+			},
 		},
 		// image versions
 		{
