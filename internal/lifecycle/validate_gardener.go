@@ -265,7 +265,7 @@ func imageVersionArchitectures(v *v1alpha1.MachineImageVersion, definitions capa
 // Without machineCapabilities the version may not have flavors. With them,
 // every flavor uses defined names and values and names its architecture
 // (validateFlavorArchitectures), and architectures, where written, must be
-// the same set as the flavors provide.
+// among those the flavors provide, as in Gardener (it may list fewer).
 func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitions capabilityDefinitions, versionPath *field.Path) field.ErrorList {
 	flavorsPath := versionPath.Child("capabilityFlavors")
 	if definitions == nil {
@@ -282,9 +282,11 @@ func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitio
 		return errs
 	}
 	provided := imageVersionArchitectures(v, definitions)
-	if len(v.Architectures) > 0 && !SameSet(v.Architectures, provided) {
-		errs = append(errs, field.Invalid(versionPath.Child("architectures"), strings.Join(v.Architectures, ", "),
-			fmt.Sprintf("must agree with the architectures of capabilityFlavors (%s)", strings.Join(provided, ", "))))
+	for i, arch := range v.Architectures {
+		if !slices.Contains(provided, arch) {
+			errs = append(errs, field.Invalid(versionPath.Child("architectures").Index(i), arch,
+				fmt.Sprintf("must be among the architectures of capabilityFlavors (%s)", strings.Join(provided, ", "))))
+		}
 	}
 	return errs
 }
@@ -414,13 +416,4 @@ func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorL
 		}
 	}
 	return errs
-}
-
-// SameSet reports whether a and b hold the same strings, ignoring order and
-// repetition, as lists declared sets (architectures) are compared.
-func SameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }

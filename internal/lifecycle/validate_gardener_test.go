@@ -197,12 +197,19 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueNotSupported spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors[1].architecture[0]"},
 		},
 		{
-			name: "an image version's architectures must agree with its flavors",
+			name: "an image version's architectures must be among its flavors'",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[0].CapabilityFlavors = s.MachineImages[0].Versions[0].CapabilityFlavors[:1]
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures"},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures[1]"},
+		},
+		{
+			name: "an image version's architectures may list fewer than its flavors, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[0].Architectures = []string{"arm64"}
+			},
 		},
 		{
 			name: "with several architectures an image version needs a flavor, as in Gardener",
