@@ -317,20 +317,15 @@ func validateFlavorArchitectures(flavors []v1alpha1.Capabilities, definitions ca
 }
 
 // validateInPlaceUpdates checks that minVersionForUpdate is a semantic
-// version not higher than the version it updates to.
+// version. As in Gardener, it is not compared with the version it updates
+// to: a minimum above it only means no in-place update reaches it.
 func validateInPlaceUpdates(v *v1alpha1.MachineImageVersion, fldPath *field.Path) field.ErrorList {
 	if v.InPlaceUpdates == nil || v.InPlaceUpdates.MinVersionForUpdate == nil {
 		return nil
 	}
-	minPath := fldPath.Child("minVersionForUpdate")
-	minVersion, err := semver.NewVersion(*v.InPlaceUpdates.MinVersionForUpdate)
-	if err != nil {
-		return field.ErrorList{field.Invalid(minPath, *v.InPlaceUpdates.MinVersionForUpdate, fmt.Sprintf("not a semantic version: %v", err))}
-	}
-	// An unparsable version is reported by the version rules.
-	if version, err := semver.NewVersion(v.Version); err == nil && minVersion.GreaterThan(version) {
-		return field.ErrorList{field.Invalid(minPath, *v.InPlaceUpdates.MinVersionForUpdate,
-			fmt.Sprintf("may not be higher than the version it updates to (%s)", v.Version))}
+	if _, err := semver.NewVersion(*v.InPlaceUpdates.MinVersionForUpdate); err != nil {
+		return field.ErrorList{field.Invalid(fldPath.Child("minVersionForUpdate"), *v.InPlaceUpdates.MinVersionForUpdate,
+			fmt.Sprintf("not a semantic version: %v", err))}
 	}
 	return nil
 }

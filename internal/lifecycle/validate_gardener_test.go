@@ -255,12 +255,11 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[1] (1443.2).inPlaceUpdates.minVersionForUpdate"},
 		},
 		{
-			name: "minVersionForUpdate may not be higher than the version",
+			name: "minVersionForUpdate may be higher than the version, as in Gardener",
 			spec: validSpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[1].InPlaceUpdates = &v1alpha1.InPlaceUpdates{Supported: true, MinVersionForUpdate: new("1443.3")}
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[1] (1443.2).inPlaceUpdates.minVersionForUpdate"},
 		},
 		{
 			name: "minVersionForUpdate at or below the version is fine",
