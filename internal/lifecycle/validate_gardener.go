@@ -91,9 +91,10 @@ func (d capabilityDefinitions) names() []string {
 
 // validateCapabilityDefinitions checks spec.machineCapabilities as Gardener
 // does: names are given and distinct, every capability has at least one
-// value, values are given and distinct, and architecture is defined, with
-// values among amd64 and arm64. It returns the definitions for the checks of
-// machine types and images. specPath is the spec's path.
+// value, no value is empty, and architecture is defined, with values among
+// amd64 and arm64. A value listed twice is accepted, as in Gardener: it
+// changes nothing. It returns the definitions for the checks of machine
+// types and images. specPath is the spec's path.
 func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPath *field.Path) (capabilityDefinitions, field.ErrorList) {
 	if len(defs) == 0 {
 		return nil, nil
@@ -114,8 +115,10 @@ func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPat
 		if len(def.Values) == 0 {
 			errs = append(errs, field.Required(defPath.Child("values"), fmt.Sprintf("capability %q needs at least one value", def.Name)))
 		}
-		errs = append(errs, validateDistinctNonEmpty(def.Values, defPath.Child("values"))...)
 		for j, value := range def.Values {
+			if value == "" {
+				errs = append(errs, field.Required(defPath.Child("values").Index(j), "may not be empty"))
+			}
 			errs = append(errs, ValidateQualifiedName(value, defPath.Child("values").Index(j))...)
 		}
 		if def.Name == ArchitectureCapability {
@@ -135,7 +138,9 @@ func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPat
 
 // validateCapabilities checks one set of capabilities (a machine type's, or
 // one flavor of an image version) against the definitions: every name is
-// defined and every value is among the defined values of its name.
+// defined and every value is among the defined values of its name. As in
+// Gardener, an empty list (the same as leaving the capability out: all the
+// defined values) and a value listed twice are accepted.
 func validateCapabilities(capabilities v1alpha1.Capabilities, definitions capabilityDefinitions, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	names := make([]string, 0, len(capabilities))
@@ -151,24 +156,20 @@ func validateCapabilities(capabilities v1alpha1.Capabilities, definitions capabi
 			errs = append(errs, field.NotSupported(fldPath.Key(name), name, definitions.names()))
 			continue
 		}
-		if len(values) == 0 {
-			errs = append(errs, field.Required(path, "leave the capability out to mean all its values"))
-		}
 		for j, value := range values {
 			if !slices.Contains(defined, value) {
 				errs = append(errs, field.NotSupported(path.Index(j), value, defined))
 			}
 		}
-		errs = append(errs, validateDistinctNonEmpty(values, path)...)
 	}
 	return errs
 }
 
 // architecturesOf returns the architectures a set of capabilities provides:
 // its own architecture values, or all the defined ones when it leaves the
-// capability out.
+// capability out or lists none.
 func architecturesOf(capabilities v1alpha1.Capabilities, definitions capabilityDefinitions) []string {
-	if archs, ok := capabilities[ArchitectureCapability]; ok {
+	if archs := capabilities[ArchitectureCapability]; len(archs) > 0 {
 		return archs
 	}
 	return definitions[ArchitectureCapability]

@@ -94,16 +94,34 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueDuplicate spec.machineCapabilities[2] (network).name"},
 		},
 		{
-			name: "a capability needs values, each once",
+			name: "a capability needs values, none empty; one listed twice is fine, as in Gardener",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
-				s.MachineCapabilities[1].Values = []string{"accelerated", "basic", "basic"}
+				s.MachineCapabilities[1].Values = []string{"accelerated", "basic", "basic", ""}
 				s.MachineCapabilities = append(s.MachineCapabilities, v1alpha1.CapabilityDefinition{Name: "gpu"})
 			},
 			wantErrors: []string{
-				"FieldValueDuplicate spec.machineCapabilities[1] (network).values[2]",
+				"FieldValueRequired spec.machineCapabilities[1] (network).values[3]",
 				"FieldValueRequired spec.machineCapabilities[2] (gpu).values",
 			},
+		},
+		{
+			name: "a machine type's or flavor's capability may list no value or one twice, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[1].Capabilities["network"] = []string{}
+				s.MachineTypes[0].Capabilities["network"] = []string{"basic", "basic"}
+				s.MachineImages[0].Versions[0].CapabilityFlavors[0]["network"] = []string{"accelerated", "accelerated"}
+				s.MachineImages[0].Versions[0].CapabilityFlavors[1]["network"] = nil
+			},
+		},
+		{
+			name: "an empty capability value is not a defined value",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[1].Capabilities["network"] = []string{""}
+			},
+			wantErrors: []string{"FieldValueNotSupported spec.machineTypes[1] (m6g.large).capabilities.network[0]"},
 		},
 		// machine types
 		{
