@@ -400,7 +400,10 @@ func ValidateLimits(limits *v1alpha1.Limits, fldPath *field.Path) field.ErrorLis
 }
 
 // validateDistinctNonEmpty checks that a list of strings declared a set has
-// no empty and no repeated entry.
+// no empty and no repeated entry. For seedSelector.providerTypes and regions'
+// accessRestrictions this is ours (Gardener checks neither): the API declares
+// them a set and a list keyed by name, whose repeated keys the API server
+// refuses (docs/lifecycle.md, "Where we differ from Gardener").
 func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, value := range values {
