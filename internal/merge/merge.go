@@ -38,7 +38,8 @@ import (
 //     existing versions exactly like Kubernetes versions, and append versions.
 //     As in Gardener, an override of an existing version may not set cri,
 //     architectures, capabilityFlavors or kubeletVersionConstraint at all,
-//     not even to the parent's value; each is an error naming the field.
+//     not even to the parent's value; each is an error naming the field (an
+//     empty value counts as not set).
 //   - Machine and volume types replace the parent's entry of the same name in
 //     place or are appended.
 //   - caBundle is the parent's bundle followed by the override's, which must
