@@ -650,7 +650,8 @@ func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *app
 
 // checkUpdateRules compares the revision with the live objects with
 // merge.CheckCloudProfileChange, as the admission webhook does: no version
-// that left unavailable may become unavailable again, and no CloudProfile may
+// that left unavailable may become unavailable again, no maxNodesTotal may be
+// lowered, and no CloudProfile may
 // lose (or, by pruning, be deleted with) what a NamespacedCloudProfile that
 // stays on the cluster overrides.
 func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProfiles) error {

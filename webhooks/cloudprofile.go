@@ -46,7 +46,8 @@ func (v *CloudProfileValidator) ValidateCreate(ctx context.Context, obj *v1alpha
 }
 
 // ValidateUpdate refuses a spec change that makes a version unavailable again
-// after it left that stage (at the clock's now), or that removes a Kubernetes
+// after it left that stage (at the clock's now), lowers maxNodesTotal, or
+// that removes a Kubernetes
 // version, machine image, image version or lifecycle stage a
 // NamespacedCloudProfile overrides: merge.CheckCloudProfileChange, as the
 // sync checks before it applies. All errors are reported together, as Invalid

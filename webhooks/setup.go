@@ -11,7 +11,8 @@
 //     with a SubjectAccessReview for the requesting user; the parent must
 //     exist and merge.Namespaced must accept the override (docs/semantics.md §3).
 //   - CloudProfile update: merge.CheckCloudProfileChange (no version made
-//     unavailable again, nothing a NamespacedCloudProfile overrides removed).
+//     unavailable again, no maxNodesTotal lowered, nothing a
+//     NamespacedCloudProfile overrides removed).
 //   - CloudProfile delete: refused while NamespacedCloudProfiles extend it
 //     (merge.CheckCloudProfileChange too).
 //   - Both kinds, create and update: setting, changing or removing the hold

@@ -190,7 +190,7 @@ type InPlaceUpdates struct {
 
 	// minVersionForUpdate is the lowest version of the image from which an
 	// in-place update to this version is possible. It must be a semantic
-	// version not higher than this one.
+	// version.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64

@@ -399,8 +399,12 @@ func declaredSupportedWindow(v *v1alpha1.ExpirableVersion) (start, end time.Time
 // decide.
 //
 // Two lifecycle versions whose supported windows overlap are a warning
-// (ours): Gardener checks nothing for lifecycles, and a profile Gardener
-// accepts must still be accepted. Each version is reported at most once,
+// (ours, docs/semantics.md §2). Gardener before v1.137 has no lifecycles;
+// since v1.137 (gardener/gardener#12543) it refuses such an overlap only
+// for a version supported at the moment of the write and only when one of
+// the two supported stages never ends, and accepts two bounded stages that
+// overlap. An error for every overlap would refuse profiles Gardener
+// accepts, so every overlap is a warning. Each version is reported at most once,
 // against the earlier-starting version it overlaps, so a minor with many
 // versions does not flood the output.
 func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion, parsed []parsedVersion, list listPath, now time.Time) (field.ErrorList, []string) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -21,7 +22,7 @@ const ArchitectureCapability = "architecture"
 // model (machineCapabilities, machine types' capabilities, image versions'
 // capabilityFlavors) and its agreement with the older architecture fields,
 // bastion, limits, seedSelector, image versions' inPlaceUpdates and regions'
-// accessRestrictions. specPath is the spec's path.
+// accessRestrictions and labels. specPath is the spec's path.
 func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Path) field.ErrorList {
 	definitions, errs := validateCapabilityDefinitions(spec.MachineCapabilities, specPath)
 	for i := range spec.MachineTypes {
@@ -42,20 +43,36 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 	errs = append(errs, ValidateLimits(spec.Limits, specPath.Child("limits"))...)
 	if spec.SeedSelector != nil {
 		selectorPath := specPath.Child("seedSelector")
-		errs = append(errs, metav1validation.ValidateLabelSelector(&spec.SeedSelector.LabelSelector,
-			metav1validation.LabelSelectorValidationOptions{AllowInvalidLabelValueInSelector: true}, selectorPath)...)
+		errs = append(errs, validateSeedSelectorLabels(&spec.SeedSelector.LabelSelector, selectorPath)...)
 		errs = append(errs, validateDistinctNonEmpty(spec.SeedSelector.ProviderTypes, selectorPath.Child("providerTypes"))...)
 	}
 	for i := range spec.Regions {
 		region := &spec.Regions[i]
+		regionPath := EntryPath(specPath, "regions", i, region.Name)
 		restrictions := make([]string, len(region.AccessRestrictions))
 		for j, r := range region.AccessRestrictions {
 			restrictions[j] = r.Name
 		}
-		errs = append(errs, validateDistinctNonEmpty(restrictions,
-			EntryPath(specPath, "regions", i, region.Name).Child("accessRestrictions"))...)
+		errs = append(errs, validateDistinctNonEmpty(restrictions, regionPath.Child("accessRestrictions"))...)
+		errs = append(errs, validateRegionLabels(region.Labels, regionPath.Child("labels"))...)
 	}
 	return errs
+}
+
+// validateSeedSelectorLabels checks seedSelector as a label selector,
+// label values included: Gardener stopped allowing invalid label values in
+// it (gardener/gardener#12708, also for existing profiles), since a value no
+// label can have selects no seed.
+func validateSeedSelectorLabels(selector *metav1.LabelSelector, fldPath *field.Path) field.ErrorList {
+	return metav1validation.ValidateLabelSelector(selector, metav1validation.LabelSelectorValidationOptions{}, fldPath)
+}
+
+// validateRegionLabels refuses region labels that are not Kubernetes
+// labels, as Gardener does: a key is a qualified name with an optional DNS
+// subdomain prefix, a value at most 63 characters of alphanumerics, '-',
+// '_' and '.', starting and ending with an alphanumeric.
+func validateRegionLabels(labels map[string]string, fldPath *field.Path) field.ErrorList {
+	return metav1validation.ValidateLabels(labels, fldPath)
 }
 
 // capabilityDefinitions are a profile's machineCapabilities by name; nil
@@ -74,9 +91,10 @@ func (d capabilityDefinitions) names() []string {
 
 // validateCapabilityDefinitions checks spec.machineCapabilities as Gardener
 // does: names are given and distinct, every capability has at least one
-// value, values are given and distinct, and architecture is defined, with
-// values among amd64 and arm64. It returns the definitions for the checks of
-// machine types and images. specPath is the spec's path.
+// value, no value is empty, and architecture is defined, with values among
+// amd64 and arm64. A value listed twice is accepted, as in Gardener: it
+// changes nothing. It returns the definitions for the checks of machine
+// types and images. specPath is the spec's path.
 func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPath *field.Path) (capabilityDefinitions, field.ErrorList) {
 	if len(defs) == 0 {
 		return nil, nil
@@ -97,8 +115,10 @@ func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPat
 		if len(def.Values) == 0 {
 			errs = append(errs, field.Required(defPath.Child("values"), fmt.Sprintf("capability %q needs at least one value", def.Name)))
 		}
-		errs = append(errs, validateDistinctNonEmpty(def.Values, defPath.Child("values"))...)
 		for j, value := range def.Values {
+			if value == "" {
+				errs = append(errs, field.Required(defPath.Child("values").Index(j), "may not be empty"))
+			}
 			errs = append(errs, ValidateQualifiedName(value, defPath.Child("values").Index(j))...)
 		}
 		if def.Name == ArchitectureCapability {
@@ -118,7 +138,9 @@ func validateCapabilityDefinitions(defs []v1alpha1.CapabilityDefinition, specPat
 
 // validateCapabilities checks one set of capabilities (a machine type's, or
 // one flavor of an image version) against the definitions: every name is
-// defined and every value is among the defined values of its name.
+// defined and every value is among the defined values of its name. As in
+// Gardener, an empty list (the same as leaving the capability out: all the
+// defined values) and a value listed twice are accepted.
 func validateCapabilities(capabilities v1alpha1.Capabilities, definitions capabilityDefinitions, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	names := make([]string, 0, len(capabilities))
@@ -134,24 +156,20 @@ func validateCapabilities(capabilities v1alpha1.Capabilities, definitions capabi
 			errs = append(errs, field.NotSupported(fldPath.Key(name), name, definitions.names()))
 			continue
 		}
-		if len(values) == 0 {
-			errs = append(errs, field.Required(path, "leave the capability out to mean all its values"))
-		}
 		for j, value := range values {
 			if !slices.Contains(defined, value) {
 				errs = append(errs, field.NotSupported(path.Index(j), value, defined))
 			}
 		}
-		errs = append(errs, validateDistinctNonEmpty(values, path)...)
 	}
 	return errs
 }
 
 // architecturesOf returns the architectures a set of capabilities provides:
 // its own architecture values, or all the defined ones when it leaves the
-// capability out.
+// capability out or lists none.
 func architecturesOf(capabilities v1alpha1.Capabilities, definitions capabilityDefinitions) []string {
-	if archs, ok := capabilities[ArchitectureCapability]; ok {
+	if archs := capabilities[ArchitectureCapability]; len(archs) > 0 {
 		return archs
 	}
 	return definitions[ArchitectureCapability]
@@ -167,10 +185,12 @@ func capabilitiesWithoutDefinitions(written bool, path *field.Path) field.ErrorL
 }
 
 // validateMachineTypeCapabilities checks a machine type's capabilities and
-// their agreement with its architecture field. Without machineCapabilities
-// the type may not have capabilities. With them, a profile offering more
-// than one architecture must say which one the type has, exactly one, and an
-// architecture field, where written, must name the same one.
+// their agreement with its architecture field, as Gardener does. Without
+// machineCapabilities the type may not have capabilities. With them,
+// capabilities.architecture names at most one architecture (a machine has
+// one; leaving it out is allowed even when the profile offers several), and
+// an architecture field must name the same one as a written
+// capabilities.architecture.
 func validateMachineTypeCapabilities(t *v1alpha1.MachineType, definitions capabilityDefinitions, typePath *field.Path) field.ErrorList {
 	capabilitiesPath := typePath.Child("capabilities")
 	if definitions == nil {
@@ -180,13 +200,13 @@ func validateMachineTypeCapabilities(t *v1alpha1.MachineType, definitions capabi
 	if _, ok := definitions[ArchitectureCapability]; !ok || len(errs) > 0 {
 		return errs // the definitions or the capabilities are wrong already
 	}
-	archs := architecturesOf(t.Capabilities, definitions)
-	if len(archs) != 1 {
-		errs = append(errs, field.Required(capabilitiesPath.Child(ArchitectureCapability),
-			fmt.Sprintf("the profile offers the architectures %s, so a machine type must name exactly one", strings.Join(definitions[ArchitectureCapability], ", "))))
-	} else if t.Architecture != nil && *t.Architecture != archs[0] {
+	switch written := t.Capabilities[ArchitectureCapability]; {
+	case len(written) > 1:
+		errs = append(errs, field.Invalid(capabilitiesPath.Child(ArchitectureCapability), strings.Join(written, ", "),
+			"a machine type has one architecture: name at most one"))
+	case len(written) == 1 && t.Architecture != nil && *t.Architecture != written[0]:
 		errs = append(errs, field.Invalid(typePath.Child("architecture"), *t.Architecture,
-			fmt.Sprintf("must agree with capabilities.%s (%s)", ArchitectureCapability, archs[0])))
+			fmt.Sprintf("must agree with capabilities.%s (%s)", ArchitectureCapability, written[0])))
 	}
 	return errs
 }
@@ -244,8 +264,9 @@ func imageVersionArchitectures(v *v1alpha1.MachineImageVersion, definitions capa
 // validateImageVersionCapabilities checks an image version's
 // capabilityFlavors and their agreement with its architectures field.
 // Without machineCapabilities the version may not have flavors. With them,
-// every flavor uses defined names and values, and architectures, where
-// written, must be the same set as the flavors provide.
+// every flavor uses defined names and values and names its architecture
+// (validateFlavorArchitectures), and architectures, where written, must be
+// among those the flavors provide, as in Gardener (it may list fewer).
 func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitions capabilityDefinitions, versionPath *field.Path) field.ErrorList {
 	flavorsPath := versionPath.Child("capabilityFlavors")
 	if definitions == nil {
@@ -258,29 +279,54 @@ func validateImageVersionCapabilities(v *v1alpha1.MachineImageVersion, definitio
 	if _, ok := definitions[ArchitectureCapability]; !ok || len(errs) > 0 {
 		return errs // the definitions or the flavors are wrong already
 	}
+	if errs := validateFlavorArchitectures(v.CapabilityFlavors, definitions, flavorsPath); len(errs) > 0 {
+		return errs
+	}
 	provided := imageVersionArchitectures(v, definitions)
-	if len(v.Architectures) > 0 && !SameSet(v.Architectures, provided) {
-		errs = append(errs, field.Invalid(versionPath.Child("architectures"), strings.Join(v.Architectures, ", "),
-			fmt.Sprintf("must agree with the architectures of capabilityFlavors (%s)", strings.Join(provided, ", "))))
+	for i, arch := range v.Architectures {
+		if !slices.Contains(provided, arch) {
+			errs = append(errs, field.Invalid(versionPath.Child("architectures").Index(i), arch,
+				fmt.Sprintf("must be among the architectures of capabilityFlavors (%s)", strings.Join(provided, ", "))))
+		}
+	}
+	return errs
+}
+
+// validateFlavorArchitectures checks, as Gardener does, that an image
+// version says which architecture each of its builds is for: when
+// machineCapabilities defines several architectures the version needs at
+// least one flavor and every flavor names its architecture, and no flavor
+// names more than one. flavorsPath is the version's capabilityFlavors.
+func validateFlavorArchitectures(flavors []v1alpha1.Capabilities, definitions capabilityDefinitions, flavorsPath *field.Path) field.ErrorList {
+	defined := definitions[ArchitectureCapability]
+	if len(defined) > 1 && len(flavors) == 0 {
+		return field.ErrorList{field.Required(flavorsPath,
+			fmt.Sprintf("spec.machineCapabilities defines the architectures %s, so an image version must list at least one flavor", strings.Join(defined, ", ")))}
+	}
+	var errs field.ErrorList
+	for i, flavor := range flavors {
+		archPath := flavorsPath.Index(i).Child(ArchitectureCapability)
+		switch archs := flavor[ArchitectureCapability]; {
+		case len(archs) > 1:
+			errs = append(errs, field.Invalid(archPath, strings.Join(archs, ", "), "a flavor is built for one architecture: name exactly one"))
+		case len(archs) == 0 && len(defined) > 1:
+			errs = append(errs, field.Required(archPath,
+				fmt.Sprintf("spec.machineCapabilities defines the architectures %s, so a flavor must name exactly one", strings.Join(defined, ", "))))
+		}
 	}
 	return errs
 }
 
 // validateInPlaceUpdates checks that minVersionForUpdate is a semantic
-// version not higher than the version it updates to.
+// version. As in Gardener, it is not compared with the version it updates
+// to: a minimum above it only means no in-place update reaches it.
 func validateInPlaceUpdates(v *v1alpha1.MachineImageVersion, fldPath *field.Path) field.ErrorList {
 	if v.InPlaceUpdates == nil || v.InPlaceUpdates.MinVersionForUpdate == nil {
 		return nil
 	}
-	minPath := fldPath.Child("minVersionForUpdate")
-	minVersion, err := semver.NewVersion(*v.InPlaceUpdates.MinVersionForUpdate)
-	if err != nil {
-		return field.ErrorList{field.Invalid(minPath, *v.InPlaceUpdates.MinVersionForUpdate, fmt.Sprintf("not a semantic version: %v", err))}
-	}
-	// An unparsable version is reported by the version rules.
-	if version, err := semver.NewVersion(v.Version); err == nil && minVersion.GreaterThan(version) {
-		return field.ErrorList{field.Invalid(minPath, *v.InPlaceUpdates.MinVersionForUpdate,
-			fmt.Sprintf("may not be higher than the version it updates to (%s)", v.Version))}
+	if _, err := semver.NewVersion(*v.InPlaceUpdates.MinVersionForUpdate); err != nil {
+		return field.ErrorList{field.Invalid(fldPath.Child("minVersionForUpdate"), *v.InPlaceUpdates.MinVersionForUpdate,
+			fmt.Sprintf("not a semantic version: %v", err))}
 	}
 	return nil
 }
@@ -354,7 +400,10 @@ func ValidateLimits(limits *v1alpha1.Limits, fldPath *field.Path) field.ErrorLis
 }
 
 // validateDistinctNonEmpty checks that a list of strings declared a set has
-// no empty and no repeated entry.
+// no empty and no repeated entry. For seedSelector.providerTypes and regions'
+// accessRestrictions this is ours (Gardener checks neither): the API declares
+// them a set and a list keyed by name, whose repeated keys the API server
+// refuses (docs/lifecycle.md, "Where we differ from Gardener").
 func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, value := range values {
@@ -366,13 +415,4 @@ func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorL
 		}
 	}
 	return errs
-}
-
-// SameSet reports whether a and b hold the same strings, ignoring order and
-// repetition, as lists declared sets (architectures) are compared.
-func SameSet(a, b []string) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }

@@ -13,7 +13,8 @@ import (
 
 // capabilitySpec is validSpec with the capability model in use: two
 // architectures and a second capability, a machine type per architecture,
-// and an image version with one flavor per architecture.
+// an image version with one flavor per architecture and the other image
+// versions built for amd64.
 func capabilitySpec() *v1alpha1.CloudProfileSpec {
 	spec := validSpec()
 	spec.MachineCapabilities = []v1alpha1.CapabilityDefinition{
@@ -24,12 +25,26 @@ func capabilitySpec() *v1alpha1.CloudProfileSpec {
 		machineType("m5.large", v1alpha1.Capabilities{"architecture": {"amd64"}}),
 		machineType("m6g.large", v1alpha1.Capabilities{"architecture": {"arm64"}, "network": {"basic"}}),
 	}
+	for i := range spec.MachineImages {
+		for j := range spec.MachineImages[i].Versions {
+			spec.MachineImages[i].Versions[j].CapabilityFlavors = []v1alpha1.Capabilities{{"architecture": {"amd64"}}}
+		}
+	}
 	gardenlinux := &spec.MachineImages[0].Versions[0]
 	gardenlinux.CapabilityFlavors = []v1alpha1.Capabilities{
 		{"architecture": {"amd64"}, "network": {"accelerated", "basic"}},
 		{"architecture": {"arm64"}},
 	}
 	return spec
+}
+
+// withoutFlavors removes the capabilityFlavors of every image version.
+func withoutFlavors(s *v1alpha1.CloudProfileSpec) {
+	for i := range s.MachineImages {
+		for j := range s.MachineImages[i].Versions {
+			s.MachineImages[i].Versions[j].CapabilityFlavors = nil
+		}
+	}
 }
 
 func machineType(name string, capabilities v1alpha1.Capabilities) v1alpha1.MachineType {
@@ -58,7 +73,7 @@ func TestValidateGardenerFields(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = s.MachineCapabilities[1:]
 				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
-				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+				withoutFlavors(s)
 			},
 			wantErrors: []string{"FieldValueRequired spec.machineCapabilities"},
 		},
@@ -79,16 +94,34 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueDuplicate spec.machineCapabilities[2] (network).name"},
 		},
 		{
-			name: "a capability needs values, each once",
+			name: "a capability needs values, none empty; one listed twice is fine, as in Gardener",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
-				s.MachineCapabilities[1].Values = []string{"accelerated", "basic", "basic"}
+				s.MachineCapabilities[1].Values = []string{"accelerated", "basic", "basic", ""}
 				s.MachineCapabilities = append(s.MachineCapabilities, v1alpha1.CapabilityDefinition{Name: "gpu"})
 			},
 			wantErrors: []string{
-				"FieldValueDuplicate spec.machineCapabilities[1] (network).values[2]",
+				"FieldValueRequired spec.machineCapabilities[1] (network).values[3]",
 				"FieldValueRequired spec.machineCapabilities[2] (gpu).values",
 			},
+		},
+		{
+			name: "a machine type's or flavor's capability may list no value or one twice, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[1].Capabilities["network"] = []string{}
+				s.MachineTypes[0].Capabilities["network"] = []string{"basic", "basic"}
+				s.MachineImages[0].Versions[0].CapabilityFlavors[0]["network"] = []string{"accelerated", "accelerated"}
+				s.MachineImages[0].Versions[0].CapabilityFlavors[1]["network"] = nil
+			},
+		},
+		{
+			name: "an empty capability value is not a defined value",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes[1].Capabilities["network"] = []string{""}
+			},
+			wantErrors: []string{"FieldValueNotSupported spec.machineTypes[1] (m6g.large).capabilities.network[0]"},
 		},
 		// machine types
 		{
@@ -96,7 +129,7 @@ func TestValidateGardenerFields(t *testing.T) {
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = nil
-				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+				withoutFlavors(s)
 			},
 			wantErrors: []string{
 				"FieldValueForbidden spec.machineTypes[0] (m5.large).capabilities",
@@ -120,16 +153,13 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueNotSupported spec.machineTypes[1] (m6g.large).capabilities.network[1]"},
 		},
 		{
-			name: "with several architectures a machine type must name exactly one",
+			name: "a machine type names at most one architecture, and may leave it out even with several, as in Gardener",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				delete(s.MachineTypes[0].Capabilities, "architecture")
 				s.MachineTypes[1].Capabilities["architecture"] = []string{"amd64", "arm64"}
 			},
-			wantErrors: []string{
-				"FieldValueRequired spec.machineTypes[0] (m5.large).capabilities.architecture",
-				"FieldValueRequired spec.machineTypes[1] (m6g.large).capabilities.architecture",
-			},
+			wantErrors: []string{"FieldValueInvalid spec.machineTypes[1] (m6g.large).capabilities.architecture"},
 		},
 		{
 			name: "with one architecture a machine type may leave it out",
@@ -151,6 +181,18 @@ func TestValidateGardenerFields(t *testing.T) {
 			},
 			wantErrors: []string{"FieldValueInvalid spec.machineTypes[0] (m5.large).architecture"},
 		},
+		{
+			name: "a machine type's architecture field is compared only with a written capabilities.architecture, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities[0].Values = []string{"amd64"}
+				s.MachineTypes = s.MachineTypes[:1]
+				s.MachineTypes[0].Capabilities = nil
+				s.MachineTypes[0].Architecture = new("arm64")
+				s.MachineImages[0].Versions[0].CapabilityFlavors = s.MachineImages[0].Versions[0].CapabilityFlavors[:1]
+				s.MachineImages[0].Versions[0].Architectures = []string{"amd64"}
+			},
+		},
 		// image versions
 		{
 			name: "capabilityFlavors need machineCapabilities",
@@ -158,6 +200,9 @@ func TestValidateGardenerFields(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineCapabilities = nil
 				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
+				flavors := s.MachineImages[0].Versions[0].CapabilityFlavors
+				withoutFlavors(s)
+				s.MachineImages[0].Versions[0].CapabilityFlavors = flavors
 			},
 			wantErrors: []string{"FieldValueForbidden spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors"},
 		},
@@ -170,18 +215,52 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueNotSupported spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors[1].architecture[0]"},
 		},
 		{
-			name: "an image version's architectures must agree with its flavors",
+			name: "an image version's architectures must be among its flavors'",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[0].CapabilityFlavors = s.MachineImages[0].Versions[0].CapabilityFlavors[:1]
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures"},
+			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).architectures[1]"},
 		},
 		{
-			name: "an image version without flavors has every defined architecture",
+			name: "an image version's architectures may list fewer than its flavors, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[0].Architectures = []string{"arm64"}
+			},
+		},
+		{
+			name: "with several architectures an image version needs a flavor, as in Gardener",
 			spec: capabilitySpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[0].CapabilityFlavors = nil
+				s.MachineImages[0].Versions[0].Architectures = nil
+			},
+			wantErrors: []string{"FieldValueRequired spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors"},
+		},
+		{
+			name: "with several architectures each flavor names exactly one, as in Gardener",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[0].Versions[0].CapabilityFlavors = []v1alpha1.Capabilities{
+					{"network": {"basic"}},
+					{"architecture": {"amd64", "arm64"}},
+				}
+			},
+			wantErrors: []string{
+				"FieldValueRequired spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors[0].architecture",
+				"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[0] (1443.3).capabilityFlavors[1].architecture",
+			},
+		},
+		{
+			name: "with one architecture an image version without flavors, or a flavor without architecture, has it",
+			spec: capabilitySpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineCapabilities[0].Values = []string{"amd64"}
+				s.MachineTypes = s.MachineTypes[:1]
+				s.MachineImages[0].Versions[0].CapabilityFlavors = []v1alpha1.Capabilities{{"network": {"basic"}}}
+				s.MachineImages[0].Versions[0].Architectures = []string{"amd64"}
+				s.MachineImages[0].Versions[1].CapabilityFlavors = nil
 			},
 		},
 		// inPlaceUpdates
@@ -194,12 +273,11 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[1] (1443.2).inPlaceUpdates.minVersionForUpdate"},
 		},
 		{
-			name: "minVersionForUpdate may not be higher than the version",
+			name: "minVersionForUpdate may be higher than the version, as in Gardener",
 			spec: validSpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[0].Versions[1].InPlaceUpdates = &v1alpha1.InPlaceUpdates{Supported: true, MinVersionForUpdate: new("1443.3")}
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[0] (gardenlinux).versions[1] (1443.2).inPlaceUpdates.minVersionForUpdate"},
 		},
 		{
 			name: "minVersionForUpdate at or below the version is fine",
@@ -276,12 +354,41 @@ func TestValidateGardenerFields(t *testing.T) {
 			},
 		},
 		{
+			name: "a seedSelector's label values must be valid label values, as in Gardener since #12708",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.SeedSelector = &v1alpha1.SeedSelector{LabelSelector: metav1.LabelSelector{
+					MatchLabels:      map[string]string{"landscape": "eu west"},
+					MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"gold", "-silver"}}},
+				}}
+			},
+			wantErrors: []string{
+				"FieldValueInvalid spec.seedSelector.matchLabels",
+				"FieldValueInvalid spec.seedSelector.matchExpressions[0].values[1]",
+			},
+		},
+		{
 			name: "a region's access restrictions are distinct",
 			spec: validSpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Regions = []v1alpha1.Region{{Name: "eu-west-1", AccessRestrictions: []v1alpha1.AccessRestriction{{Name: "eu-access-only"}, {Name: "eu-access-only"}}}}
 			},
 			wantErrors: []string{"FieldValueDuplicate spec.regions[0] (eu-west-1).accessRestrictions[1]"},
+		},
+		{
+			name: "a region's labels are Kubernetes labels, as in Gardener",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Regions = []v1alpha1.Region{
+					{Name: "eu-west-1", Labels: map[string]string{"quality": "gold tier"}},
+					{Name: "eu-west-2", Labels: map[string]string{"-quality": "gold"}},
+					{Name: "eu-west-3", Labels: map[string]string{"example.com/quality": "gold-tier", "reliability": ""}},
+				}
+			},
+			wantErrors: []string{
+				"FieldValueInvalid spec.regions[0] (eu-west-1).labels",
+				"FieldValueInvalid spec.regions[1] (eu-west-2).labels",
+			},
 		},
 	}
 	for _, tt := range tests {

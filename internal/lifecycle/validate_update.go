@@ -9,11 +9,13 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-// ValidateUpdate checks the update rule of docs/semantics.md §2 before a sync replaces
+// ValidateUpdate checks the update rules of docs/semantics.md §2 before a sync replaces
 // the live spec old with updated: a Kubernetes or machine image version that
 // is not unavailable at now under old may not be unavailable at now under
 // updated. Clusters may already use such a version; pushing its first stage
 // into the future would make them run a version that does not exist yet.
+// And, as in Gardener, limits.maxNodesTotal may not decrease
+// (validateMaxNodesTotalNotDecreased).
 //
 // Versions are matched by their string as written (machine images by name
 // first); a version that updated removes, or adds, is not this rule's concern.
@@ -22,7 +24,7 @@ func ValidateUpdate(old, updated *v1alpha1.CloudProfileSpec, now time.Time, fldP
 	if old == nil || updated == nil {
 		return nil
 	}
-	var errs field.ErrorList
+	errs := validateMaxNodesTotalNotDecreased(old.Limits, updated.Limits, fldPath.Child("limits"))
 	errs = append(errs, validateNotMadeUnavailable(
 		old.Kubernetes.Versions, updated.Kubernetes.Versions,
 		func(v *v1alpha1.ExpirableVersion) *v1alpha1.ExpirableVersion { return v },
@@ -71,4 +73,16 @@ func validateNotMadeUnavailable[V any](old, updated []V, expirable func(*V) *v1a
 			fmt.Sprintf("version %s is %s now and may not be made unavailable again: a version that has been offered may already be in use", v.Version, was)))
 	}
 	return errs
+}
+
+// validateMaxNodesTotalNotDecreased refuses a lower limits.maxNodesTotal, as
+// Gardener does on a CloudProfile's update: clusters may already have as many
+// nodes as the old limit allows. Setting the limit where there was none,
+// raising it and removing it are allowed.
+func validateMaxNodesTotalNotDecreased(old, updated *v1alpha1.Limits, fldPath *field.Path) field.ErrorList {
+	if old == nil || updated == nil || old.MaxNodesTotal == nil || updated.MaxNodesTotal == nil || *updated.MaxNodesTotal >= *old.MaxNodesTotal {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(fldPath.Child("maxNodesTotal"), *updated.MaxNodesTotal,
+		fmt.Sprintf("may not be lowered (from %d): clusters may already have as many nodes as the old limit allows", *old.MaxNodesTotal))}
 }

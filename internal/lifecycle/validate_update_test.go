@@ -79,6 +79,44 @@ func TestValidateUpdate(t *testing.T) {
 	}
 }
 
+func TestValidateUpdateOfMaxNodesTotal(t *testing.T) {
+	now := at("2024-06-01T00:00:00Z")
+	profile := func(maxNodesTotal *int32) *v1alpha1.CloudProfileSpec {
+		spec := &v1alpha1.CloudProfileSpec{Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{plain("1.31.0")}}}
+		if maxNodesTotal != nil {
+			spec.Limits = &v1alpha1.Limits{MaxNodesTotal: maxNodesTotal}
+		}
+		return spec
+	}
+	tests := []struct {
+		name       string
+		old, new   *int32
+		wantErrors []string
+	}{
+		{name: "an unchanged limit passes", old: new(int32(100)), new: new(int32(100))},
+		{name: "a limit may be raised", old: new(int32(100)), new: new(int32(200))},
+		{
+			name:       "a limit may not be lowered, as in Gardener",
+			old:        new(int32(100)),
+			new:        new(int32(99)),
+			wantErrors: []string{"FieldValueInvalid spec.limits.maxNodesTotal"},
+		},
+		{name: "a limit may be set where there was none", old: nil, new: new(int32(10))},
+		{name: "a limit may be removed", old: new(int32(10)), new: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			errs := ValidateUpdate(profile(tt.old), profile(tt.new), now, field.NewPath("spec"))
+			g.Expect(errorsOf(errs)).To(ConsistOf(tt.wantErrors))
+		})
+	}
+	g := NewWithT(t)
+	errs := ValidateUpdate(profile(new(int32(100))), profile(new(int32(50))), now, field.NewPath("spec"))
+	g.Expect(errs).To(HaveLen(1))
+	g.Expect(errs[0].Error()).To(Equal("spec.limits.maxNodesTotal: Invalid value: 50: may not be lowered (from 100): clusters may already have as many nodes as the old limit allows"))
+}
+
 func TestValidateUpdateMessageNamesTheVersion(t *testing.T) {
 	g := NewWithT(t)
 	now := at("2024-06-01T00:00:00Z")

@@ -6,8 +6,8 @@
 //     section 3): the parent's spec with the overrides applied and
 //     validated;
 //   - CheckCloudProfileChange refuses a change to a parent that would make a
-//     version unavailable again or pull an overridden entry out from under a
-//     namespaced profile.
+//     version unavailable again, lower maxNodesTotal or pull an overridden
+//     entry out from under a namespaced profile.
 //
 // It is all the admission webhooks need, so it imports no more than
 // internal/lifecycle: it decodes nothing and does not compile kustomize.

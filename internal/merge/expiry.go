@@ -195,8 +195,10 @@ func lifecycleVersion(version string, stages []v1alpha1.LifecycleStage) v1alpha1
 // machine-image version sets none of the fields Gardener forbids on it: cri,
 // architectures, capabilityFlavors and kubeletVersionConstraint, even when
 // they equal the parent's ("must not provide … to an extended machine
-// image"). inPlaceUpdates, which Gardener does not list, may repeat the
-// parent's value but not change it.
+// image"). As in Gardener, each counts as set only when it is not empty, so
+// kubeletVersionConstraint: "" passes and changes nothing. inPlaceUpdates,
+// which Gardener does not list, may repeat the parent's value but not change
+// it.
 func extendedVersionFields(parent, override v1alpha1.MachineImageVersion, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	forbid := func(set bool, name string) {
@@ -207,7 +209,7 @@ func extendedVersionFields(parent, override v1alpha1.MachineImageVersion, fldPat
 	forbid(len(override.CRI) > 0, "cri")
 	forbid(len(override.Architectures) > 0, "architectures")
 	forbid(len(override.CapabilityFlavors) > 0, "capabilityFlavors")
-	forbid(override.KubeletVersionConstraint != nil, "kubeletVersionConstraint")
+	forbid(override.KubeletVersionConstraint != nil && *override.KubeletVersionConstraint != "", "kubeletVersionConstraint")
 	if override.InPlaceUpdates != nil && !equality.Semantic.DeepEqual(override.InPlaceUpdates, parent.InPlaceUpdates) {
 		errs = append(errs, field.Forbidden(fldPath.Child("inPlaceUpdates"), onlyExpiryDetail))
 	}

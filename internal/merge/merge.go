@@ -38,7 +38,8 @@ import (
 //     existing versions exactly like Kubernetes versions, and append versions.
 //     As in Gardener, an override of an existing version may not set cri,
 //     architectures, capabilityFlavors or kubeletVersionConstraint at all,
-//     not even to the parent's value; each is an error naming the field.
+//     not even to the parent's value; each is an error naming the field (an
+//     empty value counts as not set).
 //   - Machine and volume types replace the parent's entry of the same name in
 //     place or are appended.
 //   - caBundle is the parent's bundle followed by the override's, which must
@@ -61,10 +62,13 @@ import (
 //     either, as for Kubernetes versions. inPlaceUpdates, which Gardener does
 //     not forbid, may repeat the parent's value but not change it.
 //   - An added image without updateStrategy gets major, the default the API
-//     server gives every CloudProfile image. It needs at least one version,
-//     checked here under spec.machineImages[i].versions; everything else about
-//     added images and versions is checked by the validation of the merged
-//     spec.
+//     server gives every CloudProfile image, and added versions need no cri
+//     or architectures, as in a CloudProfile. Gardener refuses all three,
+//     since it defaults them only on a CloudProfile (ours: docs/lifecycle.md,
+//     "Where we differ from Gardener"). An added image needs at least one
+//     version, checked here under spec.machineImages[i].versions; everything
+//     else about added images and versions is checked by the validation of
+//     the merged spec.
 //   - The same name or version twice in one override list is an error
 //     (Duplicate), not "last one wins".
 //   - caBundle: a newline is put between the bundles when the parent's does

@@ -96,6 +96,21 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 			},
 		},
 		{
+			name: "an empty kubelet constraint on an override of a parent version counts as unset, as in Gardener",
+			overrides: []v1alpha1.NamespacedMachineImage{{
+				Name: "gardenlinux",
+				Versions: []v1alpha1.MachineImageVersion{{
+					ExpirableVersion:         deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"),
+					KubeletVersionConstraint: ptrTo(""),
+				}},
+			}},
+			want: []v1alpha1.MachineImage{{
+				Name:           "gardenlinux",
+				UpdateStrategy: strategy(v1alpha1.UpdateStrategyMinor),
+				Versions:       []v1alpha1.MachineImageVersion{parentImageVersion(deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"))},
+			}},
+		},
+		{
 			name: "an override of a parent image version without expiry or lifecycle is refused",
 			overrides: []v1alpha1.NamespacedMachineImage{{
 				Name:     "gardenlinux",

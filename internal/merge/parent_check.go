@@ -16,7 +16,8 @@ import (
 // live object, and returns every error, at paths of the CloudProfile:
 //
 //   - no Kubernetes or machine image version that is not unavailable at now
-//     may become unavailable again (lifecycle.ValidateUpdate, docs/semantics.md §2);
+//     may become unavailable again, and limits.maxNodesTotal may not be
+//     lowered (lifecycle.ValidateUpdate, docs/semantics.md §2);
 //   - nothing a NamespacedCloudProfile among children overrides may be taken
 //     away: a Kubernetes version, machine image, image version or lifecycle
 //     stage (docs/semantics.md §3, last rule; see checkParentKeepsOverrides).

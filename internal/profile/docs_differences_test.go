@@ -19,7 +19,7 @@ type differenceExample struct {
 
 // differenceExamples reads the yaml blocks of the section "Where we differ
 // from Gardener, and why" of docs/lifecycle.md, whose lines are indented as
-// list items.
+// list items (by as much as the block's opening line).
 func differenceExamples(t *testing.T) []differenceExample {
 	t.Helper()
 	data, err := os.ReadFile("../../docs/lifecycle.md")
@@ -33,12 +33,13 @@ func differenceExamples(t *testing.T) []differenceExample {
 	section, _, _ = strings.Cut(section, "\n## ")
 	var examples []differenceExample
 	var block []string
-	inBlock := false
+	inBlock, indent := false, ""
 	for _, line := range strings.Split(section, "\n") {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case trimmed == "```yaml":
 			inBlock, block = true, nil
+			indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
 		case inBlock && trimmed == "```":
 			inBlock = false
 			verdict, ok := strings.CutPrefix(block[0], "# ProfileSync ")
@@ -47,7 +48,7 @@ func differenceExamples(t *testing.T) []differenceExample {
 			}
 			examples = append(examples, differenceExample{verdict: verdict, profiles: strings.Join(block[1:], "\n") + "\n"})
 		case inBlock:
-			block = append(block, strings.TrimPrefix(line, "   "))
+			block = append(block, strings.TrimPrefix(line, indent))
 		}
 	}
 	return examples
