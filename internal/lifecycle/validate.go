@@ -51,6 +51,11 @@ func StageNotDeclarable(fldPath *field.Path, c v1alpha1.VersionClassification) *
 
 var architectures = []string{"amd64", "arm64"}
 
+// defaultArchitecture is what Gardener takes a machine type or image version
+// of a profile without machineCapabilities to be built for when it names no
+// architecture.
+const defaultArchitecture = "amd64"
+
 // EntryPath is the path of the i-th entry of the list field list below
 // parent, naming the entry by key (its name or version) as the user wrote it:
 // spec.kubernetes.versions[3] (1.33.7). The index alone is hard to find in a

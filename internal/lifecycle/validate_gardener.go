@@ -335,6 +335,11 @@ func validateInPlaceUpdates(v *v1alpha1.MachineImageVersion, fldPath *field.Path
 // the profile and that the image, or the named version of it, is built for
 // the machine type's architecture.
 //
+// Without machineCapabilities, Gardener defaults a machine type without an
+// architecture, and an image version without architectures, to amd64 before
+// it validates; the check judges them as Gardener does, so an arm64-only
+// image is no bastion for a type that names no architecture.
+//
 // Gardener also requires a version classified supported; that depends on the
 // time (lifecycle) and validation here never does, so it is not checked
 // (ours).
@@ -354,6 +359,9 @@ func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefi
 			errs = append(errs, field.NotFound(fldPath.Child("machineType", "name"), bastion.MachineType.Name))
 		} else {
 			arch = MachineTypeArchitecture(&spec.MachineTypes[at], spec.MachineCapabilities)
+			if arch == "" && definitions == nil {
+				arch = defaultArchitecture
+			}
 		}
 	}
 	if bastion.MachineImage == nil {
@@ -381,6 +389,8 @@ func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefi
 		archs := versions[i].Architectures
 		if definitions != nil {
 			archs = imageVersionArchitectures(&versions[i], definitions)
+		} else if len(archs) == 0 {
+			archs = []string{defaultArchitecture}
 		}
 		if slices.Contains(archs, arch) {
 			return errs

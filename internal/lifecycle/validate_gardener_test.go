@@ -332,6 +332,35 @@ func TestValidateGardenerFields(t *testing.T) {
 			},
 			wantErrors: []string{"FieldValueInvalid spec.bastion.machineImage.name"},
 		},
+		{
+			name: "a machine type without an architecture is amd64, as Gardener defaults it, so an arm64-only image is no bastion for it",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
+				s.MachineImages[0].Versions[0].Architectures = []string{"arm64"}
+				s.MachineImages[0].Versions = s.MachineImages[0].Versions[:1]
+				s.Bastion = &v1alpha1.Bastion{
+					MachineType:  &v1alpha1.BastionMachineType{Name: "m5.large"},
+					MachineImage: &v1alpha1.BastionMachineImage{Name: s.MachineImages[0].Name},
+				}
+			},
+			wantErrors: []string{"FieldValueInvalid spec.bastion.machineImage.name"},
+		},
+		{
+			name: "an image version without architectures is amd64, as Gardener defaults it, so it is a bastion for an amd64 type",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
+				s.MachineTypes[0].Architecture = new("amd64")
+				for i := range s.MachineImages[0].Versions {
+					s.MachineImages[0].Versions[i].Architectures = nil
+				}
+				s.Bastion = &v1alpha1.Bastion{
+					MachineType:  &v1alpha1.BastionMachineType{Name: "m5.large"},
+					MachineImage: &v1alpha1.BastionMachineImage{Name: s.MachineImages[0].Name},
+				}
+			},
+		},
 		// limits, seedSelector, accessRestrictions
 		{
 			name:       "maxNodesTotal must be positive",
