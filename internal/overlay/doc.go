@@ -5,8 +5,8 @@
 //     .git/, no paths leaving it, builtin plugins only), within Limits and a
 //     context, and keeps each object's file;
 //   - strategic-merge patches merge lists by their keys (versions by
-//     version, stages by classification) with OpenAPISchema, generated from
-//     the CRDs;
+//     version, stages by classification) with mergekeys.OpenAPISchema,
+//     generated from the CRDs;
 //   - BuildWithWarnings also names every JSON patch that addresses such a
 //     list entry by index.
 //
