@@ -10,8 +10,9 @@
 //   - BuildWithWarnings also names every JSON patch that addresses such a
 //     list entry by index.
 //
-// It is the only package of ours that compiles kustomize. The CLI, the sync
-// (through internal/sandbox), the benchmarks and run-local import it; the
-// packages that only read built documents (profile, merge, policy, prdiff)
-// and the admission webhooks do not.
+// It is the only package of ours that imports kustomize. The CLI, the sync
+// (through internal/sandbox), the benchmarks and run-local build overlays
+// and import it; the packages that only read built documents (profile,
+// merge, policy, prdiff), the ones that only need the merge keys
+// (mergekeys, overlaypatch) and the admission webhooks do not.
 package overlay
