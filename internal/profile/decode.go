@@ -132,12 +132,16 @@ func (p Problem) String() string {
 // Problems is a list of problems; as an error it reads one problem per line.
 type Problems []Problem
 
-func (ps Problems) Error() string {
+func (ps Problems) Error() string { return strings.Join(ps.Lines(), "\n") }
+
+// Lines are the problems as the CLI prints them and the diff reports them,
+// one line each.
+func (ps Problems) Lines() []string {
 	lines := make([]string, len(ps))
 	for i, p := range ps {
 		lines[i] = p.String()
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // fieldErrorProblems turns field errors into problems of o. The field path
