@@ -287,6 +287,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		obj.Status.SetLastHandledReconcileRequest(v)
 	}
 	if obj.Spec.Suspend {
+		ctrl.LoggerFrom(ctx).Info("sync suspended", "revision", obj.Status.LastAppliedRevision, "result", v1alpha1.SuspendedReason)
 		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, v1alpha1.SuspendedReason, "suspended: profiles stay as applied at %s", obj.Status.LastAppliedRevision)
 		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
 		obj.Status.ObservedGeneration = obj.Generation

@@ -7,7 +7,6 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
@@ -19,6 +18,7 @@ import (
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // cloudProfileYAML is a CloudProfile of Kubernetes versions, each given as
@@ -79,15 +79,10 @@ func shrinkMemory(cp *v1alpha1.CloudProfile) {
 
 // syncEvents are the messages of the events of sync with reason.
 func syncEvents(g Gomega, sync *v1alpha1.ProfileSync, reason string) []string {
-	var events corev1.EventList
-	g.Expect(k8sClient.List(context.Background(), &events, client.InNamespace(sync.Namespace))).To(Succeed())
-	var messages []string
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == sync.Name && e.Reason == reason {
-			messages = append(messages, e.Message)
-		}
-	}
-	return messages
+	events, err := testenv.Events(context.Background(), k8sClient,
+		testenv.EventQuery{Namespace: sync.Namespace, Name: sync.Name, Reason: reason})
+	g.Expect(err).NotTo(HaveOccurred())
+	return testenv.Messages(events)
 }
 
 func versionsOf(cp *v1alpha1.CloudProfile) []string {

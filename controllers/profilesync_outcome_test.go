@@ -28,6 +28,7 @@ import (
 // TestAnUnexpectedErrorLeavesNoOldReadyInPlace syncs a good revision, then
 // makes the cluster unlistable: the next sync is Ready=False with the
 // reason SyncFailed, not the old Ready=True, and is retried with backoff.
+// Each sync logs one line, a suspended one too.
 func TestAnUnexpectedErrorLeavesNoOldReadyInPlace(t *testing.T) {
 	g := NewWithT(t)
 	var logged []string
@@ -81,6 +82,14 @@ func TestAnUnexpectedErrorLeavesNoOldReadyInPlace(t *testing.T) {
 	g.Expect(conditions.IsStalled(failed)).To(BeFalse())
 	g.Expect(logged).To(HaveLen(2))
 	g.Expect(logged[1]).To(And(ContainSubstring(`"msg"="sync failed"`), ContainSubstring(`"result"="SyncFailed"`), ContainSubstring("the cache is gone")))
+
+	failed.Spec.Suspend = true
+	g.Expect(c.Update(ctx, failed)).To(Succeed())
+	_, err = r.Reconcile(ctx, request)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(logged).To(HaveLen(3))
+	g.Expect(logged[2]).To(And(ContainSubstring(`"msg"="sync suspended"`), ContainSubstring(`"revision"="main@sha1:`+commit+`"`),
+		ContainSubstring(`"result"="Suspended"`)))
 }
 
 // TestTheDocsListEveryFailureReason keeps docs/gitops.md's conditions and

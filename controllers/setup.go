@@ -80,24 +80,22 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	// The sync and the status controllers share one gate (ApplyGate).
 	gate := &ApplyGate{}
-	if err := (&CloudProfileReconciler{ProfileStatusController{
-		ApplyGate:     gate,
-		Client:        mgr.GetClient(),
-		EventRecorder: recorder,
-		Clock:         cfg.Clock,
-		Metrics:       metrics,
-		StatusRecheck: cfg.StatusRecheck,
-	}}).SetupWithManager(mgr, cfg.Options); err != nil {
+	// Both status controllers take the same settings, but each its own
+	// value: a ProfileStatusController keeps the times of its profiles.
+	statusController := func() ProfileStatusController {
+		return ProfileStatusController{
+			ApplyGate:     gate,
+			Client:        mgr.GetClient(),
+			EventRecorder: recorder,
+			Clock:         cfg.Clock,
+			Metrics:       metrics,
+			StatusRecheck: cfg.StatusRecheck,
+		}
+	}
+	if err := (&CloudProfileReconciler{statusController()}).SetupWithManager(mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
 	}
-	if err := (&NamespacedCloudProfileReconciler{ProfileStatusController{
-		ApplyGate:     gate,
-		Client:        mgr.GetClient(),
-		EventRecorder: recorder,
-		Clock:         cfg.Clock,
-		Metrics:       metrics,
-		StatusRecheck: cfg.StatusRecheck,
-	}}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
+	if err := (&NamespacedCloudProfileReconciler{statusController()}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
 	}
 	fetcher, err := gitsource.New(cfg.StoragePath, gitsource.FetcherOptions{

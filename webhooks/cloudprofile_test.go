@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // updateParent re-reads cp, applies mutate and updates it as the admin.
@@ -43,7 +44,7 @@ func TestRemovingAParentVersionThatANamespacedProfileOverridesIsRefusedUntilTheO
 	namespace := newNamespace(t)
 	parent := newParent(t)
 	ncp := namespacedProfile(namespace, parent.Name)
-	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
 	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
 
 	err := updateParent(parent, withoutKubernetesVersion("1.30.1"))
@@ -64,7 +65,7 @@ func TestRemovingAMachineImageVersionThatANamespacedProfileOverridesIsRefused(t 
 	namespace := newNamespace(t)
 	parent := newParent(t)
 	ncp := namespacedProfile(namespace, parent.Name)
-	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01T00:00:00Z")
 	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
 
 	err := updateParent(parent, func(cp *v1alpha1.CloudProfile) {
@@ -108,8 +109,8 @@ func TestTurningAStartedVersionBackToUnavailableIsRefused(t *testing.T) {
 	// later would make it unavailable again.
 	err := updateParent(parent, func(cp *v1alpha1.CloudProfile) {
 		cp.Spec.Kubernetes.Versions[0].Lifecycle = []v1alpha1.LifecycleStage{
-			{Classification: v1alpha1.ClassificationPreview, StartTime: at("2025-07-01")},
-			{Classification: v1alpha1.ClassificationExpired, StartTime: at("2025-09-01")},
+			{Classification: v1alpha1.ClassificationPreview, StartTime: builders.Date("2025-07-01T00:00:00Z")},
+			{Classification: v1alpha1.ClassificationExpired, StartTime: builders.Date("2025-09-01T00:00:00Z")},
 		}
 	})
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
@@ -123,12 +124,12 @@ func TestAVersionThatHasNotStartedMayStillBeMovedLater(t *testing.T) {
 	g.Expect(updateParent(parent, func(cp *v1alpha1.CloudProfile) {
 		cp.Spec.Kubernetes.Versions = append(cp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{
 			Version:   "1.32.0",
-			Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationPreview, StartTime: at("2025-07-01")}},
+			Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationPreview, StartTime: builders.Date("2025-07-01T00:00:00Z")}},
 		})
 	})).To(Succeed())
 
 	g.Expect(updateParent(parent, func(cp *v1alpha1.CloudProfile) {
-		cp.Spec.Kubernetes.Versions[2].Lifecycle[0].StartTime = at("2025-08-01")
+		cp.Spec.Kubernetes.Versions[2].Lifecycle[0].StartTime = builders.Date("2025-08-01T00:00:00Z")
 	})).To(Succeed(), "1.32.0 is still unavailable at testNow")
 }
 

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // testMaxHold is the suite's --max-hold: shorter than the default, so a test
@@ -98,7 +99,7 @@ func TestHoldingACloudProfileNeedsTheHoldVerbNotJustEditRights(t *testing.T) {
 		setAnnotation(cp, v1alpha1.HoldUntilAnnotation, holdUntil(time.Hour), false)
 		setAnnotation(cp, v1alpha1.HoldReasonAnnotation, "INC-1: gardenlinux 1592.1.0 is broken", false)
 		cp.Spec.MachineImages[0].Versions[0].Lifecycle = []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationSupported},
-			{Classification: v1alpha1.ClassificationExpired, StartTime: at("2025-06-01")}}
+			{Classification: v1alpha1.ClassificationExpired, StartTime: builders.Date("2025-06-01T00:00:00Z")}}
 	})).To(Succeed(), "the on-call engineer breaks glass: the emergency edit and its hold in one update")
 
 	// Edits that leave the hold alone need no verb.
@@ -169,7 +170,7 @@ func TestHoldingANamespacedCloudProfileNeedsTheHoldVerbInItsNamespace(t *testing
 
 	err := updateAs(editor, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
 		setAnnotation(ncp, v1alpha1.HoldUntilAnnotation, holdUntil(time.Hour), false)
-		ncp.Spec.MachineImages = machineImagesOverride("2025-06-01")
+		ncp.Spec.MachineImages = machineImagesOverride("2025-06-01T00:00:00Z")
 	})
 	expectHoldForbidden(g, err, resource, ncp.Name, editorName, v1alpha1.HoldUntilAnnotation)
 	g.Expect(err.Error()).To(ContainSubstring(`of NamespacedCloudProfiles in namespace "` + namespace + `"`))
@@ -186,7 +187,7 @@ func TestHoldingANamespacedCloudProfileNeedsTheHoldVerbInItsNamespace(t *testing
 	g.Expect(updateAs(editor, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
 		setAnnotation(ncp, v1alpha1.HoldUntilAnnotation, holdUntil(time.Hour), false)
 		setAnnotation(ncp, v1alpha1.HoldReasonAnnotation, "INC-2", false)
-		ncp.Spec.MachineImages = machineImagesOverride("2025-06-01")
+		ncp.Spec.MachineImages = machineImagesOverride("2025-06-01T00:00:00Z")
 	})).To(Succeed())
 
 	// Another editor without the verb: unrelated edits pass, the hold does not.
@@ -286,7 +287,7 @@ func TestAnExpiredHoldBlocksNeitherEditsNorTheSync(t *testing.T) {
 	oncall, _ := onCall(t)
 	ncp := namespacedProfile(namespace, parent.Name)
 	ncp.Annotations = map[string]string{v1alpha1.HoldUntilAnnotation: holdUntil(time.Hour), v1alpha1.HoldReasonAnnotation: "INC-4"}
-	ncp.Spec.MachineImages = machineImagesOverride("2025-06-01")
+	ncp.Spec.MachineImages = machineImagesOverride("2025-06-01T00:00:00Z")
 	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
 
 	webhookClock.SetTime(testNow.Add(2 * time.Hour))
@@ -299,7 +300,7 @@ func TestAnExpiredHoldBlocksNeitherEditsNorTheSync(t *testing.T) {
 
 	// The sync corrects the object once the hold has expired, as the
 	// operator's service account, which does not hold the verb hold.
-	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01T00:00:00Z")
 	g.Expect(syncApply(ctx, operatorClient(t), ncp)).To(Succeed())
 
 	err := updateAs(oncall, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {

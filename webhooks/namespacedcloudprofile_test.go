@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // updateAs re-reads ncp as c sees it, applies mutate and updates it as c.
@@ -49,12 +50,12 @@ func TestAProjectAdminCannotChangeKubernetesVersionsButCanChangeMachineTypes(t *
 	namespace := newNamespace(t)
 	parent := newParent(t)
 	ncp := namespacedProfile(namespace, parent.Name)
-	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
 	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
 	alice, user := projectAdmin(t, namespace)
 
 	err := updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
-		ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01")
+		ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01T00:00:00Z")
 	})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(`namespacedcloudprofiles.core.profilesync.io "` + ncp.Name + `" is forbidden`))
@@ -66,7 +67,7 @@ func TestAProjectAdminCannotChangeKubernetesVersionsButCanChangeMachineTypes(t *
 	})).To(Succeed())
 	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(ncp), ncp)).To(Succeed())
 	g.Expect(ncp.Spec.MachineTypes).To(HaveLen(2))
-	g.Expect(ncp.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2025-12-01")), "the Kubernetes override is unchanged")
+	g.Expect(ncp.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2025-12-01T00:00:00Z")), "the Kubernetes override is unchanged")
 }
 
 func TestAProjectAdminCannotChangeMachineImages(t *testing.T) {
@@ -79,7 +80,7 @@ func TestAProjectAdminCannotChangeMachineImages(t *testing.T) {
 	alice, _ := projectAdmin(t, namespace)
 
 	err := updateAs(alice, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
-		ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
+		ncp.Spec.MachineImages = machineImagesOverride("2025-12-01T00:00:00Z")
 	})
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(`spec.machineImages: Forbidden:`))
@@ -94,8 +95,8 @@ func TestAProjectAdminMayCreateProfilesOnlyWithoutKubernetesAndMachineImages(t *
 	alice, _ := projectAdmin(t, namespace)
 
 	withBoth := namespacedProfile(namespace, parent.Name)
-	withBoth.Spec.Kubernetes = kubernetesOverride("2025-12-01")
-	withBoth.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	withBoth.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
+	withBoth.Spec.MachineImages = machineImagesOverride("2025-12-01T00:00:00Z")
 	err := alice.Create(ctx, withBoth)
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes: Forbidden:`))
@@ -115,15 +116,15 @@ func TestALandscapeOperatorCanChangeKubernetesVersionsAndMachineImages(t *testin
 	bob := landscapeOperator(t)
 
 	ncp := namespacedProfile(namespace, parent.Name)
-	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
 	g.Expect(bob.Create(ctx, ncp)).To(Succeed())
 	g.Expect(updateAs(bob, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
-		ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01")
-		ncp.Spec.MachineImages = machineImagesOverride("2026-01-01")
+		ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01T00:00:00Z")
+		ncp.Spec.MachineImages = machineImagesOverride("2026-01-01T00:00:00Z")
 	})).To(Succeed())
 	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(ncp), ncp)).To(Succeed())
-	g.Expect(ncp.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2026-01-01")))
-	g.Expect(ncp.Spec.MachineImages).To(BeComparableTo(machineImagesOverride("2026-01-01")))
+	g.Expect(ncp.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2026-01-01T00:00:00Z")))
+	g.Expect(ncp.Spec.MachineImages).To(BeComparableTo(machineImagesOverride("2026-01-01T00:00:00Z")))
 }
 
 func TestTheGEPSpellingOfTheMachineImagesVerbGrantsNothing(t *testing.T) {
@@ -144,7 +145,7 @@ func TestTheGEPSpellingOfTheMachineImagesVerbGrantsNothing(t *testing.T) {
 	bindInNamespace(t, namespace, gepSpelling.Name, userSubject(user))
 
 	ncp := namespacedProfile(namespace, parent.Name)
-	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01T00:00:00Z")
 	err := alice.Create(ctx, ncp)
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(`the verb "modify-spec-machineimages"`))
@@ -162,11 +163,11 @@ func TestTheCustomVerbsAreCheckedInTheProfilesNamespace(t *testing.T) {
 	carol := clientAs(t, user)
 
 	inOwn := namespacedProfile(own, parent.Name)
-	inOwn.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	inOwn.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
 	g.Expect(carol.Create(ctx, inOwn)).To(Succeed())
 
 	inOther := namespacedProfile(other, parent.Name)
-	inOther.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	inOther.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
 	err := carol.Create(ctx, inOther)
 	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want Forbidden, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(`in namespace "` + other + `"`))
@@ -190,7 +191,7 @@ func TestAnOverrideOfSomethingTheParentLacksIsInvalidAtItsSpecPath(t *testing.T)
 	ncp := namespacedProfile(namespace, parent.Name)
 	ncp.Spec.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{
 		Version:        "1.29.9",
-		ExpirationDate: at("2025-12-01"),
+		ExpirationDate: builders.Date("2025-12-01T00:00:00Z"),
 	}}}
 
 	err := adminClient.Create(context.Background(), ncp)
@@ -211,7 +212,7 @@ func TestAMergedProfileThatBreaksARuleIsInvalidUnderStatusCloudProfileSpec(t *te
 	err := updateAs(adminClient, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
 		ncp.Spec.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{
 			Version:        "1.31.0",
-			ExpirationDate: at("2025-12-01"),
+			ExpirationDate: builders.Date("2025-12-01T00:00:00Z"),
 		}}}
 	})
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
@@ -225,7 +226,7 @@ func TestAnUpdateThatLeavesTheSpecAloneIsAlwaysAdmitted(t *testing.T) {
 	namespace := newNamespace(t)
 	parent := newParent(t)
 	ncp := namespacedProfile(namespace, parent.Name)
-	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
 	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
 	alice, _ := projectAdmin(t, namespace)
 
@@ -249,13 +250,13 @@ func TestChangeDetectionComparesMeaningNotSpelling(t *testing.T) {
 	}{
 		{"creating a profile without kubernetes changes nothing", nil, withKubernetes(nil), kubernetesChanged, false},
 		{"creating a profile with empty kubernetes changes nothing", nil, withKubernetes(&v1alpha1.KubernetesSettings{}), kubernetesChanged, false},
-		{"creating a profile with a Kubernetes version changes kubernetes", nil, withKubernetes(kubernetesOverride("2025-12-01")), kubernetesChanged, true},
-		{"removing kubernetes is a change", withKubernetes(kubernetesOverride("2025-12-01")), withKubernetes(nil), kubernetesChanged, true},
-		{"the same start time written anew is no change", withKubernetes(kubernetesOverride("2025-12-01")), withKubernetes(kubernetesOverride("2025-12-01")), kubernetesChanged, false},
-		{"another start time is a change", withKubernetes(kubernetesOverride("2025-12-01")), withKubernetes(kubernetesOverride("2025-12-02")), kubernetesChanged, true},
+		{"creating a profile with a Kubernetes version changes kubernetes", nil, withKubernetes(kubernetesOverride("2025-12-01T00:00:00Z")), kubernetesChanged, true},
+		{"removing kubernetes is a change", withKubernetes(kubernetesOverride("2025-12-01T00:00:00Z")), withKubernetes(nil), kubernetesChanged, true},
+		{"the same start time written anew is no change", withKubernetes(kubernetesOverride("2025-12-01T00:00:00Z")), withKubernetes(kubernetesOverride("2025-12-01T00:00:00Z")), kubernetesChanged, false},
+		{"another start time is a change", withKubernetes(kubernetesOverride("2025-12-01T00:00:00Z")), withKubernetes(kubernetesOverride("2025-12-02T00:00:00Z")), kubernetesChanged, true},
 		{"an empty image list equals none", withImages(nil), withImages([]v1alpha1.NamespacedMachineImage{}), machineImagesChanged, false},
-		{"creating a profile with an image changes machineImages", nil, withImages(machineImagesOverride("2025-12-01")), machineImagesChanged, true},
-		{"another image expiry is a change", withImages(machineImagesOverride("2025-12-01")), withImages(machineImagesOverride("2026-01-01")), machineImagesChanged, true},
+		{"creating a profile with an image changes machineImages", nil, withImages(machineImagesOverride("2025-12-01T00:00:00Z")), machineImagesChanged, true},
+		{"another image expiry is a change", withImages(machineImagesOverride("2025-12-01T00:00:00Z")), withImages(machineImagesOverride("2026-01-01T00:00:00Z")), machineImagesChanged, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,8 +353,8 @@ func TestTheMergedSpecIsValidatedNow(t *testing.T) {
 	parent := newParent(t)
 	supported := v1alpha1.ClassificationSupported
 	parent.Spec.Kubernetes.Versions = append(parent.Spec.Kubernetes.Versions,
-		v1alpha1.ExpirableVersion{Version: "1.29.1", Classification: &supported, ExpirationDate: at("2025-03-01")},
-		v1alpha1.ExpirableVersion{Version: "1.29.0", Classification: &supported, ExpirationDate: at("2025-02-01")})
+		v1alpha1.ExpirableVersion{Version: "1.29.1", Classification: &supported, ExpirationDate: builders.Date("2025-03-01T00:00:00Z")},
+		v1alpha1.ExpirableVersion{Version: "1.29.0", Classification: &supported, ExpirationDate: builders.Date("2025-02-01T00:00:00Z")})
 	g.Expect(adminClient.Update(ctx, parent)).To(Succeed())
 
 	g.Expect(adminClient.Create(ctx, namespacedProfile(namespace, parent.Name))).To(Succeed())

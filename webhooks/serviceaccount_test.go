@@ -75,17 +75,17 @@ func TestTheOperatorServiceAccountAppliesKubernetesAndMachineImageOverrides(t *t
 	operator := operatorClient(t)
 
 	ncp := namespacedProfile(namespace, parent.Name)
-	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01")
-	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
+	ncp.Spec.Kubernetes = kubernetesOverride("2025-12-01T00:00:00Z")
+	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01T00:00:00Z")
 	g.Expect(syncApply(ctx, operator, ncp)).To(Succeed())
 
-	ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01")
+	ncp.Spec.Kubernetes = kubernetesOverride("2026-01-01T00:00:00Z")
 	g.Expect(syncApply(ctx, operator, ncp)).To(Succeed())
 
 	applied := &v1alpha1.NamespacedCloudProfile{}
 	g.Expect(adminClient.Get(ctx, client.ObjectKeyFromObject(ncp), applied)).To(Succeed())
-	g.Expect(applied.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2026-01-01")))
-	g.Expect(applied.Spec.MachineImages).To(BeComparableTo(machineImagesOverride("2025-12-01")))
+	g.Expect(applied.Spec.Kubernetes).To(BeComparableTo(kubernetesOverride("2026-01-01T00:00:00Z")))
+	g.Expect(applied.Spec.MachineImages).To(BeComparableTo(machineImagesOverride("2025-12-01T00:00:00Z")))
 	var managers []string
 	for _, entry := range applied.ManagedFields {
 		managers = append(managers, entry.Manager)

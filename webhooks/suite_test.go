@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/builders"
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
@@ -143,15 +144,6 @@ func userSubject(name string) rbacv1.Subject {
 	return rbacv1.Subject{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: name}
 }
 
-// at parses a date of the fixtures.
-func at(date string) *metav1.Time {
-	t, err := time.Parse(time.DateOnly, date)
-	if err != nil {
-		panic(err)
-	}
-	return &metav1.Time{Time: t}
-}
-
 // newParent creates a valid CloudProfile: Kubernetes 1.30.1 (supported,
 // expiring on 2025-09-01) and 1.31.0, machine image gardenlinux 1592.1.0
 // (expiring on 2025-10-01), one machine type and one region.
@@ -165,7 +157,7 @@ func newParent(t *testing.T) *v1alpha1.CloudProfile {
 			Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
 				{Version: "1.30.1", Lifecycle: []v1alpha1.LifecycleStage{
 					{Classification: v1alpha1.ClassificationSupported},
-					{Classification: v1alpha1.ClassificationExpired, StartTime: at("2025-09-01")},
+					{Classification: v1alpha1.ClassificationExpired, StartTime: builders.Date("2025-09-01T00:00:00Z")},
 				}},
 				{Version: "1.31.0"},
 			}},
@@ -176,7 +168,7 @@ func newParent(t *testing.T) *v1alpha1.CloudProfile {
 					Version: "1592.1.0",
 					Lifecycle: []v1alpha1.LifecycleStage{
 						{Classification: v1alpha1.ClassificationSupported},
-						{Classification: v1alpha1.ClassificationExpired, StartTime: at("2025-10-01")},
+						{Classification: v1alpha1.ClassificationExpired, StartTime: builders.Date("2025-10-01T00:00:00Z")},
 					},
 				}}},
 			}},
@@ -194,21 +186,23 @@ func machineType(name, cpu, memory string) v1alpha1.MachineType {
 	return v1alpha1.MachineType{Name: name, CPU: resource.MustParse(cpu), GPU: resource.MustParse("0"), Memory: resource.MustParse(memory)}
 }
 
-// kubernetesOverride moves the expiry of Kubernetes 1.30.1 to date.
-func kubernetesOverride(date string) *v1alpha1.KubernetesSettings {
+// kubernetesOverride moves the expiry of Kubernetes 1.30.1 to expires, an
+// RFC 3339 time.
+func kubernetesOverride(expires string) *v1alpha1.KubernetesSettings {
 	return &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{
 		Version:   "1.30.1",
-		Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationExpired, StartTime: at(date)}},
+		Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationExpired, StartTime: builders.Date(expires)}},
 	}}}
 }
 
-// machineImagesOverride moves the expiry of gardenlinux 1592.1.0 to date.
-func machineImagesOverride(date string) []v1alpha1.NamespacedMachineImage {
+// machineImagesOverride moves the expiry of gardenlinux 1592.1.0 to
+// expires, an RFC 3339 time.
+func machineImagesOverride(expires string) []v1alpha1.NamespacedMachineImage {
 	return []v1alpha1.NamespacedMachineImage{{
 		Name: "gardenlinux",
 		Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: v1alpha1.ExpirableVersion{
 			Version:   "1592.1.0",
-			Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationExpired, StartTime: at(date)}},
+			Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationExpired, StartTime: builders.Date(expires)}},
 		}}},
 	}}
 }

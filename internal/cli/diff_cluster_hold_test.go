@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +16,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // heldPatches splits the held objects' section of diff --cluster's table
@@ -54,15 +54,6 @@ func buildWithPatches(t *testing.T, root, overlayDir string, patches []string) [
 	return objects
 }
 
-func mustParseTime(t *testing.T, value string) time.Time {
-	t.Helper()
-	parsed, err := time.Parse(time.RFC3339, value)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parsed
-}
-
 // TestDiffWithTheClusterShowsTheHeldDriftAsAPatchForTheOverlay breaks glass
 // on the CloudProfile and the NamespacedCloudProfile that main's prod overlay
 // built, and checks that the patches diff --cluster prints for them, added to
@@ -76,7 +67,7 @@ func TestDiffWithTheClusterShowsTheHeldDriftAsAPatchForTheOverlay(t *testing.T) 
 	stage := func(classification v1alpha1.VersionClassification, start string) v1alpha1.LifecycleStage {
 		s := v1alpha1.LifecycleStage{Classification: classification}
 		if start != "" {
-			s.StartTime = &metav1.Time{Time: mustParseTime(t, start)}
+			s.StartTime = builders.Date(start)
 		}
 		return s
 	}
@@ -113,7 +104,7 @@ func TestDiffWithTheClusterShowsTheHeldDriftAsAPatchForTheOverlay(t *testing.T) 
 	payments := &v1alpha1.NamespacedCloudProfile{}
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "team-payments", Name: "aws-payments"}, payments)).To(Succeed())
 	payments.Annotations = map[string]string{v1alpha1.HoldUntilAnnotation: "2026-11-23T00:00:00Z"}
-	payments.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = &metav1.Time{Time: mustParseTime(t, "2026-12-01T00:00:00Z")}
+	payments.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = builders.Date("2026-12-01T00:00:00Z")
 	g.Expect(c.Update(ctx, payments)).To(Succeed())
 
 	head := t.TempDir()

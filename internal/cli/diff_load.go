@@ -137,9 +137,7 @@ func loadLandscape(ctx context.Context, tree diffTree, l landscape, build sandbo
 		return loadedLandscape{problems: []string{fmt.Sprintf("validating profiles: %v", err)}}
 	}
 	loaded := loadedLandscape{warnings: append(buildWarnings, set.Warnings...)}
-	for _, p := range set.Problems.Summarize() {
-		loaded.problems = append(loaded.problems, p.String())
-	}
+	loaded.problems = set.Problems.Summarize().Lines()
 	if len(set.Problems) == 0 {
 		loaded.objects = set.Evaluate()
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/mergekeys"
 )
 
 func newOpenAPICommand() *cobra.Command {
@@ -29,7 +29,7 @@ operator do not, because a lifecycle's stages must stay in order.`,
   #     path: ../../profilesync-openapi.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			schema, err := overlay.OpenAPISchema()
+			schema, err := mergekeys.OpenAPISchema()
 			if err != nil {
 				return fmt.Errorf("generating the OpenAPI schema: %w", err)
 			}

@@ -8,7 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/mergekeys"
 )
 
 func TestOpenAPIPrintsTheSchemaEveryBuildUses(t *testing.T) {
@@ -16,7 +16,7 @@ func TestOpenAPIPrintsTheSchemaEveryBuildUses(t *testing.T) {
 	status, stdout, stderr := run(t, "openapi", "")
 	g.Expect(status).To(Equal(exitOK))
 	g.Expect(stderr).To(BeEmpty())
-	want, err := overlay.OpenAPISchema()
+	want, err := mergekeys.OpenAPISchema()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(stdout).To(Equal(string(want)))
 	g.Expect(stdout).To(ContainSubstring(`"x-kubernetes-patch-merge-key": "classification"`))

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 
 	"github.com/profilesync/profilesync/internal/rollout"
 	"github.com/profilesync/profilesync/test/gitserver"
@@ -161,7 +162,7 @@ func TestRolloutStatusShowsWhatEachLandscapeRunsAndWaitsFor(t *testing.T) {
 		if v.Profile == "CloudProfile/aws" && v.MachineImage == "" && v.Version == "1.34.2" {
 			found = true
 			g.Expect(v.Landscapes[0].Listed).To(BeTrue())
-			g.Expect(v.Landscapes[0].Stages).To(ContainElement(stageStart{Classification: "supported", At: ptrTo(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))}))
+			g.Expect(v.Landscapes[0].Stages).To(ContainElement(stageStart{Classification: "supported", At: ptr.To(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))}))
 		}
 	}
 	g.Expect(found).To(BeTrue(), "kubernetes 1.34.2 of CloudProfile/aws is in the matrix")
@@ -176,8 +177,6 @@ func TestRolloutStatusShowsWhatEachLandscapeRunsAndWaitsFor(t *testing.T) {
 	g.Expect(prod.Takes.Revision).To(Equal(repo.second))
 	g.Expect(*prod.Takes.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)))
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 func TestRolloutStatusAtTimeLeavesOutLaterRecords(t *testing.T) {
 	g := NewWithT(t)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // redacted replaces credentials: the user information of URLs, query values
@@ -193,25 +195,13 @@ func redactText(text string, secrets []string) string {
 	return text
 }
 
-// oneLineWithoutEmptyTail joins the lines of a message with spaces and drops
-// the empty tails transports leave (go-git appends the server's response
-// body, which may be empty or end in a newline), so the message fits a
-// condition.
-//
-// It is not profile.OneLine, which the problems of profiles and policies use,
-// on purpose: that one only joins lines, so a problem still says what it
-// said, while this one also cuts the ": " a transport puts before an empty
-// body. And gitsource, which fetches Git, does not import the profile model
-// (and with it the API server's schema validation) for a string function.
+// oneLineWithoutEmptyTail makes a message one line as every problem is
+// (repofile.OneLine) and then drops the empty tail a transport leaves (go-git
+// appends the server's response body, which may be empty: the message then
+// ends in ": "), so the message fits a condition. The problems of profiles
+// keep what they end with, so the cut is not in OneLine itself.
 func oneLineWithoutEmptyTail(message string) string {
-	lines := strings.Split(message, "\n")
-	kept := lines[:0]
-	for _, line := range lines {
-		if line = strings.TrimSpace(line); line != "" {
-			kept = append(kept, line)
-		}
-	}
-	return strings.TrimRight(strings.Join(kept, " "), ": ")
+	return strings.TrimRight(strings.TrimSpace(repofile.OneLine(message)), ": ")
 }
 
 // safeCauses are the errors a redactedError still lets errors.Is find. They

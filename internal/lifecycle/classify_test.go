@@ -5,6 +5,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -299,9 +300,9 @@ func TestDeprecatedAPIClassification(t *testing.T) {
 		want           v1alpha1.VersionClassification
 	}{
 		{"an unset classification means supported", nil, supported},
-		{"a preview classification is kept", ptrTo(preview), preview},
-		{"a deprecated classification is kept", ptrTo(deprecated), deprecated},
-		{"an invalid classification is kept for validation to report", ptrTo(expired), expired},
+		{"a preview classification is kept", ptr.To(preview), preview},
+		{"a deprecated classification is kept", ptr.To(deprecated), deprecated},
+		{"an invalid classification is kept for validation to report", ptr.To(expired), expired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,5 +310,3 @@ func TestDeprecatedAPIClassification(t *testing.T) {
 		})
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -60,11 +61,11 @@ func TestValidateCABundle(t *testing.T) {
 	}{
 		{name: "no bundle is fine", caBundle: nil},
 		{name: "a PEM certificate is fine", caBundle: &certificate},
-		{name: "two PEM certificates are fine", caBundle: ptrTo(certificate + certificate)},
-		{name: "an empty bundle is refused", caBundle: ptrTo(""), want: "no PEM block found"},
-		{name: "text that is not PEM is refused", caBundle: ptrTo("my certificate"), want: "no PEM block found"},
-		{name: "a PEM block other than a certificate is refused", caBundle: ptrTo("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), want: "the first PEM block is a PRIVATE KEY"},
-		{name: "a CERTIFICATE block that does not parse is refused", caBundle: ptrTo("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), want: "not a PEM-encoded certificate: x509:"},
+		{name: "two PEM certificates are fine", caBundle: ptr.To(certificate + certificate)},
+		{name: "an empty bundle is refused", caBundle: ptr.To(""), want: "no PEM block found"},
+		{name: "text that is not PEM is refused", caBundle: ptr.To("my certificate"), want: "no PEM block found"},
+		{name: "a PEM block other than a certificate is refused", caBundle: ptr.To("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), want: "the first PEM block is a PRIVATE KEY"},
+		{name: "a CERTIFICATE block that does not parse is refused", caBundle: ptr.To("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), want: "not a PEM-encoded certificate: x509:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +84,7 @@ func TestValidateCABundle(t *testing.T) {
 func TestValidateCloudProfileSpecChecksTheCABundle(t *testing.T) {
 	g := NewWithT(t)
 	spec := entriesSpec()
-	spec.CABundle = ptrTo("not a certificate")
+	spec.CABundle = ptr.To("not a certificate")
 	errs, _ := ValidateCloudProfileSpec(spec, field.NewPath("spec"))
 	g.Expect(errorsOf(errs)).To(ConsistOf("FieldValueInvalid spec.caBundle"))
 }

@@ -25,8 +25,6 @@ var (
 
 const newestKubernetesVersion = builders.NewestKubernetesVersion
 
-func ptrTo[T any](v T) *T { return &v }
-
 // errorFields renders each error as "path: type", which pins where a problem
 // is reported and what kind it is without repeating every message.
 func errorFields(errs field.ErrorList) []string {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -185,7 +186,7 @@ func mergeFuzzSeeds(f *testing.F) [][2][]byte {
 	}
 	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", "8"), machineType("m5.xlarge", "16")}
 	ncp.VolumeTypes = []v1alpha1.VolumeType{{Name: "io2", Class: "premium"}}
-	ncp.CABundle = ptrTo(testCertificate(f, "override"))
+	ncp.CABundle = ptr.To(testCertificate(f, "override"))
 	add(parent, ncp)
 	return seeds
 }

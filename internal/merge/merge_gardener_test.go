@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -20,26 +21,26 @@ func TestMergeNamespacedLimits(t *testing.T) {
 		wantErrs      []string
 	}{
 		{name: "no limits on either side stay unset"},
-		{name: "the parent's limit is kept without an override", parentMax: ptrTo(int32(100)), wantMax: ptrTo(int32(100))},
+		{name: "the parent's limit is kept without an override", parentMax: ptr.To(int32(100)), wantMax: ptr.To(int32(100))},
 		{
-			name: "an override may set a limit the parent lacks", overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptrTo(int32(50))},
-			wantMax: ptrTo(int32(50)),
+			name: "an override may set a limit the parent lacks", overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptr.To(int32(50))},
+			wantMax: ptr.To(int32(50)),
 		},
 		{
-			name: "an override may lower the parent's limit", parentMax: ptrTo(int32(100)),
-			overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptrTo(int32(50))}, wantMax: ptrTo(int32(50)),
+			name: "an override may lower the parent's limit", parentMax: ptr.To(int32(100)),
+			overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptr.To(int32(50))}, wantMax: ptr.To(int32(50)),
 		},
 		{
-			name: "an override may not raise the parent's limit", parentMax: ptrTo(int32(100)),
-			overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptrTo(int32(200))},
+			name: "an override may not raise the parent's limit", parentMax: ptr.To(int32(100)),
+			overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptr.To(int32(200))},
 			wantErrs:      []string{"spec.limits.maxNodesTotal: Forbidden"},
 		},
 		{
-			name: "an override without maxNodesTotal keeps the parent's", parentMax: ptrTo(int32(100)),
-			overrideLimit: &v1alpha1.Limits{}, wantMax: ptrTo(int32(100)),
+			name: "an override without maxNodesTotal keeps the parent's", parentMax: ptr.To(int32(100)),
+			overrideLimit: &v1alpha1.Limits{}, wantMax: ptr.To(int32(100)),
 		},
 		{
-			name: "a limit that is not positive is an error", overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptrTo(int32(0))},
+			name: "a limit that is not positive is an error", overrideLimit: &v1alpha1.Limits{MaxNodesTotal: ptr.To(int32(0))},
 			wantErrs: []string{"spec.limits.maxNodesTotal: Invalid value"},
 		},
 	}

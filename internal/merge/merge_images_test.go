@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -86,7 +87,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 					ExpirableVersion:         deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"),
 					Architectures:            []string{"arm64", "amd64"},
 					CRI:                      []v1alpha1.CRI{{Name: "containerd"}},
-					KubeletVersionConstraint: ptrTo(">= 1.30"),
+					KubeletVersionConstraint: ptr.To(">= 1.30"),
 				}},
 			}},
 			wantErrs: []string{
@@ -138,7 +139,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 					ExpirableVersion:         deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"),
 					Architectures:            []string{"amd64"},
 					CRI:                      []v1alpha1.CRI{{Name: "containerd", ContainerRuntimes: []v1alpha1.ContainerRuntime{{Type: "gvisor"}}}},
-					KubeletVersionConstraint: ptrTo(">= 1.28"),
+					KubeletVersionConstraint: ptr.To(">= 1.28"),
 				}},
 			}},
 			wantErrs: []string{

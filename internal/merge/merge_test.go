@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -43,9 +44,9 @@ func TestMergeNamespacedMachineAndVolumeTypes(t *testing.T) {
 		},
 		{
 			name:             "a volume type with a parent's name replaces it and new ones are appended",
-			volumeTypes:      []v1alpha1.VolumeType{{Name: "io2", Class: "premium"}, {Name: "gp3", Class: "fast", Usable: ptrTo(false)}},
+			volumeTypes:      []v1alpha1.VolumeType{{Name: "io2", Class: "premium"}, {Name: "gp3", Class: "fast", Usable: ptr.To(false)}},
 			wantMachineTypes: profile().MachineTypes,
-			wantVolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "fast", Usable: ptrTo(false)}, {Name: "io2", Class: "premium"}},
+			wantVolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "fast", Usable: ptr.To(false)}, {Name: "io2", Class: "premium"}},
 		},
 		{
 			name:        "a volume type named twice in the override is an error",
@@ -84,23 +85,23 @@ func TestMergeNamespacedCABundle(t *testing.T) {
 	}{
 		{
 			name:   "the override's bundle follows the parent's on a new line",
-			parent: ptrTo(parentPEM), override: ptrTo(overridePEM),
-			want: ptrTo(parentPEM + "\n" + overridePEM),
+			parent: ptr.To(parentPEM), override: ptr.To(overridePEM),
+			want: ptr.To(parentPEM + "\n" + overridePEM),
 		},
 		{
 			name:   "no newline is added after a parent's bundle that ends in one",
-			parent: ptrTo(parentPEM + "\n"), override: ptrTo(overridePEM),
-			want: ptrTo(parentPEM + "\n" + overridePEM),
+			parent: ptr.To(parentPEM + "\n"), override: ptr.To(overridePEM),
+			want: ptr.To(parentPEM + "\n" + overridePEM),
 		},
 		{
 			name:   "a parent's bundle alone is kept",
-			parent: ptrTo(parentPEM), override: nil,
-			want: ptrTo(parentPEM),
+			parent: ptr.To(parentPEM), override: nil,
+			want: ptr.To(parentPEM),
 		},
 		{
 			name:   "an override's bundle alone is used",
-			parent: nil, override: ptrTo(overridePEM),
-			want: ptrTo(overridePEM),
+			parent: nil, override: ptr.To(overridePEM),
+			want: ptr.To(overridePEM),
 		},
 		{
 			name: "no bundle on either side stays unset",
@@ -248,7 +249,7 @@ func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 	g := NewWithT(t)
 	parent := profile()
 	parent.Kubernetes.Versions = withNewest(staged("1.30.0", stage(supported, ""), stage(deprecated, "2025-01-01T00:00:00Z")))
-	parent.CABundle = ptrTo(testCertificate(t, "parent"))
+	parent.CABundle = ptr.To(testCertificate(t, "parent"))
 	ncp := namespaced()
 	ncp.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
 		staged("1.30.0", stage(supported, "2024-01-01T00:00:00Z"), stage(deprecated, "2026-01-01T00:00:00Z")),
@@ -259,7 +260,7 @@ func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 		Versions:       []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1443.2.0"))},
 	}}
 	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", "8")}
-	ncp.CABundle = ptrTo(testCertificate(t, "override"))
+	ncp.CABundle = ptr.To(testCertificate(t, "override"))
 	parentBefore, ncpBefore := parent.DeepCopy(), ncp.DeepCopy()
 
 	merged, errs := Namespaced(parent, ncp)
@@ -290,7 +291,7 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 				imageVersion(plainVersion("15.4")), imageVersion(plainVersion("14.4")), imageVersion(plainVersion("13.6")),
 			}}},
 			MachineTypes: []v1alpha1.MachineType{{Name: "m5.large", CPU: resource.MustParse("4"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi")}},
-			VolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "standard", Usable: ptrTo(true)}},
+			VolumeTypes:  []v1alpha1.VolumeType{{Name: "gp3", Class: "standard", Usable: ptr.To(true)}},
 			// The GEP leaves out regions, which Gardener requires.
 			Regions: []v1alpha1.Region{{Name: "eu-west-1"}},
 		}
@@ -302,7 +303,7 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 			imageVersion(deprecatedAPIVersion("16.4", "", "2023-08-08T23:59:59Z")),
 		}}},
 		MachineTypes: []v1alpha1.MachineType{{Name: "m5.xlarge", CPU: resource.MustParse("8"), GPU: resource.MustParse("0"), Memory: resource.MustParse("16Gi")}},
-		VolumeTypes:  []v1alpha1.VolumeType{{Name: "ab6", Class: "premium", Usable: ptrTo(true)}},
+		VolumeTypes:  []v1alpha1.VolumeType{{Name: "ab6", Class: "premium", Usable: ptr.To(true)}},
 	}
 	wantMerged := func() *v1alpha1.CloudProfileSpec {
 		return &v1alpha1.CloudProfileSpec{
@@ -320,8 +321,8 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 				{Name: "m5.xlarge", CPU: resource.MustParse("8"), GPU: resource.MustParse("0"), Memory: resource.MustParse("16Gi")},
 			},
 			VolumeTypes: []v1alpha1.VolumeType{
-				{Name: "gp3", Class: "standard", Usable: ptrTo(true)},
-				{Name: "ab6", Class: "premium", Usable: ptrTo(true)},
+				{Name: "gp3", Class: "standard", Usable: ptr.To(true)},
+				{Name: "ab6", Class: "premium", Usable: ptr.To(true)},
 			},
 			Regions: []v1alpha1.Region{{Name: "eu-west-1"}},
 		}
@@ -430,9 +431,9 @@ func TestMergeNamespacedRefusesAnOverrideCABundleThatIsNoCertificate(t *testing.
 		t.Run(fmt.Sprintf("%q", bundle), func(t *testing.T) {
 			g := NewWithT(t)
 			parent := profile()
-			parent.CABundle = ptrTo(testCertificate(t, "parent"))
+			parent.CABundle = ptr.To(testCertificate(t, "parent"))
 			ncp := namespaced()
-			ncp.CABundle = ptrTo(bundle)
+			ncp.CABundle = ptr.To(bundle)
 
 			merged, errs := Namespaced(parent, ncp)
 

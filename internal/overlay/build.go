@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 
+	"github.com/profilesync/profilesync/internal/mergekeys"
 	"github.com/profilesync/profilesync/internal/profile"
 )
 
@@ -62,7 +63,7 @@ import (
 // lifecycle stages by classification, images, types and regions by name),
 // so an overlay can name the version it changes instead of counting its
 // position in the base. kustomize knows those keys only from an OpenAPI
-// schema, so every build registers OpenAPISchema as if the top-level
+// schema, so every build registers mergekeys.OpenAPISchema as if the top-level
 // kustomization said `openapi: {path: ...}`, unless that kustomization sets
 // its own openapi field: then its schema is used, as plain kustomize would.
 // kustomize takes the schema of the top-level kustomization and ignores the
@@ -321,7 +322,7 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 		return nil, fmt.Errorf("%s: %w", r.display(kustomizationPath), err)
 	}
 	if usesOurSchema {
-		schema, err := kustomizeOpenAPISchema()
+		schema, err := mergekeys.OpenAPISchema()
 		if err != nil {
 			return nil, err
 		}
@@ -475,7 +476,7 @@ func (r *buildFS) definedTwice(err error) string {
 }
 
 // openAPISchemaFileName is the name under which a build serves
-// OpenAPISchema, from memory, next to the top-level kustomization.
+// mergekeys.OpenAPISchema, from memory, next to the top-level kustomization.
 const openAPISchemaFileName = "profilesync-openapi.json"
 
 // unusedPath returns dir/name, or dir/N-name for the smallest N that names

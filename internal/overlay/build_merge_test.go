@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 
+	"github.com/profilesync/profilesync/internal/mergekeys"
 	"github.com/profilesync/profilesync/internal/profile"
 )
 
@@ -332,11 +333,11 @@ func plainKustomizeBuild(t *testing.T, dir string) [][]byte {
 }
 
 // withSchemaFile copies overlay to a sibling directory that names the
-// schema OpenAPISchema returns in its openapi field, as a repository does
+// schema mergekeys.OpenAPISchema returns in its openapi field, as a repository does
 // for plain kustomize, and returns the copy.
 func withSchemaFile(t *testing.T, root, overlay string) string {
 	t.Helper()
-	schema, err := OpenAPISchema()
+	schema, err := mergekeys.OpenAPISchema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +367,7 @@ func docsData(docs []profile.Document) [][]byte {
 }
 
 // TestPlainKustomizeWithTheSchemaBuildsWhatBuildBuilds is the promise of
-// OpenAPISchema: written to a file and named in the overlay's openapi field,
+// mergekeys.OpenAPISchema: written to a file and named in the overlay's openapi field,
 // it makes plain kustomize render what the sync renders, byte for byte,
 // wherever kustomize keeps the order of the lists it merges.
 func TestPlainKustomizeWithTheSchemaBuildsWhatBuildBuilds(t *testing.T) {

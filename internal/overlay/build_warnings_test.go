@@ -96,7 +96,7 @@ func TestBuildWarnsAboutJSONPatchesThatAddressKeyedEntriesByIndex(t *testing.T) 
 			if len(tt.want) == 0 {
 				g.Expect(warnings).To(BeEmpty())
 			} else {
-				g.Expect(problemLines(warnings)).To(Equal(tt.want))
+				g.Expect(warnings.Lines()).To(Equal(tt.want))
 			}
 
 			plain, err := buildWithDefaults(t, root, filepath.Join("overlays", "x"))
@@ -119,7 +119,7 @@ func TestBuildWarnsAboutEveryKustomizationOfTheBuildAndEveryObjectAPatchTargets(
 	})
 	_, warnings, err := BuildWithWarnings(context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problemLines(warnings)).To(Equal([]string{
+	g.Expect(warnings.Lines()).To(Equal([]string{
 		"base/kustomization.yaml: CloudProfile/aws: patch /spec/kubernetes/versions/0: /spec/kubernetes/versions/0 is 1.32.9; " +
 			"address it by version with a strategic-merge patch ($patch: delete removes an entry)",
 		"base/kustomization.yaml: CloudProfile/gcp: patch /spec/kubernetes/versions/0: /spec/kubernetes/versions/0 is 1.31.0; " +

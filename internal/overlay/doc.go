@@ -5,13 +5,14 @@
 //     .git/, no paths leaving it, builtin plugins only), within Limits and a
 //     context, and keeps each object's file;
 //   - strategic-merge patches merge lists by their keys (versions by
-//     version, stages by classification) with OpenAPISchema, generated from
-//     the CRDs;
+//     version, stages by classification) with mergekeys.OpenAPISchema,
+//     generated from the CRDs;
 //   - BuildWithWarnings also names every JSON patch that addresses such a
 //     list entry by index.
 //
-// It is the only package of ours that compiles kustomize. The CLI, the sync
-// (through internal/sandbox), the benchmarks and run-local import it; the
-// packages that only read built documents (profile, merge, policy, prdiff)
-// and the admission webhooks do not.
+// It is the only package of ours that imports kustomize. The CLI, the sync
+// (through internal/sandbox), the benchmarks and run-local build overlays
+// and import it; the packages that only read built documents (profile,
+// merge, policy, prdiff), the ones that only need the merge keys
+// (mergekeys, overlaypatch) and the admission webhooks do not.
 package overlay

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/test/builders"
 )
 
@@ -15,12 +14,4 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 func assertGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	builders.AssertGolden(t, path, got, *update)
-}
-
-func problemLines(problems profile.Problems) []string {
-	lines := make([]string, 0, len(problems))
-	for _, p := range problems {
-		lines = append(lines, p.String())
-	}
-	return lines
 }

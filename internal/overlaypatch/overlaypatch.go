@@ -2,7 +2,7 @@
 // overlay build what the cluster holds: given an object as a landscape's
 // overlay builds it and the live object, it returns a patch with only the
 // spec fields that differ, lists keyed as the build merges them (the merge
-// keys of overlay.OpenAPISchema: Kubernetes and image versions by version,
+// keys of mergekeys.OpenAPISchema: Kubernetes and image versions by version,
 // lifecycle stages by classification, images, machine types and regions by
 // name). A platform engineer adds it to the overlay as a patch file, and the
 // emergency edit held in the cluster becomes a pull request without being
@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/mergekeys"
 )
 
 // patchDirective is the strategic-merge patch directive key; an entry of a
@@ -224,10 +224,10 @@ func childSchema(schema map[string]any, child, field string) map[string]any {
 	return node
 }
 
-// specSchemas are the schemas of each kind's spec in overlay.OpenAPISchema,
+// specSchemas are the schemas of each kind's spec in mergekeys.OpenAPISchema,
 // the schema the build merges by.
 var specSchemas = sync.OnceValues(func() (map[string]map[string]any, error) {
-	content, err := overlay.OpenAPISchema()
+	content, err := mergekeys.OpenAPISchema()
 	if err != nil {
 		return nil, err
 	}

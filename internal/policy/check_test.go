@@ -23,14 +23,6 @@ func namespaced(parent string, merged *v1alpha1.CloudProfileSpec) profile.Object
 	return profile.Object{File: "base/namespaced.yaml", NamespacedCloudProfile: ncp}
 }
 
-func problemLines(problems profile.Problems) []string {
-	out := []string{}
-	for _, p := range problems {
-		out = append(out, p.String())
-	}
-	return out
-}
-
 func TestCheckReportsEachFindingOnceWhereItIsFixed(t *testing.T) {
 	g := NewWithT(t)
 	p := &Policy{Rules: Rules{
@@ -46,11 +38,11 @@ func TestCheckReportsEachFindingOnceWhereItIsFixed(t *testing.T) {
 	base := []profile.Object{cloudProfile("aws", parent), namespaced("aws", baseMerged)}
 
 	findings := p.Check(head, base, at("2026-12-15T00:00:00Z"), at("2026-12-14T00:00:00Z"))
-	g.Expect(problemLines(findings.Errors)).To(Equal([]string{
+	g.Expect(findings.Errors.Lines()).To(Equal([]string{
 		"base/namespaced.yaml: NamespacedCloudProfile/team-a/team: status.cloudProfileSpec.kubernetes.versions[1]: " +
 			"policy supported: 1.33.1 is supported as well as 1.33.2; minor 1.33 needs exactly one supported patch",
 	}))
-	g.Expect(problemLines(findings.Warnings)).To(Equal([]string{
+	g.Expect(findings.Warnings.Lines()).To(Equal([]string{
 		"base/namespaced.yaml: NamespacedCloudProfile/team-a/team: status.cloudProfileSpec.kubernetes.versions[1].lifecycle[2].startTime: " +
 			"policy notice: 1.33.1 becomes expired on 2027-01-02T00:00:00Z, 19d after the commit (2026-12-14T00:00:00Z) (was 2027-06-01T00:00:00Z); the policy requires 30d notice, so not before 2027-01-13T00:00:00Z",
 	}))
@@ -62,7 +54,7 @@ func TestCheckReportsEachFindingOnceWhereItIsFixed(t *testing.T) {
 	// The parent's own breach is reported on the parent alone.
 	broken := kubernetes(supportedUntil("1.32.4", "", ""), supportedUntil("1.33.1", "", ""), supportedUntil("1.33.2", "", ""))
 	findings = p.Check([]profile.Object{cloudProfile("aws", broken), namespaced("aws", broken)}, nil, at("2026-12-15T00:00:00Z"), at("2026-12-15T00:00:00Z"))
-	g.Expect(problemLines(findings.Errors)).To(Equal([]string{
+	g.Expect(findings.Errors.Lines()).To(Equal([]string{
 		"base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[1]: policy supported: 1.33.1 is supported as well as 1.33.2; minor 1.33 needs exactly one supported patch",
 	}))
 	g.Expect(findings.Empty()).To(BeFalse())

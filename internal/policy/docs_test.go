@@ -30,7 +30,7 @@ func TestThePoliciesOfTheDocsDecode(t *testing.T) {
 		}
 	}
 	if len(policies) < 2 {
-		t.Fatalf("found %d policies in docs/policy.md, want the schema's and the spec's example", len(policies))
+		t.Fatalf("found %d policies in docs/policy.md, want the schema's and the example policy's", len(policies))
 	}
 	for i, p := range policies {
 		if _, err := Decode("docs/policy.md", []byte(p)); err != nil {

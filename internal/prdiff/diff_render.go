@@ -1,14 +1,14 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/profile"
-
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // Summary counts what a Report holds, for its summary line and for
@@ -268,7 +268,7 @@ func WriteText(w io.Writer, r Report) error {
 	if len(r.RolloutWarnings) > 0 {
 		b.WriteString("Rollout order:\n")
 		for _, warning := range r.RolloutWarnings {
-			b.WriteString("  " + string(warning.severity()) + ": " + profile.OneLine(warning.String()) + "\n")
+			b.WriteString("  " + string(warning.severity()) + ": " + repofile.OneLine(warning.String()) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -284,7 +284,7 @@ func writeTextRow(table io.Writer, landscape, profileName string, cells diffCell
 	// Names come from the input; a tab or newline in one would break the
 	// table, so every cell is made one line without tabs.
 	cell := func(s string) string {
-		return strings.ReplaceAll(profile.OneLine(orDash(s)), "\t", " ")
+		return strings.ReplaceAll(repofile.OneLine(orDash(s)), "\t", " ")
 	}
 	fmt.Fprintf(table, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(landscape), cell(profileName), cell(cells.subject),
 		cell(cells.version), cell(cells.change), cell(cells.base), cell(cells.head), cell(cells.detail))
@@ -365,7 +365,7 @@ var markdownEscaper = strings.NewReplacer(
 )
 
 func markdownEscape(s string) string {
-	return markdownEscaper.Replace(profile.OneLine(s))
+	return markdownEscaper.Replace(repofile.OneLine(s))
 }
 
 // WriteJSON writes the report as indented JSON, with its summary under

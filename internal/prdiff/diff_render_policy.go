@@ -1,11 +1,12 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/profile"
-
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // PolicySection is one landscape's versioning policy findings in a diff
@@ -43,7 +44,7 @@ func (s PolicySection) MarshalJSON() ([]byte, error) {
 // its policy file, then one line per finding, errors first.
 func writePolicyText(b *strings.Builder, sections []PolicySection) {
 	for _, s := range sections {
-		fmt.Fprintf(b, "Policy of %s (%s): %s.\n", profile.OneLine(s.Landscape), profile.OneLine(s.File), policyVerdict(s))
+		fmt.Fprintf(b, "Policy of %s (%s): %s.\n", repofile.OneLine(s.Landscape), repofile.OneLine(s.File), policyVerdict(s))
 		for _, p := range s.Errors.Summarize() {
 			b.WriteString("  error: " + p.String() + "\n")
 		}
@@ -63,7 +64,7 @@ func writePolicyMarkdown(b *strings.Builder, sections []PolicySection) {
 	}
 	b.WriteString("\n### Versioning policy\n")
 	for _, s := range sections {
-		fmt.Fprintf(b, "\n%s (`%s`): %s.\n", markdownEscape(s.Landscape), strings.ReplaceAll(profile.OneLine(s.File), "`", "'"), policyVerdict(s))
+		fmt.Fprintf(b, "\n%s (`%s`): %s.\n", markdownEscape(s.Landscape), strings.ReplaceAll(repofile.OneLine(s.File), "`", "'"), policyVerdict(s))
 		if len(s.Errors)+len(s.Warnings) > 0 {
 			b.WriteString("\n")
 		}

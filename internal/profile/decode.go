@@ -21,6 +21,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // GardenerGroupVersion is Gardener's API version of CloudProfile and
@@ -125,39 +126,22 @@ func (p Problem) String() string {
 	b.WriteString(p.Message)
 	// Names and messages come from the input, and a YAML scalar may span
 	// lines; a problem is always exactly one.
-	return OneLine(b.String())
-}
-
-// OneLine joins the lines of a multi-line message (YAML parsers report
-// several errors that way) so that every problem is exactly one line; a
-// message that already is one line is left exactly as written.
-//
-// internal/policy makes its problems one line with it too. gitsource's
-// oneLineWithoutEmptyTail looks alike but serves another purpose: it also
-// cuts the trailing ": " a Git transport leaves before an empty response
-// body, which here would change what a problem says.
-func OneLine(message string) string {
-	if !strings.Contains(message, "\n") {
-		return message
-	}
-	var parts []string
-	for _, line := range strings.Split(message, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			parts = append(parts, line)
-		}
-	}
-	return strings.Join(parts, " ")
+	return repofile.OneLine(b.String())
 }
 
 // Problems is a list of problems; as an error it reads one problem per line.
 type Problems []Problem
 
-func (ps Problems) Error() string {
+func (ps Problems) Error() string { return strings.Join(ps.Lines(), "\n") }
+
+// Lines are the problems as the CLI prints them and the diff reports them,
+// one line each.
+func (ps Problems) Lines() []string {
 	lines := make([]string, len(ps))
 	for i, p := range ps {
 		lines[i] = p.String()
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
 // fieldErrorProblems turns field errors into problems of o. The field path

@@ -58,7 +58,7 @@ func expectDecoded(t *testing.T, stream string, want []string) {
 		return
 	}
 	g.Expect(objects).To(BeEmpty())
-	g.Expect(problemLines(problems)).To(Equal(want))
+	g.Expect(problems.Lines()).To(Equal(want))
 }
 
 func TestDecodeDocumentsRefusesWhatTheCRDSchemaRefusesWithTheAPIServersMessages(t *testing.T) {
@@ -162,7 +162,7 @@ func TestDecodeDocumentsReportsATenThousandStageLifecycleOnce(t *testing.T) {
 	g := NewWithT(t)
 	objects, problems := decodeString(t, "p.yaml", cloudProfileWithVersions("{version: 1.30.0, lifecycle: "+stages(10000)+"}", "{version: 1.31.0}"))
 	g.Expect(objects).To(BeEmpty(), "an object the schema refuses never reaches the lifecycle rules")
-	g.Expect(problemLines(problems)).To(Equal([]string{
+	g.Expect(problems.Lines()).To(Equal([]string{
 		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).lifecycle: Too many: 10000: must have at most 4 items`,
 		`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).lifecycle[2]: Duplicate value: {"classification":"supported"}`,
 	}), "a classification repeated 9,999 times is one duplicate")
@@ -330,7 +330,7 @@ func TestDecodeDocumentsNeverShowsGoTypesOrTimeLayouts(t *testing.T) {
 			g := NewWithT(t)
 			objects, problems := decodeString(t, "p.yaml", tt.stream)
 			g.Expect(objects).To(BeEmpty())
-			lines := problemLines(problems)
+			lines := problems.Lines()
 			g.Expect(lines).To(Equal(tt.want))
 			for _, line := range lines {
 				g.Expect(line).NotTo(Or(ContainSubstring("Go "), ContainSubstring("v1alpha1."), ContainSubstring("int64"),
@@ -370,15 +370,17 @@ func TestSplitDocumentsDropsDocumentsOfOnlySeparators(t *testing.T) {
 	g.Expect(docs).To(HaveLen(1), "document 1 is the profile, so messages count it as the first")
 }
 
-// TestRenderStaysPure guards the package's promise (doc.go): checking
-// profiles against the CRD schema pulls in the API server's validation
-// code, but never a client or controller-runtime.
-func TestRenderStaysPure(t *testing.T) {
+// TestProfileCompilesNoClientControllerRuntimeOrKustomize guards the
+// package's promise (doc.go): checking profiles against the CRD schema pulls
+// in the API server's validation code, but never a client,
+// controller-runtime or, through some import of an import, kustomize, which
+// depguard sees only when imported directly.
+func TestProfileCompilesNoClientControllerRuntimeOrKustomize(t *testing.T) {
 	g := NewWithT(t)
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(out))
 	for _, dep := range strings.Fields(string(out)) {
-		g.Expect(dep).NotTo(Or(HavePrefix("sigs.k8s.io/controller-runtime"), HavePrefix("k8s.io/client-go")))
+		g.Expect(dep).NotTo(Or(HavePrefix("sigs.k8s.io/controller-runtime"), HavePrefix("k8s.io/client-go"), HavePrefix("sigs.k8s.io/kustomize")))
 	}
 }
 

@@ -100,11 +100,7 @@ spec:
 			g := NewWithT(t)
 			objects, problems := decodeString(t, "profiles.yaml", tt.stream)
 			g.Expect(objects).To(BeEmpty())
-			var got []string
-			for _, p := range problems {
-				got = append(got, p.String())
-			}
-			g.Expect(got).To(Equal(tt.want))
+			g.Expect(problems.Lines()).To(Equal(tt.want))
 		})
 	}
 }

@@ -73,7 +73,7 @@ func TestTheDifferencesFromGardenerHold(t *testing.T) {
 				g.Expect(err).NotTo(HaveOccurred())
 				problems = report.Problems
 				if warning, ok := strings.CutPrefix(example.verdict, "accepts, warning: "); ok {
-					g.Expect(problemLines(report.Warnings)).To(ContainElement(ContainSubstring(warning)))
+					g.Expect(report.Warnings.Lines()).To(ContainElement(ContainSubstring(warning)))
 				}
 				if merged, ok := strings.CutPrefix(example.verdict, "accepts, merged "); ok {
 					field, value, _ := strings.Cut(merged, ": ")
@@ -84,11 +84,11 @@ func TestTheDifferencesFromGardenerHold(t *testing.T) {
 				}
 			}
 			if refusal, ok := strings.CutPrefix(example.verdict, "refuses: "); ok {
-				g.Expect(problemLines(problems)).To(ContainElement(ContainSubstring(refusal)))
+				g.Expect(problems.Lines()).To(ContainElement(ContainSubstring(refusal)))
 				return
 			}
 			g.Expect(example.verdict).To(HavePrefix("accepts"))
-			g.Expect(problemLines(problems)).To(BeEmpty())
+			g.Expect(problems.Lines()).To(BeEmpty())
 		})
 	}
 }

@@ -44,11 +44,17 @@ func (s *Set) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudPr
 	return s.merged[ncp]
 }
 
-// Load is the one way from built documents to a set: it decodes docs
-// (DecodeDocuments) and validates what decoded as one set at now
-// (Validate). Problems holds the decoding's problems, then the validation's.
-// The sync, which keeps decoded objects per revision, calls the two halves
-// itself. The error is only for a failed lookupParent.
+// Load is the one way from built documents to a set, for the CLI, the
+// benchmarks and run-local: it decodes docs (DecodeDocuments) and validates
+// what decoded as one set at now (Validate). Problems holds the decoding's
+// problems, then the validation's. The error is only for a failed
+// lookupParent.
+//
+// The sync alone calls the two halves itself, on purpose: what decodes
+// depends on the commit only, so it keeps the decoded objects per revision
+// (and gives them the ProfileSync's namespace, ApplyDefaultNamespace), while
+// the set is validated again at every sync, because the time and the
+// parents on the cluster change.
 func Load(docs []Document, lookupParent ParentLookup, now time.Time) (*Set, error) {
 	objects, problems := DecodeDocuments(docs)
 	set, err := Validate(objects, lookupParent, now)

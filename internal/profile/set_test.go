@@ -24,14 +24,6 @@ spec:
     name: %s
 `
 
-func problemLines(problems Problems) []string {
-	lines := make([]string, 0, len(problems))
-	for _, p := range problems {
-		lines = append(lines, p.String())
-	}
-	return lines
-}
-
 func TestValidateReportsEveryProblemOfTheSet(t *testing.T) {
 	g := NewWithT(t)
 	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
@@ -68,7 +60,7 @@ spec:
 	g.Expect(err).NotTo(HaveOccurred())
 	// The merge's own messages belong to merge.Namespaced; here only their
 	// location is checked.
-	g.Expect(problemLines(report.Problems)).To(HaveExactElements(
+	g.Expect(report.Problems.Lines()).To(HaveExactElements(
 		`set.yaml: CloudProfile/aws: metadata.name: Duplicate value: "aws": CloudProfile/aws is defined twice, first in set.yaml`,
 		`set.yaml: NamespacedCloudProfile/team-a/team-a: spec.parent.name: Not found: "gcp": no CloudProfile of that name among the input profiles`,
 		`set.yaml: NamespacedCloudProfile/no-namespace: metadata.namespace: Required value: a NamespacedCloudProfile needs a namespace`,
@@ -97,7 +89,7 @@ func TestValidateLooksUpParentsOutsideTheSet(t *testing.T) {
 	report, err := Validate(objects, lookup, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(asked).To(Equal([]string{"in-cluster", "nowhere"}))
-	g.Expect(problemLines(report.Problems)).To(Equal([]string{
+	g.Expect(report.Problems.Lines()).To(Equal([]string{
 		`ncp.yaml: NamespacedCloudProfile/team-b/team-b: spec.parent.name: Not found: "nowhere": no CloudProfile of that name among the input profiles or in the cluster`,
 	}))
 
@@ -163,7 +155,7 @@ spec:
 	report, err := Validate(objects, nil, time.Time{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
-	g.Expect(problemLines(report.Warnings)).To(Equal([]string{
+	g.Expect(report.Warnings.Lines()).To(Equal([]string{
 		`warn.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.31.1): supported window [2025-02-01T00:00:00Z, forever) of 1.31.1 overlaps supported window [always, 2025-03-01T00:00:00Z) of 1.31.0 (versions[0]) in the same minor; only one version per minor should be supported at a time`,
 		`warn.yaml: NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[3] (1.32.1): supported window [2025-04-01T00:00:00Z, forever) of 1.32.1 overlaps supported window [always, 2025-05-01T00:00:00Z) of 1.32.0 (versions[2]) in the same minor; only one version per minor should be supported at a time`,
 	}))
@@ -233,7 +225,7 @@ func TestValidateKeepsTheMergedSpecsForEvaluate(t *testing.T) {
 
 	report, err := Validate(objects, nil, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problemLines(report.Problems)).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0] (1.99.0).version: Not found: "1.99.0"`)))
+	g.Expect(report.Problems.Lines()).To(HaveExactElements(HavePrefix(`set.yaml: NamespacedCloudProfile/team-b/bad: spec.kubernetes.versions[0] (1.99.0).version: Not found: "1.99.0"`)))
 
 	want, errs := merge.Namespaced(WithServerDefaults(&parent.Spec), &good.Spec)
 	g.Expect(errs).To(BeEmpty())
@@ -264,7 +256,7 @@ func TestValidateCountsOnlyVersionsSupportedFromNowOn(t *testing.T) {
 
 	before, err := Validate(objects, nil, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problemLines(before.Problems)).To(ContainElement(ContainSubstring("spec.kubernetes.versions[0] (1.29.1).classification: Forbidden: only one supported version per minor")))
+	g.Expect(before.Problems.Lines()).To(ContainElement(ContainSubstring("spec.kubernetes.versions[0] (1.29.1).classification: Forbidden: only one supported version per minor")))
 
 	after, err := Validate(objects, nil, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -321,6 +313,6 @@ spec:
 	broken := append([]Document{{File: "broken.yaml", Data: []byte("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: gcp\nspec:\n  type: gcp\n  unknownField: true\n")}}, docs...)
 	set, err := Load(broken, nil, time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(problemLines(set.Problems)).To(ContainElement(HavePrefix("broken.yaml")), "decoding problems are the set's problems")
+	g.Expect(set.Problems.Lines()).To(ContainElement(HavePrefix("broken.yaml")), "decoding problems are the set's problems")
 	g.Expect(set.Objects).To(HaveLen(1), "what decoded is validated")
 }

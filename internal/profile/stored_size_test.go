@@ -145,7 +145,7 @@ func TestValidateRefusesWhatTheAPIServerCannotStore(t *testing.T) {
 			for _, want := range tt.want {
 				matchers = append(matchers, MatchRegexp(want))
 			}
-			g.Expect(problemLines(report.Problems)).To(HaveExactElements(matchers...))
+			g.Expect(report.Problems.Lines()).To(HaveExactElements(matchers...))
 		})
 	}
 }

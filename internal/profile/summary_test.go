@@ -32,7 +32,7 @@ func TestSummarizeCutsARepeatedMistakeShort(t *testing.T) {
 		{
 			name:     "ten thousand of one mistake keep the first ten and count the rest",
 			problems: repeated(10000, badVersion),
-			want: append(problemLines(repeated(10, badVersion)),
+			want: append(repeated(10, badVersion).Lines(),
 				`p.yaml: CloudProfile/p: spec.kubernetes.versions[*].version: ... and 9,990 more like it`),
 		},
 		{
@@ -42,21 +42,21 @@ func TestSummarizeCutsARepeatedMistakeShort(t *testing.T) {
 				p.Field = fmt.Sprintf("spec.kubernetes.versions[%d] (v1.%d.0).version", i, i)
 				return p
 			}),
-			want: append(problemLines(repeated(10, func(i int) Problem {
+			want: append(repeated(10, func(i int) Problem {
 				p := badVersion(i)
 				p.Field = fmt.Sprintf("spec.kubernetes.versions[%d] (v1.%d.0).version", i, i)
 				return p
-			})), `p.yaml: CloudProfile/p: spec.kubernetes.versions[*].version: ... and 2 more like it`),
+			}).Lines(), `p.yaml: CloudProfile/p: spec.kubernetes.versions[*].version: ... and 2 more like it`),
 		},
 		{
 			name:     "ten of one mistake are all shown",
 			problems: repeated(10, badVersion),
-			want:     problemLines(repeated(10, badVersion)),
+			want:     repeated(10, badVersion).Lines(),
 		},
 		{
 			name:     "the count line follows the tenth, other problems keep their place",
 			problems: append(append(Problems{other}, repeated(12, badVersion)...), other),
-			want: append(append([]string{other.String()}, problemLines(repeated(10, badVersion))...),
+			want: append(append([]string{other.String()}, repeated(10, badVersion).Lines()...),
 				`p.yaml: CloudProfile/p: spec.kubernetes.versions[*].version: ... and 2 more like it`,
 				other.String()),
 		},
@@ -67,11 +67,11 @@ func TestSummarizeCutsARepeatedMistakeShort(t *testing.T) {
 				p.Name = fmt.Sprintf("p%d", i%2)
 				return p
 			}),
-			want: problemLines(repeated(20, func(i int) Problem {
+			want: repeated(20, func(i int) Problem {
 				p := badVersion(0)
 				p.Name = fmt.Sprintf("p%d", i%2)
 				return p
-			})),
+			}).Lines(),
 		},
 		{
 			name: "different messages at the same field are not merged",
@@ -82,19 +82,19 @@ func TestSummarizeCutsARepeatedMistakeShort(t *testing.T) {
 				}
 				return p
 			}),
-			want: problemLines(repeated(11, func(i int) Problem {
+			want: repeated(11, func(i int) Problem {
 				p := badVersion(i)
 				if i%2 == 0 {
 					p.Message = "Required value"
 				}
 				return p
-			})),
+			}).Lines(),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			g.Expect(problemLines(tt.problems.Summarize())).To(Equal(tt.want))
+			g.Expect(tt.problems.Summarize().Lines()).To(Equal(tt.want))
 		})
 	}
 }

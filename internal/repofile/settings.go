@@ -55,7 +55,7 @@ var (
 func (f SettingsFile) DecodeSettings(data []byte, v any) (problems []string, decoded bool) {
 	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return []string{"not valid YAML: " + oneLine(err.Error())}, false
+		return []string{"not valid YAML: " + OneLine(err.Error())}, false
 	}
 	strictErrs, err := strictjson.UnmarshalStrict(jsonData, v, strictjson.DisallowDuplicateFields, strictjson.DisallowUnknownFields)
 	if err != nil {
@@ -65,14 +65,14 @@ func (f SettingsFile) DecodeSettings(data []byte, v any) (problems []string, dec
 		if strings.Contains(err.Error(), "Go value of type") {
 			return []string{fmt.Sprintf("not a %s: expected %s", f.Kind, f.Shape)}, false
 		}
-		return []string{"not valid YAML: " + oneLine(err.Error())}, false
+		return []string{"not valid YAML: " + OneLine(err.Error())}, false
 	}
 	for _, e := range strictErrs {
 		if m := unknownFieldPattern.FindStringSubmatch(e.Error()); m != nil {
 			problems = append(problems, fmt.Sprintf("%s: unknown field: the %s has no such field (check spelling and indentation; %s lists the fields)", m[1], f.Kind, f.Docs))
 			continue
 		}
-		problems = append(problems, oneLine(e.Error()))
+		problems = append(problems, OneLine(e.Error()))
 	}
 	return problems, true
 }
@@ -95,6 +95,23 @@ func jsonTypeName(goType string) string {
 	return "mapping"
 }
 
-// oneLine puts a decoder's message on one line, its runs of white space
-// made one space, so that each problem is one line of a DecodeError.
-func oneLine(message string) string { return strings.Join(strings.Fields(message), " ") }
+// OneLine joins the lines of a multi-line message (YAML parsers report
+// several errors that way), each trimmed and empty ones dropped, so that
+// every problem is exactly one line; a message that already is one line is
+// left exactly as written, so a key or value it quotes keeps its spaces.
+//
+// The problems of profiles and the rows of the pull-request diff are made
+// one line with it too; it lives here because repofile imports none of the
+// packages that report problems.
+func OneLine(message string) string {
+	if !strings.Contains(message, "\n") {
+		return message
+	}
+	var parts []string
+	for _, line := range strings.Split(message, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return strings.Join(parts, " ")
+}

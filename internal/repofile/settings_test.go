@@ -27,6 +27,7 @@ func TestDecodeSettingsNamesTheFieldOfEveryProblem(t *testing.T) {
 		{name: "a value of the wrong type", data: "rules: {days: three}\n", want: []string{"rules.days: Invalid value: must be of type integer, not string"}},
 		{name: "a list expected", data: "rules: {names: one}\n", want: []string{"rules.names: Invalid value: must be of type list, not string"}},
 		{name: "a key twice", data: "kind: Policy\nkind: Policy\n", want: []string{`not valid YAML: yaml: unmarshal errors: line 2: key "kind" already set in map`}},
+		{name: "a key twice, quoted as written", data: "a  b: 1\na  b: 2\n", want: []string{`not valid YAML: yaml: unmarshal errors: line 2: key "a  b" already set in map`}},
 		{
 			name:        "unknown fields, all at once",
 			data:        "kind: Policy\nsort: Policy\nrules: {dayz: 3}\n",

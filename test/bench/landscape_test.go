@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/profile"
@@ -173,8 +172,11 @@ func writeFiles(dir string, files map[string]string) error {
 	return nil
 }
 
-// renderLandscape builds the overlay of the files the way the sync does.
-func renderLandscape(dir string, files map[string]string) ([]profile.Object, error) {
+// renderLandscape builds the overlay of the files and loads its profiles
+// as one set at now (profile.Load, as the CLI does; every parent is in the
+// landscape). A set with problems, which the sync would refuse, is an
+// error; its warnings are the caller's to judge.
+func renderLandscape(dir string, files map[string]string) (*profile.Set, error) {
 	if err := writeFiles(dir, files); err != nil {
 		return nil, err
 	}
@@ -182,11 +184,14 @@ func renderLandscape(dir string, files map[string]string) ([]profile.Object, err
 	if err != nil {
 		return nil, err
 	}
-	objects, problems := profile.DecodeDocuments(docs)
-	if len(problems) > 0 {
-		return nil, problems
+	set, err := profile.Load(docs, nil, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("loading the landscape: %w", err)
 	}
-	return objects, nil
+	if len(set.Problems) > 0 {
+		return nil, set.Problems
+	}
+	return set, nil
 }
 
 func TestTheBenchmarkLandscapeRendersValidProfiles(t *testing.T) {
@@ -194,14 +199,11 @@ func TestTheBenchmarkLandscapeRendersValidProfiles(t *testing.T) {
 	small := landscape{cloudProfiles: 3, kubernetesVersions: 20, images: 2, imageVersions: 10, namespaced: 7, namespaces: 2,
 		base: time.Now().Add(-300 * day).Truncate(day)}
 	files := small.files()
-	objects, err := renderLandscape(t.TempDir(), files)
+	set, err := renderLandscape(t.TempDir(), files)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(objects).To(HaveLen(3 + 7))
-	report, err := profile.Validate(objects, func(string) (*v1alpha1.CloudProfileSpec, bool, error) { return nil, false, nil }, time.Time{})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(report.Problems).To(BeEmpty())
-	g.Expect(report.Warnings).To(BeEmpty())
-	for _, o := range objects {
+	g.Expect(set.Objects).To(HaveLen(3 + 7))
+	g.Expect(set.Warnings).To(BeEmpty())
+	for _, o := range set.Objects {
 		if o.CloudProfile == nil {
 			continue
 		}

@@ -136,11 +136,11 @@ func BenchmarkScale(b *testing.B) {
 	// S2: the same rendered objects, server-side applied by a plain loop
 	// with the manager's client rate limits, under other names so that each
 	// apply creates, as in S1.
-	objects, err := renderLandscape(b.TempDir(), files)
+	rendered, err := renderLandscape(b.TempDir(), files)
 	if err != nil {
 		b.Fatalf("render: %v", err)
 	}
-	floor := floorObjects(b, objects, "-s2")
+	floor := floorObjects(b, rendered.Objects, "-s2")
 	start = time.Now()
 	for _, u := range floor {
 		if err := env.floorClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("bench-floor"), client.ForceOwnership); err != nil {

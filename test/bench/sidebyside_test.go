@@ -125,7 +125,7 @@ func BenchmarkSideBySide(b *testing.B) {
 	defer server.Close()
 	l := scaleLandscape(b)
 	files := l.files()
-	objects, err := renderLandscape(b.TempDir(), files)
+	rendered, err := renderLandscape(b.TempDir(), files)
 	if err != nil {
 		b.Fatalf("render: %v", err)
 	}
@@ -142,7 +142,7 @@ func BenchmarkSideBySide(b *testing.B) {
 			var r systemRun
 			switch system {
 			case floorSystem:
-				r = s.floor(floorObjects(b, objects, ""))
+				r = s.floor(floorObjects(b, rendered.Objects, ""))
 			case fluxSystem:
 				r = s.flux(files)
 			default:

@@ -7,11 +7,11 @@ import (
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/test/testenv"
 )
 
 // TestRestartDuringAHoldKeepsTheHold: an engineer holds a hand edit of the
@@ -55,13 +55,7 @@ func TestRestartDuringAHoldKeepsTheHold(t *testing.T) {
 	g.Expect(aws.Spec.MachineTypes[0].Memory.String()).To(Equal("1Gi"), "the held edit survives the restart")
 	g.Expect(aws.Spec.Kubernetes.Versions).To(HaveLen(1), "and the held object takes no new revision")
 
-	var events corev1.EventList
-	g.Expect(l.env.Client.List(ctx, &events, client.InNamespace(landscapeNamespace))).To(Succeed())
-	var set int32
-	for _, e := range events.Items {
-		if e.Reason == v1alpha1.HoldSetReason {
-			set += max(e.Count, 1)
-		}
-	}
-	g.Expect(set).To(Equal(int32(1)), "the new manager read the hold from the status, not as a new one")
+	holdsSet, err := testenv.Events(ctx, l.env.Client, testenv.EventQuery{Namespace: landscapeNamespace, Reason: v1alpha1.HoldSetReason})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(testenv.Occurrences(holdsSet)).To(HaveLen(1), "the new manager read the hold from the status, not as a new one")
 }

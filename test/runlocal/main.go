@@ -246,7 +246,7 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 	if err != nil {
 		return l, err
 	}
-	if err := l.createNamespaces(ctx, opts, name); err != nil {
+	if err := l.createNamespaces(ctx, opts, name, clk.Now()); err != nil {
 		return l, err
 	}
 
@@ -279,18 +279,23 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 
 // createNamespaces creates the operator's namespace and every namespace the
 // landscape's overlay puts a NamespacedCloudProfile in, as a platform team
-// would have them already.
-func (l *landscape) createNamespaces(ctx context.Context, opts options, name string) error {
+// would have them already. The overlay is loaded as the CLI loads it, at
+// now, the controllers' time: a repository the sync would refuse stops the
+// tour here, with every problem.
+func (l *landscape) createNamespaces(ctx context.Context, opts options, name string, now time.Time) error {
 	namespaces := map[string]bool{operatorNamespace: true}
 	docs, err := overlay.Build(ctx, opts.repoDir, filepath.Join("overlays", name), overlay.DefaultLimits())
 	if err != nil {
 		return fmt.Errorf("build overlays/%s: %w", name, err)
 	}
-	objects, problems := profile.DecodeDocuments(docs)
-	if len(problems) > 0 {
-		return fmt.Errorf("overlays/%s: %w", name, problems)
+	set, err := profile.Load(docs, nil, now)
+	if err != nil {
+		return fmt.Errorf("load overlays/%s: %w", name, err)
 	}
-	for _, o := range objects {
+	if len(set.Problems) > 0 {
+		return fmt.Errorf("overlays/%s: %w", name, set.Problems)
+	}
+	for _, o := range set.Objects {
 		if o.Namespace() != "" {
 			namespaces[o.Namespace()] = true
 		}

@@ -1,4 +1,9 @@
-package overlay
+// Package mergekeys tells kustomize the keys the lists of our kinds merge by:
+// the OpenAPI schema every build registers and plain kustomize reads from a
+// kustomization's openapi field. It imports no kustomize, so what only
+// needs the keys (overlaypatch, the CLI's openapi command) does not compile
+// it; internal/overlay, which builds, registers the schema.
+package mergekeys
 
 import (
 	"bytes"
@@ -20,8 +25,8 @@ import (
 // OpenAPISchema returns the OpenAPI schema that teaches kustomize how to
 // merge CloudProfiles and NamespacedCloudProfiles, in the JSON form a
 // kustomization's `openapi: {path: ...}` field takes. Every build registers
-// it (see Build); plain kustomize needs it written to a file and named in
-// the overlay's kustomization to render the same objects.
+// it (see overlay.Build); plain kustomize needs it written to a file and
+// named in the overlay's kustomization to render the same objects.
 //
 // It is generated from the CRDs compiled into the binary (config/crd), so it
 // cannot drift from the API: every list the API keys
@@ -30,7 +35,7 @@ import (
 // stages by classification, images, machine types, volume types and regions
 // by name. Lists of other types are replaced whole, as without the schema.
 // Each kind is registered under our apiVersion and under Gardener's, which
-// Build's output may carry and DecodeDocuments reads as ours.
+// a build's output may carry and profile.DecodeDocuments reads as ours.
 //
 // The bytes are the same on every call: indented JSON, keys sorted, ending
 // in a newline.

@@ -1,4 +1,4 @@
-package overlay
+package mergekeys
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ import (
 )
 
 // withOpenAPISchema registers schema as kustomize's schema, the way a
-// kustomization's openapi field does, for the duration of check.
+// kustomization's openapi field does, for the duration of check. kustomize
+// keeps one schema per process; this package's tests run one at a time and
+// build nothing, so nothing else sets it meanwhile.
 func withOpenAPISchema(t *testing.T, schema []byte, check func()) {
 	t.Helper()
-	kustomizeRuns.Lock()
-	defer kustomizeRuns.Unlock()
 	openapi.ResetOpenAPI()
 	defer openapi.ResetOpenAPI()
 	if err := openapi.SetSchema(map[string]string{"path": "schema.json"}, schema, true); err != nil {
