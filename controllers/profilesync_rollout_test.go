@@ -407,7 +407,9 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 
 		updateSpec(t, prod, func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = false })
 		waitApplied(t, prod, newest)
-		g.Expect(syncEvents(g, prod, v1alpha1.PromotedReason)).To(ContainElement(ContainSubstring("promoted " + newest)))
+		// Events are recorded asynchronously: the status may come first.
+		g.Eventually(func(g Gomega) []string { return syncEvents(g, prod, v1alpha1.PromotedReason) }).
+			WithTimeout(10 * time.Second).Should(ContainElement(ContainSubstring("promoted " + newest)))
 	})
 }
 

@@ -282,7 +282,8 @@ func TestLandscapesOnTwoControlPlanesRollBackFailToRecordHotfixAndHold(t *testin
 		g.Expect(got.Status.Rollout.AppliedAt.Time).To(BeTemporally("==", hotfixed), "dev neither runs it nor held third for the soak")
 		g.Expect(prod.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.0", "1.35.1"}))
 		w.recorded(prod, hotfix, rollout.RecordHotfix)
-		g.Expect(prod.events(g, corev1.EventTypeNormal)[v1alpha1.HotfixReason]).To(ConsistOf(ContainSubstring("took hotfix " + hotfix)))
+		g.Eventually(func(g Gomega) []string { return prod.events(g, corev1.EventTypeNormal)[v1alpha1.HotfixReason] }).
+			WithTimeout(10 * time.Second).Should(ConsistOf(ContainSubstring("took hotfix " + hotfix)))
 
 		landscapes, err := gitsource.OpenLandscapes(filepath.Join(prod.git.Root(), prod.repo+".git"))
 		g.Expect(err).NotTo(HaveOccurred())
@@ -318,11 +319,13 @@ func TestLandscapesOnTwoControlPlanesRollBackFailToRecordHotfixAndHold(t *testin
 		g.Expect(held.Reason).To(Equal(v1alpha1.RolloutHeldReason))
 		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(newest))
 		g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Since.Time).To(BeTemporally("==", hotfixed))
-		g.Expect(prod.events(g, corev1.EventTypeNormal)[v1alpha1.RolloutHeldReason]).To(ContainElement(ContainSubstring(newest + " waits")))
+		g.Eventually(func(g Gomega) []string { return prod.events(g, corev1.EventTypeNormal)[v1alpha1.RolloutHeldReason] }).
+			WithTimeout(10 * time.Second).Should(ContainElement(ContainSubstring(newest + " waits")))
 		g.Expect(prod.kubernetesVersions(g, "aws")).To(Equal([]string{"1.33.0", "1.34.0", "1.35.1"}))
 
 		prod.updateSpec(func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = false })
 		prod.waitApplied(newest, 30*time.Second)
-		g.Expect(prod.events(g, corev1.EventTypeNormal)[v1alpha1.PromotedReason]).To(ContainElement(ContainSubstring("promoted " + newest)))
+		g.Eventually(func(g Gomega) []string { return prod.events(g, corev1.EventTypeNormal)[v1alpha1.PromotedReason] }).
+			WithTimeout(10 * time.Second).Should(ContainElement(ContainSubstring("promoted " + newest)))
 	})
 }
