@@ -102,7 +102,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 				Name: "gardenlinux",
 				Versions: []v1alpha1.MachineImageVersion{{
 					ExpirableVersion:         deprecatedAPIVersion("1592.1.0", "", "2030-01-01T00:00:00Z"),
-					KubeletVersionConstraint: ptrTo(""),
+					KubeletVersionConstraint: ptr.To(""),
 				}},
 			}},
 			want: []v1alpha1.MachineImage{{
