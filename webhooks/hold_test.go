@@ -298,7 +298,10 @@ func TestAnExpiredHoldBlocksNeitherEditsNorTheSync(t *testing.T) {
 	})).To(Succeed(), "an edit that leaves the expired hold as it is")
 
 	// The sync corrects the object once the hold has expired, as the
-	// operator's service account, which does not hold the verb hold.
+	// operator's service account. Its role (config/rbac/role.yaml) has the
+	// verb hold, to end holds, but the verb is not what lets this apply
+	// through: it leaves the hold annotations as they are, so the webhook
+	// does not ask for the verb, nor judge the expired hold.
 	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01")
 	g.Expect(syncApply(ctx, operatorClient(t), ncp)).To(Succeed())
 
