@@ -51,10 +51,11 @@ import (
 // the same sync. A hold on an object the ProfileSync does not own (not in
 // its inventory) is ignored with a HoldIgnored warning. A hold annotation
 // the sync cannot honour (v1alpha1.ParseHold refuses it: not RFC 3339, in
-// the past, or beyond --max-hold) is reported in the Held condition and a
-// HoldRefused warning, and the object is synced as if it were not held: a
-// hold nobody may have set must not keep Git out, and admission refuses the
-// same annotation when the webhooks are installed. status.holds lists the
+// the past, beyond --max-hold, or a hold-reason without hold-until) is
+// reported in the Held condition and a HoldRefused warning, and the object
+// is synced as if it were not held: a hold nobody may have set must not keep
+// Git out, and admission refuses the same annotation when the webhooks are
+// installed. status.holds lists the
 // honoured holds, so a hold that passes its expiry is told from one set in
 // the past, across restarts too: the hold lives on the object, and the
 // status says which of them the sync honoured.
@@ -100,14 +101,19 @@ func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHo
 	previous := honouredHolds(obj)
 	judge := func(entry v1alpha1.InventoryEntry, live client.Object, item *planItem) error {
 		annotations := live.GetAnnotations()
-		until, ok := annotations[v1alpha1.HoldUntilAnnotation]
-		if !ok {
+		until, hasUntil := annotations[v1alpha1.HoldUntilAnnotation]
+		_, hasReason := annotations[v1alpha1.HoldReasonAnnotation]
+		if !hasUntil && !hasReason {
 			return nil
 		}
 		key := inventoryKey(entry.Kind, entry.Namespace, entry.Name)
 		ref := objectRef(entry)
 		if !owned[key] {
-			j.ignored = append(j.ignored, ref)
+			// A reason alone on an object that is not ours is no hold of
+			// ours to refuse either.
+			if hasUntil {
+				j.ignored = append(j.ignored, ref)
+			}
 			return nil
 		}
 		hold, err := v1alpha1.ParseHold(annotations, now, maxHold)

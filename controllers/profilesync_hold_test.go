@@ -45,6 +45,17 @@ func lifecycleYAML(version, expiry string) string {
 // status).
 func breakGlass(t *testing.T, name, until, reason string, edit func(*v1alpha1.CloudProfile)) {
 	t.Helper()
+	annotations := map[string]string{v1alpha1.HoldUntilAnnotation: until}
+	if reason != "" {
+		annotations[v1alpha1.HoldReasonAnnotation] = reason
+	}
+	editAnnotated(t, name, annotations, edit)
+}
+
+// editAnnotated is breakGlass with any annotations: edit, and annotations
+// set, in one update.
+func editAnnotated(t *testing.T, name string, annotations map[string]string, edit func(*v1alpha1.CloudProfile)) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cp v1alpha1.CloudProfile
 		if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: name}, &cp); err != nil {
@@ -54,9 +65,8 @@ func breakGlass(t *testing.T, name, until, reason string, edit func(*v1alpha1.Cl
 		if cp.Annotations == nil {
 			cp.Annotations = map[string]string{}
 		}
-		cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
-		if reason != "" {
-			cp.Annotations[v1alpha1.HoldReasonAnnotation] = reason
+		for k, v := range annotations {
+			cp.Annotations[k] = v
 		}
 		return k8sClient.Update(context.Background(), &cp)
 	})
@@ -260,17 +270,22 @@ func TestHoldExpiresExactlyAtItsExpiry(t *testing.T) {
 func TestHoldRefusedOrIgnored(t *testing.T) {
 	ensureNamespace(t, clusterProfilesNamespace)
 	server := startGitServer(t)
+	until := func(value string) map[string]string { return map[string]string{v1alpha1.HoldUntilAnnotation: value} }
 	for _, tt := range []struct {
-		name, until, want string
+		name        string
+		annotations map[string]string
+		want        string
 	}{
-		{"an expiry that is not a time", "tomorrow", `annotation profilesync.io/hold-until: "tomorrow" is not an RFC 3339 time`},
-		{"an expiry beyond --max-hold", time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339), "(the manager's --max-hold)"},
-		{"an expiry in the past", "2020-01-01T00:00:00Z", "annotation profilesync.io/hold-until: 2020-01-01T00:00:00Z is not in the future"},
+		{"an expiry that is not a time", until("tomorrow"), `annotation profilesync.io/hold-until: "tomorrow" is not an RFC 3339 time`},
+		{"an expiry beyond --max-hold", until(time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)), "(the manager's --max-hold)"},
+		{"an expiry in the past", until("2020-01-01T00:00:00Z"), "annotation profilesync.io/hold-until: 2020-01-01T00:00:00Z is not in the future"},
+		{"a reason without an expiry", map[string]string{v1alpha1.HoldReasonAnnotation: "INC-1"},
+			"annotation profilesync.io/hold-reason is set without profilesync.io/hold-until, so nothing is held"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			l := applyGoodRevision(t, server, "hold-refused")
-			breakGlass(t, l.profile, tt.until, "", shrinkMemory)
+			editAnnotated(t, l.profile, tt.annotations, shrinkMemory)
 			requestSync(t, l.sync, "refused")
 			g.Eventually(func(g Gomega) {
 				got := getProfileSync(g, l.sync)
@@ -281,7 +296,9 @@ func TestHoldRefusedOrIgnored(t *testing.T) {
 				g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "synced as if not held")
 				g.Expect(syncEvents(g, l.sync, v1alpha1.HoldRefusedReason)).To(ConsistOf(ContainSubstring(tt.want)))
 			}).WithTimeout(15 * time.Second).Should(Succeed())
-			g.Expect(getCloudProfile(g, l.profile).Annotations).To(HaveKeyWithValue(v1alpha1.HoldUntilAnnotation, tt.until), "a refused hold is not the sync's to remove")
+			for k, v := range tt.annotations {
+				g.Expect(getCloudProfile(g, l.profile).Annotations).To(HaveKeyWithValue(k, v), "a refused hold is not the sync's to remove")
+			}
 		})
 	}
 

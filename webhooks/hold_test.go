@@ -225,7 +225,9 @@ func TestAHoldTheSyncWouldRefuseIsRefusedAtAdmission(t *testing.T) {
 	oncall, _ := onCall(t)
 	tests := []struct {
 		name, until, reason string
-		want                string
+		// noUntil leaves hold-until unset.
+		noUntil bool
+		want    string
 	}{
 		{
 			name:  "no RFC 3339 time",
@@ -253,12 +255,18 @@ func TestAHoldTheSyncWouldRefuseIsRefusedAtAdmission(t *testing.T) {
 			reason: strings.Repeat("x", 1025),
 			want:   `annotation profilesync.io/hold-reason: 1025 bytes, more than the 1024 allowed`,
 		},
+		{
+			name:    "a reason without an expiry",
+			reason:  "INC-5",
+			noUntil: true,
+			want:    `metadata.annotations: Invalid value: annotation profilesync.io/hold-reason is set without profilesync.io/hold-until, so nothing is held`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			set := func(obj client.Object) {
-				setAnnotation(obj, v1alpha1.HoldUntilAnnotation, tt.until, false)
+				setAnnotation(obj, v1alpha1.HoldUntilAnnotation, tt.until, tt.noUntil)
 				if tt.reason != "" {
 					setAnnotation(obj, v1alpha1.HoldReasonAnnotation, tt.reason, false)
 				}
