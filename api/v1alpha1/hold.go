@@ -80,7 +80,10 @@ func ParseHold(annotations map[string]string, now time.Time, maxHold time.Durati
 		return nil, fmt.Errorf("annotation %s: %s is not in the future; remove the hold annotations, or set a later expiry",
 			HoldUntilAnnotation, until)
 	}
-	if t.Sub(now) > maxHold {
+	// Not t.Sub(now) > maxHold: Sub saturates at about 292 years, so under a
+	// maxHold that long (diff --cluster reads holds of any length) a later
+	// expiry would pass.
+	if t.After(now.Add(maxHold)) {
 		return nil, fmt.Errorf("annotation %s: %s is more than %s from now (the manager's --max-hold); hold for at most that long, and extend it later if Git has not caught up",
 			HoldUntilAnnotation, until, maxHold)
 	}
