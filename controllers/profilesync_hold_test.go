@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,6 +209,64 @@ func TestHoldLeavesTheHeldObjectAloneUntilGitCatchesUp(t *testing.T) {
 		requestSync(t, sync, "next")
 		waitApplied(t, sync, next)
 		g.Expect(versionsOf(getCloudProfile(g, held))).To(Equal([]string{"1.31.0", "1.32.0", "1.33.0"}))
+	})
+}
+
+// TestHoldEndsWhenGitHasTheEditWhateverElseGitChanged: while an emergency
+// expiry is held, Git gains another version of the held profile: the hold
+// stands and the held object takes nothing. The pull request that brings
+// the expiry into Git then releases the hold although Git still differs on
+// the other version, which the same sync applies.
+func TestHoldEndsWhenGitHasTheEditWhateverElseGitChanged(t *testing.T) {
+	g := NewWithT(t)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	held, repo := uniqueName("hold-other-field"), uniqueName("hold-other-field")
+	const expiry = "spec.kubernetes.versions[0] (1.31.0).lifecycle[1] (expired).startTime"
+	first, err := server.CreateRepo(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2030-01-01T00:00:00Z"), "version: 1.32.0")})
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", held)
+	waitApplied(t, sync, first)
+	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, held, until.Format(time.RFC3339), "INC-9", expireIn2021)
+	requestSync(t, sync, "held")
+	g.Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, sync).Status.Holds).To(HaveLen(1))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	t.Run("Git changing only another field leaves the hold and the object as they are", func(t *testing.T) {
+		g := NewWithT(t)
+		before := getCloudProfile(g, held)
+		other, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2030-01-01T00:00:00Z"), "version: 1.32.0", "version: 1.33.0")}, "add 1.33.0")
+		g.Expect(err).NotTo(HaveOccurred())
+		requestSync(t, sync, "other")
+		waitApplied(t, sync, other)
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.Holds).To(HaveLen(1))
+		g.Expect(got.Status.Holds[0].DriftedFields).To(Equal([]string{expiry}), "what Git changed is not waited on")
+		g.Expect(conditions.GetMessage(got, v1alpha1.HeldCondition)).To(ContainSubstring("(differs from Git on " + expiry + ")"))
+		after := getCloudProfile(g, held)
+		g.Expect(after.Spec).To(Equal(before.Spec))
+		g.Expect(after.Annotations).To(Equal(before.Annotations))
+	})
+
+	t.Run("Git having the edit releases the hold, and Git's other change applies", func(t *testing.T) {
+		g := NewWithT(t)
+		caughtUp, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2021-01-01T00:00:00Z"), "version: 1.32.0", "version: 1.33.0")}, "expire 1.31.0, as the emergency did")
+		g.Expect(err).NotTo(HaveOccurred())
+		requestSync(t, sync, "caught-up")
+		waitApplied(t, sync, caughtUp)
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.Holds).To(BeEmpty())
+		g.Expect(conditions.Has(got, v1alpha1.HeldCondition)).To(BeFalse())
+		cp := getCloudProfile(g, held)
+		g.Expect(versionsOf(cp)).To(Equal([]string{"1.31.0", "1.32.0", "1.33.0"}))
+		g.Expect(cp.Spec.Kubernetes.Versions[0].Lifecycle[1].StartTime.UTC().Format(time.RFC3339)).To(Equal("2021-01-01T00:00:00Z"))
+		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldUntilAnnotation))
+		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldReasonAnnotation))
+		g.Eventually(func(g Gomega) {
+			g.Expect(syncEvents(g, sync, v1alpha1.HoldReleasedReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + held + ": Git caught up")))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 }
 
@@ -560,4 +620,130 @@ func TestChangesUnderWarnReportDriftAndApplyWhatGitChanged(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(drifts).To(BeEmpty())
 	g.Expect(changes).To(HaveLen(2), "mode correct writes both")
+}
+
+// TestHoldWaitsOnTheFieldsThatDrifted: a hold records the fields the held
+// object differed from Git on when it was first judged, and the fields of
+// later edits; what Git changes meanwhile is not waited on, so Git having
+// the edit releases the hold whatever else Git changed.
+func TestHoldWaitsOnTheFieldsThatDrifted(t *testing.T) {
+	now := mustTime("2026-11-25T02:00:00Z")
+	until := now.Add(time.Hour).Format(time.RFC3339)
+	const memory = "spec.machineTypes[0] (m5.large).memory"
+	owner := stepSync(clusterProfilesNamespace)
+	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "aws"}}}
+	applied := stepCloudProfile("aws", "1.31.0")
+	// live is aws as the sync applied it, then at generation edited by
+	// hand (edits) and held.
+	live := func(generation int64, edits ...func(*v1alpha1.CloudProfile)) *v1alpha1.CloudProfile {
+		cp := appliedFrom(owned(applied.DeepCopy(), owner.Namespace), applied)
+		cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
+		cp.Generation = generation
+		for _, edit := range edits {
+			edit(cp)
+		}
+		return cp
+	}
+	inGit := func(edits ...func(*v1alpha1.CloudProfile)) *v1alpha1.CloudProfile {
+		cp := applied.DeepCopy()
+		for _, edit := range edits {
+			edit(cp)
+		}
+		return cp
+	}
+	addVersion := func(cp *v1alpha1.CloudProfile) {
+		cp.Spec.Kubernetes.Versions = append(cp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: "1.32.0"})
+	}
+	retype := func(cp *v1alpha1.CloudProfile) { cp.Spec.Type = "aws" }
+	judge := func(t *testing.T, git, live *v1alpha1.CloudProfile) holdJudgement {
+		t.Helper()
+		objects := []profile.Object{gitObject(git)}
+		j, err := judgeHolds(owner, newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(live), nil), now, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	// judged is the status the sync leaves after j.
+	judged := func(j holdJudgement) { owner.Status.Holds = j.held }
+	recorded := func(g Gomega, j holdJudgement) []string {
+		g.Expect(j.held).To(HaveLen(1), "held")
+		return j.held[0].DriftedFields
+	}
+
+	t.Run("the first judgement records the drift", func(t *testing.T) {
+		g := NewWithT(t)
+		j := judge(t, applied, live(2, shrinkMemory))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory}))
+		g.Expect(j.held[0].ObservedGeneration).To(Equal(int64(2)))
+		judged(j)
+	})
+	t.Run("a field Git changes during the hold is not waited on", func(t *testing.T) {
+		g := NewWithT(t)
+		j := judge(t, inGit(addVersion), live(2, shrinkMemory))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory}))
+		g.Expect(j.heldFields).To(HaveKeyWithValue(inventoryKey(v1alpha1.CloudProfileKind, "", "aws"), []string{memory}))
+		judged(j)
+	})
+	t.Run("Git having the edit releases the hold, whatever else Git changed", func(t *testing.T) {
+		g := NewWithT(t)
+		j := judge(t, inGit(addVersion, shrinkMemory), live(2, shrinkMemory))
+		g.Expect(j.held).To(BeEmpty())
+		g.Expect(j.ended).To(HaveLen(1))
+		g.Expect(j.ended[0].reason).To(Equal(v1alpha1.HoldReleasedReason))
+	})
+	t.Run("a later edit's drift is added, and Git's changes of the time with it", func(t *testing.T) {
+		g := NewWithT(t)
+		// The new generation says the object was edited; which of the
+		// differences are the edit's the sync cannot tell while Git has
+		// changes too, so it waits on all rather than overwrite the edit.
+		j := judge(t, inGit(addVersion), live(3, shrinkMemory, retype))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory, "spec.kubernetes.versions[1] (1.32.0)", "spec.type"}))
+		g.Expect(j.held[0].ObservedGeneration).To(Equal(int64(3)))
+		judged(j)
+
+		j = judge(t, inGit(addVersion, shrinkMemory), live(3, shrinkMemory, retype))
+		g.Expect(j.heldFields).To(HaveKeyWithValue(inventoryKey(v1alpha1.CloudProfileKind, "", "aws"), []string{"spec.kubernetes.versions[1] (1.32.0)", "spec.type"}),
+			"Git has only the first edit")
+		judged(j)
+
+		j = judge(t, inGit(addVersion, shrinkMemory, retype), live(3, shrinkMemory, retype, addVersion))
+		g.Expect(j.held).To(BeEmpty(), "Git has both edits, and the object Git's version")
+	})
+	t.Run("Git unchanged since the last apply: every difference is an edit", func(t *testing.T) {
+		g := NewWithT(t)
+		owner.Status.Holds = []v1alpha1.ObjectHold{{InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "aws"},
+			Until: metav1.NewTime(now.Add(time.Hour)), DriftedFields: []string{memory}, ObservedGeneration: 2}}
+		j := judge(t, applied, live(2, shrinkMemory, retype))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory, "spec.type"}), "found without a new generation, as an edit of labels or annotations is")
+	})
+}
+
+// TestRecordedFieldsThatDoNotFitAreRecordedWhole: a drift of more fields
+// than status.holds[].driftedFields takes is recorded as the wholes it
+// belongs to, which wait on no less.
+func TestRecordedFieldsThatDoNotFitAreRecordedWhole(t *testing.T) {
+	g := NewWithT(t)
+	var fields []string
+	for i := range maxRecordedFields {
+		fields = append(fields, fmt.Sprintf("spec.regions[%d] (r%d).name", i, i))
+	}
+	g.Expect(recordable(fields)).To(Equal(fields))
+	fields = append(fields, "metadata.labels[team]")
+	g.Expect(recordable(fields)).To(Equal([]string{"spec", "metadata.labels"}))
+	g.Expect(recordable([]string{"metadata.annotations[" + strings.Repeat("x", maxRecordedFieldPath) + "]"})).To(Equal([]string{"metadata.annotations"}))
+
+	git := stepCloudProfile("aws", "1.31.0")
+	git.Labels = map[string]string{"team": "a"}
+	live := owned(git.DeepCopy(), clusterProfilesNamespace)
+	live.Labels["team"] = "b"
+	item := planItem{object: gitObject(git), live: live}
+	drifted, err := stillDrifted(item, []string{"spec", "metadata.labels", "metadata.annotations"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifted).To(Equal([]string{"metadata.labels"}))
+	shrinkMemory(live)
+	delete(live.Labels, "team")
+	drifted, err = stillDrifted(item, []string{"spec", "metadata.labels[team]"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifted).To(Equal([]string{"spec", "metadata.labels[team]"}))
 }
