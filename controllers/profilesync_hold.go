@@ -41,6 +41,10 @@ import (
 // marked), by time (the expiry, at most --max-hold ahead), and by Git (it
 // ends when Git has caught up).
 //
+// A change of the hold annotations on a profile syncs the ProfileSyncs
+// whose inventory lists it at once (holdChanged), so a hold is judged, and
+// its drift recorded, when it is set, not at the next interval.
+//
 // A hold ends by itself:
 //   - when Git catches up: the desired object from Git (its spec with the
 //     API server's defaults, and the labels and annotations Git sets) equals
@@ -379,9 +383,20 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 	}
 	plan.hold(j)
 	key := client.ObjectKeyFromObject(obj).String()
+	// A hold is new when the status does not list it with this expiry, so
+	// a restarted manager reports none again, and when this manager did not
+	// honour it at its last sync either: a sync that follows another at
+	// once (a hold's change triggers one) may read a status from the cache
+	// older than the other's write.
 	previous := honouredHolds(obj)
+	heldLines := make([]string, 0, len(j.held))
 	for _, h := range j.held {
-		if before, ok := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]; !ok || !before.Until.Equal(&h.Until) {
+		heldLines = append(heldLines, objectRef(h.InventoryEntry)+" until "+h.Until.UTC().Format(time.RFC3339))
+	}
+	fresh := r.reported.fresh(key+"\x00held", heldLines)
+	for i, h := range j.held {
+		before, listed := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]
+		if (!listed || !before.Until.Equal(&h.Until)) && slices.Contains(fresh, heldLines[i]) {
 			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
 		}
 	}

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
@@ -268,6 +271,94 @@ func TestHoldEndsWhenGitHasTheEditWhateverElseGitChanged(t *testing.T) {
 			g.Expect(syncEvents(g, sync, v1alpha1.HoldReleasedReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + held + ": Git caught up")))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
+}
+
+// TestAHoldChangeSyncsAtOnce: under an interval of an hour, setting a hold
+// on a profile of the inventory is judged within seconds (HoldSet, Held),
+// and so is removing it (Git's value back), with no reconcile request.
+func TestAHoldChangeSyncsAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	l := applyGoodRevision(t, server, "hold-watch")
+	g.Expect(l.sync.Spec.Interval.Duration).To(Equal(time.Hour))
+	// The hold's change is mapped to its ProfileSync by the manager's index
+	// of inventories, which follows the status the sync wrote.
+	g.Eventually(func(g Gomega) {
+		var owners v1alpha1.ProfileSyncList
+		g.Expect(managerClient.List(ctx, &owners, client.MatchingFields{inventoryIndex: inventoryKey(v1alpha1.CloudProfileKind, "", l.profile)})).To(Succeed())
+		g.Expect(owners.Items).To(HaveLen(1))
+		g.Expect(owners.Items[0].Name).To(Equal(l.sync.Name))
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	handled := getProfileSync(g, l.sync).Status.LastHandledReconcileAt
+
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, l.profile, until.Format(time.RFC3339), "INC-10", shrinkMemory)
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, l.sync)
+		g.Expect(conditions.IsTrue(got, v1alpha1.HeldCondition)).To(BeTrue())
+		g.Expect(got.Status.Holds).To(HaveLen(1))
+		g.Expect(syncEvents(g, l.sync, v1alpha1.HoldSetReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + l.profile + " held until " + until.Format(time.RFC3339))))
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	g.Expect(getProfileSync(g, l.sync).Status.LastHandledReconcileAt).To(Equal(handled), "no reconcile was requested")
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cp := getCloudProfile(g, l.profile)
+		delete(cp.Annotations, v1alpha1.HoldUntilAnnotation)
+		delete(cp.Annotations, v1alpha1.HoldReasonAnnotation)
+		return k8sClient.Update(ctx, cp)
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "the hold ended by hand, Git's value is back")
+		got := getProfileSync(g, l.sync)
+		g.Expect(got.Status.Holds).To(BeEmpty())
+		g.Expect(conditions.Has(got, v1alpha1.HeldCondition)).To(BeFalse())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	g.Expect(getProfileSync(g, l.sync).Status.LastHandledReconcileAt).To(Equal(handled), "no reconcile was requested")
+}
+
+// TestHoldChangedPassesOnlyChangesOfTheHoldAnnotations: the watch on
+// profiles wakes a ProfileSync only for a hold's change, not for the
+// sync's own writes, status writes or drift.
+func TestHoldChangedPassesOnlyChangesOfTheHoldAnnotations(t *testing.T) {
+	profile := func(annotations map[string]string) *v1alpha1.CloudProfile {
+		cp := stepCloudProfile("aws", "1.31.0")
+		cp.Annotations = annotations
+		return cp
+	}
+	held := map[string]string{v1alpha1.HoldUntilAnnotation: "2030-01-01T00:00:00Z", v1alpha1.HoldReasonAnnotation: "INC-1", "team": "a"}
+	with := func(key, value string) map[string]string {
+		annotations := maps.Clone(held)
+		if value == "" {
+			delete(annotations, key)
+		} else {
+			annotations[key] = value
+		}
+		return annotations
+	}
+	for _, tt := range []struct {
+		name     string
+		old, new map[string]string
+		want     bool
+	}{
+		{"a hold set", map[string]string{"team": "a"}, held, true},
+		{"a hold extended", held, with(v1alpha1.HoldUntilAnnotation, "2030-01-02T00:00:00Z"), true},
+		{"a reason changed", held, with(v1alpha1.HoldReasonAnnotation, "INC-2"), true},
+		{"a hold removed", held, map[string]string{"team": "a"}, true},
+		{"another annotation", held, with("team", "b"), false},
+		{"nothing of the annotations", held, held, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := holdChanged.Update(event.UpdateEvent{ObjectOld: profile(tt.old), ObjectNew: profile(tt.new)})
+			NewWithT(t).Expect(got).To(Equal(tt.want))
+		})
+	}
+	g := NewWithT(t)
+	g.Expect(holdChanged.Create(event.CreateEvent{Object: profile(held)})).To(BeTrue(), "a held profile seen first")
+	g.Expect(holdChanged.Create(event.CreateEvent{Object: profile(nil)})).To(BeFalse())
+	g.Expect(holdChanged.Delete(event.DeleteEvent{Object: profile(held)})).To(BeFalse())
 }
 
 // directSyncReconciler is a ProfileSync reconciler a test calls itself on
@@ -746,4 +837,40 @@ func TestRecordedFieldsThatDoNotFitAreRecordedWhole(t *testing.T) {
 	drifted, err = stillDrifted(item, []string{"spec", "metadata.labels[team]"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(drifted).To(Equal([]string{"spec", "metadata.labels[team]"}))
+}
+
+// TestHoldSetIsReportedOnce: a sync that follows another at once may read
+// the ProfileSync from the cache without the other's status; it does not
+// report the hold again. A restarted manager, which remembers nothing,
+// reads the hold from the status and does not report it either.
+func TestHoldSetIsReportedOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	now := mustTime("2026-11-25T02:00:00Z")
+	owner := stepSync(clusterProfilesNamespace)
+	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "aws"}}}
+	git := stepCloudProfile("aws", "1.31.0")
+	live := appliedFrom(owned(git.DeepCopy(), owner.Namespace), git)
+	live.Annotations[v1alpha1.HoldUntilAnnotation] = now.Add(time.Hour).Format(time.RFC3339)
+	shrinkMemory(live)
+	objects := []profile.Object{gitObject(git)}
+	// sync runs the holds phase of a sync of obj, as r.
+	sync := func(r *ProfileSyncReconciler, obj *v1alpha1.ProfileSync) {
+		g.Expect(r.holds(ctx, obj, newApplyPlan(obj, objects, digestsOf(t, objects), liveOf(live), nil))).To(Succeed())
+	}
+	newManager := func() (*ProfileSyncReconciler, *record.FakeRecorder) {
+		recorder := record.NewFakeRecorder(10)
+		return &ProfileSyncReconciler{EventRecorder: recorder, Clock: clocktesting.NewFakePassiveClock(now)}, recorder
+	}
+
+	r, events := newManager()
+	first := owner.DeepCopy()
+	sync(r, first)
+	g.Expect(first.Status.Holds).To(HaveLen(1))
+	sync(r, owner.DeepCopy())
+	g.Expect(drainEvents(events)).To(ConsistOf(HavePrefix("Normal " + v1alpha1.HoldSetReason + " CloudProfile/aws held until")))
+
+	restarted, events := newManager()
+	sync(restarted, first.DeepCopy())
+	g.Expect(drainEvents(events)).To(BeEmpty())
 }
