@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -116,15 +118,39 @@ type ProfileSyncReconciler struct {
 	Trigger <-chan event.GenericEvent
 }
 
-// SetupWithManager registers the reconciler. Spec changes and reconcile
-// requests (the reconcile.fluxcd.io/requestedAt annotation) trigger a sync at
-// once, and so does an event on Trigger; otherwise it runs every
-// spec.interval.
-func (r *ProfileSyncReconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
+// inventoryIndex indexes ProfileSyncs by the inventoryKey of every entry of
+// their status.inventory, so that the ProfileSyncs owning a profile are
+// found without listing every ProfileSync.
+const inventoryIndex = ".status.inventory.entries"
+
+// SetupWithManager registers the reconciler and the inventory index. Spec
+// changes and reconcile requests (the reconcile.fluxcd.io/requestedAt
+// annotation) trigger a sync at once, and so do an event on Trigger and a
+// change of the hold annotations on a profile of the inventory (holdChanged);
+// otherwise it runs every spec.interval.
+func (r *ProfileSyncReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.ProfileSync{}, inventoryIndex, func(obj client.Object) []string {
+		inventory := obj.(*v1alpha1.ProfileSync).Status.Inventory
+		if inventory == nil {
+			return nil
+		}
+		keys := make([]string, 0, len(inventory.Entries))
+		for _, e := range inventory.Entries {
+			keys = append(keys, inventoryKey(e.Kind, e.Namespace, e.Name))
+		}
+		return keys
+	}); err != nil {
+		return fmt.Errorf("index ProfileSyncs by %s: %w", inventoryIndex, err)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.ProfileSync{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
 		)).
+		// A hold is judged, and reported (HoldSet), by a sync: the on-call
+		// engineer who sets one should see it taken at once, not at the next
+		// interval, and one who removes it, Git back at once.
+		Watches(&v1alpha1.CloudProfile{}, handler.EnqueueRequestsFromMapFunc(r.ownersOf), builder.WithPredicates(holdChanged)).
+		Watches(&v1alpha1.NamespacedCloudProfile{}, handler.EnqueueRequestsFromMapFunc(r.ownersOf), builder.WithPredicates(holdChanged)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             opts.RateLimiter,
@@ -133,6 +159,52 @@ func (r *ProfileSyncReconciler) SetupWithManager(mgr ctrl.Manager, opts Options)
 		b = b.WatchesRawSource(source.Channel(r.Trigger, &handler.EnqueueRequestForObject{}))
 	}
 	return b.Complete(r)
+}
+
+// holdChanged passes the events of a profile whose hold annotations
+// changed: an update that sets, changes or removes one, and the creation (or,
+// at the manager's start, the first sight) of a profile that carries one.
+// Every other change of a profile is the sync's own write, a status write or
+// drift, which waits for the interval as before. Removing a hold that ended
+// is the sync's own write too, and costs one more sync that finds nothing to
+// do.
+var holdChanged = predicate.Funcs{
+	CreateFunc: func(e event.CreateEvent) bool { return len(holdAnnotationsOf(e.Object)) > 0 },
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !maps.Equal(holdAnnotationsOf(e.ObjectOld), holdAnnotationsOf(e.ObjectNew))
+	},
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// holdAnnotationsOf are the hold annotations obj carries.
+func holdAnnotationsOf(obj client.Object) map[string]string {
+	held := map[string]string{}
+	for _, key := range []string{v1alpha1.HoldUntilAnnotation, v1alpha1.HoldReasonAnnotation} {
+		if value, ok := obj.GetAnnotations()[key]; ok {
+			held[key] = value
+		}
+	}
+	return held
+}
+
+// ownersOf are the ProfileSyncs whose inventory lists the profile obj:
+// usually one, none for a profile no ProfileSync owns.
+func (r *ProfileSyncReconciler) ownersOf(ctx context.Context, obj client.Object) []reconcile.Request {
+	kind := v1alpha1.NamespacedCloudProfileKind
+	if _, ok := obj.(*v1alpha1.CloudProfile); ok {
+		kind = v1alpha1.CloudProfileKind
+	}
+	var owners v1alpha1.ProfileSyncList
+	if err := r.List(ctx, &owners, client.MatchingFields{inventoryIndex: inventoryKey(kind, obj.GetNamespace(), obj.GetName())}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list the ProfileSyncs of a profile whose hold changed", "kind", kind, "namespace", obj.GetNamespace(), "name", obj.GetName())
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(owners.Items))
+	for i := range owners.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&owners.Items[i])})
+	}
+	return requests
 }
 
 // syncError is a failed phase: the condition it sets and whether retrying the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -11,10 +12,12 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=cloudprofiles;namespacedcloudprofiles,verbs=hold
@@ -38,11 +41,21 @@ import (
 // marked), by time (the expiry, at most --max-hold ahead), and by Git (it
 // ends when Git has caught up).
 //
+// A change of the hold annotations on a profile syncs the ProfileSyncs
+// whose inventory lists it at once (holdChanged), so a hold is judged, and
+// its drift recorded, when it is set, not at the next interval.
+//
 // A hold ends by itself:
 //   - when Git catches up: the desired object from Git (its spec with the
 //     API server's defaults, and the labels and annotations Git sets) equals
-//     the live object on every field Git sets (driftedFields is empty);
-//     fields only the cluster has do not count, as for drift;
+//     the live object on every field that drifted. Those are recorded in
+//     status.holds[].driftedFields when the hold is first judged, and grow
+//     with later edits (recordDrift), but not with what Git changes during
+//     the hold: the pull request that brings the emergency edit into Git
+//     ends the hold even when another of Git's changes to the object landed
+//     meanwhile, which the same sync then applies. Fields only the cluster
+//     has are not drift, so a hold on an edit that only adds them ends at
+//     once, and the edit stays (server-side apply leaves it to its manager);
 //   - when it expires: at the hold-until time on the sync's clock, which is
 //     when the sync next runs (syncRequeue wakes it exactly then).
 //
@@ -51,10 +64,11 @@ import (
 // the same sync. A hold on an object the ProfileSync does not own (not in
 // its inventory) is ignored with a HoldIgnored warning. A hold annotation
 // the sync cannot honour (v1alpha1.ParseHold refuses it: not RFC 3339, in
-// the past, or beyond --max-hold) is reported in the Held condition and a
-// HoldRefused warning, and the object is synced as if it were not held: a
-// hold nobody may have set must not keep Git out, and admission refuses the
-// same annotation when the webhooks are installed. status.holds lists the
+// the past, beyond --max-hold, or a hold-reason without hold-until) is
+// reported in the Held condition and a HoldRefused warning, and the object
+// is synced as if it were not held: a hold nobody may have set must not keep
+// Git out, and admission refuses the same annotation when the webhooks are
+// installed. status.holds lists the
 // honoured holds, so a hold that passes its expiry is told from one set in
 // the past, across restarts too: the hold lives on the object, and the
 // status says which of them the sync honoured.
@@ -64,8 +78,9 @@ import (
 type holdJudgement struct {
 	// held are the holds honoured, sorted by kind, namespace and name.
 	held []v1alpha1.ObjectHold
-	// heldFields are the fields each held object differs from Git on, by
-	// inventory key; nil for an object Git no longer has.
+	// heldFields are the recorded fields each held object still differs
+	// from Git on, by inventory key: what its hold waits on; nil for an
+	// object Git no longer has.
 	heldFields map[string][]string
 	// ended are the holds that end in this sync.
 	ended []endedHold
@@ -100,37 +115,47 @@ func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHo
 	previous := honouredHolds(obj)
 	judge := func(entry v1alpha1.InventoryEntry, live client.Object, item *planItem) error {
 		annotations := live.GetAnnotations()
-		until, ok := annotations[v1alpha1.HoldUntilAnnotation]
-		if !ok {
+		until, hasUntil := annotations[v1alpha1.HoldUntilAnnotation]
+		_, hasReason := annotations[v1alpha1.HoldReasonAnnotation]
+		if !hasUntil && !hasReason {
 			return nil
 		}
 		key := inventoryKey(entry.Kind, entry.Namespace, entry.Name)
 		ref := objectRef(entry)
 		if !owned[key] {
-			j.ignored = append(j.ignored, ref)
+			// A reason alone on an object that is not ours is no hold of
+			// ours to refuse either.
+			if hasUntil {
+				j.ignored = append(j.ignored, ref)
+			}
 			return nil
 		}
 		hold, err := v1alpha1.ParseHold(annotations, now, maxHold)
 		if err != nil {
-			if expiredHold(until, previous[key], now) {
+			if expiredHold(until, previous[key].Until, now) {
 				j.ended = append(j.ended, endedHold{ref: ref, live: live, until: until, reason: v1alpha1.HoldExpiredReason})
 				return nil
 			}
 			j.refused = append(j.refused, fmt.Sprintf("%s: %s", ref, err))
 			return nil
 		}
-		var fields []string
+		held := v1alpha1.ObjectHold{InventoryEntry: entry, Until: metav1.NewTime(hold.Until), Reason: hold.Reason}
+		var waiting []string
 		if item != nil {
-			if fields, err = driftedFields(*item, nil); err != nil {
+			if held.DriftedFields, err = recordDrift(*item, previous[key]); err != nil {
 				return err
 			}
-			if len(fields) == 0 {
+			held.ObservedGeneration = live.GetGeneration()
+			if waiting, err = stillDrifted(*item, held.DriftedFields); err != nil {
+				return err
+			}
+			if len(waiting) == 0 {
 				j.ended = append(j.ended, endedHold{ref: ref, live: live, until: until, reason: v1alpha1.HoldReleasedReason})
 				return nil
 			}
 		}
-		j.held = append(j.held, v1alpha1.ObjectHold{InventoryEntry: entry, Until: metav1.NewTime(hold.Until), Reason: hold.Reason})
-		j.heldFields[key] = fields
+		j.held = append(j.held, held)
+		j.heldFields[key] = waiting
 		return nil
 	}
 	for i := range plan.items {
@@ -158,14 +183,135 @@ func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHo
 	return j, nil
 }
 
-// honouredHolds are the expiries of status.holds by inventory key: the
-// holds the last sync that judged them honoured.
-func honouredHolds(obj *v1alpha1.ProfileSync) map[string]metav1.Time {
-	honoured := make(map[string]metav1.Time, len(obj.Status.Holds))
+// honouredHolds are status.holds by inventory key: the holds the last sync
+// that judged them honoured.
+func honouredHolds(obj *v1alpha1.ProfileSync) map[string]v1alpha1.ObjectHold {
+	honoured := make(map[string]v1alpha1.ObjectHold, len(obj.Status.Holds))
 	for _, h := range obj.Status.Holds {
-		honoured[inventoryKey(h.Kind, h.Namespace, h.Name)] = h.Until
+		honoured[inventoryKey(h.Kind, h.Namespace, h.Name)] = h
 	}
 	return honoured
+}
+
+// maxRecordedFields bounds status.holds[].driftedFields, as its schema does
+// (MaxItems, items' MaxLength).
+const (
+	maxRecordedFields    = 100
+	maxRecordedFieldPath = 1024
+)
+
+// recordDrift is what a held object's hold waits on
+// (ObjectHold.DriftedFields): the fields it differs from Git on when the
+// hold is first judged; later, those recorded (previous) and the drift of
+// any edit since. The fields that differ now are added only when they can
+// be told to be the cluster's: the object has a new generation (an edit of
+// its spec, perhaps along with a change in Git: the sync cannot tell, and
+// holds rather than overwrite the edit), or Git has not changed the object
+// since it was last applied (its applied digest is Git's), so every
+// difference is an edit. What Git changed during the hold is thus not
+// waited on, and the hold ends once Git has the emergency edit, whatever
+// else Git changed meanwhile.
+func recordDrift(item planItem, previous v1alpha1.ObjectHold) ([]string, error) {
+	recorded := previous.DriftedFields
+	edited := len(recorded) == 0 || item.live.GetGeneration() != previous.ObservedGeneration ||
+		item.live.GetAnnotations()[v1alpha1.AppliedDigestAnnotation] == item.digest
+	if !edited {
+		return recorded, nil
+	}
+	current, err := driftedFields(item, nil)
+	if err != nil {
+		return nil, err
+	}
+	fields := slices.Clone(recorded)
+	for _, f := range current {
+		if !slices.Contains(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	return recordable(fields), nil
+}
+
+// recordable fits fields into status.holds[].driftedFields: when there are
+// more than fit, or a path is too long, each field is recorded as the whole
+// it belongs to (spec, metadata.labels or metadata.annotations), which
+// waits on no less.
+func recordable(fields []string) []string {
+	fits := len(fields) <= maxRecordedFields
+	for _, f := range fields {
+		fits = fits && len(f) <= maxRecordedFieldPath
+	}
+	if fits {
+		return fields
+	}
+	var wholes []string
+	for _, f := range fields {
+		whole := "spec"
+		for _, metadata := range []string{"metadata.labels", "metadata.annotations"} {
+			if strings.HasPrefix(f, metadata+"[") || f == metadata {
+				whole = metadata
+			}
+		}
+		if !slices.Contains(wholes, whole) {
+			wholes = append(wholes, whole)
+		}
+	}
+	return wholes
+}
+
+// stillDrifted are those of fields, recorded by recordDrift, on which the
+// live object does not have what Git has (profile.DriftedAt; a label or
+// annotation the same way). Empty means Git has caught up.
+func stillDrifted(item planItem, fields []string) ([]string, error) {
+	desired, desiredSpec, liveSpec := comparedSpecs(item)
+	var specFields []string
+	for _, f := range fields {
+		if f == "spec" || strings.HasPrefix(f, "spec.") {
+			specFields = append(specFields, f)
+		}
+	}
+	var specDrift []string
+	if len(specFields) > 0 {
+		desiredValues, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desiredSpec)
+		if err != nil {
+			return nil, fmt.Errorf("convert %s: %w", item.object.Ref(), err)
+		}
+		liveValues, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveSpec)
+		if err != nil {
+			return nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
+		}
+		if specDrift, err = profile.DriftedAt(item.object.Kind(), "spec", desiredValues, liveValues, specFields); err != nil {
+			return nil, fmt.Errorf("compare %s: %w", item.object.Ref(), err)
+		}
+	}
+	var drifted []string
+	for _, f := range fields {
+		switch {
+		case slices.Contains(specDrift, f):
+			drifted = append(drifted, f)
+		case strings.HasPrefix(f, "metadata.labels"):
+			if metadataDrifted(f, "metadata.labels", desired.GetLabels(), item.live.GetLabels()) {
+				drifted = append(drifted, f)
+			}
+		case strings.HasPrefix(f, "metadata.annotations"):
+			if metadataDrifted(f, "metadata.annotations", desired.GetAnnotations(), item.live.GetAnnotations()) {
+				drifted = append(drifted, f)
+			}
+		}
+	}
+	return drifted, nil
+}
+
+// metadataDrifted tells whether field, path[key] or path as a whole, differs
+// between Git (want) and the live object (have). A key Git no longer sets is
+// caught up only when the live object lacks it too, as for the spec.
+func metadataDrifted(field, path string, want, have map[string]string) bool {
+	if field == path {
+		return len(driftedKeys(path, want, have)) > 0
+	}
+	key := strings.TrimSuffix(strings.TrimPrefix(field, path+"["), "]")
+	wanted, inGit := want[key]
+	value, live := have[key]
+	return inGit != live || wanted != value
 }
 
 // expiredHold tells a hold that reached its expiry from one set in the past:
@@ -237,9 +383,20 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 	}
 	plan.hold(j)
 	key := client.ObjectKeyFromObject(obj).String()
+	// A hold is new when the status does not list it with this expiry, so
+	// a restarted manager reports none again, and when this manager did not
+	// honour it at its last sync either: a sync that follows another at
+	// once (a hold's change triggers one) may read a status from the cache
+	// older than the other's write.
 	previous := honouredHolds(obj)
+	heldLines := make([]string, 0, len(j.held))
 	for _, h := range j.held {
-		if until, ok := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]; !ok || !until.Equal(&h.Until) {
+		heldLines = append(heldLines, objectRef(h.InventoryEntry)+" until "+h.Until.UTC().Format(time.RFC3339))
+	}
+	fresh := r.reported.fresh(key+"\x00held", heldLines)
+	for i, h := range j.held {
+		before, listed := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]
+		if (!listed || !before.Until.Equal(&h.Until)) && slices.Contains(fresh, heldLines[i]) {
 			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
 		}
 	}

@@ -2,6 +2,9 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
@@ -45,6 +50,17 @@ func lifecycleYAML(version, expiry string) string {
 // status).
 func breakGlass(t *testing.T, name, until, reason string, edit func(*v1alpha1.CloudProfile)) {
 	t.Helper()
+	annotations := map[string]string{v1alpha1.HoldUntilAnnotation: until}
+	if reason != "" {
+		annotations[v1alpha1.HoldReasonAnnotation] = reason
+	}
+	editAnnotated(t, name, annotations, edit)
+}
+
+// editAnnotated is breakGlass with any annotations: edit, and annotations
+// set, in one update.
+func editAnnotated(t *testing.T, name string, annotations map[string]string, edit func(*v1alpha1.CloudProfile)) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var cp v1alpha1.CloudProfile
 		if err := k8sClient.Get(context.Background(), client.ObjectKey{Name: name}, &cp); err != nil {
@@ -54,9 +70,8 @@ func breakGlass(t *testing.T, name, until, reason string, edit func(*v1alpha1.Cl
 		if cp.Annotations == nil {
 			cp.Annotations = map[string]string{}
 		}
-		cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
-		if reason != "" {
-			cp.Annotations[v1alpha1.HoldReasonAnnotation] = reason
+		for k, v := range annotations {
+			cp.Annotations[k] = v
 		}
 		return k8sClient.Update(context.Background(), &cp)
 	})
@@ -195,6 +210,152 @@ func TestHoldLeavesTheHeldObjectAloneUntilGitCatchesUp(t *testing.T) {
 	})
 }
 
+// TestHoldEndsWhenGitHasTheEditWhateverElseGitChanged: while an emergency
+// expiry is held, Git gains another version of the held profile: the hold
+// stands and the held object takes nothing. The pull request that brings
+// the expiry into Git then releases the hold although Git still differs on
+// the other version, which the same sync applies.
+func TestHoldEndsWhenGitHasTheEditWhateverElseGitChanged(t *testing.T) {
+	g := NewWithT(t)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	held, repo := uniqueName("hold-other-field"), uniqueName("hold-other-field")
+	const expiry = "spec.kubernetes.versions[0] (1.31.0).lifecycle[1] (expired).startTime"
+	first, err := server.CreateRepo(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2030-01-01T00:00:00Z"), "version: 1.32.0")})
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", held)
+	waitApplied(t, sync, first)
+	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, held, until.Format(time.RFC3339), "INC-9", expireIn2021)
+	requestSync(t, sync, "held")
+	g.Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, sync).Status.Holds).To(HaveLen(1))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	t.Run("Git changing only another field leaves the hold and the object as they are", func(t *testing.T) {
+		g := NewWithT(t)
+		before := getCloudProfile(g, held)
+		other, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2030-01-01T00:00:00Z"), "version: 1.32.0", "version: 1.33.0")}, "add 1.33.0")
+		g.Expect(err).NotTo(HaveOccurred())
+		requestSync(t, sync, "other")
+		waitApplied(t, sync, other)
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.Holds).To(HaveLen(1))
+		g.Expect(got.Status.Holds[0].DriftedFields).To(Equal([]string{expiry}), "what Git changed is not waited on")
+		g.Expect(conditions.GetMessage(got, v1alpha1.HeldCondition)).To(ContainSubstring("(differs from Git on " + expiry + ")"))
+		after := getCloudProfile(g, held)
+		g.Expect(after.Spec).To(Equal(before.Spec))
+		g.Expect(after.Annotations).To(Equal(before.Annotations))
+	})
+
+	t.Run("Git having the edit releases the hold, and Git's other change applies", func(t *testing.T) {
+		g := NewWithT(t)
+		caughtUp, err := server.Commit(repo, map[string]string{"profiles.yaml": cloudProfileYAML(held, lifecycleYAML("1.31.0", "2021-01-01T00:00:00Z"), "version: 1.32.0", "version: 1.33.0")}, "expire 1.31.0, as the emergency did")
+		g.Expect(err).NotTo(HaveOccurred())
+		requestSync(t, sync, "caught-up")
+		waitApplied(t, sync, caughtUp)
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.Holds).To(BeEmpty())
+		g.Expect(conditions.Has(got, v1alpha1.HeldCondition)).To(BeFalse())
+		cp := getCloudProfile(g, held)
+		g.Expect(versionsOf(cp)).To(Equal([]string{"1.31.0", "1.32.0", "1.33.0"}))
+		g.Expect(cp.Spec.Kubernetes.Versions[0].Lifecycle[1].StartTime.UTC().Format(time.RFC3339)).To(Equal("2021-01-01T00:00:00Z"))
+		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldUntilAnnotation))
+		g.Expect(cp.Annotations).NotTo(HaveKey(v1alpha1.HoldReasonAnnotation))
+		g.Eventually(func(g Gomega) {
+			g.Expect(syncEvents(g, sync, v1alpha1.HoldReleasedReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + held + ": Git caught up")))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+}
+
+// TestAHoldChangeSyncsAtOnce: under an interval of an hour, setting a hold
+// on a profile of the inventory is judged within seconds (HoldSet, Held),
+// and so is removing it (Git's value back), with no reconcile request.
+func TestAHoldChangeSyncsAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	l := applyGoodRevision(t, server, "hold-watch")
+	g.Expect(l.sync.Spec.Interval.Duration).To(Equal(time.Hour))
+	// The hold's change is mapped to its ProfileSync by the manager's index
+	// of inventories, which follows the status the sync wrote.
+	g.Eventually(func(g Gomega) {
+		var owners v1alpha1.ProfileSyncList
+		g.Expect(managerClient.List(ctx, &owners, client.MatchingFields{inventoryIndex: inventoryKey(v1alpha1.CloudProfileKind, "", l.profile)})).To(Succeed())
+		g.Expect(owners.Items).To(HaveLen(1))
+		g.Expect(owners.Items[0].Name).To(Equal(l.sync.Name))
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	handled := getProfileSync(g, l.sync).Status.LastHandledReconcileAt
+
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, l.profile, until.Format(time.RFC3339), "INC-10", shrinkMemory)
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, l.sync)
+		g.Expect(conditions.IsTrue(got, v1alpha1.HeldCondition)).To(BeTrue())
+		g.Expect(got.Status.Holds).To(HaveLen(1))
+		g.Expect(syncEvents(g, l.sync, v1alpha1.HoldSetReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + l.profile + " held until " + until.Format(time.RFC3339))))
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	g.Expect(getProfileSync(g, l.sync).Status.LastHandledReconcileAt).To(Equal(handled), "no reconcile was requested")
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cp := getCloudProfile(g, l.profile)
+		delete(cp.Annotations, v1alpha1.HoldUntilAnnotation)
+		delete(cp.Annotations, v1alpha1.HoldReasonAnnotation)
+		return k8sClient.Update(ctx, cp)
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "the hold ended by hand, Git's value is back")
+		got := getProfileSync(g, l.sync)
+		g.Expect(got.Status.Holds).To(BeEmpty())
+		g.Expect(conditions.Has(got, v1alpha1.HeldCondition)).To(BeFalse())
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+	g.Expect(getProfileSync(g, l.sync).Status.LastHandledReconcileAt).To(Equal(handled), "no reconcile was requested")
+}
+
+// TestHoldChangedPassesOnlyChangesOfTheHoldAnnotations: the watch on
+// profiles wakes a ProfileSync only for a hold's change, not for the
+// sync's own writes, status writes or drift.
+func TestHoldChangedPassesOnlyChangesOfTheHoldAnnotations(t *testing.T) {
+	profile := func(annotations map[string]string) *v1alpha1.CloudProfile {
+		cp := stepCloudProfile("aws", "1.31.0")
+		cp.Annotations = annotations
+		return cp
+	}
+	held := map[string]string{v1alpha1.HoldUntilAnnotation: "2030-01-01T00:00:00Z", v1alpha1.HoldReasonAnnotation: "INC-1", "team": "a"}
+	with := func(key, value string) map[string]string {
+		annotations := maps.Clone(held)
+		if value == "" {
+			delete(annotations, key)
+		} else {
+			annotations[key] = value
+		}
+		return annotations
+	}
+	for _, tt := range []struct {
+		name     string
+		old, new map[string]string
+		want     bool
+	}{
+		{"a hold set", map[string]string{"team": "a"}, held, true},
+		{"a hold extended", held, with(v1alpha1.HoldUntilAnnotation, "2030-01-02T00:00:00Z"), true},
+		{"a reason changed", held, with(v1alpha1.HoldReasonAnnotation, "INC-2"), true},
+		{"a hold removed", held, map[string]string{"team": "a"}, true},
+		{"another annotation", held, with("team", "b"), false},
+		{"nothing of the annotations", held, held, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := holdChanged.Update(event.UpdateEvent{ObjectOld: profile(tt.old), ObjectNew: profile(tt.new)})
+			NewWithT(t).Expect(got).To(Equal(tt.want))
+		})
+	}
+	g := NewWithT(t)
+	g.Expect(holdChanged.Create(event.CreateEvent{Object: profile(held)})).To(BeTrue(), "a held profile seen first")
+	g.Expect(holdChanged.Create(event.CreateEvent{Object: profile(nil)})).To(BeFalse())
+	g.Expect(holdChanged.Delete(event.DeleteEvent{Object: profile(held)})).To(BeFalse())
+}
+
 // directSyncReconciler is a ProfileSync reconciler a test calls itself on
 // the suite's API server and clock, with a fake event recorder.
 func directSyncReconciler(t *testing.T) (*ProfileSyncReconciler, *record.FakeRecorder) {
@@ -255,17 +416,22 @@ func TestHoldExpiresExactlyAtItsExpiry(t *testing.T) {
 func TestHoldRefusedOrIgnored(t *testing.T) {
 	ensureNamespace(t, clusterProfilesNamespace)
 	server := startGitServer(t)
+	until := func(value string) map[string]string { return map[string]string{v1alpha1.HoldUntilAnnotation: value} }
 	for _, tt := range []struct {
-		name, until, want string
+		name        string
+		annotations map[string]string
+		want        string
 	}{
-		{"an expiry that is not a time", "tomorrow", `annotation profilesync.io/hold-until: "tomorrow" is not an RFC 3339 time`},
-		{"an expiry beyond --max-hold", time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339), "(the manager's --max-hold)"},
-		{"an expiry in the past", "2020-01-01T00:00:00Z", "annotation profilesync.io/hold-until: 2020-01-01T00:00:00Z is not in the future"},
+		{"an expiry that is not a time", until("tomorrow"), `annotation profilesync.io/hold-until: "tomorrow" is not an RFC 3339 time`},
+		{"an expiry beyond --max-hold", until(time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339)), "(the manager's --max-hold)"},
+		{"an expiry in the past", until("2020-01-01T00:00:00Z"), "annotation profilesync.io/hold-until: 2020-01-01T00:00:00Z is not in the future"},
+		{"a reason without an expiry", map[string]string{v1alpha1.HoldReasonAnnotation: "INC-1"},
+			"annotation profilesync.io/hold-reason is set without profilesync.io/hold-until, so nothing is held"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			l := applyGoodRevision(t, server, "hold-refused")
-			breakGlass(t, l.profile, tt.until, "", shrinkMemory)
+			editAnnotated(t, l.profile, tt.annotations, shrinkMemory)
 			requestSync(t, l.sync, "refused")
 			g.Eventually(func(g Gomega) {
 				got := getProfileSync(g, l.sync)
@@ -276,7 +442,9 @@ func TestHoldRefusedOrIgnored(t *testing.T) {
 				g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "synced as if not held")
 				g.Expect(syncEvents(g, l.sync, v1alpha1.HoldRefusedReason)).To(ConsistOf(ContainSubstring(tt.want)))
 			}).WithTimeout(15 * time.Second).Should(Succeed())
-			g.Expect(getCloudProfile(g, l.profile).Annotations).To(HaveKeyWithValue(v1alpha1.HoldUntilAnnotation, tt.until), "a refused hold is not the sync's to remove")
+			for k, v := range tt.annotations {
+				g.Expect(getCloudProfile(g, l.profile).Annotations).To(HaveKeyWithValue(k, v), "a refused hold is not the sync's to remove")
+			}
 		})
 	}
 
@@ -538,4 +706,166 @@ func TestChangesUnderWarnReportDriftAndApplyWhatGitChanged(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(drifts).To(BeEmpty())
 	g.Expect(changes).To(HaveLen(2), "mode correct writes both")
+}
+
+// TestHoldWaitsOnTheFieldsThatDrifted: a hold records the fields the held
+// object differed from Git on when it was first judged, and the fields of
+// later edits; what Git changes meanwhile is not waited on, so Git having
+// the edit releases the hold whatever else Git changed.
+func TestHoldWaitsOnTheFieldsThatDrifted(t *testing.T) {
+	now := mustTime("2026-11-25T02:00:00Z")
+	until := now.Add(time.Hour).Format(time.RFC3339)
+	const memory = "spec.machineTypes[0] (m5.large).memory"
+	owner := stepSync(clusterProfilesNamespace)
+	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "aws"}}}
+	applied := stepCloudProfile("aws", "1.31.0")
+	// live is aws as the sync applied it, then at generation edited by
+	// hand (edits) and held.
+	live := func(generation int64, edits ...func(*v1alpha1.CloudProfile)) *v1alpha1.CloudProfile {
+		cp := appliedFrom(owned(applied.DeepCopy(), owner.Namespace), applied)
+		cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
+		cp.Generation = generation
+		for _, edit := range edits {
+			edit(cp)
+		}
+		return cp
+	}
+	inGit := func(edits ...func(*v1alpha1.CloudProfile)) *v1alpha1.CloudProfile {
+		cp := applied.DeepCopy()
+		for _, edit := range edits {
+			edit(cp)
+		}
+		return cp
+	}
+	addVersion := func(cp *v1alpha1.CloudProfile) {
+		cp.Spec.Kubernetes.Versions = append(cp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: "1.32.0"})
+	}
+	retype := func(cp *v1alpha1.CloudProfile) { cp.Spec.Type = "aws" }
+	judge := func(t *testing.T, git, live *v1alpha1.CloudProfile) holdJudgement {
+		t.Helper()
+		objects := []profile.Object{gitObject(git)}
+		j, err := judgeHolds(owner, newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(live), nil), now, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	// judged is the status the sync leaves after j.
+	judged := func(j holdJudgement) { owner.Status.Holds = j.held }
+	recorded := func(g Gomega, j holdJudgement) []string {
+		g.Expect(j.held).To(HaveLen(1), "held")
+		return j.held[0].DriftedFields
+	}
+
+	t.Run("the first judgement records the drift", func(t *testing.T) {
+		g := NewWithT(t)
+		j := judge(t, applied, live(2, shrinkMemory))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory}))
+		g.Expect(j.held[0].ObservedGeneration).To(Equal(int64(2)))
+		judged(j)
+	})
+	t.Run("a field Git changes during the hold is not waited on", func(t *testing.T) {
+		g := NewWithT(t)
+		j := judge(t, inGit(addVersion), live(2, shrinkMemory))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory}))
+		g.Expect(j.heldFields).To(HaveKeyWithValue(inventoryKey(v1alpha1.CloudProfileKind, "", "aws"), []string{memory}))
+		judged(j)
+	})
+	t.Run("Git having the edit releases the hold, whatever else Git changed", func(t *testing.T) {
+		g := NewWithT(t)
+		j := judge(t, inGit(addVersion, shrinkMemory), live(2, shrinkMemory))
+		g.Expect(j.held).To(BeEmpty())
+		g.Expect(j.ended).To(HaveLen(1))
+		g.Expect(j.ended[0].reason).To(Equal(v1alpha1.HoldReleasedReason))
+	})
+	t.Run("a later edit's drift is added, and Git's changes of the time with it", func(t *testing.T) {
+		g := NewWithT(t)
+		// The new generation says the object was edited; which of the
+		// differences are the edit's the sync cannot tell while Git has
+		// changes too, so it waits on all rather than overwrite the edit.
+		j := judge(t, inGit(addVersion), live(3, shrinkMemory, retype))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory, "spec.kubernetes.versions[1] (1.32.0)", "spec.type"}))
+		g.Expect(j.held[0].ObservedGeneration).To(Equal(int64(3)))
+		judged(j)
+
+		j = judge(t, inGit(addVersion, shrinkMemory), live(3, shrinkMemory, retype))
+		g.Expect(j.heldFields).To(HaveKeyWithValue(inventoryKey(v1alpha1.CloudProfileKind, "", "aws"), []string{"spec.kubernetes.versions[1] (1.32.0)", "spec.type"}),
+			"Git has only the first edit")
+		judged(j)
+
+		j = judge(t, inGit(addVersion, shrinkMemory, retype), live(3, shrinkMemory, retype, addVersion))
+		g.Expect(j.held).To(BeEmpty(), "Git has both edits, and the object Git's version")
+	})
+	t.Run("Git unchanged since the last apply: every difference is an edit", func(t *testing.T) {
+		g := NewWithT(t)
+		owner.Status.Holds = []v1alpha1.ObjectHold{{InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "aws"},
+			Until: metav1.NewTime(now.Add(time.Hour)), DriftedFields: []string{memory}, ObservedGeneration: 2}}
+		j := judge(t, applied, live(2, shrinkMemory, retype))
+		g.Expect(recorded(g, j)).To(Equal([]string{memory, "spec.type"}), "found without a new generation, as an edit of labels or annotations is")
+	})
+}
+
+// TestRecordedFieldsThatDoNotFitAreRecordedWhole: a drift of more fields
+// than status.holds[].driftedFields takes is recorded as the wholes it
+// belongs to, which wait on no less.
+func TestRecordedFieldsThatDoNotFitAreRecordedWhole(t *testing.T) {
+	g := NewWithT(t)
+	var fields []string
+	for i := range maxRecordedFields {
+		fields = append(fields, fmt.Sprintf("spec.regions[%d] (r%d).name", i, i))
+	}
+	g.Expect(recordable(fields)).To(Equal(fields))
+	fields = append(fields, "metadata.labels[team]")
+	g.Expect(recordable(fields)).To(Equal([]string{"spec", "metadata.labels"}))
+	g.Expect(recordable([]string{"metadata.annotations[" + strings.Repeat("x", maxRecordedFieldPath) + "]"})).To(Equal([]string{"metadata.annotations"}))
+
+	git := stepCloudProfile("aws", "1.31.0")
+	git.Labels = map[string]string{"team": "a"}
+	live := owned(git.DeepCopy(), clusterProfilesNamespace)
+	live.Labels["team"] = "b"
+	item := planItem{object: gitObject(git), live: live}
+	drifted, err := stillDrifted(item, []string{"spec", "metadata.labels", "metadata.annotations"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifted).To(Equal([]string{"metadata.labels"}))
+	shrinkMemory(live)
+	delete(live.Labels, "team")
+	drifted, err = stillDrifted(item, []string{"spec", "metadata.labels[team]"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(drifted).To(Equal([]string{"spec", "metadata.labels[team]"}))
+}
+
+// TestHoldSetIsReportedOnce: a sync that follows another at once may read
+// the ProfileSync from the cache without the other's status; it does not
+// report the hold again. A restarted manager, which remembers nothing,
+// reads the hold from the status and does not report it either.
+func TestHoldSetIsReportedOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	now := mustTime("2026-11-25T02:00:00Z")
+	owner := stepSync(clusterProfilesNamespace)
+	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "aws"}}}
+	git := stepCloudProfile("aws", "1.31.0")
+	live := appliedFrom(owned(git.DeepCopy(), owner.Namespace), git)
+	live.Annotations[v1alpha1.HoldUntilAnnotation] = now.Add(time.Hour).Format(time.RFC3339)
+	shrinkMemory(live)
+	objects := []profile.Object{gitObject(git)}
+	// sync runs the holds phase of a sync of obj, as r.
+	sync := func(r *ProfileSyncReconciler, obj *v1alpha1.ProfileSync) {
+		g.Expect(r.holds(ctx, obj, newApplyPlan(obj, objects, digestsOf(t, objects), liveOf(live), nil))).To(Succeed())
+	}
+	newManager := func() (*ProfileSyncReconciler, *record.FakeRecorder) {
+		recorder := record.NewFakeRecorder(10)
+		return &ProfileSyncReconciler{EventRecorder: recorder, Clock: clocktesting.NewFakePassiveClock(now)}, recorder
+	}
+
+	r, events := newManager()
+	first := owner.DeepCopy()
+	sync(r, first)
+	g.Expect(first.Status.Holds).To(HaveLen(1))
+	sync(r, owner.DeepCopy())
+	g.Expect(drainEvents(events)).To(ConsistOf(HavePrefix("Normal " + v1alpha1.HoldSetReason + " CloudProfile/aws held until")))
+
+	restarted, events := newManager()
+	sync(restarted, first.DeepCopy())
+	g.Expect(drainEvents(events)).To(BeEmpty())
 }

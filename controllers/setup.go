@@ -152,7 +152,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		ServiceAccounts:          NewServiceAccountClients(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader()),
 		Trigger:                  trigger,
 		Metrics:                  metrics,
-	}).SetupWithManager(mgr, cfg.Options); err != nil {
+	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up ProfileSync controller: %w", err)
 	}
 	return nil

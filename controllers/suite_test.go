@@ -35,6 +35,9 @@ var (
 	// testMetrics is where the suite manager's controllers register their
 	// metrics (metrics.go); the tests read it.
 	testMetrics = prometheus.NewRegistry()
+	// managerClient is the suite manager's client: it reads the manager's
+	// cache and its indexes, as the reconcilers do.
+	managerClient client.Client
 )
 
 // switchableClock is real time unless a test fixes it to an instant.
@@ -88,6 +91,7 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, env *testenv.En
 		return err
 	}
 	receiverURL = "http://" + receiverAddr
+	managerClient = mgr.GetClient()
 	return SetupAll(ctx, mgr, Config{
 		Options:                  Options{MaxConcurrentReconciles: 4},
 		Clock:                    testClock,

@@ -226,7 +226,9 @@ func TestAHoldTheSyncWouldRefuseIsRefusedAtAdmission(t *testing.T) {
 	oncall, _ := onCall(t)
 	tests := []struct {
 		name, until, reason string
-		want                string
+		// noUntil leaves hold-until unset.
+		noUntil bool
+		want    string
 	}{
 		{
 			name:  "no RFC 3339 time",
@@ -254,12 +256,18 @@ func TestAHoldTheSyncWouldRefuseIsRefusedAtAdmission(t *testing.T) {
 			reason: strings.Repeat("x", 1025),
 			want:   `annotation profilesync.io/hold-reason: 1025 bytes, more than the 1024 allowed`,
 		},
+		{
+			name:    "a reason without an expiry",
+			reason:  "INC-5",
+			noUntil: true,
+			want:    `metadata.annotations: Invalid value: annotation profilesync.io/hold-reason is set without profilesync.io/hold-until, so nothing is held`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			set := func(obj client.Object) {
-				setAnnotation(obj, v1alpha1.HoldUntilAnnotation, tt.until, false)
+				setAnnotation(obj, v1alpha1.HoldUntilAnnotation, tt.until, tt.noUntil)
 				if tt.reason != "" {
 					setAnnotation(obj, v1alpha1.HoldReasonAnnotation, tt.reason, false)
 				}
@@ -299,7 +307,10 @@ func TestAnExpiredHoldBlocksNeitherEditsNorTheSync(t *testing.T) {
 	})).To(Succeed(), "an edit that leaves the expired hold as it is")
 
 	// The sync corrects the object once the hold has expired, as the
-	// operator's service account, which does not hold the verb hold.
+	// operator's service account. Its role (config/rbac/role.yaml) has the
+	// verb hold, to end holds, but the verb is not what lets this apply
+	// through: it leaves the hold annotations as they are, so the webhook
+	// does not ask for the verb, nor judge the expired hold.
 	ncp.Spec.MachineImages = machineImagesOverride("2025-12-01T00:00:00Z")
 	g.Expect(syncApply(ctx, operatorClient(t), ncp)).To(Succeed())
 

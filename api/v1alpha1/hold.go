@@ -44,14 +44,20 @@ type Hold struct {
 }
 
 // ParseHold reads the hold annotations of an object at time now. It returns
-// nil and no error when the object is not held (HoldUntilAnnotation unset;
-// a reason alone holds nothing). A hold that cannot be parsed, has already
-// expired, or expires more than maxHold after now is an error naming the
-// annotation and the reason, so the sync and admission refuse it with the same
-// words. maxHold <= 0 means DefaultMaxHold.
+// nil and no error when the object is not held (neither annotation set). A
+// hold that cannot be parsed, has already expired, or expires more than
+// maxHold after now is an error naming the annotation and the reason, so the
+// sync and admission refuse it with the same words. So is a reason without an
+// expiry: whoever set it meant to hold the object, and saying nothing would
+// let the sync undo their edit while they believe it held. maxHold <= 0
+// means DefaultMaxHold.
 func ParseHold(annotations map[string]string, now time.Time, maxHold time.Duration) (*Hold, error) {
 	until, ok := annotations[HoldUntilAnnotation]
 	if !ok {
+		if _, hasReason := annotations[HoldReasonAnnotation]; hasReason {
+			return nil, fmt.Errorf("annotation %s is set without %s, so nothing is held; set %s to when the hold expires, in RFC 3339 (for example %s), or remove %s",
+				HoldReasonAnnotation, HoldUntilAnnotation, HoldUntilAnnotation, now.Add(24*time.Hour).UTC().Format(time.RFC3339), HoldReasonAnnotation)
+		}
 		return nil, nil
 	}
 	if maxHold <= 0 {
@@ -74,7 +80,10 @@ func ParseHold(annotations map[string]string, now time.Time, maxHold time.Durati
 		return nil, fmt.Errorf("annotation %s: %s is not in the future; remove the hold annotations, or set a later expiry",
 			HoldUntilAnnotation, until)
 	}
-	if t.Sub(now) > maxHold {
+	// Not t.Sub(now) > maxHold: Sub saturates at about 292 years, so under a
+	// maxHold that long (diff --cluster reads holds of any length) a later
+	// expiry would pass.
+	if t.After(now.Add(maxHold)) {
 		return nil, fmt.Errorf("annotation %s: %s is more than %s from now (the manager's --max-hold); hold for at most that long, and extend it later if Git has not caught up",
 			HoldUntilAnnotation, until, maxHold)
 	}

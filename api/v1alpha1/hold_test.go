@@ -16,7 +16,16 @@ func TestParseHold(t *testing.T) {
 		wantErr     string
 	}{
 		{name: "no annotations"},
-		{name: "a reason alone holds nothing", annotations: map[string]string{HoldReasonAnnotation: "broken image"}},
+		{
+			name:        "a reason without an expiry",
+			annotations: map[string]string{HoldReasonAnnotation: "broken image"},
+			wantErr:     "annotation profilesync.io/hold-reason is set without profilesync.io/hold-until, so nothing is held; set profilesync.io/hold-until to when the hold expires, in RFC 3339 (for example 2026-11-26T02:00:00Z), or remove profilesync.io/hold-reason",
+		},
+		{
+			name:        "an empty reason without an expiry",
+			annotations: map[string]string{HoldReasonAnnotation: ""},
+			wantErr:     "annotation profilesync.io/hold-reason is set without profilesync.io/hold-until",
+		},
 		{
 			name:        "a hold with a reason",
 			annotations: map[string]string{HoldUntilAnnotation: "2026-11-26T02:00:00Z", HoldReasonAnnotation: "broken image"},

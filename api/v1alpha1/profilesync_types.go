@@ -300,6 +300,34 @@ type ObjectHold struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Reason string `json:"reason,omitempty"`
+
+	// driftedFields are the fields Git waits on: the paths of the fields Git
+	// sets that the object differed from Git on when the sync first honoured
+	// the hold, as a DriftCorrected event names them, and of those that a
+	// later edit of the object (a new metadata.generation) made differ. A
+	// field that differs only because Git changed it during the hold is not
+	// added, unless an edit of the object reached the sync in the same
+	// sync: the sync cannot tell the two apart then, and rather holds longer
+	// than overwrite an edit. The hold is released when Git has caught up on every one of
+	// them: Git's desired object (its spec with the API server's defaults,
+	// and the labels and annotations Git sets) equals the live one there,
+	// list entries matched by their keys. A field Git no longer sets counts
+	// as caught up only when the live object lacks it too: Git dropping a
+	// field someone changed by hand does not agree with the change. More
+	// fields than fit are recorded as their whole (spec, metadata.labels,
+	// metadata.annotations). Empty for an object Git no longer has, which
+	// stays held until it expires.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=1024
+	DriftedFields []string `json:"driftedFields,omitempty"`
+
+	// observedGeneration is the object's metadata.generation when
+	// driftedFields were last recorded: a newer one is a new edit, whose
+	// drift is added.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // ProfileSyncStatus is what the ProfileSync controller observed.

@@ -166,3 +166,132 @@ func ContentDigest(o Object) (string, error) {
 	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
+
+// DriftedAt lists those of paths (paths of DriftedFields under prefix, for
+// an object of kind, perhaps of an earlier desired) on which live still does
+// not have what desired has, in the order of paths. It answers whether Git
+// has caught up with a hand edit whose fields were recorded: a path is
+// resolved in desired and in live by the keys of its list entries, not their
+// indexes, so Git inserting an entry before one that drifted moves nothing.
+// A path is drifted when desired and live both have it and DriftedFields
+// finds a difference below it, or when only one of them has it: a field Git
+// no longer sets is caught up only when live lacks it too, since Git dropping
+// a field someone changed by hand does not agree with the change. A path
+// neither has is not drifted.
+func DriftedAt(kind, prefix string, desired, live map[string]any, paths []string) ([]string, error) {
+	s, err := schemaOf(kind)
+	if err != nil {
+		return nil, err
+	}
+	root := s.structural
+	for _, name := range strings.Split(prefix, ".") {
+		root = propertyOf(root, name)
+	}
+	var drifted []string
+	for _, path := range paths {
+		rest, ok := strings.CutPrefix(path, prefix)
+		if !ok || !segmentEnd(rest) {
+			return nil, fmt.Errorf("%s: field path %q is not under %s", kind, path, prefix)
+		}
+		d, node, inDesired := valueAt(root, rest, desired)
+		l, _, inLive := valueAt(root, rest, live)
+		switch {
+		case !inDesired && !inLive:
+		case inDesired != inLive:
+			drifted = append(drifted, path)
+		default:
+			var below []string
+			driftOf(node, path, d, l, &below)
+			if len(below) > 0 {
+				drifted = append(drifted, path)
+			}
+		}
+	}
+	return drifted, nil
+}
+
+// segmentEnd tells whether rest, what is left of a path, starts a new
+// segment or is empty: after "spec.kubernetes", not after "spec.kube".
+func segmentEnd(rest string) bool {
+	return rest == "" || rest[0] == '.' || rest[0] == '['
+}
+
+// valueAt is the value at rest, the part of a DriftedFields path below
+// value (of schema node), and its schema node; false when value does not
+// have it. A map key and a list entry's key may contain the separators of
+// a path (a version has dots), so every key that fits is tried, not a
+// parse of rest.
+func valueAt(node *structuralschema.Structural, rest string, value any) (any, *structuralschema.Structural, bool) {
+	if value == nil {
+		return nil, nil, false
+	}
+	if rest == "" {
+		return value, node, true
+	}
+	switch v := value.(type) {
+	case map[string]any:
+		after, ok := strings.CutPrefix(rest, ".")
+		if !ok {
+			return nil, nil, false
+		}
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			below, ok := strings.CutPrefix(after, k)
+			if !ok || !segmentEnd(below) {
+				continue
+			}
+			if found, child, ok := valueAt(propertyOf(node, k), below, v[k]); ok {
+				return found, child, true
+			}
+		}
+	case []any:
+		// Only a keyed list has paths into its entries; any other is
+		// compared whole.
+		keys := listMapKeys(node)
+		index, afterIndex, ok := cutIndex(rest)
+		if len(keys) == 0 || !ok {
+			return nil, nil, false
+		}
+		keyed, isKeyed := strings.CutPrefix(afterIndex, " (")
+		for i, entry := range v {
+			key, hasKey := keyOfEntry(entry, keys)
+			var below string
+			switch {
+			case isKeyed && hasKey:
+				var ok bool
+				if below, ok = strings.CutPrefix(keyed, key+")"); !ok || !segmentEnd(below) {
+					continue
+				}
+			case !isKeyed && !hasKey && i == index:
+				below = afterIndex
+			default:
+				continue
+			}
+			if found, child, ok := valueAt(node.Items, below, entry); ok {
+				return found, child, true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// cutIndex cuts "[<index>]" off the front of rest.
+func cutIndex(rest string) (int, string, bool) {
+	inside, ok := strings.CutPrefix(rest, "[")
+	if !ok {
+		return 0, "", false
+	}
+	end := strings.IndexByte(inside, ']')
+	if end <= 0 {
+		return 0, "", false
+	}
+	index, err := strconv.Atoi(inside[:end])
+	if err != nil || index < 0 {
+		return 0, "", false
+	}
+	return index, inside[end+1:], true
+}
