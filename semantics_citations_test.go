@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,24 +35,8 @@ func TestEveryCitationOfTheSemanticsNamesARuleThatExists(t *testing.T) {
 		t.Fatalf("docs/semantics.md has lost its numbering: %v", rules)
 	}
 	cited := 0
-	err = filepath.WalkDir(".", func(path string, entry fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if entry.IsDir() && (entry.Name() == ".git" || entry.Name() == "bin") {
-			return filepath.SkipDir
-		}
-		if entry.IsDir() {
-			return nil
-		}
-		if ext := filepath.Ext(path); ext != ".go" && ext != ".md" && ext != ".yaml" {
-			return nil
-		}
-		content, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, m := range citation.FindAllStringSubmatch(string(content), -1) {
+	walkRepositoryFiles(t, func(path, content string) {
+		for _, m := range citation.FindAllStringSubmatch(content, -1) {
 			cited++
 			rule := m[1]
 			if m[2] != "" {
@@ -63,11 +46,7 @@ func TestEveryCitationOfTheSemanticsNamesARuleThatExists(t *testing.T) {
 				t.Errorf("%s cites docs/semantics.md §%s, which it does not have", path, rule)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if cited < 20 {
 		t.Errorf("found %d citations; the walk missed the code", cited)
 	}
