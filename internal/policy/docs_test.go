@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // TestThePoliciesOfTheDocsDecode decodes every policy file docs/policy.md
@@ -15,18 +17,9 @@ func TestThePoliciesOfTheDocsDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var policies []string
-	block, inYAML := "", false
-	for _, line := range strings.Split(string(doc), "\n") {
-		switch {
-		case line == "```yaml":
-			block, inYAML = "", true
-		case line == "```" && inYAML:
-			inYAML = false
-			if strings.Contains(block, "kind: "+Kind) {
-				policies = append(policies, block)
-			}
-		case inYAML:
-			block += line + "\n"
+	for _, block := range builders.MarkdownYAMLBlocks(string(doc)) {
+		if strings.Contains(block, "kind: "+Kind) {
+			policies = append(policies, block)
 		}
 	}
 	if len(policies) < 2 {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // differenceExample is a ```yaml block of docs/lifecycle.md's section on
@@ -32,24 +34,13 @@ func differenceExamples(t *testing.T) []differenceExample {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	var examples []differenceExample
-	var block []string
-	inBlock, indent := false, ""
-	for _, line := range strings.Split(section, "\n") {
-		trimmed := strings.TrimSpace(line)
-		switch {
-		case trimmed == "```yaml":
-			inBlock, block = true, nil
-			indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
-		case inBlock && trimmed == "```":
-			inBlock = false
-			verdict, ok := strings.CutPrefix(block[0], "# ProfileSync ")
-			if !ok {
-				t.Fatalf("a yaml block of the differences section starts with %q, not with the verdict (# ProfileSync accepts/refuses …)", block[0])
-			}
-			examples = append(examples, differenceExample{verdict: verdict, profiles: strings.Join(block[1:], "\n") + "\n"})
-		case inBlock:
-			block = append(block, strings.TrimPrefix(line, indent))
+	for _, block := range builders.MarkdownYAMLBlocks(section) {
+		first, profiles, _ := strings.Cut(block, "\n")
+		verdict, ok := strings.CutPrefix(first, "# ProfileSync ")
+		if !ok {
+			t.Fatalf("a yaml block of the differences section starts with %q, not with the verdict (# ProfileSync accepts/refuses …)", first)
 		}
+		examples = append(examples, differenceExample{verdict: verdict, profiles: profiles})
 	}
 	return examples
 }

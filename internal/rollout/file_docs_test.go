@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // TestTheRolloutsOfTheDocsDecode decodes every rollout file docs/rollout.md
@@ -16,19 +18,13 @@ func TestTheRolloutsOfTheDocsDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rollouts, shownErrors []string
-	block, inYAML := "", false
+	for _, block := range builders.MarkdownYAMLBlocks(string(doc)) {
+		if strings.Contains(block, "kind: "+Kind) {
+			rollouts = append(rollouts, block)
+		}
+	}
 	for _, line := range strings.Split(string(doc), "\n") {
-		switch {
-		case line == "```yaml":
-			block, inYAML = "", true
-		case line == "```" && inYAML:
-			inYAML = false
-			if strings.Contains(block, "kind: "+Kind) {
-				rollouts = append(rollouts, block)
-			}
-		case inYAML:
-			block += line + "\n"
-		case strings.HasPrefix(line, FileName+": "):
+		if strings.HasPrefix(line, FileName+": ") {
 			shownErrors = append(shownErrors, line)
 		}
 	}

@@ -6,6 +6,7 @@ package builders
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,4 +177,30 @@ func AssertGolden(t testing.TB, path string, got []byte, update bool) {
 	if string(got) != string(want) {
 		t.Errorf("golden file %s differs; run with -update if the change is intended:\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
+}
+
+// MarkdownYAMLBlocks returns the ```yaml blocks of a Markdown document, each
+// without the indentation of its opening fence, so that a block shown
+// inside a list item reads as the file it stands for: the examples a
+// document shows are what its tests decode.
+func MarkdownYAMLBlocks(markdown string) []string {
+	var blocks []string
+	var block strings.Builder
+	inBlock, indent := false, ""
+	for _, line := range strings.Split(markdown, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !inBlock && trimmed == "```yaml":
+			inBlock = true
+			block.Reset()
+			indent = line[:len(line)-len(strings.TrimLeft(line, " "))]
+		case inBlock && trimmed == "```":
+			inBlock = false
+			blocks = append(blocks, block.String())
+		case inBlock:
+			block.WriteString(strings.TrimPrefix(line, indent))
+			block.WriteByte('\n')
+		}
+	}
+	return blocks
 }
