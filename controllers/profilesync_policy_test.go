@@ -115,8 +115,11 @@ func TestARevisionBreakingItsPolicyIsRefusedWhole(t *testing.T) {
 	err = k8sClient.Get(ctx, client.ObjectKey{Name: added}, &v1alpha1.CloudProfile{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the profile the refused revision adds is not created")
 
-	refusals, err := testenv.Events(ctx, k8sClient,
-		testenv.EventQuery{Namespace: clusterProfilesNamespace, Name: sync.Name, Reason: v1alpha1.PolicyViolationReason})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(refusals).NotTo(BeEmpty(), "the refusal is an event too")
+	// Events are recorded asynchronously: the status may come first.
+	g.Eventually(func(g Gomega) []corev1.Event {
+		refusals, err := testenv.Events(ctx, k8sClient,
+			testenv.EventQuery{Namespace: clusterProfilesNamespace, Name: sync.Name, Reason: v1alpha1.PolicyViolationReason})
+		g.Expect(err).NotTo(HaveOccurred())
+		return refusals
+	}).WithTimeout(10*time.Second).ShouldNot(BeEmpty(), "the refusal is an event too")
 }
