@@ -37,11 +37,12 @@ import (
 
 // The operator's own service account holds the custom verbs, so the sync may
 // apply every field of the NamespacedCloudProfiles in Git, and may ask the API
-// server whether a requesting user holds them. It does not hold the verb hold,
-// and needs no exemption: the sync never sets, changes or removes the hold
-// annotations (a profile in Git may not carry them, they are in
-// v1alpha1.ReservedLabelDomain, and its server-side applies leave annotations
-// of other field managers alone), and only a change of them is checked.
+// server whether a requesting user holds them. It holds the verb hold too
+// (marker in controllers/profilesync_hold.go), and needs no exemption: the
+// sync never sets or changes the hold annotations (a profile in Git may not
+// carry them, they are in v1alpha1.ReservedLabelDomain, and its server-side
+// applies leave annotations of other field managers alone), but removes them
+// when a hold ends, and the webhook checks that removal like anyone's.
 //
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=modify-spec-kubernetes;modify-spec-machineimages;modify-spec-providerconfig
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

@@ -74,6 +74,9 @@ type managerConfig struct {
 	faults *faultTransport
 	// clock is the controllers' clock; real time when nil.
 	clock clock.PassiveClock
+	// user, when set, is who the manager acts as (impersonated), as the
+	// operator's service account with its role; the admin when nil.
+	user *rest.ImpersonationConfig
 	// statusRecheck is controllers.Options.StatusRecheck; its default when 0.
 	statusRecheck time.Duration
 	// leaderElection runs the manager as one of several replicas.
@@ -100,6 +103,9 @@ func (l *landscape) startManager(cfg managerConfig) *testenv.Manager {
 			// The operator's client limits, so a burst of retries is paced
 			// as in production.
 			c.QPS, c.Burst = 50, 300
+			if cfg.user != nil {
+				c.Impersonate = *cfg.user
+			}
 			if cfg.faults != nil {
 				c.Wrap(cfg.faults.wrap)
 			}
