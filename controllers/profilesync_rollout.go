@@ -435,12 +435,16 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 		conditions.Delete(obj, v1alpha1.RecordedCondition)
 		return
 	}
+	// One record per applied revision: a revision recorded as applied or
+	// as a hotfix is not recorded again when spec.rollout.hotfix is set or
+	// cleared later, since what the landscape holds has not changed. Only a
+	// revision recorded as refused, and then applied, is recorded anew.
+	if status.RecordedRevision == status.AppliedRevision && status.RecordedKind != string(rollout.RecordRefused) {
+		return
+	}
 	kind := rollout.RecordApplied
 	if rolloutSpec(obj).Hotfix == status.AppliedRevision {
 		kind = rollout.RecordHotfix
-	}
-	if status.RecordedRevision == status.AppliedRevision && status.RecordedKind == string(kind) {
-		return
 	}
 	key := client.ObjectKeyFromObject(obj).String()
 	now := r.Clock.Now()

@@ -391,6 +391,9 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 			g.Expect(conditions.GetReason(got, v1alpha1.WaitingCondition)).To(Equal(v1alpha1.RolloutHeldReason))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
+		got := getProfileSync(g, prod)
+		g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(hotfix))
+		g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordHotfix)), "clearing the hotfix records the revision it runs no second time")
 		dev.applied("dev", newest, start.Add(-rolloutSoak))
 		requestSync(t, prod, "held")
 		g.Eventually(func(g Gomega) {
@@ -401,7 +404,7 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 			g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Since.Time).To(BeTemporally("==", start.Add(-rolloutSoak)))
 			g.Expect(syncEvents(g, prod, v1alpha1.RolloutHeldReason)).To(ContainElement(ContainSubstring(newest + " waits")))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
-		got := getProfileSync(g, prod)
+		got = getProfileSync(g, prod)
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+hotfix), "held, though dev held the newest for the soak")
 		g.Expect(conditions.IsReady(got)).To(BeTrue())
 
