@@ -89,7 +89,8 @@ test: manifests generate fmt vet envtest ## Run every test: unit, envtest and a 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 5s); the kustomize build's for FUZZBUILDTIME.
 	@for pkg in $$(go list ./...); do \
-		for target in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+		listed=$$(go test -list '^Fuzz' $$pkg) || { echo "$$listed"; echo "fuzz: listing the fuzz targets of $$pkg failed"; exit 1; }; \
+		for target in $$(echo "$$listed" | grep '^Fuzz'); do \
 			fuzztime=$(FUZZTIME); \
 			case $$target in FuzzBuild*) fuzztime=$(FUZZBUILDTIME);; esac; \
 			echo "fuzz $$pkg $$target ($$fuzztime)"; \

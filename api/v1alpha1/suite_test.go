@@ -1,7 +1,6 @@
 package v1alpha1_test
 
 import (
-	"flag"
 	"os"
 	"testing"
 
@@ -15,12 +14,5 @@ import (
 var k8sClient client.Client
 
 func TestMain(m *testing.M) {
-	// A fuzz worker process runs only its fuzz target (FuzzParseHold), which
-	// needs no API server. Started in every worker, the control plane
-	// outlasts the fuzzing coordinator's patience: make fuzz hung on it.
-	flag.Parse()
-	if worker := flag.Lookup("test.fuzzworker"); worker != nil && worker.Value.String() == "true" {
-		os.Exit(m.Run())
-	}
 	os.Exit(testenv.Run(m, func(env *testenv.Env) { k8sClient = env.Client }))
 }

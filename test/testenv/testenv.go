@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -318,7 +319,15 @@ func (env *Env) Stop() error {
 // Run is a TestMain's body: it starts the control plane, hands it to use
 // (to keep in the suite's variables), runs the tests and stops it. Errors go
 // to stderr and make the exit code 1.
+//
+// A test binary that only lists its tests (-test.list, as make fuzz asks for
+// the fuzz targets) or serves as a fuzz worker runs no test that needs the
+// control plane, so it starts none: listing works without KUBEBUILDER_ASSETS,
+// and a fuzz worker does not spend its coordinator's patience starting one.
 func Run(m *testing.M, use func(*Env), opts ...Option) int {
+	if needsNoControlPlane() {
+		return m.Run()
+	}
 	env, err := Start(opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -333,6 +342,19 @@ func Run(m *testing.M, use func(*Env), opts ...Option) int {
 		return 1
 	}
 	return code
+}
+
+// needsNoControlPlane says whether this test binary only lists its tests or
+// is a fuzz worker.
+func needsNoControlPlane() bool {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	if list := flag.Lookup("test.list"); list != nil && list.Value.String() != "" {
+		return true
+	}
+	worker := flag.Lookup("test.fuzzworker")
+	return worker != nil && worker.Value.String() == "true"
 }
 
 // StartForTest starts a control plane for one test, stopped when it ends.
