@@ -318,7 +318,7 @@ func TestAHoldChangeSyncsAtOnce(t *testing.T) {
 // profiles wakes a ProfileSync only for a hold's change, not for the
 // sync's own writes, status writes or drift.
 func TestHoldChangedPassesOnlyChangesOfTheHoldAnnotations(t *testing.T) {
-	profile := func(annotations map[string]string) *v1alpha1.CloudProfile {
+	annotated := func(annotations map[string]string) *v1alpha1.CloudProfile {
 		cp := stepCloudProfile("aws", "1.31.0")
 		cp.Annotations = annotations
 		return cp
@@ -346,14 +346,14 @@ func TestHoldChangedPassesOnlyChangesOfTheHoldAnnotations(t *testing.T) {
 		{"nothing of the annotations", held, held, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := holdChanged.Update(event.UpdateEvent{ObjectOld: profile(tt.old), ObjectNew: profile(tt.new)})
+			got := holdChanged.Update(event.UpdateEvent{ObjectOld: annotated(tt.old), ObjectNew: annotated(tt.new)})
 			NewWithT(t).Expect(got).To(Equal(tt.want))
 		})
 	}
 	g := NewWithT(t)
-	g.Expect(holdChanged.Create(event.CreateEvent{Object: profile(held)})).To(BeTrue(), "a held profile seen first")
-	g.Expect(holdChanged.Create(event.CreateEvent{Object: profile(nil)})).To(BeFalse())
-	g.Expect(holdChanged.Delete(event.DeleteEvent{Object: profile(held)})).To(BeFalse())
+	g.Expect(holdChanged.Create(event.CreateEvent{Object: annotated(held)})).To(BeTrue(), "a held profile seen first")
+	g.Expect(holdChanged.Create(event.CreateEvent{Object: annotated(nil)})).To(BeFalse())
+	g.Expect(holdChanged.Delete(event.DeleteEvent{Object: annotated(held)})).To(BeFalse())
 }
 
 // directSyncReconciler is a ProfileSync reconciler a test calls itself on
