@@ -451,6 +451,19 @@ func comparedSpecs(item planItem) (desired client.Object, desiredSpec, liveSpec 
 	return ncp, &ncp.Spec, &item.live.(*v1alpha1.NamespacedCloudProfile).Spec
 }
 
+// comparedSpecValues are comparedSpecs with both specs as plain values, as
+// the field-by-field comparisons of package profile take them.
+func comparedSpecValues(item planItem) (desired client.Object, desiredSpec, liveSpec map[string]any, err error) {
+	desired, typedDesired, typedLive := comparedSpecs(item)
+	if desiredSpec, err = runtime.DefaultUnstructuredConverter.ToUnstructured(typedDesired); err != nil {
+		return nil, nil, nil, fmt.Errorf("convert %s: %w", item.object.Ref(), err)
+	}
+	if liveSpec, err = runtime.DefaultUnstructuredConverter.ToUnstructured(typedLive); err != nil {
+		return nil, nil, nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
+	}
+	return desired, desiredSpec, liveSpec, nil
+}
+
 // upToDate is the cheap check that a live object already has what Git says:
 // equal typed specs and every label and annotation of Git and of the owner
 // present. Only when it says no does driftedFields look closer.
@@ -554,14 +567,9 @@ func applyObject(o profile.Object, owner map[string]string) (*unstructured.Unstr
 // label) that is missing or different. Fields only the cluster has are left
 // to whoever set them. Empty means the object needs no write.
 func driftedFields(item planItem, ownerLabels map[string]string) ([]string, error) {
-	desired, desiredSpec, liveSpec := comparedSpecs(item)
-	desiredFields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desiredSpec)
+	desired, desiredFields, liveFields, err := comparedSpecValues(item)
 	if err != nil {
-		return nil, fmt.Errorf("convert %s: %w", item.object.Ref(), err)
-	}
-	liveFields, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveSpec)
-	if err != nil {
-		return nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
+		return nil, err
 	}
 	fields, err := profile.DriftedFields(item.object.Kind(), "spec", desiredFields, liveFields)
 	if err != nil {

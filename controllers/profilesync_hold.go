@@ -12,7 +12,6 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -262,7 +261,10 @@ func recordable(fields []string) []string {
 // live object does not have what Git has (profile.DriftedAt; a label or
 // annotation the same way). Empty means Git has caught up.
 func stillDrifted(item planItem, fields []string) ([]string, error) {
-	desired, desiredSpec, liveSpec := comparedSpecs(item)
+	desired, desiredValues, liveValues, err := comparedSpecValues(item)
+	if err != nil {
+		return nil, err
+	}
 	var specFields []string
 	for _, f := range fields {
 		if f == "spec" || strings.HasPrefix(f, "spec.") {
@@ -271,14 +273,6 @@ func stillDrifted(item planItem, fields []string) ([]string, error) {
 	}
 	var specDrift []string
 	if len(specFields) > 0 {
-		desiredValues, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desiredSpec)
-		if err != nil {
-			return nil, fmt.Errorf("convert %s: %w", item.object.Ref(), err)
-		}
-		liveValues, err := runtime.DefaultUnstructuredConverter.ToUnstructured(liveSpec)
-		if err != nil {
-			return nil, fmt.Errorf("convert live %s: %w", item.object.Ref(), err)
-		}
 		if specDrift, err = profile.DriftedAt(item.object.Kind(), "spec", desiredValues, liveValues, specFields); err != nil {
 			return nil, fmt.Errorf("compare %s: %w", item.object.Ref(), err)
 		}
