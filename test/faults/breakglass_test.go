@@ -189,10 +189,7 @@ func TestBreakGlassThroughTheWebhooksWithEveryControllerRunning(t *testing.T) {
 		}
 		return nil, nil
 	})
-	fixed := profilesRepo([]string{"1.33.0", "1.34.0"}, []string{"aws", "gcp"}, nil)
-	// aws comes first: its machine type takes the emergency's memory.
-	fixed["profiles.yaml"] = strings.Replace(fixed["profiles.yaml"], "memory: 8Gi", "memory: 1Gi", 1)
-	fix := l.commit(fixed)
+	fix := l.commit(emergencyInGit())
 	l.requestSync("fixed")
 	released := l.waitApplied(fix, 30*time.Second)
 	g.Expect(released.Status.Holds).To(BeEmpty())

@@ -64,14 +64,21 @@ func TestRestartDuringAHoldKeepsTheHold(t *testing.T) {
 	g.Expect(testenv.Occurrences(holdsSet)).To(HaveLen(1), "the new manager read the hold from the status, not as a new one")
 	g.Expect(applied.Status.Holds[0].DriftedFields).To(Equal([]string{"spec.machineTypes[0] (m5.large).memory"}))
 
-	fixed := profilesRepo([]string{"1.33.0", "1.34.0"}, []string{"aws", "gcp"}, nil)
-	// aws comes first: its machine type takes the emergency's memory.
-	fixed["profiles.yaml"] = strings.Replace(fixed["profiles.yaml"], "memory: 8Gi", "memory: 1Gi", 1)
-	fix := l.commit(fixed)
+	fix := l.commit(emergencyInGit())
 	l.requestSync("fixed")
 	released := l.waitApplied(fix, 30*time.Second)
 	g.Expect(released.Status.Holds).To(BeEmpty())
 	g.Expect(l.env.Client.Get(ctx, client.ObjectKey{Name: "aws"}, &aws)).To(Succeed())
 	g.Expect(aws.Spec.Kubernetes.Versions).To(HaveLen(2), "released, aws takes the version it was held from")
 	g.Expect(aws.Annotations).NotTo(HaveKey(v1alpha1.HoldUntilAnnotation))
+}
+
+// emergencyInGit is the second revision of the hold tests (1.34.0 beside
+// 1.33.0 on aws and gcp) with aws's machine type at the emergency's memory
+// (1Gi): the pull request that brings the held edit into Git.
+func emergencyInGit() map[string]string {
+	files := profilesRepo([]string{"1.33.0", "1.34.0"}, []string{"aws", "gcp"}, nil)
+	// aws comes first: its machine type takes the emergency's memory.
+	files["profiles.yaml"] = strings.Replace(files["profiles.yaml"], "memory: 8Gi", "memory: 1Gi", 1)
+	return files
 }
