@@ -59,8 +59,9 @@ func relativeToDir(dir, path string) (string, bool) {
 // warnings; else, when there is a rollout file, each landscape the file
 // lists against each of its upstreams (after) that the diff has too, with
 // the file's lags and severities. Findings of severity error are printed on
-// stderr too; ok is false when there is one. Without either, there are no
-// findings (nil).
+// stderr too, a mistake repeated many times cut short
+// (prdiff.SummarizeRolloutWarnings); ok is false when there is one. Without
+// either, there are no findings (nil).
 func checkRollout(file *rollout.File, flagOrder []int, head diffTree, landscapes []landscape, heads sideSet, now time.Time, stderr io.Writer) (findings []prdiff.RolloutWarning, ok bool) {
 	if len(flagOrder) > 0 {
 		ordered := make([]prdiff.Landscape, len(flagOrder))
@@ -94,14 +95,16 @@ func checkRollout(file *rollout.File, flagOrder []int, head diffTree, landscapes
 		return nil, true
 	}
 	findings = prdiff.CheckRolloutPairs(all, pairs, now)
-	ok = true
+	var errs []prdiff.RolloutWarning
 	for _, f := range findings {
 		if f.Severity == policy.SeverityError {
-			fmt.Fprintf(stderr, "%s: %s\n", rollout.FileName, f)
-			ok = false
+			errs = append(errs, f)
 		}
 	}
-	return findings, ok
+	for _, line := range prdiff.SummarizeRolloutWarnings(errs) {
+		fmt.Fprintf(stderr, "%s: %s\n", rollout.FileName, line.Text)
+	}
+	return findings, len(errs) == 0
 }
 
 func rolloutLags(lags map[v1alpha1.VersionClassification]rollout.Lag) map[v1alpha1.VersionClassification]prdiff.RolloutLag {

@@ -37,8 +37,9 @@ const MentionBreaker = "\u200d"
 //   - the punctuation that makes inline markup anywhere in a line (emphasis,
 //     links and images, code, a cell's |, strikethrough, math, a heading's
 //     closing #) is backslash-escaped, and so are the markers of a block at
-//     the start of s (a list's -, + or 1., a setext heading's =), and
-//     leading spaces are entities (no indented code block).
+//     the start of s (a list's -, + or 1., a thematic break's ---, a setext
+//     heading's =), unless a letter or digit follows, which makes them none
+//     (-30d, 1.30); leading spaces are entities (no indented code block).
 //
 // Other punctuation (. - : / in versions, paths and times) is left as it
 // is, so the comment's source stays readable.
@@ -62,8 +63,8 @@ func Text(s string) string {
 		case r == '@':
 			b.WriteString("@" + MentionBreaker)
 		case strings.ContainsRune(inlineMarkup, r),
-			leading && strings.ContainsRune(blockMarkers, r),
-			(r == '.' || r == ')') && isDigits(s[:i]):
+			leading && strings.ContainsRune(blockMarkers, r) && !wordFollows(s[i+1:]),
+			(r == '.' || r == ')') && isDigits(s[:i]) && !wordFollows(s[i+1:]):
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
@@ -82,6 +83,14 @@ const (
 	inlineMarkup = "\\`*_[]!|~$#^"
 	blockMarkers = "-+="
 )
+
+// wordFollows reports whether rest starts with a letter or a digit.
+func wordFollows(rest string) bool {
+	for _, r := range rest {
+		return unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	return false
+}
 
 // isDigits reports whether s is one or more ASCII digits: "12" before a
 // "." or ")" would make an ordered list at the start of a line.

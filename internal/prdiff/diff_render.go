@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/profilesync/profilesync/internal/markdown"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
@@ -267,8 +268,8 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	if len(r.RolloutWarnings) > 0 {
 		b.WriteString("Rollout order:\n")
-		for _, warning := range r.RolloutWarnings {
-			b.WriteString("  " + string(warning.severity()) + ": " + repofile.OneLine(warning.String()) + "\n")
+		for _, line := range SummarizeRolloutWarnings(r.RolloutWarnings) {
+			b.WriteString("  " + string(line.Severity) + ": " + repofile.OneLine(line.Text) + "\n")
 		}
 		b.WriteString("\n")
 	}
@@ -293,22 +294,23 @@ func writeTextRow(table io.Writer, landscape, profileName string, cells diffCell
 // WriteMarkdown writes the report as a pull-request comment: a title
 // with the summary line, a heading per landscape, a table per changed
 // profile, and the rollout warnings as a list. Text from the input is
-// escaped, so a name cannot break the table or inject markup.
+// escaped (internal/markdown), so a name cannot break the table, inject
+// markup or HTML, or mention anyone.
 func WriteMarkdown(w io.Writer, r Report) error {
 	var b strings.Builder
 	b.WriteString("## Cloud profile changes\n\n")
-	if header := reportHeader(r, func(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }); header != "" {
+	if header := reportHeader(r, markdown.Code); header != "" {
 		b.WriteString(upperFirst(header) + ".\n\n")
 	}
 	b.WriteString("**Summary:** " + r.Summary().String() + ".\n")
 	for _, l := range r.Landscapes {
-		b.WriteString("\n### " + markdownEscape(l.Landscape) + "\n\n")
+		b.WriteString("\n### " + markdown.Text(l.Landscape) + "\n\n")
 		if len(l.Profiles) == 0 {
 			fmt.Fprintf(&b, "No changes (%s).\n", unchangedProfiles(l.Unchanged))
 			continue
 		}
 		for _, p := range l.Profiles {
-			b.WriteString("#### " + markdownEscape(p.Ref()) + "\n\n")
+			b.WriteString("#### " + markdown.Text(p.Ref()) + "\n\n")
 			if p.Status != ProfileChanged {
 				b.WriteString("Profile " + string(p.Status) + ".\n\n")
 				continue
@@ -319,7 +321,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 				cells := cellsOf(c, l.Now)
 				b.WriteString("|")
 				for _, cell := range []string{cells.subject, cells.version, cells.change, cells.base, cells.head, cells.detail} {
-					b.WriteString(" " + markdownEscape(cell) + " |")
+					b.WriteString(" " + markdown.Text(cell) + " |")
 				}
 				b.WriteString("\n")
 			}
@@ -331,8 +333,8 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	}
 	if len(r.RolloutWarnings) > 0 {
 		b.WriteString("\n### Rollout order\n\n")
-		for _, warning := range r.RolloutWarnings {
-			b.WriteString("- **" + upperFirst(string(warning.severity())) + ":** " + markdownEscape(warning.String()) + "\n")
+		for _, line := range SummarizeRolloutWarnings(r.RolloutWarnings) {
+			b.WriteString("- **" + upperFirst(string(line.Severity)) + ":** " + markdown.Text(line.Text) + "\n")
 		}
 	}
 	writePolicyMarkdown(&b, r.Policy)
@@ -354,18 +356,6 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// markdownEscaper backslash-escapes the characters that make markup in a
-// GitHub comment (CommonMark allows escaping any ASCII punctuation), so text
-// from a pull request is shown as written.
-var markdownEscaper = strings.NewReplacer(
-	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
-	`<`, `\<`, `>`, `\>`, `|`, `\|`, `&`, `\&`, `~`, `\~`, `#`, `\#`,
-)
-
-func markdownEscape(s string) string {
-	return markdownEscaper.Replace(repofile.OneLine(s))
 }
 
 // WriteJSON writes the report as indented JSON, with its summary under

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/profilesync/profilesync/internal/markdown"
 	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
@@ -64,15 +65,15 @@ func writePolicyMarkdown(b *strings.Builder, sections []PolicySection) {
 	}
 	b.WriteString("\n### Versioning policy\n")
 	for _, s := range sections {
-		fmt.Fprintf(b, "\n%s (`%s`): %s.\n", markdownEscape(s.Landscape), strings.ReplaceAll(repofile.OneLine(s.File), "`", "'"), policyVerdict(s))
+		fmt.Fprintf(b, "\n%s (%s): %s.\n", markdown.Text(s.Landscape), markdown.Code(s.File), policyVerdict(s))
 		if len(s.Errors)+len(s.Warnings) > 0 {
 			b.WriteString("\n")
 		}
 		for _, p := range s.Errors.Summarize() {
-			b.WriteString("- **Error:** " + markdownEscape(p.String()) + "\n")
+			b.WriteString("- **Error:** " + markdown.Text(p.String()) + "\n")
 		}
 		for _, p := range s.Warnings.Summarize() {
-			b.WriteString("- **Warning:** " + markdownEscape(p.String()) + "\n")
+			b.WriteString("- **Warning:** " + markdown.Text(p.String()) + "\n")
 		}
 	}
 }

@@ -70,12 +70,32 @@ func TestMarkdownEscapesTextFromThePullRequest(t *testing.T) {
 	}})
 
 	g.Expect(markdown).To(ContainSubstring("### dev \\# heading\n"), "a landscape name stays one line of text")
-	g.Expect(markdown).To(ContainSubstring("| evil\\|\\<img src=x\\>\\_\\*\\[link\\](y) |  | machine image added |"))
+	g.Expect(markdown).To(ContainSubstring("| evil\\|&lt;img src=x&gt;\\_\\*\\[link\\](y) |  | machine image added |"))
 	for _, line := range strings.Split(markdown, "\n") {
 		if strings.HasPrefix(line, "| evil") {
 			g.Expect(strings.Count(line, " |")).To(Equal(6), "the name does not add a column: %s", line)
 		}
 	}
+}
+
+func TestMarkdownMentionsNoOneAndKeepsRefsAndFilesInTheirCodeSpans(t *testing.T) {
+	g := NewWithT(t)
+	report := Report{
+		Base: "main", Head: "x` <img src=x onerror=alert(1)> @admin `",
+		Policy: []PolicySection{{
+			Landscape: "dev",
+			File:      "overlays/dev/@security-team`<b>.yaml",
+			Errors:    profile.Problems{{File: "overlays/dev/@owners.yaml", Kind: "CloudProfile", Name: "aws", Message: "ping @org/team"}},
+		}},
+	}
+
+	markdown := written(t, WriteMarkdown, report)
+
+	g.Expect(markdown).To(ContainSubstring("Base `main`, head `` x` <img src=x onerror=alert(1)> @\u200dadmin ` ``.\n"),
+		"the head ref stays inside a code span fenced longer than its backticks")
+	g.Expect(markdown).To(ContainSubstring("dev (``overlays/dev/@\u200dsecurity-team`<b>.yaml``): 1 error."))
+	g.Expect(markdown).To(ContainSubstring("- **Error:** overlays/dev/@\u200downers.yaml: CloudProfile/aws: ping @\u200dorg/team\n"))
+	g.Expect(markdown).NotTo(MatchRegexp(`@\w`), "no @mention survives")
 }
 
 func TestTextKeepsOneLinePerRow(t *testing.T) {

@@ -321,3 +321,37 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	return pointer(t.UTC())
 }
+
+// RolloutLine is one line of the rollout-order findings as people read
+// them: a finding, or the count of the findings like the one before it that
+// SummarizeRolloutWarnings cut.
+type RolloutLine struct {
+	Severity policy.Severity
+	Text     string
+}
+
+// SummarizeRolloutWarnings returns the findings as lines for the text and
+// markdown reports and the CLI's stderr, a mistake repeated many times cut
+// short as profile.Problems.Summarize cuts problems: when more than
+// profile.SummaryKeep findings have the same severity, landscapes, profile,
+// subject and stage and differ only in the version and the dates, the first
+// are kept and "... and 9,990 more like it" stands for the rest. A profile
+// of ten thousand versions, each rolled out too early, reads as that one
+// mistake. The JSON report keeps every finding, for code.
+func SummarizeRolloutWarnings(warnings []RolloutWarning) []RolloutLine {
+	problems := make(profile.Problems, len(warnings))
+	for i, w := range warnings {
+		problems[i] = profile.Problem{
+			File: string(w.severity()), Kind: w.Kind, Namespace: w.Namespace, Name: w.Name,
+			// The shape of a finding; only the message is written.
+			Field:   fmt.Sprintf("%s after %s: %s %s", w.Landscape, w.EarlierLandscape, subjectName(w.MachineImage), w.Stage),
+			Message: w.String(),
+		}
+	}
+	summarized := problems.Summarize()
+	lines := make([]RolloutLine, len(summarized))
+	for i, p := range summarized {
+		lines[i] = RolloutLine{Severity: policy.Severity(p.File), Text: p.Message}
+	}
+	return lines
+}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/profilesync/profilesync/internal/profile"
 
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,4 +275,44 @@ func TestRenderersShowTheSeverityOfARolloutFinding(t *testing.T) {
 	g.Expect(written(t, WriteText, report)).To(ContainSubstring("Rollout order:\n  error: " + line + "\n"))
 	g.Expect(written(t, WriteMarkdown, report)).To(ContainSubstring("- **Error:** "))
 	g.Expect(written(t, WriteJSON, report)).To(And(ContainSubstring(`"lag": "7d"`), ContainSubstring(`"severity": "error"`), ContainSubstring(`"due": "2026-02-08T00:00:00Z"`)))
+}
+
+func TestRenderersSummarizeARolloutFindingRepeatedTenThousandTimes(t *testing.T) {
+	g := NewWithT(t)
+	findings := make([]RolloutWarning, 10000)
+	for i := range findings {
+		findings[i] = RolloutWarning{
+			Landscape: "prod", EarlierLandscape: "dev", Kind: v1alpha1.CloudProfileKind, Name: "aws",
+			Version: fmt.Sprintf("1.%d.0", i), Stage: v1alpha1.ClassificationSupported,
+			At: instant("2026-02-05T00:00:00Z"), EarlierAt: instant("2026-02-01T00:00:00Z"),
+			EarlierClassification: v1alpha1.ClassificationPreview, Severity: policy.SeverityError,
+		}
+	}
+	report := Report{RolloutWarnings: findings}
+
+	text := written(t, WriteText, report)
+	g.Expect(strings.Count(text, "\n  error: ")).To(Equal(profile.SummaryKeep + 1))
+	g.Expect(text).To(ContainSubstring("  error: prod: CloudProfile/aws: kubernetes 1.9.0 is supported"))
+	g.Expect(text).To(ContainSubstring("\n  error: ... and 9,990 more like it\n"))
+	markdown := written(t, WriteMarkdown, report)
+	g.Expect(strings.Count(markdown, "- **Error:** ")).To(Equal(profile.SummaryKeep + 1))
+	g.Expect(markdown).To(ContainSubstring("- **Error:** ... and 9,990 more like it\n"))
+	g.Expect(strings.Count(written(t, WriteJSON, report), `"earlierLandscape"`)).To(Equal(10000), "the JSON report keeps every finding, for code")
+}
+
+func TestSummarizeRolloutWarningsKeepsDifferentMistakesApart(t *testing.T) {
+	g := NewWithT(t)
+	var findings []RolloutWarning
+	for _, landscape := range []string{"prod1", "prod2"} {
+		for i := range 11 {
+			findings = append(findings, RolloutWarning{
+				Landscape: landscape, EarlierLandscape: "dev", Kind: v1alpha1.CloudProfileKind, Name: "aws",
+				Version: fmt.Sprintf("1.%d.0", i), Stage: v1alpha1.ClassificationSupported,
+				EarlierClassification: v1alpha1.ClassificationPreview,
+			})
+		}
+	}
+	lines := SummarizeRolloutWarnings(findings)
+	g.Expect(lines).To(HaveLen(2 * (profile.SummaryKeep + 1)))
+	g.Expect(lines[profile.SummaryKeep]).To(Equal(RolloutLine{Severity: policy.SeverityWarning, Text: "... and 1 more like it"}))
 }
