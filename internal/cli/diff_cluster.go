@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/markdown"
 	"github.com/profilesync/profilesync/internal/overlaypatch"
 	"github.com/profilesync/profilesync/internal/profile"
 )
@@ -311,12 +312,15 @@ func (s *clusterBase) writeAfterReport(stdout, stderr io.Writer, format diffForm
 	case diffFormatMarkdown:
 		b.WriteString("\n### Held in the cluster\n\n" + intro + "\n")
 		for _, h := range s.held {
-			b.WriteString("\n#### " + h.ref + "\n\n" + holdLine(h) + "\n\n")
+			// The reference, the reason and the patch come from the cluster
+			// and the repository: escaped, so none can make markup, HTML or
+			// a mention, or close the YAML block.
+			b.WriteString("\n#### " + markdown.Text(h.ref) + "\n\n" + markdown.Text(holdLine(h)) + "\n\n")
 			if h.patch == nil {
 				b.WriteString("The overlay already builds what the cluster holds: the hold ends at the next sync.\n")
 				continue
 			}
-			b.WriteString("```yaml\n" + string(h.patch) + "```\n")
+			b.WriteString(markdown.CodeBlock("yaml", string(h.patch)))
 		}
 	default:
 		b.WriteString("\n" + intro + "\n\n")

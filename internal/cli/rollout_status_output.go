@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/markdown"
 	"github.com/profilesync/profilesync/internal/rollout"
 )
 
@@ -180,21 +181,24 @@ func writeRolloutStatusTable(w io.Writer, status rolloutStatus) error {
 }
 
 // writeRolloutStatusMarkdown writes the report as a pull-request comment,
-// whole or, when out fails, with the error.
+// whole or, when out fails, with the error. Every text from the repository
+// (the branch, names, a refusal's reason) goes through internal/markdown: it
+// cannot leave its code span or cell, make markup or HTML, or mention
+// anyone.
 func writeRolloutStatusMarkdown(out io.Writer, status rolloutStatus) error {
 	var w strings.Builder
-	fmt.Fprintf(&w, "### Rollout of `%s` at `%s`\n\n", status.Branch, shortCommit(status.Tip))
-	fmt.Fprintf(&w, "%s, at %s.\n\n", markdownCell(status.Repository), formatTime(status.At))
+	fmt.Fprintf(&w, "### Rollout of %s at %s\n\n", markdown.Code(status.Branch), markdown.Code(shortCommit(status.Tip)))
+	fmt.Fprintf(&w, "%s, at %s.\n\n", markdown.Text(status.Repository), formatTime(status.At))
 	fmt.Fprintln(&w, "| Landscape | After | Soak | Runs | Since | Next |")
 	fmt.Fprintln(&w, "|---|---|---|---|---|---|")
 	for _, l := range status.Landscapes {
-		fmt.Fprintf(&w, "| %s | %s | %s | %s | %s | %s |\n", l.Name, orDash(strings.Join(l.After, ", ")), orDash(l.Soak),
-			markdownCell(runsCell(l)), sinceCell(l), markdownCell(nextCell(l)))
+		fmt.Fprintf(&w, "| %s | %s | %s | %s | %s | %s |\n", markdown.Cell(l.Name), markdown.Cell(orDash(strings.Join(l.After, ", "))), markdown.Cell(orDash(l.Soak)),
+			markdown.Cell(runsCell(l)), markdown.Cell(sinceCell(l)), markdown.Cell(nextCell(l)))
 	}
 	if notes := statusNotes(status); len(notes) > 0 {
 		fmt.Fprintln(&w)
 		for _, note := range notes {
-			fmt.Fprintf(&w, "- %s\n", markdownCell(note))
+			fmt.Fprintf(&w, "- %s\n", markdown.Text(note))
 		}
 	}
 	fmt.Fprintln(&w)
@@ -215,7 +219,7 @@ func writeRolloutStatusMarkdown(out io.Writer, status rolloutStatus) error {
 	fmt.Fprintln(&w, rule)
 	for _, v := range status.Versions {
 		for i, in := range v.Landscapes {
-			profile, subject, version := markdownCell(v.Profile), subjectOf(v), v.Version
+			profile, subject, version := markdown.Cell(v.Profile), markdown.Cell(subjectOf(v)), markdown.Cell(v.Version)
 			if i > 0 {
 				profile, subject, version = "", "", ""
 			}
@@ -223,7 +227,10 @@ func writeRolloutStatusMarkdown(out io.Writer, status rolloutStatus) error {
 			for len(cells) <= len(matrixStages) {
 				cells = append(cells, "")
 			}
-			fmt.Fprintf(&w, "| %s | %s | %s | %s | %s |\n", profile, subject, version, in.Landscape, strings.Join(cells, " | "))
+			for i := range cells {
+				cells[i] = markdown.Cell(cells[i])
+			}
+			fmt.Fprintf(&w, "| %s | %s | %s | %s | %s |\n", profile, subject, version, markdown.Cell(in.Landscape), strings.Join(cells, " | "))
 		}
 	}
 	_, err := io.WriteString(out, w.String())
@@ -362,6 +369,3 @@ func orDash(s string) string {
 	}
 	return s
 }
-
-// markdownCell keeps a value inside its table cell.
-func markdownCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

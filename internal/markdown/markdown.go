@@ -43,11 +43,20 @@ const MentionBreaker = "\u200d"
 //
 // Other punctuation (. - : / in versions, paths and times) is left as it
 // is, so the comment's source stays readable.
-func Text(s string) string {
+func Text(s string) string { return escape(s, true) }
+
+// Cell is Text for a table cell, where GFM parses no block: the markers of
+// a block at its start and leading spaces are left as written, so a cell
+// of "-" stays "-". A | is escaped as in Text, and cannot add a column.
+func Cell(s string) string { return escape(s, false) }
+
+// escape is Text, with the markers of a block at the start of s escaped
+// when blockStart is set.
+func escape(s string, blockStart bool) string {
 	s = oneLine(s)
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/4)
-	leading := true
+	leading := blockStart
 	for i, r := range s {
 		if leading && r == ' ' {
 			b.WriteString("&#32;")
@@ -64,7 +73,7 @@ func Text(s string) string {
 			b.WriteString("@" + MentionBreaker)
 		case strings.ContainsRune(inlineMarkup, r),
 			leading && strings.ContainsRune(blockMarkers, r) && !wordFollows(s[i+1:]),
-			(r == '.' || r == ')') && isDigits(s[:i]) && !wordFollows(s[i+1:]):
+			blockStart && (r == '.' || r == ')') && isDigits(s[:i]) && !wordFollows(s[i+1:]):
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:

@@ -41,6 +41,25 @@ func TestText(t *testing.T) {
 	}
 }
 
+func TestCell(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"a dash alone stays a dash, a cell holds no list", "-", "-"},
+		{"an ordered list marker is left as written", "1. x", "1. x"},
+		{"a pipe cannot add a column", "a|b", `a\|b`},
+		{"HTML, mentions and markup are escaped as in text", "<b>@x *y*", "&lt;b&gt;@\u200dx \\*y\\*"},
+		{"a newline cannot end the row", "a\nb", "a b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Cell(tt.in); got != tt.want {
+				t.Errorf("Cell(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestCode(t *testing.T) {
 	tests := []struct {
 		name, in, want string

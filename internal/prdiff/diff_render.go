@@ -321,7 +321,7 @@ func WriteMarkdown(w io.Writer, r Report) error {
 				cells := cellsOf(c, l.Now)
 				b.WriteString("|")
 				for _, cell := range []string{cells.subject, cells.version, cells.change, cells.base, cells.head, cells.detail} {
-					b.WriteString(" " + markdown.Text(cell) + " |")
+					b.WriteString(" " + markdown.Cell(cell) + " |")
 				}
 				b.WriteString("\n")
 			}
