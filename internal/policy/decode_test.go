@@ -67,6 +67,18 @@ func TestDecodeNamesFileAndFieldOfEveryProblem(t *testing.T) {
 		{"not a mapping", "- a\n- b\n", []string{
 			"p.yaml: not a policy: expected a mapping with apiVersion, kind and rules",
 		}},
+		{"a second YAML document, which the decoder would drop", header + "rules:\n  notice: {severity: error, days: 3}\n---\n" + header + "rules:\n  notice: {severity: error, days: 30}\n", []string{
+			"p.yaml: a second YAML document at line 6: a policy file is one document, and the rest would be ignored; remove the --- before it and merge it into the first, or delete it",
+		}},
+		{"a boolean YAML 1.1 and 1.2 read differently is to be written true or false", header + "rules:\n  deprecation: {severity: error, olderPatches: yes}\n", []string{
+			`p.yaml: rules.deprecation.olderPatches: Invalid value: yes as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string "yes"; quote it ("yes") or write true or false`,
+		}},
+		{"a severity YAML 1.1 reads as a boolean is to be quoted", header + "rules:\n  notice: {severity: off, days: 3}\n", []string{
+			`p.yaml: rules.notice.severity: Invalid value: off as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string "off"; quote it ("off") or write true or false`,
+		}},
+		{"a number YAML 1.1 reads as octal", header + "rules:\n  notice: {severity: error, days: 030}\n", []string{
+			`p.yaml: rules.notice.days: Invalid value: 030 as written: YAML 1.1, which reads this file, and YAML 1.2 take it as different values; quote it ("030") or write a plain decimal number`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

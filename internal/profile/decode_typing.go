@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,19 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
-
-// yaml11Booleans are the plain scalars YAML 1.1 reads as booleans and YAML
-// 1.2 (kustomize, and so the sync) as strings.
-var yaml11Booleans = map[string]bool{
-	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
-	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
-}
-
-// differingNumber matches plain scalars YAML 1.1 and 1.2 read as different
-// numbers, or one as a number and the other as a string: a leading zero
-// (1.1 octal), 0o and 0b prefixes, digits grouped with underscores.
-var differingNumber = regexp.MustCompile(`^[-+]?(0[0-9_]+|0o[0-7_]+|0b[01_]+|[0-9][0-9]*_[0-9_]*(\.[0-9_]*)?)$`)
 
 // CheckYAMLTyping reads a source file of profiles or patches as the sync
 // reads it (YAML 1.2, as kustomize does) and refuses every unquoted value
@@ -248,10 +237,10 @@ func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structura
 	switch tag := node.ShortTag(); {
 	case tag == "!!timestamp":
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: %s", value, quoted))
-	case yaml11Booleans[value]:
+	case repofile.IsYAML11Boolean(value):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.2, which the sync reads, takes it as the string %s, "+
 			"YAML 1.1 as a boolean; quote it (%s) or write true or false", value, quoted, quoted))
-	case differingNumber.MatchString(value):
+	case repofile.IsVersionDependentNumber(value):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.1 and YAML 1.2, which the sync reads, take it as different values; quote it (%s) or write a plain decimal number", value, quoted))
 	case schema != nil && schema.Type == schemaTypeString && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s", value, yamlTypeName(tag), quoted))

@@ -2,9 +2,11 @@ package repofile
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	strictjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -52,7 +54,23 @@ var (
 // wrong type): then the problems say why and v is not to be used. Otherwise
 // v holds what the file says, and the caller checks its values and adds its
 // own problems.
+//
+// The file is one YAML document: a second one is refused, not dropped. Every
+// value of the wrong type is reported at its full path, list indices
+// included (landscapes[1].soak), and every unquoted value that YAML 1.1 and
+// 1.2 read differently (name: no) is refused with a request to quote it, as
+// the profiles' are (internal/profile's typing check).
 func (f SettingsFile) DecodeSettings(data []byte, v any) (problems []string, decoded bool) {
+	document, problems := checkDocuments(data, f.Kind)
+	if len(problems) > 0 {
+		return problems, false
+	}
+	// A document that is not a mapping is said so below, in the file's terms.
+	if document != nil && document.Kind == yamlv3.MappingNode {
+		if problems := checkTyping(document, reflect.TypeOf(v), ""); len(problems) > 0 {
+			return problems, false
+		}
+	}
 	jsonData, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return []string{"not valid YAML: " + OneLine(err.Error())}, false

@@ -351,7 +351,8 @@ func findCycle(landscapes []Landscape, index map[string]int) []string {
 
 // CleanPath returns an overlay's directory as the file and a ProfileSync's
 // spec.path write it ("./overlays/dev/") in one form ("overlays/dev"; "."
-// for the root), refusing a path that is absolute or leaves the repository.
+// for the root), refusing a path that is absolute, leaves the repository or
+// is in .git/ (at any depth, as repofile refuses to read there).
 func CleanPath(p string) (string, error) {
 	if p == "" {
 		return "", errors.New("required: the overlay's directory, relative to the repository root")
@@ -362,6 +363,9 @@ func CleanPath(p string) (string, error) {
 	clean := path.Clean(p)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", fmt.Errorf("%q leaves the repository", p)
+	}
+	if repofile.InGitMetadata(clean) {
+		return "", fmt.Errorf("%q is in %s/, Git's metadata, which holds no overlay", p, repofile.GitMetadataDir)
 	}
 	return clean, nil
 }

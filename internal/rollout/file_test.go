@@ -106,7 +106,23 @@ func TestDecodeNamesFileAndFieldOfEveryProblem(t *testing.T) {
 			"profilesync-rollout.yaml: landscapes[0].sook: unknown field: the rollout has no such field (check spelling and indentation; docs/rollout.md lists the fields)",
 		}},
 		{"a value of the wrong type", landscapes("- {name: dev, path: a, after: dev}\n"), []string{
-			"profilesync-rollout.yaml: landscapes.after: Invalid value: must be of type list, not string",
+			"profilesync-rollout.yaml: landscapes[0].after: Invalid value: must be of type list, not string",
+		}},
+		{"a second YAML document, which the decoder would drop", landscapes("- {name: dev, path: a}\n---\n"+header+"landscapes:\n- {name: prod, path: b}\n"), []string{
+			"profilesync-rollout.yaml: a second YAML document at line 6: a rollout file is one document, and the rest would be ignored; remove the --- before it and merge it into the first, or delete it",
+		}},
+		{"a value of the wrong type in the second landscape keeps its index", landscapes("- {name: dev, path: a}\n- {name: prod, path: b, soak: [1d]}\n"), []string{
+			"profilesync-rollout.yaml: landscapes[1].soak: Invalid value: must be of type string, not list",
+		}},
+		{"a number where a string is asked keeps its index and says to quote it", landscapes("- {name: dev, path: a}\n- {name: prod, path: b, soak: 10}\n"), []string{
+			`profilesync-rollout.yaml: landscapes[1].soak: Invalid value: 10 as written: YAML reads it as a number, and this field is a string; quote it: "10"`,
+		}},
+		{"a name YAML 1.1 reads as a boolean is to be quoted", landscapes("- {name: no, path: a}\n"), []string{
+			`profilesync-rollout.yaml: landscapes[0].name: Invalid value: no as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string "no"; quote it ("no") or write true or false`,
+		}},
+		{"a path in .git/", landscapes("- {name: dev, path: .git/overlays/dev}\n- {name: prod, path: vendor/.git/hooks}\n"), []string{
+			`profilesync-rollout.yaml: landscapes[0].path: ".git/overlays/dev" is in .git/, Git's metadata, which holds no overlay`,
+			`profilesync-rollout.yaml: landscapes[1].path: "vendor/.git/hooks" is in .git/, Git's metadata, which holds no overlay`,
 		}},
 		{"a wrong header and no landscapes", "apiVersion: v1\nkind: Rollout\n", []string{
 			`profilesync-rollout.yaml: apiVersion: must be rollout.profilesync.io/v1alpha1, not "v1"`,
@@ -130,6 +146,14 @@ func TestDecodeNamesFileAndFieldOfEveryProblem(t *testing.T) {
 			g.Expect(strings.Split(err.Error(), "\n")).To(Equal(tt.want))
 		})
 	}
+}
+
+func TestDecodeReadsAQuotedNameAsWritten(t *testing.T) {
+	g := NewWithT(t)
+	f, err := Decode(FileName, []byte(header+"landscapes:\n- {name: 'no', path: a}\n- {name: \"on\", path: b, after: ['no']}\n"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.Landscapes[0].Name).To(Equal("no"))
+	g.Expect(f.Landscapes[1].After).To(Equal([]string{"no"}))
 }
 
 func TestDecodeRefusesMoreLandscapesThanTheBound(t *testing.T) {
