@@ -108,7 +108,7 @@ func TestDecodeNamesFileAndFieldOfEveryProblem(t *testing.T) {
 		{"a value of the wrong type", landscapes("- {name: dev, path: a, after: dev}\n"), []string{
 			"profilesync-rollout.yaml: landscapes[0].after: Invalid value: must be of type list, not string",
 		}},
-		{"a second YAML document, which the decoder would drop", landscapes("- {name: dev, path: a}\n---\n"+header+"landscapes:\n- {name: prod, path: b}\n"), []string{
+		{"a second YAML document, which the decoder would drop", landscapes("- {name: dev, path: a}\n---\n" + header + "landscapes:\n- {name: prod, path: b}\n"), []string{
 			"profilesync-rollout.yaml: a second YAML document at line 6: a rollout file is one document, and the rest would be ignored; remove the --- before it and merge it into the first, or delete it",
 		}},
 		{"a value of the wrong type in the second landscape keeps its index", landscapes("- {name: dev, path: a}\n- {name: prod, path: b, soak: [1d]}\n"), []string{
