@@ -31,6 +31,7 @@ type diffOptions struct {
 	rollout          []string
 	maxCheckoutSize  int64
 	build            sandbox.Options
+	maxBuilds        int
 }
 
 func newDiffCommand() *cobra.Command {
@@ -140,6 +141,7 @@ revision, a tree or the cluster cannot be read. 2 on a usage error.`,
 	flags.Var(byteSize{&opts.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
 		"The largest tree of a revision written for --base and --head (bytes, or a quantity like 64Mi).")
 	bindBuildOptions(flags, &opts.build)
+	bindMaxBuilds(flags, &opts.maxBuilds)
 	return cmd
 }
 
@@ -216,6 +218,13 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	}
 	rollout, err := rolloutOrder(opts.rollout, landscapes)
 	if err != nil {
+		return err
+	}
+	count := buildCount{landscapes: len(landscapes), perLandscape: 2, what: "base and head", fromRolloutFile: len(paths) == 0 && rolloutFile != nil}
+	if sides.cluster != nil {
+		count.perLandscape = 1 // the base is the cluster
+	}
+	if err := count.check(opts.maxBuilds); err != nil {
 		return err
 	}
 	if err := sides.prepare(landscapes); err != nil {

@@ -39,6 +39,7 @@ type rolloutStatusOptions struct {
 	maxCheckoutSize int64
 	fetchTimeout    time.Duration
 	build           sandbox.Options
+	maxBuilds       int
 }
 
 func newRolloutCommand() *cobra.Command {
@@ -117,6 +118,7 @@ the ref and the field); 2 on a usage error.`,
 		"The most a fetch of a URL may write, and the largest tree of a revision written for a build (bytes, or a quantity like 64Mi).")
 	flags.DurationVar(&opts.fetchTimeout, "fetch-timeout", defaultStatusFetchTimeout, "How long the fetch of a URL may take, listing included.")
 	bindBuildOptions(flags, &opts.build)
+	bindMaxBuilds(flags, &opts.maxBuilds)
 	return cmd
 }
 
@@ -226,6 +228,10 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 	}
 	if file == nil {
 		return fmt.Errorf("%s, branch %s at %s: no %s at the repository root (docs/rollout.md)", repo.label, repo.branch, shortCommit(tip), rollout.FileName)
+	}
+	// Each landscape's overlay is built once, for the matrix.
+	if err := (buildCount{landscapes: len(file.Landscapes), perLandscape: 1, fromRolloutFile: true}).check(opts.maxBuilds); err != nil {
+		return fmt.Errorf("%s, branch %s at %s: %w", repo.label, repo.branch, shortCommit(tip), err)
 	}
 
 	status := rolloutStatus{At: now, Repository: repo.label, Branch: repo.branch, Tip: tip}

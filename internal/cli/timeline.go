@@ -72,6 +72,7 @@ fetching the feed again updates the event. Its DTSTAMP is --at.`,
 	flags.StringVar(&policyFile, "policy", "", "list when the profiles stop satisfying the versioning policy `FILE` instead (read as the inputs are, inside the root)")
 	flags.StringArrayVar(&landscapes.names, "landscape", nil, "list the transitions of the rollout file's landscape `NAME` instead of -f; repeatable")
 	flags.BoolVar(&landscapes.all, "all-landscapes", false, "list the transitions of every landscape of the rollout file instead of -f")
+	bindMaxBuilds(flags, &landscapes.maxBuilds)
 	flags.VarP(&output, "output", "o", "table, or ics for an iCalendar feed")
 	bindInputs(flags, &inputs)
 	return cmd

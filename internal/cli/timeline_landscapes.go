@@ -41,6 +41,8 @@ func (f *timelineFormat) Set(value string) error {
 type landscapeSelection struct {
 	names []string
 	all   bool
+	// maxBuilds bounds the landscapes built (--max-builds).
+	maxBuilds int
 }
 
 func (s landscapeSelection) empty() bool { return len(s.names) == 0 && !s.all }
@@ -134,6 +136,9 @@ func landscapeTransitions(ctx context.Context, inputs inputOptions, selection la
 	}
 	selected, err := selectLandscapes(file, selection)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := (buildCount{landscapes: len(selected), perLandscape: 1, fromRolloutFile: selection.all}).check(selection.maxBuilds); err != nil {
 		return nil, nil, err
 	}
 	tree := diffTree{label: root, root: absRoot, dir: "."}
