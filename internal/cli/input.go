@@ -112,7 +112,9 @@ func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]
 		}
 	}
 	if len(typing) > 0 {
-		return nil, typing
+		// The error is printed as it is: a mistake repeated many times is
+		// cut short here, as every list of problems is.
+		return nil, typing.Summarize()
 	}
 	return docs, nil
 }
