@@ -105,10 +105,11 @@ func TestCodeBlock(t *testing.T) {
 	}
 }
 
-// FuzzMarkdownText checks that Text's output is inert and reads as its
-// input: no line ending or control character, no raw < > or unescaped
-// markup, no @ followed by a word character, and decoding its escapes gives
-// the input on one line back.
+// FuzzMarkdownText checks that the output of Text and Cell is inert and
+// reads as the input: no line ending or control character, no raw < > or
+// unescaped markup, no @ followed by a word character (and, for Text, no
+// block marker at the start), and decoding its escapes gives the input on
+// one line back.
 func FuzzMarkdownText(f *testing.F) {
 	for _, seed := range []string{"", "a`b", "<script>", "@admin", "- x", "12. x", "    x", "a\r\nb", "&lt;", "\\", "x|y", "@", "1)"} {
 		f.Add(seed)
@@ -117,51 +118,56 @@ func FuzzMarkdownText(f *testing.F) {
 		if !utf8.ValidString(in) {
 			return
 		}
-		out := Text(in)
-		var decoded strings.Builder
-		for i := 0; i < len(out); {
-			r, size := utf8.DecodeRuneInString(out[i:])
-			rest := out[i:]
-			switch {
-			case unicode.IsControl(r):
-				t.Fatalf("Text(%q) = %q: a control character at %d", in, out, i)
-			case r == '<' || r == '>':
-				t.Fatalf("Text(%q) = %q: a raw %c at %d", in, out, r, i)
-			case r == '\\':
-				next, n := utf8.DecodeRuneInString(out[i+1:])
-				if n == 0 || next >= utf8.RuneSelf || !(unicode.IsPunct(next) || unicode.IsSymbol(next)) {
-					t.Fatalf("Text(%q) = %q: a backslash that escapes nothing at %d", in, out, i)
-				}
-				decoded.WriteRune(next)
-				i += 1 + n
-				continue
-			case r == '&':
-				entity, ok := entityAt(rest)
-				if !ok {
-					t.Fatalf("Text(%q) = %q: an & that is no entity of ours at %d", in, out, i)
-				}
-				decoded.WriteString(entity.text)
-				i += len(entity.written)
-				continue
-			case r == '@':
-				if !strings.HasPrefix(rest, "@"+MentionBreaker) {
-					t.Fatalf("Text(%q) = %q: an @ without the joiner at %d", in, out, i)
-				}
-				decoded.WriteByte('@')
-				i += 1 + len(MentionBreaker)
-				continue
-			case strings.ContainsRune(inlineMarkup, r):
-				t.Fatalf("Text(%q) = %q: unescaped markup %c at %d", in, out, r, i)
-			case i == 0 && strings.ContainsRune(blockMarkers, r) && !wordFollows(out[1:]):
-				t.Fatalf("Text(%q) = %q: a block marker at the start", in, out)
-			}
-			decoded.WriteRune(r)
-			i += size
-		}
-		if want := oneLine(in); decoded.String() != want {
-			t.Fatalf("Text(%q) = %q reads as %q, want %q", in, out, decoded.String(), want)
-		}
+		checkInert(t, in, Text(in), true)
+		checkInert(t, in, Cell(in), false)
 	})
+}
+
+func checkInert(t *testing.T, in, out string, blockStart bool) {
+	t.Helper()
+	var decoded strings.Builder
+	for i := 0; i < len(out); {
+		r, size := utf8.DecodeRuneInString(out[i:])
+		rest := out[i:]
+		switch {
+		case unicode.IsControl(r):
+			t.Fatalf("%q escaped is %q: a control character at %d", in, out, i)
+		case r == '<' || r == '>':
+			t.Fatalf("%q escaped is %q: a raw %c at %d", in, out, r, i)
+		case r == '\\':
+			next, n := utf8.DecodeRuneInString(out[i+1:])
+			if n == 0 || next >= utf8.RuneSelf || !(unicode.IsPunct(next) || unicode.IsSymbol(next)) {
+				t.Fatalf("%q escaped is %q: a backslash that escapes nothing at %d", in, out, i)
+			}
+			decoded.WriteRune(next)
+			i += 1 + n
+			continue
+		case r == '&':
+			entity, ok := entityAt(rest)
+			if !ok {
+				t.Fatalf("%q escaped is %q: an & that is no entity of ours at %d", in, out, i)
+			}
+			decoded.WriteString(entity.text)
+			i += len(entity.written)
+			continue
+		case r == '@':
+			if !strings.HasPrefix(rest, "@"+MentionBreaker) {
+				t.Fatalf("%q escaped is %q: an @ without the joiner at %d", in, out, i)
+			}
+			decoded.WriteByte('@')
+			i += 1 + len(MentionBreaker)
+			continue
+		case strings.ContainsRune(inlineMarkup, r):
+			t.Fatalf("%q escaped is %q: unescaped markup %c at %d", in, out, r, i)
+		case blockStart && i == 0 && strings.ContainsRune(blockMarkers, r) && !wordFollows(out[1:]):
+			t.Fatalf("%q escaped is %q: a block marker at the start", in, out)
+		}
+		decoded.WriteRune(r)
+		i += size
+	}
+	if want := oneLine(in); decoded.String() != want {
+		t.Fatalf("%q escaped is %q, which reads as %q, want %q", in, out, decoded.String(), want)
+	}
 }
 
 type entity struct{ written, text string }
