@@ -10,8 +10,8 @@
 // first backtick run as long as the one that opened it; a line ending (LF,
 // CR or CRLF) ends a heading, a list item and a table row. An @mention is
 // found by GitHub in the rendered text, after escapes and entities are
-// decoded, so neither "\@" nor "&#64;" stops one: an invisible word joiner
-// after every "@" does.
+// decoded, so neither "\@" nor "&#64;" stops one: an invisible zero-width
+// joiner after every "@" does.
 package markdown
 
 import (
@@ -27,7 +27,7 @@ import (
 const MentionBreaker = "\u200d"
 
 // Text returns s escaped for inline markdown (a paragraph, a heading, a list
-// item, a table cell), the rendered text reading as s on one line:
+// item; Cell for a table cell), the rendered text reading as s on one line:
 //
 //   - line endings and every other control character become spaces
 //     (repofile.OneLine, then a lone CR, which CommonMark takes as a line
