@@ -2,6 +2,7 @@ package repofile
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,12 +71,16 @@ func checkDocuments(data []byte, kind string) (first *yaml.Node, problems []stri
 	return documents[0].Content[0], nil
 }
 
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
 // checkTyping walks node, the file's document, along t, the Go type it is
 // decoded into (its json tags name the fields), and reports every value
 // whose type is not the field's, at its full path with list indices
 // (landscapes[1].soak), and every unquoted value YAML reads otherwise than
 // written (name: no, a boolean to YAML 1.1), asking to quote it. Unknown
-// fields are left to the strict decoder, which reports them.
+// fields are left to the strict decoder, which reports them. A file read
+// through a Reader is bounded with its aliases written out
+// (ExpandedYAMLSize), so following aliases here is bounded too.
 func checkTyping(node *yaml.Node, t reflect.Type, path string) []string {
 	for node.Kind == yaml.AliasNode && node.Alias != nil {
 		node = node.Alias
@@ -85,6 +90,9 @@ func checkTyping(node *yaml.Node, t reflect.Type, path string) []string {
 	}
 	if node.Kind == yaml.ScalarNode && node.ShortTag() == "!!null" {
 		return nil // a field left empty: its zero value, which the checks that follow judge
+	}
+	if t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil // a shape of its own: the decoder judges it
 	}
 	at := func(format string, args ...any) []string {
 		p := path
