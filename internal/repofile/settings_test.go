@@ -53,7 +53,11 @@ func TestDecodeSettingsNamesTheFieldOfEveryProblem(t *testing.T) {
 		{name: "an alias is checked as what it points to", data: "kind: &n Policy\nitems:\n- {name: *n, enabled: *n}\n", want: []string{
 			"items[0].enabled: Invalid value: must be of type boolean (true or false), not string",
 		}},
-		{name: "quoted values are strings as written", data: "kind: 'no'\nitems:\n- {name: \"on\", enabled: true}\ntags: {team: '7'}\n", wantDecoded: true},
+		{name: "an unquoted key YAML 1.1 reads as a boolean asks to quote it", data: "tags: {on: a}\nitems: [{name: a, yes: 1}]\n", want: []string{
+			`tags[on]: Invalid key: on as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string "on"; quote it ("on")`,
+			`items[0].yes: Invalid key: yes as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string "yes"; quote it ("yes")`,
+		}},
+		{name: "quoted values are strings as written", data: "kind: 'no'\nitems:\n- {name: \"on\", enabled: true}\ntags: {team: '7', 'on': x}\n", wantDecoded: true},
 		{
 			name:        "unknown fields, all at once",
 			data:        "kind: Policy\nsort: Policy\nrules: {dayz: 3}\n",

@@ -110,7 +110,7 @@ func checkTyping(node *yaml.Node, t reflect.Type, path string) []string {
 			return wrongType()
 		}
 		fields := jsonFields(t)
-		var problems []string
+		problems := ambiguousKeys(node, func(key string) string { return childPath(path, key) })
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			key := node.Content[i].Value
 			if field, known := fields[key]; known {
@@ -131,9 +131,10 @@ func checkTyping(node *yaml.Node, t reflect.Type, path string) []string {
 		if node.Kind != yaml.MappingNode {
 			return wrongType()
 		}
-		var problems []string
+		entryPath := func(key string) string { return fmt.Sprintf("%s[%s]", path, key) }
+		problems := ambiguousKeys(node, entryPath)
 		for i := 0; i+1 < len(node.Content); i += 2 {
-			problems = append(problems, checkTyping(node.Content[i+1], t.Elem(), fmt.Sprintf("%s[%s]", path, node.Content[i].Value))...)
+			problems = append(problems, checkTyping(node.Content[i+1], t.Elem(), entryPath(node.Content[i].Value))...)
 		}
 		return problems
 	}
@@ -179,6 +180,22 @@ func checkTyping(node *yaml.Node, t reflect.Type, path string) []string {
 		}
 	}
 	return nil
+}
+
+// ambiguousKeys refuses the unquoted keys of mapping that YAML 1.1 reads
+// as booleans (on: is the key "true" to it), which the decoder would
+// otherwise report as an unknown field "true".
+func ambiguousKeys(mapping *yaml.Node, pathOf func(key string) string) []string {
+	var problems []string
+	for i := 0; i+1 < len(mapping.Content); i += 2 {
+		key := mapping.Content[i]
+		if key.Kind == yaml.ScalarNode && key.Style == 0 && yaml11Booleans[key.Value] {
+			quoted := strconv.Quote(key.Value)
+			problems = append(problems, fmt.Sprintf("%s: Invalid key: %s as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string %s; quote it (%s)",
+				pathOf(key.Value), key.Value, quoted, quoted))
+		}
+	}
+	return problems
 }
 
 func childPath(path, key string) string {
