@@ -11,14 +11,16 @@ import (
 	"github.com/profilesync/profilesync/internal/rollout"
 )
 
-// TestRolloutStatusIgnoresARecordWhoseSoakEndsPastYear9999: dev's newest
-// record says it became Ready in the last hour of year 9999, so prod's soak
-// of a day would end in year 10000, which no report can write. The record is
-// ignored with a warning, the status is written (exit 0), and prod's soak
-// runs from dev's earlier record of the same commit.
+// TestRolloutStatusIgnoresARecordWhoseSoakEndsPastYear9999: dev rolls back
+// to the first commit, then records the second again as Ready in the last
+// hour of year 9999, so prod's soak of a day would end in year 10000, which
+// no report can write. The record is ignored with a warning, the status is
+// written (exit 0), and dev is seen running the first commit.
 func TestRolloutStatusIgnoresARecordWhoseSoakEndsPastYear9999(t *testing.T) {
 	g := NewWithT(t)
 	repo := newStatusRepo(t)
+	repo.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: repo.first,
+		AppliedAt: time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC), ReadyAt: time.Date(2026, 11, 21, 9, 31, 0, 0, time.UTC), OperatorVersion: "v0.1.0"})
 	repo.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: repo.second,
 		AppliedAt: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC), ReadyAt: time.Date(9999, 12, 31, 23, 0, 0, 0, time.UTC), OperatorVersion: "v0.1.0"})
 
@@ -30,7 +32,8 @@ func TestRolloutStatusIgnoresARecordWhoseSoakEndsPastYear9999(t *testing.T) {
 	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
 	prod := report.Landscapes[1]
 	g.Expect(prod.Waiting.Revision).To(Equal(repo.second))
-	g.Expect(*prod.Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)), "dev's earlier record of the commit starts the soak")
+	g.Expect(prod.Waiting.EligibleAt).To(BeNil(), "dev rolled back to the first commit")
+	g.Expect(prod.Waiting.Holds).To(Equal([]holdStatus{{Landscape: "dev", Running: repo.first}}))
 }
 
 // TestRolloutStatusNamesAnUpstreamWithoutRecords: dev has written no
