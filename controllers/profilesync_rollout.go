@@ -288,7 +288,7 @@ func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, land
 	case errors.Is(err, rollout.ErrHotfixNotOnBranch):
 		return rollout.Answer{}, rolloutInvalid(err)
 	case err != nil:
-		return rollout.Answer{}, fetchFailed(fmt.Errorf("decide what %s takes: %w", landscapeName(obj.Status.Rollout), err))
+		return rollout.Answer{}, fetchFailed(err)
 	}
 	for _, upstream := range answer.Upstreams {
 		r.reportRecordWarnings(obj, upstream.Landscape, upstream.Warnings)

@@ -212,14 +212,14 @@ func DecideLandscape(repo Repository, q Question) (Answer, error) {
 			tips = append(tips, record.Revision)
 		}
 	}
-	var ancestry Ancestry
+	var ancestry Ancestry = noTips{}
 	if len(candidates) > 0 && len(tips) > 0 {
 		if ancestry, err = repo.Ancestry(tips, candidates); err != nil {
 			return Answer{}, fmt.Errorf("walk the history of branch %q: %w", q.Branch, err)
 		}
 	}
 	answer.Candidates = candidates
-	if answer.Running != "" && ancestry != nil {
+	if answer.Running != "" && len(candidates) > 0 {
 		answer.Candidates = nil
 		for _, candidate := range candidates {
 			contained, err := ancestry.IsAncestor(candidate, answer.Running)
@@ -330,3 +330,9 @@ func hotfixPending(repo Repository, hotfix, running string, candidates []string)
 	}
 	return false, fmt.Errorf("spec.rollout.hotfix: commit %s is %w", hotfix, ErrHotfixNotOnBranch)
 }
+
+// noTips is the ancestry of a decision without a revision to ask about:
+// no running revision, no upstream record.
+type noTips struct{}
+
+func (noTips) IsAncestor(ancestor, descendant string) (bool, error) { return ancestor == descendant, nil }

@@ -107,6 +107,12 @@ func TestDecideLandscape(t *testing.T) {
 			waiting: "c5", candidates: []string{"c5", "c4", "c3"}, noRecords: true,
 		},
 		{
+			name:    "a landscape that runs nothing, after an upstream without records, waits for the tip",
+			records: map[string][]Record{},
+			q:       Question{Landscape: prod, Branch: "main", RunningFromRecords: true},
+			waiting: "c5", candidates: []string{"c5", "c4", "c3", "c2", "c1"}, noRecords: true, walks: -1,
+		},
+		{
 			name:    "a record applied after the decision's time is left out, as rollout status --at leaves it out",
 			records: map[string][]Record{"dev": {applied("c5", -time.Hour), applied("c3", 2*time.Hour)}},
 			q:       Question{Landscape: prod, Branch: "main", Running: "c2"},
@@ -151,6 +157,9 @@ func TestDecideLandscape(t *testing.T) {
 				g.Expect(dev.Warnings).To(BeEmpty())
 			}
 			walks := max(tc.walks, 1)
+			if tc.walks < 0 {
+				walks = 0 // nothing to ask: no running revision, no record
+			}
 			g.Expect(repo.walks).To(Equal(walks), "one walk of the history per decision")
 		})
 	}
