@@ -335,4 +335,6 @@ func hotfixPending(repo Repository, hotfix, running string, candidates []string)
 // no running revision, no upstream record.
 type noTips struct{}
 
-func (noTips) IsAncestor(ancestor, descendant string) (bool, error) { return ancestor == descendant, nil }
+func (noTips) IsAncestor(ancestor, descendant string) (bool, error) {
+	return ancestor == descendant, nil
+}
