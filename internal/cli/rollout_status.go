@@ -261,7 +261,7 @@ func statusOfLandscape(repo rollout.Repository, branch string, l rollout.Landsca
 			status.Warnings = append(status.Warnings, fmt.Sprintf("only the newest %d records of upstream %s were read: a hold may look younger than it is",
 				gitsource.DefaultMaxRecords, upstream.Landscape))
 		}
-		if !slices.ContainsFunc(upstream.Records, func(r rollout.Record) bool { return r.Kind != rollout.RecordRefused }) {
+		if upstream.NoRecords {
 			status.Warnings = append(status.Warnings, rollout.NoRecordsNote(upstream.Landscape))
 		}
 	}

@@ -115,8 +115,9 @@ type UpstreamReading struct {
 	Warnings []error
 	// Truncated says the history was cut at its maximum.
 	Truncated bool
-	// NoRecords says the upstream has no record at all to judge: see
-	// NoRecordsNote.
+	// NoRecords says the upstream has recorded no applied (or hotfix)
+	// revision the decision could use: it holds nothing, and NoRecordsNote
+	// says why that may be.
 	NoRecords bool
 }
 
@@ -283,7 +284,7 @@ func readUpstream(repo Repository, upstream string, q Question) (UpstreamReading
 		}
 		reading.Records = append(reading.Records, record)
 	}
-	reading.NoRecords = len(history.Records) == 0 && len(history.Warnings) == 0
+	reading.NoRecords = !slices.ContainsFunc(reading.Records, func(r Record) bool { return r.Kind != RecordRefused })
 	return reading, nil
 }
 
