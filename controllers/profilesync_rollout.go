@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,11 +28,6 @@ import (
 // the commit it runs, spec.rollout.hotfix takes a named commit at once, and
 // spec.rollout.record pushes a record of each applied and refused revision
 // for the landscapes downstream.
-
-// maxRolloutCandidates bounds the commits of the branch a decision looks
-// at: a landscape this far behind takes the newest that qualifies among
-// them, and the next decision looks again from there.
-const maxRolloutCandidates = 500
 
 // recordReadyRecheck is how soon a sync whose revision is applied but not
 // yet Ready looks again, to record it.
@@ -212,15 +206,11 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	defer func() { _ = landscapes.Close() }()
 	branch := gitsource.RefOfRevision(checkout.Revision)
 	running := gitsource.CommitOfRevision(obj.Status.LastAppliedRevision)
-	candidates, err := landscapes.Candidates(branch, running, maxRolloutCandidates)
-	if err != nil {
-		return nil, fetchFailed(fmt.Errorf("list the commits of branch %q after %s: %w", branch, shortCommit(running), err))
-	}
-	decision, err := r.decideCandidates(obj, landscapes, landscape, candidates, running)
+	answer, err := r.decideCandidates(obj, landscapes, landscape, branch, running)
 	if err != nil {
 		return nil, err
 	}
-	target, promoted := r.follow(obj, decision, candidates, running, branch)
+	target, promoted := r.follow(obj, answer.Decision, answer.Candidates, running, branch)
 	switch target {
 	case "":
 		return nil, errAwaitingFirstPromotion
@@ -284,46 +274,26 @@ func (r *ProfileSyncReconciler) placeInRollout(obj *v1alpha1.ProfileSync, checko
 	return landscape, false, nil
 }
 
-// decideCandidates reads the upstream landscapes' records and decides
-// which candidate the landscape takes (rollout.Decide). With a hotfix to
-// take, the decision's Waiting and RequeueAt are those of the commits
-// after it.
+// decideCandidates decides which commit of the branch the landscape takes
+// by the one rule `rollout status` shows too (rollout.DecideLandscape), and
+// reports the upstream records it left out.
 func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, landscapes *gitsource.Landscapes, landscape *rollout.Landscape,
-	candidates []string, running string) (rollout.Decision, error) {
-	now := r.Clock.Now()
-	input := rollout.Input{Candidates: candidates, Now: now, Ancestry: landscapes}
+	branch, running string) (rollout.Answer, error) {
+	question := rollout.Question{Branch: branch, Running: running, Hotfix: rolloutSpec(obj).Hotfix, Now: r.Clock.Now()}
 	if landscape != nil {
-		input.Soak = landscape.Soak
-		for _, upstream := range landscape.After {
-			history, err := landscapes.Records(upstream, gitsource.RecordLimits{Since: now.Add(-landscape.Soak)})
-			if err != nil {
-				return rollout.Decision{}, fetchFailed(fmt.Errorf("read the records of landscape %s: %w", upstream, err))
-			}
-			r.reportRecordWarnings(obj, upstream, history.Warnings)
-			input.Upstreams = append(input.Upstreams, rollout.Upstream{Landscape: upstream, Records: history.Records})
-		}
+		question.Landscape = *landscape
 	}
-	hotfix := rolloutSpec(obj).Hotfix
-	if hotfix != "" {
-		pending, err := hotfixPending(hotfix, running, candidates, landscapes)
-		if err != nil {
-			return rollout.Decision{}, rolloutInvalid(fmt.Errorf("spec.rollout.hotfix: %w", err))
-		}
-		if pending {
-			input.Hotfix = hotfix
-		}
+	answer, err := rollout.DecideLandscape(landscapes, question)
+	switch {
+	case errors.Is(err, rollout.ErrHotfixNotOnBranch):
+		return rollout.Answer{}, rolloutInvalid(err)
+	case err != nil:
+		return rollout.Answer{}, fetchFailed(err)
 	}
-	decision, err := rollout.Decide(input)
-	if err == nil && decision.Hotfix {
-		input.Hotfix, input.Candidates = "", candidates[:slices.Index(candidates, hotfix)]
-		var after rollout.Decision
-		after, err = rollout.Decide(input)
-		decision.Waiting, decision.RequeueAt = after.Waiting, after.RequeueAt
+	for _, upstream := range answer.Upstreams {
+		r.reportRecordWarnings(obj, upstream.Landscape, upstream.Warnings)
 	}
-	if err != nil {
-		return rollout.Decision{}, fetchFailed(fmt.Errorf("decide what %s takes: %w", landscapeName(obj.Status.Rollout), err))
-	}
-	return decision, nil
+	return answer, nil
 }
 
 // follow turns a decision into the commit to apply (empty when there is
@@ -375,24 +345,6 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollo
 	conditions.MarkTrue(obj, v1alpha1.WaitingCondition, reason, "%s", message)
 	status.Message = message
 	return target, promoted
-}
-
-// hotfixPending says whether the hotfix is still to be taken: it is a
-// commit of the branch newer than the one running. One the landscape runs
-// already, or contains, is done; any other commit is an error.
-func hotfixPending(hotfix, running string, candidates []string, ancestry rollout.Ancestry) (bool, error) {
-	if slices.Contains(candidates, hotfix) {
-		return true, nil
-	}
-	if running != "" {
-		if hotfix == running {
-			return false, nil
-		}
-		if contained, err := ancestry.IsAncestor(hotfix, running); err == nil && contained {
-			return false, nil
-		}
-	}
-	return false, fmt.Errorf("commit %s is not a commit of the branch newer than the revision applied", hotfix)
 }
 
 // appliedRollout reports the revision the sync applied: since when it runs
@@ -623,7 +575,7 @@ func describeWaiting(status *v1alpha1.RolloutStatus) string {
 		case h.Since != nil:
 			upstreams = append(upstreams, fmt.Sprintf("%s holds it since %s", h.Landscape, h.Since.UTC().Format(time.RFC3339)))
 		case h.Running == "":
-			upstreams = append(upstreams, h.Landscape+" has recorded nothing")
+			upstreams = append(upstreams, rollout.NoRecordsNote(h.Landscape))
 		default:
 			upstreams = append(upstreams, fmt.Sprintf("%s runs %s, which does not contain it", h.Landscape, shortCommit(h.Running)))
 		}

@@ -22,11 +22,6 @@ import (
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
-// maxStatusCandidates bounds the commits of the branch a landscape is shown
-// to have ahead of it: a landscape further behind waits for the newest of
-// them all the same.
-const maxStatusCandidates = 200
-
 // defaultStatusFetchTimeout bounds the fetch of a repository given by URL,
 // as a ProfileSync's spec.timeout bounds the operator's.
 const defaultStatusFetchTimeout = 60 * time.Second
@@ -235,9 +230,8 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 	}
 
 	status := rolloutStatus{At: now, Repository: repo.label, Branch: repo.branch, Tip: tip}
-	histories := readRecordHistories(repo.landscapes, file, now)
 	for _, l := range file.Landscapes {
-		status.Landscapes = append(status.Landscapes, statusOfLandscape(repo.landscapes, repo.branch, l, histories, now))
+		status.Landscapes = append(status.Landscapes, statusOfLandscape(repo.landscapes, repo.branch, l, now))
 	}
 	status.Versions = rolloutMatrix(ctx, repo, opts, file, &status)
 	for _, l := range status.Landscapes {
@@ -248,91 +242,44 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 	return opts.output.writeRolloutStatus(stdout, status)
 }
 
-// recordHistory is what a status knows of one landscape's records.
-type recordHistory struct {
-	// records are the valid ones applied at or before the status's time,
-	// newest first.
-	records  []rollout.Record
-	warnings []string
-}
-
-// readRecordHistories reads the records of every landscape, far enough
-// back for the longest soak a downstream landscape waits on it, leaving out
-// what is garbled (a warning) and what was applied after now.
-func readRecordHistories(landscapes *gitsource.Landscapes, file *rollout.File, now time.Time) map[string]recordHistory {
-	longestSoak := map[string]time.Duration{}
-	for _, l := range file.Landscapes {
-		for _, upstream := range l.After {
-			longestSoak[upstream] = max(longestSoak[upstream], l.Soak)
-		}
-	}
-	histories := make(map[string]recordHistory, len(file.Landscapes))
-	for _, l := range file.Landscapes {
-		var history recordHistory
-		read, err := landscapes.Records(l.Name, gitsource.RecordLimits{Since: now.Add(-longestSoak[l.Name])})
-		if err != nil {
-			history.warnings = append(history.warnings, fmt.Sprintf("its records cannot be read, so it is shown without: %v", err))
-		}
-		for _, w := range read.Warnings {
-			history.warnings = append(history.warnings, "record left out: "+w.Error())
-		}
-		if read.Truncated {
-			history.warnings = append(history.warnings, fmt.Sprintf("only its newest %d records were read: a hold may look younger than it is", gitsource.DefaultMaxRecords))
-		}
-		for _, record := range read.Records {
-			if !record.AppliedAt.After(now) {
-				history.records = append(history.records, record)
-			}
-		}
-		histories[l.Name] = history
-	}
-	return histories
-}
-
-// statusOfLandscape says what l runs and what it waits for, deciding as the
-// operator decides on the records of its upstreams. What cannot be read or
-// decided is a warning of the landscape.
-func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollout.Landscape, histories map[string]recordHistory, now time.Time) landscapeStatus {
-	history := histories[l.Name]
-	status := landscapeStatus{Name: l.Name, Path: l.Path, After: l.After, Warnings: history.warnings}
+// statusOfLandscape says what l runs and what it waits for: the decision
+// the operator makes (rollout.DecideLandscape), on what l's own records say
+// it runs. What cannot be read or decided is a warning of the landscape,
+// and so is every record left out and every upstream that records nothing.
+func statusOfLandscape(repo rollout.Repository, branch string, l rollout.Landscape, now time.Time) landscapeStatus {
+	status := landscapeStatus{Name: l.Name, Path: l.Path, After: l.After}
 	if l.Soak > 0 {
 		status.Soak = horizonFlag{&l.Soak}.String()
 	}
-	for _, record := range history.records {
-		if record.Kind == rollout.RecordRefused {
-			if status.Applied == nil && status.Refused == nil {
-				status.Refused = &refusedRevision{Revision: record.Revision, RefusedAt: record.AppliedAt, Reason: record.Reason, Record: record.Commit}
-			}
-			continue
+	answer, err := rollout.DecideLandscape(repo, rollout.Question{Landscape: l, Branch: branch, RunningFromRecords: true, Now: now})
+	if err != nil {
+		status.Warnings = append(status.Warnings, fmt.Sprintf("what it runs and waits for cannot be decided: %v", err))
+		return status
+	}
+	for _, w := range answer.OwnWarnings {
+		status.Warnings = append(status.Warnings, "record left out: "+w.Error())
+	}
+	for _, upstream := range answer.Upstreams {
+		for _, w := range upstream.Warnings {
+			status.Warnings = append(status.Warnings, fmt.Sprintf("record of upstream %s left out: %v", upstream.Landscape, w))
 		}
-		readyAt := record.ReadyAt
-		status.Applied = &appliedRevision{Revision: record.Revision, Kind: string(record.Kind), AppliedAt: record.AppliedAt, ReadyAt: &readyAt, Record: record.Commit}
-		break
+		if upstream.Truncated {
+			status.Warnings = append(status.Warnings, fmt.Sprintf("only the newest %d records of upstream %s were read: a hold may look younger than it is",
+				gitsource.DefaultMaxRecords, upstream.Landscape))
+		}
+		if upstream.NoRecords {
+			status.Warnings = append(status.Warnings, rollout.NoRecordsNote(upstream.Landscape))
+		}
 	}
-	running := ""
-	if status.Applied != nil {
-		running = status.Applied.Revision
+	if r := answer.Applied; r != nil {
+		readyAt := r.ReadyAt
+		status.Applied = &appliedRevision{Revision: r.Revision, Kind: string(r.Kind), AppliedAt: r.AppliedAt, ReadyAt: &readyAt, Record: r.Commit}
 	}
-	candidates, err := candidatesAfter(landscapes, branch, running)
-	if err != nil {
-		status.Warnings = append(status.Warnings, fmt.Sprintf("its candidates cannot be listed: %v", err))
-		return status
+	if r := answer.Refused; r != nil {
+		status.Refused = &refusedRevision{Revision: r.Revision, RefusedAt: r.AppliedAt, Reason: r.Reason, Record: r.Commit}
 	}
-	status.Candidates = len(candidates)
-	in := rollout.Input{Candidates: candidates, Soak: l.Soak, Now: now, Ancestry: landscapes}
-	for _, upstream := range l.After {
-		in.Upstreams = append(in.Upstreams, rollout.Upstream{Landscape: upstream, Records: histories[upstream].records})
-	}
-	decision, err := rollout.Decide(in)
-	if err != nil {
-		status.Warnings = append(status.Warnings, fmt.Sprintf("what it waits for cannot be decided: %v", err))
-		return status
-	}
-	// A landscape does not take again a revision it refused: the operator
-	// builds a refused revision again only once it changes.
-	if status.Refused != nil && decision.Promote == status.Refused.Revision {
-		decision.Promote = ""
-	}
+	status.Candidates = len(answer.Candidates)
+	decision := answer.Decision
 	if decision.Promote != "" {
 		takes := &candidateStatus{Revision: decision.Promote, Holds: holdStatuses(decision.PromotedHolds)}
 		if eligible := latestHold(decision.PromotedHolds); !eligible.IsZero() {
@@ -350,38 +297,6 @@ func statusOfLandscape(landscapes *gitsource.Landscapes, branch string, l rollou
 		status.Waiting = waiting
 	}
 	return status
-}
-
-// candidatesAfter lists the commits of branch after running, newest first:
-// the branch back along first parents to running, leaving out what running
-// already contains when the walk does not reach it (a branch that merged it
-// on a second parent, or a hotfix off the branch). Without running, every
-// commit is a candidate.
-func candidatesAfter(landscapes *gitsource.Landscapes, branch, running string) ([]string, error) {
-	candidates, err := landscapes.Candidates(branch, running, maxStatusCandidates)
-	if err != nil || running == "" {
-		return candidates, err
-	}
-	// The walk stopped at running when running is the commit after the
-	// last candidate; asking each candidate would walk the history again.
-	walk, err := landscapes.Candidates(branch, "", len(candidates)+1)
-	if err != nil {
-		return nil, err
-	}
-	if len(walk) > len(candidates) && walk[len(candidates)] == running {
-		return candidates, nil
-	}
-	newer := candidates[:0]
-	for _, candidate := range candidates {
-		contained, err := landscapes.IsAncestor(candidate, running)
-		if err != nil {
-			return nil, err
-		}
-		if !contained {
-			newer = append(newer, candidate)
-		}
-	}
-	return newer, nil
 }
 
 func latestHold(holds []rollout.Hold) time.Time {

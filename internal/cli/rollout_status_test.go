@@ -213,7 +213,9 @@ func TestRolloutStatusWarnsOfGarbledRecords(t *testing.T) {
 	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
 	g.Expect(report.Landscapes[0].Applied.Revision).To(Equal(repo.second), "dev's valid records still count")
 	g.Expect(report.Landscapes[1].Applied.Revision).To(Equal(repo.first), "prod's valid records still count")
-	g.Expect(report.Landscapes[1].Warnings).To(HaveLen(1))
+	// prod's own garbled record, and dev's record that its decision left out.
+	g.Expect(report.Landscapes[1].Warnings).To(HaveLen(2))
+	g.Expect(report.Landscapes[1].Warnings[1]).To(HavePrefix("record of upstream dev left out: the record names a commit unknown"))
 	g.Expect(*report.Landscapes[1].Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)))
 }
 

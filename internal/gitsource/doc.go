@@ -26,7 +26,8 @@
 // FetchLandscapes keeps a bare mirror of a repository's branches, tags and
 // refs/profilesync/landscapes/* per cache key, Landscapes reads a
 // landscape's records from it, bounded and skipping untrusted garbage with
-// warnings, and answers ancestry questions for rollout.Decide; PushRecord
+// warnings, and is the rollout.Repository of rollout.DecideLandscape, every
+// ancestry question of one decision answered from one walk; PushRecord
 // fast-forwards one landscape's own ref and nothing else.
 //
 // The loopback Git server that tests and run-local use lives in

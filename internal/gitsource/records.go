@@ -43,7 +43,7 @@ var ErrGarbledRecord = errors.New("garbled record")
 
 // DefaultMaxRecords bounds how many record commits RecordLimits reads of
 // one landscape when it sets no maximum.
-const DefaultMaxRecords = 1000
+const DefaultMaxRecords = rollout.DefaultMaxRecords
 
 // landscapesDirSuffix names a cache key's mirror of the landscapes, next to
 // its checkout. A checkout's name always ends in "-" and eight hex digits
@@ -105,30 +105,13 @@ func openForReading(dir string) (*Landscapes, error) {
 	return &Landscapes{repository: repository, storage: storage}, nil
 }
 
-// RecordLimits bounds how far back Records reads one landscape's history.
-type RecordLimits struct {
-	// Since stops the reading after the first record that was Ready at or
-	// before it. A decision at Now with a soak needs nothing older than
-	// Now minus the soak, which is what to pass. Zero reads to Max.
-	Since time.Time
-	// Max bounds the record commits read, garbled ones included; zero is
-	// DefaultMaxRecords.
-	Max int
-}
+// RecordLimits bounds how far back Records reads one landscape's history
+// (rollout.RecordLimits: the decision says how far it needs).
+type RecordLimits = rollout.RecordLimits
 
-// RecordHistory is what Records read of one landscape.
-type RecordHistory struct {
-	// Records are the valid records, newest first.
-	Records []rollout.Record
-	// Warnings are the records skipped, one error each, naming the ref,
-	// the record commit and the field; they match ErrGarbledRecord or
-	// ErrUnknownRevision.
-	Warnings []error
-	// Truncated says the reading stopped at Max before reaching Since or
-	// the first record; a hold then looks younger than it is, so a
-	// decision waits rather than promotes too early.
-	Truncated bool
-}
+// RecordHistory is what Records read of one landscape; its warnings match
+// ErrGarbledRecord or ErrUnknownRevision.
+type RecordHistory = rollout.RecordHistory
 
 // FetchLandscapes brings the repository's branches, tags and every
 // landscape's records into the cache key's mirror, a bare repository next
@@ -328,7 +311,10 @@ func (l *Landscapes) IsAncestor(ancestor, descendant string) (bool, error) {
 	return older.IsAncestor(newer)
 }
 
-var _ rollout.Ancestry = (*Landscapes)(nil)
+var (
+	_ rollout.Ancestry   = (*Landscapes)(nil)
+	_ rollout.Repository = (*Landscapes)(nil)
+)
 
 // PushRecord writes record as a new commit on top of its landscape's ref,
 // refs/profilesync/landscapes/<record.Landscape>, and pushes that ref, and
