@@ -57,6 +57,129 @@ func TestInventoryClaims_others(t *testing.T) {
 	}
 }
 
+// TestDecideContest: who may write an object that another ProfileSync's
+// inventory lists. The landscape's ProfileSyncs (in the cluster-profiles
+// namespace) outrank the tenants'; among equals the first come keeps it.
+func TestDecideContest(t *testing.T) {
+	const landscapeNamespace = "profilesync-system"
+	landscape := types.NamespacedName{Namespace: landscapeNamespace, Name: "prod"}
+	otherLandscape := types.NamespacedName{Namespace: landscapeNamespace, Name: "prod-copy"}
+	tenant := types.NamespacedName{Namespace: "team-a", Name: "claim"}
+	otherTenant := types.NamespacedName{Namespace: "team-a", Name: "second"}
+	tests := []struct {
+		name               string
+		self               types.NamespacedName
+		claimants          []types.NamespacedName
+		landscapeNamespace string
+		want               contest
+	}{
+		{name: "an object no other ProfileSync lists may be written", self: tenant, landscapeNamespace: landscapeNamespace},
+		{
+			name: "the landscape's ProfileSync writes an object a tenant claimed first",
+			self: landscape, claimants: []types.NamespacedName{tenant}, landscapeNamespace: landscapeNamespace,
+		},
+		{
+			name: "a tenant's ProfileSync is refused an object the landscape's lists, and loses its claim",
+			self: tenant, claimants: []types.NamespacedName{landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{landscape}, outranked: true},
+		},
+		{
+			name: "between two tenants the first come keeps the object",
+			self: otherTenant, claimants: []types.NamespacedName{tenant}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{tenant}},
+		},
+		{
+			name: "between two of the landscape's ProfileSyncs the first come keeps the object",
+			self: otherLandscape, claimants: []types.NamespacedName{landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{landscape}},
+		},
+		{
+			name: "the landscape's ProfileSync is refused by another of the landscape's only, not by a tenant beside it",
+			self: otherLandscape, claimants: []types.NamespacedName{tenant, landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{landscape}},
+		},
+		{
+			name: "a tenant's ProfileSync refused by a tenant and the landscape names both and is outranked",
+			self: otherTenant, claimants: []types.NamespacedName{tenant, landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{tenant, landscape}, outranked: true},
+		},
+		{
+			name: "without a cluster-profiles namespace no ProfileSync outranks another",
+			self: landscape, claimants: []types.NamespacedName{tenant},
+			want: contest{standing: []types.NamespacedName{tenant}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(decideContest(tt.self, tt.claimants, tt.landscapeNamespace)).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestClaimsLost: a tenant's ProfileSync drops from its inventory what a
+// landscape's ProfileSync lists too, whether or not its revision still has
+// it; nothing else.
+func TestClaimsLost(t *testing.T) {
+	const landscapeNamespace = "profilesync-system"
+	taken := stepNamespaced("team-a", "taken", "aws")
+	kept := stepNamespaced("team-a", "kept", "aws")
+	entry := func(o client.Object) v1alpha1.InventoryEntry {
+		g := gitObject(o)
+		return v1alpha1.InventoryEntry{Kind: g.Kind(), Namespace: g.Namespace(), Name: g.Name()}
+	}
+	tests := []struct {
+		name     string
+		self     *v1alpha1.ProfileSync
+		listedBy []*v1alpha1.ProfileSync
+		wantLost []v1alpha1.InventoryEntry
+		wantKept []v1alpha1.InventoryEntry
+	}{
+		{
+			name:     "a tenant loses what the landscape's ProfileSync lists and keeps the rest",
+			self:     listing(namedSync("team-a", "claim"), kept, taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync(landscapeNamespace, "prod"), taken)},
+			wantLost: []v1alpha1.InventoryEntry{entry(taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(kept)},
+		},
+		{
+			name:     "a tenant keeps what another tenant lists too: first come among equals is decided at the write",
+			self:     listing(namedSync("team-a", "claim"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "second"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+		{
+			name:     "the landscape's ProfileSync loses nothing to a tenant",
+			self:     listing(namedSync(landscapeNamespace, "prod"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+		{
+			name:     "the landscape's ProfileSync loses nothing to another of the landscape's",
+			self:     listing(namedSync(landscapeNamespace, "prod"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync(landscapeNamespace, "prod-copy"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+		{
+			name:     "the sync's own, possibly older, inventory in the cache takes nothing from it",
+			self:     listing(namedSync("team-a", "claim"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var syncs []v1alpha1.ProfileSync
+			for _, s := range tt.listedBy {
+				syncs = append(syncs, *s)
+			}
+			obj := tt.self.DeepCopy()
+			g.Expect(dropClaimsLost(obj, claimsOf(syncs), landscapeNamespace)).To(Equal(tt.wantLost))
+			g.Expect(obj.Status.Inventory.Entries).To(ConsistOf(tt.wantKept))
+		})
+	}
+}
+
 func TestNewApplyPlan_pruned(t *testing.T) {
 	const ns = "profilesync-system"
 	old := stepCloudProfile("old")
