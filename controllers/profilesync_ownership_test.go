@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -451,4 +452,66 @@ func TestTwoProfileSyncsWantingOneProfileIsRefusedNamingBoth(t *testing.T) {
 		g.Expect(got.Status.Inventory).To(BeNil())
 	}).WithTimeout(15 * time.Second).Should(Succeed())
 	syncNow(t, first, "again")
+}
+
+// TestTheLandscapeTakesANameATenantClaimedFirst: a tenant's ProfileSync
+// adopts an unowned NamespacedCloudProfile name in its namespace first. The
+// landscape's next commit that adds that name applies all the same (the
+// landscape outranks its tenants); the tenant's ProfileSync is then refused
+// with AccessDenied naming both, drops the object from its inventory, and
+// does not prune it when its Git drops it too.
+func TestTheLandscapeTakesANameATenantClaimedFirst(t *testing.T) {
+	ctx := context.Background()
+	g := NewWithT(t)
+	team := uniqueName("team-claim")
+	ensureNamespace(t, clusterProfilesNamespace)
+	ensureNamespace(t, team)
+	server := startGitServer(t)
+	parent := uniqueName("claimed-parent")
+	platformRepo, tenantRepo := uniqueName("platform"), uniqueName("tenant")
+	platformFiles := singleProfileRepo(parent, "1.31.0")
+	_, err := server.CreateRepo(platformRepo, platformFiles)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = server.CreateRepo(tenantRepo, map[string]string{"profiles.yaml": namespacedProfileYAML(team, "claimed", parent)})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	platform := createPruningSync(t, clusterProfilesNamespace, uniqueName("landscape"), server.RepoURL(platformRepo))
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: parent}}) })
+	syncNow(t, platform, "first")
+	tenant := createPruningSync(t, team, "claim", server.RepoURL(tenantRepo))
+	syncNow(t, tenant, "first")
+	claimed := v1alpha1.InventoryEntry{Kind: v1alpha1.NamespacedCloudProfileKind, Namespace: team, Name: "claimed"}
+	g.Expect(getProfileSync(g, tenant).Status.Inventory.Entries).To(ContainElement(claimed), "the tenant adopted the unowned name")
+
+	// The landscape's commit adds the name, with a machine type of its own.
+	landscapeVersion := strings.Replace(namespacedProfileYAML(team, "claimed", parent), "m5.4xlarge", "m6.4xlarge", 1)
+	_, err = server.Commit(platformRepo, map[string]string{"profiles.yaml": platformFiles["profiles.yaml"] + "---\n" + landscapeVersion}, "add the claimed name")
+	g.Expect(err).NotTo(HaveOccurred())
+	syncNow(t, platform, "adds-claimed")
+	live := &v1alpha1.NamespacedCloudProfile{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: team, Name: "claimed"}, live)).To(Succeed())
+	g.Expect(live.Spec.MachineTypes).To(ContainElement(HaveField("Name", "m6.4xlarge")), "the landscape's revision applied")
+	g.Expect(live.Labels).To(HaveKeyWithValue(v1alpha1.OwnerNameLabel, platform.Name))
+	g.Expect(getProfileSync(g, platform).Status.Inventory.Entries).To(ContainElement(claimed))
+
+	requestSync(t, tenant, "after-landscape")
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, tenant)
+		g.Expect(got.Status.LastHandledReconcileAt).To(Equal("after-landscape"))
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.AccessDeniedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(Equal(fmt.Sprintf(
+			"profiles.yaml: NamespacedCloudProfile/%s/claimed: managed by the landscape's ProfileSync %s (namespace %q), which outranks tenants; ProfileSync %s may not manage it and no longer lists it in its inventory: remove it from its Git",
+			team, client.ObjectKeyFromObject(platform), clusterProfilesNamespace, client.ObjectKeyFromObject(tenant))))
+		g.Expect(got.Status.Inventory.Entries).NotTo(ContainElement(claimed), "the tenant lost its claim")
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(live), live)).To(Succeed())
+	g.Expect(live.Spec.MachineTypes).To(ContainElement(HaveField("Name", "m6.4xlarge")), "the tenant wrote nothing")
+
+	// The tenant drops the name from its Git: it syncs again, and prunes
+	// nothing of the landscape's.
+	_, err = server.Commit(tenantRepo, map[string]string{"profiles.yaml": namespacedProfileYAML(team, "own", parent)}, "drop the claimed name")
+	g.Expect(err).NotTo(HaveOccurred())
+	syncNow(t, tenant, "dropped")
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(live), &v1alpha1.NamespacedCloudProfile{})).To(Succeed(), "never pruned by the tenant")
+	syncNow(t, platform, "again")
 }
