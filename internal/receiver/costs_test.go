@@ -108,7 +108,7 @@ func newHookFixture(t *testing.T, leader bool) *hookFixture {
 }
 
 // refresh reads the webhook Secrets that are new or due, as the receiver
-// does every refreshInterval once started.
+// does every RefreshInterval once started.
 func (f *hookFixture) refresh() {
 	f.receiver.refreshTokens(context.Background())
 }

@@ -217,11 +217,11 @@ func (r *Receiver) refreshTokens(ctx context.Context) {
 	}
 }
 
-// keepTokensFresh refreshes the tokens every refreshInterval until ctx is
+// keepTokensFresh refreshes the tokens every RefreshInterval until ctx is
 // done.
 func (r *Receiver) keepTokensFresh(ctx context.Context) {
 	for {
-		timer := r.Clock.NewTimer(refreshInterval)
+		timer := r.Clock.NewTimer(RefreshInterval)
 		select {
 		case <-ctx.Done():
 			timer.Stop()

@@ -20,7 +20,7 @@ import (
 
 // DefaultTokenTTL is how long a webhook token read from its Secret is used
 // before the Secret is read again: a rotated token, a new Secret or a deleted
-// one takes effect within it (and a second: refreshInterval). A Secret or
+// one takes effect within it (and RefreshInterval). A Secret or
 // token that is missing is remembered just as long.
 const DefaultTokenTTL = 30 * time.Second
 
@@ -29,10 +29,10 @@ const DefaultTokenTTL = 30 * time.Second
 // remembered before the Secret is read again.
 const tokenRetryDelay = time.Second
 
-// refreshInterval is how often the store looks at the ProfileSyncs of the
+// RefreshInterval is how often the receiver looks at the ProfileSyncs of the
 // manager's cache for Secrets it has not read yet or whose outcome is older
 // than the TTL: a new ProfileSync's hook works within it.
-const refreshInterval = time.Second
+const RefreshInterval = time.Second
 
 // maxTokens bounds the store. Only Secrets named by a ProfileSync's
 // spec.webhook are ever read, so a cluster has no more entries than such
@@ -44,7 +44,7 @@ const readTimeout = 10 * time.Second
 
 // tokenStore holds the webhook tokens of the Secrets that ProfileSyncs'
 // spec.webhook names. It is filled off the request path (refresh, every
-// refreshInterval from Start): the ProfileSyncs it reads from the manager's
+// RefreshInterval from Start): the ProfileSyncs it reads from the manager's
 // cache, fed by its watch, say which Secrets to read, and each Secret is
 // read with a get at most once per TTL. A request only looks a token up
 // (lookup), so a request for a ProfileSync with a hook does the same work as
