@@ -116,7 +116,17 @@ type ProfileSyncReconciler struct {
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
 	Trigger <-chan event.GenericEvent
+
+	// outranked queues the tenants' ProfileSyncs whose claims a landscape's
+	// sync just took over (wakeOutranked), so they drop them and say so at
+	// once, not at their next interval. Made by SetupWithManager; nil (no
+	// wake) for a reconciler a test calls itself.
+	outranked chan event.GenericEvent
 }
+
+// outrankedQueue bounds the wakes waiting for the controller; a wake that
+// does not fit is dropped, and that ProfileSync learns at its interval.
+const outrankedQueue = 64
 
 // inventoryIndex indexes ProfileSyncs by the inventoryKey of every entry of
 // their status.inventory, so that the ProfileSyncs owning a profile are
@@ -158,6 +168,8 @@ func (r *ProfileSyncReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if r.Trigger != nil {
 		b = b.WatchesRawSource(source.Channel(r.Trigger, &handler.EnqueueRequestForObject{}))
 	}
+	r.outranked = make(chan event.GenericEvent, outrankedQueue)
+	b = b.WatchesRawSource(source.Channel(r.outranked, &handler.EnqueueRequestForObject{}))
 	return b.Complete(r)
 }
 
@@ -536,6 +548,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
+	r.wakeOutranked(plan.outranked(client.ObjectKeyFromObject(obj), r.ClusterProfilesNamespace))
 	timer.start(phasePrune)
 	if err := r.prune(ctx, obj, plan); err != nil {
 		return "", err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -206,6 +208,47 @@ func dropClaimsLost(obj *v1alpha1.ProfileSync, claims inventoryClaims, landscape
 	}
 	obj.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: kept}
 	return lost
+}
+
+// outranked are the tenants' ProfileSyncs whose claims self, a landscape's
+// ProfileSync, takes over with the plan: those that list an object of the
+// revision it writes (not held), sorted, each once. None when self is a
+// tenant's.
+func (p *applyPlan) outranked(self types.NamespacedName, landscapeNamespace string) []types.NamespacedName {
+	if !isLandscapeSync(self, landscapeNamespace) {
+		return nil
+	}
+	seen := map[types.NamespacedName]bool{}
+	var tenants []types.NamespacedName
+	for _, item := range p.items {
+		if item.held {
+			continue
+		}
+		for _, owner := range item.otherOwners {
+			if !isLandscapeSync(owner, landscapeNamespace) && !seen[owner] {
+				seen[owner] = true
+				tenants = append(tenants, owner)
+			}
+		}
+	}
+	sort.Slice(tenants, func(i, j int) bool { return tenants[i].String() < tenants[j].String() })
+	return tenants
+}
+
+// wakeOutranked queues a sync of every ProfileSync of tenants, without
+// waiting: the landscape's claim is on the API server already (claimWrites
+// wrote it before the first write), so their next sync drops their claims and
+// is refused for what their Git still has.
+func (r *ProfileSyncReconciler) wakeOutranked(tenants []types.NamespacedName) {
+	for _, tenant := range tenants {
+		obj := &v1alpha1.ProfileSync{}
+		obj.SetNamespace(tenant.Namespace)
+		obj.SetName(tenant.Name)
+		select {
+		case r.outranked <- event.GenericEvent{Object: obj}:
+		default:
+		}
+	}
 }
 
 // outrankedConflict is the refusal of an object of a tenant's revision that

@@ -181,6 +181,54 @@ func TestClaimsLost(t *testing.T) {
 	}
 }
 
+func TestApplyPlan_outranked(t *testing.T) {
+	const landscapeNamespace = "profilesync-system"
+	taken := stepNamespaced("team-a", "taken", "aws")
+	alsoTaken := stepNamespaced("team-b", "also-taken", "aws")
+	tests := []struct {
+		name     string
+		self     *v1alpha1.ProfileSync
+		held     bool
+		listedBy []*v1alpha1.ProfileSync
+		want     []types.NamespacedName
+	}{
+		{
+			name: "the landscape's sync wakes each tenant whose claim it takes, once",
+			self: namedSync(landscapeNamespace, "prod"),
+			listedBy: []*v1alpha1.ProfileSync{
+				listing(namedSync("team-b", "claim"), alsoTaken), listing(namedSync("team-a", "claim"), taken, alsoTaken),
+				listing(namedSync(landscapeNamespace, "prod-copy"), taken),
+			},
+			want: []types.NamespacedName{{Namespace: "team-a", Name: "claim"}, {Namespace: "team-b", Name: "claim"}},
+		},
+		{
+			name:     "a tenant's sync wakes no one",
+			self:     namedSync("team-a", "second"),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+		},
+		{
+			name:     "a held object is not written, so no claim is taken",
+			self:     namedSync(landscapeNamespace, "prod"),
+			held:     true,
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var syncs []v1alpha1.ProfileSync
+			for _, s := range tt.listedBy {
+				syncs = append(syncs, *s)
+			}
+			objects := []profile.Object{gitObject(taken), gitObject(alsoTaken)}
+			plan := newApplyPlan(tt.self, objects, digestsOf(t, objects), liveOf(), claimsOf(syncs))
+			for i := range plan.items {
+				plan.items[i].held = tt.held
+			}
+			NewWithT(t).Expect(plan.outranked(client.ObjectKeyFromObject(tt.self), landscapeNamespace)).To(Equal(tt.want))
+		})
+	}
+}
+
 func TestNewApplyPlan_pruned(t *testing.T) {
 	const ns = "profilesync-system"
 	old := stepCloudProfile("old")
@@ -457,9 +505,10 @@ func TestTwoProfileSyncsWantingOneProfileIsRefusedNamingBoth(t *testing.T) {
 // TestTheLandscapeTakesANameATenantClaimedFirst: a tenant's ProfileSync
 // adopts an unowned NamespacedCloudProfile name in its namespace first. The
 // landscape's next commit that adds that name applies all the same (the
-// landscape outranks its tenants); the tenant's ProfileSync is then refused
-// with AccessDenied naming both, drops the object from its inventory, and
-// does not prune it when its Git drops it too.
+// landscape outranks its tenants); the tenant's ProfileSync, woken by the
+// landscape's sync, is then refused with AccessDenied naming both, drops the
+// object from its inventory, and does not prune it when its Git drops it
+// too.
 func TestTheLandscapeTakesANameATenantClaimedFirst(t *testing.T) {
 	ctx := context.Background()
 	g := NewWithT(t)
@@ -494,10 +543,10 @@ func TestTheLandscapeTakesANameATenantClaimedFirst(t *testing.T) {
 	g.Expect(live.Labels).To(HaveKeyWithValue(v1alpha1.OwnerNameLabel, platform.Name))
 	g.Expect(getProfileSync(g, platform).Status.Inventory.Entries).To(ContainElement(claimed))
 
-	requestSync(t, tenant, "after-landscape")
+	// No request: the landscape's sync wakes the tenant's, whose interval is
+	// an hour.
 	g.Eventually(func(g Gomega) {
 		got := getProfileSync(g, tenant)
-		g.Expect(got.Status.LastHandledReconcileAt).To(Equal("after-landscape"))
 		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.AccessDeniedReason))
 		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(Equal(fmt.Sprintf(
 			"profiles.yaml: NamespacedCloudProfile/%s/claimed: managed by the landscape's ProfileSync %s (namespace %q), which outranks tenants; ProfileSync %s may not manage it and no longer lists it in its inventory: remove it from its Git",
