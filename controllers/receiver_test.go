@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -445,4 +446,61 @@ func TestHooksOnAReplicaThatDoesNotLeadCostNoSecretReadAndAPatchPerSpacing(t *te
 	g.Expect(patches).To(BeNumerically("<=", maxTriggers(elapsed)), "annotation patches of 500 replays in %s", elapsed)
 	g.Expect(server.Requests().RefAdvertisements-listingsBefore).To(BeNumerically("<=", patches), "one sync per patch at most")
 	g.Expect(api.secretReads.Load()).To(BeNumerically("<=", 1+int(elapsed/receiver.DefaultTokenTTL)+1))
+}
+
+// TestTheFirstUnsignedHookToEachProfileSyncAnswersInTheSameTime: the first
+// unsigned request to each of many ProfileSyncs with a hook answers in the
+// time one to a ProfileSync without a hook does, on the suite's manager: the
+// receiver read their Secrets before any request came, so the time of an
+// answer does not tell which ProfileSyncs have a hook. (Reading the Secret
+// on the first request per Secret made the hooked answers several times
+// slower, and the two sets apart.) The bounds are loose for loaded machines.
+func TestTheFirstUnsignedHookToEachProfileSyncAnswersInTheSameTime(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	const n = 30
+	// Suspended, they never sync: only the receiver looks at them.
+	create := func(name, secret string) {
+		sync := &v1alpha1.ProfileSync{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: clusterProfilesNamespace},
+			Spec: v1alpha1.ProfileSyncSpec{URL: "https://git.example.com/unreachable.git", Suspend: true,
+				Interval: metav1.Duration{Duration: time.Hour}},
+		}
+		if secret != "" {
+			sync.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: secret}}
+		}
+		g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+		t.Cleanup(func() { _ = k8sClient.Delete(ctx, sync) })
+	}
+	hooked, unhooked := make([]string, n), make([]string, n)
+	for i := range n {
+		hooked[i], unhooked[i] = uniqueName("timed-hooked"), uniqueName("timed-unhooked")
+		create(hooked[i], createWebhookSecret(t, map[string][]byte{receiver.TokenKey: []byte(webhookToken)}))
+		create(unhooked[i], "")
+	}
+	time.Sleep(3 * receiver.RefreshInterval)
+
+	unsigned := map[string]string{receiver.GitHubSignatureHeader: hmacHex("guessed", pushBody)}
+	timed := func(name string) time.Duration {
+		start := time.Now()
+		status, _ := postHook(t, receiverURL, http.MethodPost, clusterProfilesNamespace, name, unsigned, pushBody)
+		took := time.Since(start)
+		g.Expect(status).To(Equal(http.StatusNotFound))
+		return took
+	}
+	var hookedTimes, unhookedTimes []time.Duration
+	for i := range n {
+		hookedTimes = append(hookedTimes, timed(hooked[i]))
+		unhookedTimes = append(unhookedTimes, timed(unhooked[i]))
+	}
+	slices.Sort(hookedTimes)
+	slices.Sort(unhookedTimes)
+	t.Logf("first unsigned request to each of %d ProfileSyncs: with a hook median %v (%v–%v), without %v (%v–%v)", n,
+		hookedTimes[n/2], hookedTimes[0], hookedTimes[n-1], unhookedTimes[n/2], unhookedTimes[0], unhookedTimes[n-1])
+	const slack = 300 * time.Microsecond
+	g.Expect(hookedTimes[n/2]).To(BeNumerically("<=", 2*unhookedTimes[n/2]+slack), "medians")
+	g.Expect(unhookedTimes[n/2]).To(BeNumerically("<=", 2*hookedTimes[n/2]+slack), "medians")
+	g.Expect(hookedTimes[0]).To(BeNumerically("<=", unhookedTimes[n-1]), "the two sets overlap")
+	g.Expect(unhookedTimes[0]).To(BeNumerically("<=", hookedTimes[n-1]), "the two sets overlap")
 }
