@@ -443,3 +443,34 @@ func TestStartCancelsTheDeferredTriggersWhenItStops(t *testing.T) {
 	f.clock.Step(DefaultTriggerSpacing)
 	g.Consistently(f.triggers).WithTimeout(200 * time.Millisecond).Should(HaveLen(1))
 }
+
+func TestStartServesOnceItHasReadTheTokens(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	// A hook the fixture's refresh did not see: only Start's own read of
+	// the tokens, before it serves, can know it (the fake clock never
+	// reaches the next refresh).
+	late := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "late"}}
+	late.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: "late-token"}}
+	g.Expect(f.client.Create(context.Background(), late)).To(Succeed())
+	g.Expect(f.client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "late-token"},
+		Data:       map[string][]byte{TokenKey: []byte(webhookToken)},
+	})).To(Succeed())
+	f.receiver.Addr = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan error, 1)
+	go func() { started <- f.receiver.Start(ctx) }()
+	defer func() {
+		cancel()
+		g.Eventually(started).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
+	}()
+	g.Eventually(f.receiver.ListenAddr).ShouldNot(BeNil())
+	req, err := http.NewRequest(http.MethodPost, "http://"+f.receiver.ListenAddr().String()+PathPrefix+namespace+"/late", strings.NewReader(pushBody))
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set(GitHubSignatureHeader, hmacHex(webhookToken, pushBody))
+	resp, err := http.DefaultClient.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.Body.Close()).To(Succeed())
+	g.Expect(resp.StatusCode).To(Equal(http.StatusAccepted))
+}

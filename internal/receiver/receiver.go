@@ -169,19 +169,28 @@ func (r *Receiver) Start(ctx context.Context) error {
 	r.baseCtx = ctx
 	r.mu.Unlock()
 	defer r.pacer.stop()
-	// The tokens are read before the first request is served, so a push
-	// that arrives at start-up is not refused for want of them.
-	r.refreshTokens(ctx)
 	refreshCtx, stopRefresh := context.WithCancel(ctx)
-	refreshed := make(chan struct{})
+	firstRefresh, refreshed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(refreshed)
+		r.refreshTokens(refreshCtx)
+		close(firstRefresh)
 		r.keepTokensFresh(refreshCtx)
 	}()
 	defer func() {
 		stopRefresh()
 		<-refreshed
 	}()
+	// The tokens are read before the first request is served, so a push
+	// that arrives at start-up is not refused for want of them; but an API
+	// server that answers slowly delays serving by one read's time at most.
+	waited := r.Clock.NewTimer(readTimeout)
+	select {
+	case <-firstRefresh:
+	case <-waited.C():
+	case <-ctx.Done():
+	}
+	waited.Stop()
 	server := &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 5 * time.Second,
