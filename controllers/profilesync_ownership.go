@@ -258,7 +258,8 @@ func outrankedConflict(obj *v1alpha1.ProfileSync, item planItem, standing []type
 	for _, owner := range standing {
 		names = append(names, owner.String())
 	}
-	return fmt.Sprintf("%s: %s: managed by the landscape's ProfileSync %s (namespace %q), which outranks tenants; ProfileSync %s may not manage it and no longer lists it in its inventory: remove it from its Git",
+	return fmt.Sprintf("%s: %s: managed by the landscape's ProfileSync %s (namespace %q), which outranks tenants; "+
+		"ProfileSync %s may not manage it and no longer lists it in its inventory: remove it from its Git",
 		item.object.File, item.object.Ref(), strings.Join(names, ", "), landscapeNamespace, client.ObjectKeyFromObject(obj))
 }
 
