@@ -116,7 +116,17 @@ type ProfileSyncReconciler struct {
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
 	Trigger <-chan event.GenericEvent
+
+	// outranked queues the tenants' ProfileSyncs whose claims a landscape's
+	// sync just took over (wakeOutranked), so they drop them and say so at
+	// once, not at their next interval. Made by SetupWithManager; nil (no
+	// wake) for a reconciler a test calls itself.
+	outranked chan event.GenericEvent
 }
+
+// outrankedQueue bounds the wakes waiting for the controller; a wake that
+// does not fit is dropped, and that ProfileSync learns at its interval.
+const outrankedQueue = 64
 
 // inventoryIndex indexes ProfileSyncs by the inventoryKey of every entry of
 // their status.inventory, so that the ProfileSyncs owning a profile are
@@ -158,6 +168,8 @@ func (r *ProfileSyncReconciler) SetupWithManager(ctx context.Context, mgr ctrl.M
 	if r.Trigger != nil {
 		b = b.WatchesRawSource(source.Channel(r.Trigger, &handler.EnqueueRequestForObject{}))
 	}
+	r.outranked = make(chan event.GenericEvent, outrankedQueue)
+	b = b.WatchesRawSource(source.Channel(r.outranked, &handler.EnqueueRequestForObject{}))
 	return b.Complete(r)
 }
 
@@ -516,6 +528,9 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
+	if lost := dropClaimsLost(obj, claims, r.ClusterProfilesNamespace); len(lost) > 0 {
+		ctrl.LoggerFrom(ctx).Info("claims taken over by the landscape's ProfileSyncs dropped from the inventory", "objects", len(lost))
+	}
 	plan := newApplyPlan(obj, decoded.objects, decoded.digests, live, claims)
 	if err := r.checkAccess(obj, plan); err != nil {
 		return "", err
@@ -533,6 +548,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
+	r.wakeOutranked(plan.outranked(client.ObjectKeyFromObject(obj), r.ClusterProfilesNamespace))
 	timer.start(phasePrune)
 	if err := r.prune(ctx, obj, plan); err != nil {
 		return "", err
@@ -699,11 +715,14 @@ func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gi
 // write CloudProfiles and NamespacedCloudProfiles anywhere; any other
 // ProfileSync belongs to a tenant and may write only NamespacedCloudProfiles
 // in its own namespace. Objects another ProfileSync's inventory lists are
-// refused too (ownershipConflict); an object's labels decide nothing.
+// refused too unless this one outranks it (decideContest); an object's
+// labels decide nothing.
 func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *applyPlan) error {
 	var denied []string
-	privileged := r.ClusterProfilesNamespace != "" && obj.Namespace == r.ClusterProfilesNamespace
+	self := client.ObjectKeyFromObject(obj)
+	privileged := isLandscapeSync(self, r.ClusterProfilesNamespace)
 	for _, item := range plan.items {
+		contest := decideContest(self, item.otherOwners, r.ClusterProfilesNamespace)
 		switch {
 		case !privileged && item.object.CloudProfile != nil:
 			denied = append(denied, fmt.Sprintf("%s: %s: only ProfileSyncs in namespace %q may write cluster-scoped CloudProfiles",
@@ -711,8 +730,10 @@ func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *app
 		case !privileged && item.object.Namespace() != obj.Namespace:
 			denied = append(denied, fmt.Sprintf("%s: %s: a ProfileSync outside namespace %q may write NamespacedCloudProfiles only in its own namespace %q",
 				item.object.File, item.object.Ref(), r.ClusterProfilesNamespace, obj.Namespace))
-		case len(item.otherOwners) > 0:
-			denied = append(denied, ownershipConflict(obj, item))
+		case contest.outranked:
+			denied = append(denied, outrankedConflict(obj, item, contest.standing, r.ClusterProfilesNamespace))
+		case len(contest.standing) > 0:
+			denied = append(denied, ownershipConflict(obj, item, contest.standing))
 		}
 	}
 	if len(denied) > 0 {

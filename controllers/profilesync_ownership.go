@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -34,10 +36,15 @@ import (
 // still lists what it may have written, so a later revision that no longer
 // has such an object prunes it.
 //
-// Two ProfileSyncs that both want one object are a real conflict: the
-// revision that asks for an object another ProfileSync's inventory lists is
-// refused, naming both. A ProfileSync never prunes an object another
-// ProfileSync's inventory lists.
+// Two ProfileSyncs that both want one object are a real conflict, settled
+// by rank (decideContest): the landscape's ProfileSyncs, those in the
+// cluster-profiles namespace, outrank the tenants'. A landscape's revision
+// applies an object a tenant's inventory lists, and the tenant's ProfileSync
+// loses its claim (claimsLost): a project admin who adopts an unowned name
+// first cannot stall the landscape. Between equals (two tenants, or two of
+// the landscape's) first come stays the rule: the revision that asks for an
+// object another ProfileSync's inventory lists is refused, naming both. A
+// ProfileSync never prunes an object another ProfileSync's inventory lists.
 
 // inventoryClaims maps an object's inventoryKey to the ProfileSyncs whose
 // inventory lists it.
@@ -121,13 +128,148 @@ func prunable(obj *v1alpha1.ProfileSync, keys map[string]bool, claims inventoryC
 	return entries
 }
 
+// isLandscapeSync tells whether the ProfileSync sync is one of the
+// landscape's: in landscapeNamespace (--cluster-profiles-namespace). No
+// ProfileSync is when that is empty.
+func isLandscapeSync(sync types.NamespacedName, landscapeNamespace string) bool {
+	return landscapeNamespace != "" && sync.Namespace == landscapeNamespace
+}
+
+// contest is the decision over one object of a ProfileSync's revision that
+// other ProfileSyncs' inventories list.
+type contest struct {
+	// standing are the other ProfileSyncs whose claim stands against this
+	// one's: the revision is refused, naming them. None: the revision may
+	// write the object.
+	standing []types.NamespacedName
+	// outranked: a landscape's ProfileSync is among them and this one is a
+	// tenant's, so this one's claim to the object is lost (claimsLost).
+	outranked bool
+}
+
+// decideContest decides who may write an object that self's revision has
+// and the ProfileSyncs claimants (other than self) list in their
+// inventories. A landscape's ProfileSync (isLandscapeSync) outranks a
+// tenant's: against tenants it writes; a tenant's against a landscape's is
+// refused and outranked. Between ProfileSyncs of one rank the first come,
+// the one whose inventory lists the object, keeps it.
+func decideContest(self types.NamespacedName, claimants []types.NamespacedName, landscapeNamespace string) contest {
+	var c contest
+	selfLandscape := isLandscapeSync(self, landscapeNamespace)
+	for _, claimant := range claimants {
+		claimantLandscape := isLandscapeSync(claimant, landscapeNamespace)
+		if selfLandscape && !claimantLandscape {
+			continue
+		}
+		c.standing = append(c.standing, claimant)
+		if claimantLandscape && !selfLandscape {
+			c.outranked = true
+		}
+	}
+	return c
+}
+
+// claimsLost are the entries of a tenant's inventory that a landscape's
+// ProfileSync lists too: the landscape has taken them over (decideContest),
+// so the tenant's ProfileSync drops them from its inventory, whether or not
+// its revision still has them, and never prunes them. A landscape's
+// ProfileSync loses no claim.
+func claimsLost(obj *v1alpha1.ProfileSync, claims inventoryClaims, landscapeNamespace string) []v1alpha1.InventoryEntry {
+	self := client.ObjectKeyFromObject(obj)
+	if obj.Status.Inventory == nil || isLandscapeSync(self, landscapeNamespace) {
+		return nil
+	}
+	var lost []v1alpha1.InventoryEntry
+	for _, e := range obj.Status.Inventory.Entries {
+		if decideContest(self, claims.others(inventoryKey(e.Kind, e.Namespace, e.Name), self), landscapeNamespace).outranked {
+			lost = append(lost, e)
+		}
+	}
+	return lost
+}
+
+// dropClaimsLost takes the claims the landscape outranks out of obj's
+// inventory (kept in memory: the sync's status patch writes it, refused or
+// not) and returns them.
+func dropClaimsLost(obj *v1alpha1.ProfileSync, claims inventoryClaims, landscapeNamespace string) []v1alpha1.InventoryEntry {
+	lost := claimsLost(obj, claims, landscapeNamespace)
+	if len(lost) == 0 {
+		return nil
+	}
+	gone := make(map[v1alpha1.InventoryEntry]bool, len(lost))
+	for _, e := range lost {
+		gone[e] = true
+	}
+	kept := make([]v1alpha1.InventoryEntry, 0, len(obj.Status.Inventory.Entries)-len(lost))
+	for _, e := range obj.Status.Inventory.Entries {
+		if !gone[e] {
+			kept = append(kept, e)
+		}
+	}
+	obj.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: kept}
+	return lost
+}
+
+// outranked are the tenants' ProfileSyncs whose claims self, a landscape's
+// ProfileSync, takes over with the plan: those that list an object of the
+// revision it writes (not held), sorted, each once. None when self is a
+// tenant's.
+func (p *applyPlan) outranked(self types.NamespacedName, landscapeNamespace string) []types.NamespacedName {
+	if !isLandscapeSync(self, landscapeNamespace) {
+		return nil
+	}
+	seen := map[types.NamespacedName]bool{}
+	var tenants []types.NamespacedName
+	for _, item := range p.items {
+		if item.held {
+			continue
+		}
+		for _, owner := range item.otherOwners {
+			if !isLandscapeSync(owner, landscapeNamespace) && !seen[owner] {
+				seen[owner] = true
+				tenants = append(tenants, owner)
+			}
+		}
+	}
+	sort.Slice(tenants, func(i, j int) bool { return tenants[i].String() < tenants[j].String() })
+	return tenants
+}
+
+// wakeOutranked queues a sync of every ProfileSync of tenants, without
+// waiting: the landscape's claim is on the API server already (claimWrites
+// wrote it before the first write), so their next sync drops their claims and
+// is refused for what their Git still has.
+func (r *ProfileSyncReconciler) wakeOutranked(tenants []types.NamespacedName) {
+	for _, tenant := range tenants {
+		obj := &v1alpha1.ProfileSync{}
+		obj.SetNamespace(tenant.Namespace)
+		obj.SetName(tenant.Name)
+		select {
+		case r.outranked <- event.GenericEvent{Object: obj}:
+		default:
+		}
+	}
+}
+
+// outrankedConflict is the refusal of an object of a tenant's revision that
+// a landscape's ProfileSync has taken over, naming both.
+func outrankedConflict(obj *v1alpha1.ProfileSync, item planItem, standing []types.NamespacedName, landscapeNamespace string) string {
+	names := make([]string, 0, len(standing))
+	for _, owner := range standing {
+		names = append(names, owner.String())
+	}
+	return fmt.Sprintf("%s: %s: managed by the landscape's ProfileSync %s (namespace %q), which outranks tenants; "+
+		"ProfileSync %s may not manage it and no longer lists it in its inventory: remove it from its Git",
+		item.object.File, item.object.Ref(), strings.Join(names, ", "), landscapeNamespace, client.ObjectKeyFromObject(obj))
+}
+
 // ownershipConflict is the refusal of an object of the revision that other
-// ProfileSyncs' inventories list (item.otherOwners), naming them all and
+// ProfileSyncs of its rank list (standing, of decideContest), naming them all and
 // obj: two ProfileSyncs that want one object is a conflict only people can
 // settle.
-func ownershipConflict(obj *v1alpha1.ProfileSync, item planItem) string {
-	names := make([]string, 0, len(item.otherOwners))
-	for _, owner := range item.otherOwners {
+func ownershipConflict(obj *v1alpha1.ProfileSync, item planItem, standing []types.NamespacedName) string {
+	names := make([]string, 0, len(standing))
+	for _, owner := range standing {
 		names = append(names, owner.String())
 	}
 	return fmt.Sprintf("%s: %s: already managed by ProfileSync %s, whose inventory lists it; ProfileSync %s may not manage it too: remove it from the Git of one of them",

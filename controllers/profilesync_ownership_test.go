@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,6 +54,177 @@ func TestInventoryClaims_others(t *testing.T) {
 				syncs = append(syncs, *s)
 			}
 			NewWithT(t).Expect(claimsOf(syncs).others(key, client.ObjectKeyFromObject(self))).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestDecideContest: who may write an object that another ProfileSync's
+// inventory lists. The landscape's ProfileSyncs (in the cluster-profiles
+// namespace) outrank the tenants'; among equals the first come keeps it.
+func TestDecideContest(t *testing.T) {
+	const landscapeNamespace = "profilesync-system"
+	landscape := types.NamespacedName{Namespace: landscapeNamespace, Name: "prod"}
+	otherLandscape := types.NamespacedName{Namespace: landscapeNamespace, Name: "prod-copy"}
+	tenant := types.NamespacedName{Namespace: "team-a", Name: "claim"}
+	otherTenant := types.NamespacedName{Namespace: "team-a", Name: "second"}
+	tests := []struct {
+		name               string
+		self               types.NamespacedName
+		claimants          []types.NamespacedName
+		landscapeNamespace string
+		want               contest
+	}{
+		{name: "an object no other ProfileSync lists may be written", self: tenant, landscapeNamespace: landscapeNamespace},
+		{
+			name: "the landscape's ProfileSync writes an object a tenant claimed first",
+			self: landscape, claimants: []types.NamespacedName{tenant}, landscapeNamespace: landscapeNamespace,
+		},
+		{
+			name: "a tenant's ProfileSync is refused an object the landscape's lists, and loses its claim",
+			self: tenant, claimants: []types.NamespacedName{landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{landscape}, outranked: true},
+		},
+		{
+			name: "between two tenants the first come keeps the object",
+			self: otherTenant, claimants: []types.NamespacedName{tenant}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{tenant}},
+		},
+		{
+			name: "between two of the landscape's ProfileSyncs the first come keeps the object",
+			self: otherLandscape, claimants: []types.NamespacedName{landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{landscape}},
+		},
+		{
+			name: "the landscape's ProfileSync is refused by another of the landscape's only, not by a tenant beside it",
+			self: otherLandscape, claimants: []types.NamespacedName{tenant, landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{landscape}},
+		},
+		{
+			name: "a tenant's ProfileSync refused by a tenant and the landscape names both and is outranked",
+			self: otherTenant, claimants: []types.NamespacedName{tenant, landscape}, landscapeNamespace: landscapeNamespace,
+			want: contest{standing: []types.NamespacedName{tenant, landscape}, outranked: true},
+		},
+		{
+			name: "without a cluster-profiles namespace no ProfileSync outranks another",
+			self: landscape, claimants: []types.NamespacedName{tenant},
+			want: contest{standing: []types.NamespacedName{tenant}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(decideContest(tt.self, tt.claimants, tt.landscapeNamespace)).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestClaimsLost: a tenant's ProfileSync drops from its inventory what a
+// landscape's ProfileSync lists too, whether or not its revision still has
+// it; nothing else.
+func TestClaimsLost(t *testing.T) {
+	const landscapeNamespace = "profilesync-system"
+	taken := stepNamespaced("team-a", "taken", "aws")
+	kept := stepNamespaced("team-a", "kept", "aws")
+	entry := func(o client.Object) v1alpha1.InventoryEntry {
+		g := gitObject(o)
+		return v1alpha1.InventoryEntry{Kind: g.Kind(), Namespace: g.Namespace(), Name: g.Name()}
+	}
+	tests := []struct {
+		name     string
+		self     *v1alpha1.ProfileSync
+		listedBy []*v1alpha1.ProfileSync
+		wantLost []v1alpha1.InventoryEntry
+		wantKept []v1alpha1.InventoryEntry
+	}{
+		{
+			name:     "a tenant loses what the landscape's ProfileSync lists and keeps the rest",
+			self:     listing(namedSync("team-a", "claim"), kept, taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync(landscapeNamespace, "prod"), taken)},
+			wantLost: []v1alpha1.InventoryEntry{entry(taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(kept)},
+		},
+		{
+			name:     "a tenant keeps what another tenant lists too: first come among equals is decided at the write",
+			self:     listing(namedSync("team-a", "claim"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "second"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+		{
+			name:     "the landscape's ProfileSync loses nothing to a tenant",
+			self:     listing(namedSync(landscapeNamespace, "prod"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+		{
+			name:     "the landscape's ProfileSync loses nothing to another of the landscape's",
+			self:     listing(namedSync(landscapeNamespace, "prod"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync(landscapeNamespace, "prod-copy"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+		{
+			name:     "the sync's own, possibly older, inventory in the cache takes nothing from it",
+			self:     listing(namedSync("team-a", "claim"), taken),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+			wantKept: []v1alpha1.InventoryEntry{entry(taken)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var syncs []v1alpha1.ProfileSync
+			for _, s := range tt.listedBy {
+				syncs = append(syncs, *s)
+			}
+			obj := tt.self.DeepCopy()
+			g.Expect(dropClaimsLost(obj, claimsOf(syncs), landscapeNamespace)).To(Equal(tt.wantLost))
+			g.Expect(obj.Status.Inventory.Entries).To(ConsistOf(tt.wantKept))
+		})
+	}
+}
+
+func TestApplyPlan_outranked(t *testing.T) {
+	const landscapeNamespace = "profilesync-system"
+	taken := stepNamespaced("team-a", "taken", "aws")
+	alsoTaken := stepNamespaced("team-b", "also-taken", "aws")
+	tests := []struct {
+		name     string
+		self     *v1alpha1.ProfileSync
+		held     bool
+		listedBy []*v1alpha1.ProfileSync
+		want     []types.NamespacedName
+	}{
+		{
+			name: "the landscape's sync wakes each tenant whose claim it takes, once",
+			self: namedSync(landscapeNamespace, "prod"),
+			listedBy: []*v1alpha1.ProfileSync{
+				listing(namedSync("team-b", "claim"), alsoTaken), listing(namedSync("team-a", "claim"), taken, alsoTaken),
+				listing(namedSync(landscapeNamespace, "prod-copy"), taken),
+			},
+			want: []types.NamespacedName{{Namespace: "team-a", Name: "claim"}, {Namespace: "team-b", Name: "claim"}},
+		},
+		{
+			name:     "a tenant's sync wakes no one",
+			self:     namedSync("team-a", "second"),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+		},
+		{
+			name:     "a held object is not written, so no claim is taken",
+			self:     namedSync(landscapeNamespace, "prod"),
+			held:     true,
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), taken)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var syncs []v1alpha1.ProfileSync
+			for _, s := range tt.listedBy {
+				syncs = append(syncs, *s)
+			}
+			objects := []profile.Object{gitObject(taken), gitObject(alsoTaken)}
+			plan := newApplyPlan(tt.self, objects, digestsOf(t, objects), liveOf(), claimsOf(syncs))
+			for i := range plan.items {
+				plan.items[i].held = tt.held
+			}
+			NewWithT(t).Expect(plan.outranked(client.ObjectKeyFromObject(tt.self), landscapeNamespace)).To(Equal(tt.want))
 		})
 	}
 }
@@ -328,4 +500,67 @@ func TestTwoProfileSyncsWantingOneProfileIsRefusedNamingBoth(t *testing.T) {
 		g.Expect(got.Status.Inventory).To(BeNil())
 	}).WithTimeout(15 * time.Second).Should(Succeed())
 	syncNow(t, first, "again")
+}
+
+// TestTheLandscapeTakesANameATenantClaimedFirst: a tenant's ProfileSync
+// adopts an unowned NamespacedCloudProfile name in its namespace first. The
+// landscape's next commit that adds that name applies all the same (the
+// landscape outranks its tenants); the tenant's ProfileSync, woken by the
+// landscape's sync, is then refused with AccessDenied naming both, drops the
+// object from its inventory, and does not prune it when its Git drops it
+// too.
+func TestTheLandscapeTakesANameATenantClaimedFirst(t *testing.T) {
+	ctx := context.Background()
+	g := NewWithT(t)
+	team := uniqueName("team-claim")
+	ensureNamespace(t, clusterProfilesNamespace)
+	ensureNamespace(t, team)
+	server := startGitServer(t)
+	parent := uniqueName("claimed-parent")
+	platformRepo, tenantRepo := uniqueName("platform"), uniqueName("tenant")
+	platformFiles := singleProfileRepo(parent, "1.31.0")
+	_, err := server.CreateRepo(platformRepo, platformFiles)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = server.CreateRepo(tenantRepo, map[string]string{"profiles.yaml": namespacedProfileYAML(team, "claimed", parent)})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	platform := createPruningSync(t, clusterProfilesNamespace, uniqueName("landscape"), server.RepoURL(platformRepo))
+	t.Cleanup(func() { _ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: parent}}) })
+	syncNow(t, platform, "first")
+	tenant := createPruningSync(t, team, "claim", server.RepoURL(tenantRepo))
+	syncNow(t, tenant, "first")
+	claimed := v1alpha1.InventoryEntry{Kind: v1alpha1.NamespacedCloudProfileKind, Namespace: team, Name: "claimed"}
+	g.Expect(getProfileSync(g, tenant).Status.Inventory.Entries).To(ContainElement(claimed), "the tenant adopted the unowned name")
+
+	// The landscape's commit adds the name, with a machine type of its own.
+	landscapeVersion := strings.Replace(namespacedProfileYAML(team, "claimed", parent), "m5.4xlarge", "m6.4xlarge", 1)
+	_, err = server.Commit(platformRepo, map[string]string{"profiles.yaml": platformFiles["profiles.yaml"] + "---\n" + landscapeVersion}, "add the claimed name")
+	g.Expect(err).NotTo(HaveOccurred())
+	syncNow(t, platform, "adds-claimed")
+	live := &v1alpha1.NamespacedCloudProfile{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: team, Name: "claimed"}, live)).To(Succeed())
+	g.Expect(live.Spec.MachineTypes).To(ContainElement(HaveField("Name", "m6.4xlarge")), "the landscape's revision applied")
+	g.Expect(live.Labels).To(HaveKeyWithValue(v1alpha1.OwnerNameLabel, platform.Name))
+	g.Expect(getProfileSync(g, platform).Status.Inventory.Entries).To(ContainElement(claimed))
+
+	// No request: the landscape's sync wakes the tenant's, whose interval is
+	// an hour.
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, tenant)
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.AccessDeniedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(Equal(fmt.Sprintf(
+			"profiles.yaml: NamespacedCloudProfile/%s/claimed: managed by the landscape's ProfileSync %s (namespace %q), which outranks tenants; ProfileSync %s may not manage it and no longer lists it in its inventory: remove it from its Git",
+			team, client.ObjectKeyFromObject(platform), clusterProfilesNamespace, client.ObjectKeyFromObject(tenant))))
+		g.Expect(got.Status.Inventory.Entries).NotTo(ContainElement(claimed), "the tenant lost its claim")
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(live), live)).To(Succeed())
+	g.Expect(live.Spec.MachineTypes).To(ContainElement(HaveField("Name", "m6.4xlarge")), "the tenant wrote nothing")
+
+	// The tenant drops the name from its Git: it syncs again, and prunes
+	// nothing of the landscape's.
+	_, err = server.Commit(tenantRepo, map[string]string{"profiles.yaml": namespacedProfileYAML(team, "own", parent)}, "drop the claimed name")
+	g.Expect(err).NotTo(HaveOccurred())
+	syncNow(t, tenant, "dropped")
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(live), &v1alpha1.NamespacedCloudProfile{})).To(Succeed(), "never pruned by the tenant")
+	syncNow(t, platform, "again")
 }

@@ -24,6 +24,11 @@ func stepSync(namespace string) *v1alpha1.ProfileSync {
 	return &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Name: "landscape", Namespace: namespace}}
 }
 
+// namedSync is a ProfileSync of the given namespace and name.
+func namedSync(namespace, name string) *v1alpha1.ProfileSync {
+	return &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+}
+
 func stepCloudProfile(name string, versions ...string) *v1alpha1.CloudProfile {
 	cp := &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: withRequiredLists(v1alpha1.CloudProfileSpec{Type: "local"})}
 	for _, v := range versions {
@@ -257,21 +262,37 @@ func TestProfileSyncReconciler_checkAccess(t *testing.T) {
 			wantDenied: `may write NamespacedCloudProfiles only in its own namespace "team-a"`,
 		},
 		{
-			name:       "an object another ProfileSync's inventory lists is refused, naming both",
+			name:       "an object another of the landscape's ProfileSyncs lists is refused, naming both: first come among equals",
 			syncIn:     privileged,
 			git:        stepCloudProfile("aws"),
-			live:       owned(stepCloudProfile("aws"), "other-landscape"),
-			listedBy:   []*v1alpha1.ProfileSync{listing(stepSync("other-landscape"), stepCloudProfile("aws"))},
-			wantDenied: "profiles.yaml: CloudProfile/aws: already managed by ProfileSync other-landscape/landscape, whose inventory lists it; ProfileSync profilesync-system/landscape may not manage it too",
+			live:       owned(stepCloudProfile("aws"), privileged),
+			listedBy:   []*v1alpha1.ProfileSync{listing(namedSync(privileged, "other-landscape"), stepCloudProfile("aws"))},
+			wantDenied: "profiles.yaml: CloudProfile/aws: already managed by ProfileSync profilesync-system/other-landscape, whose inventory lists it; ProfileSync profilesync-system/landscape may not manage it too",
 		},
 		{
-			name:     "an object listed by another ProfileSync is refused whatever its labels say",
+			name:     "an object another tenant's ProfileSync lists is refused, naming both: first come among equals",
+			syncIn:   "team-a",
+			git:      stepNamespaced("team-a", "p", "aws"),
+			live:     owned(stepNamespaced("team-a", "p", "aws"), "team-a"),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), stepNamespaced("team-a", "p", "aws"))},
+			wantDenied: "profiles.yaml: NamespacedCloudProfile/team-a/p: already managed by ProfileSync team-a/claim, whose inventory lists it; " +
+				"ProfileSync team-a/landscape may not manage it too",
+		},
+		{
+			name:     "the landscape's ProfileSync writes an object a tenant's ProfileSync claimed first",
+			syncIn:   privileged,
+			git:      stepNamespaced("team-a", "p", "aws"),
+			live:     owned(stepNamespaced("team-a", "p", "aws"), "team-a"),
+			listedBy: []*v1alpha1.ProfileSync{listing(namedSync("team-a", "claim"), stepNamespaced("team-a", "p", "aws"))},
+		},
+		{
+			name:     "a tenant's ProfileSync is refused an object the landscape's lists, naming both, whatever its labels say",
 			syncIn:   "team-a",
 			git:      stepNamespaced("team-a", "p", "aws"),
 			live:     owned(stepNamespaced("team-a", "p", "aws"), "team-a"),
 			listedBy: []*v1alpha1.ProfileSync{listing(stepSync(privileged), stepNamespaced("team-a", "p", "aws"))},
-			wantDenied: "profiles.yaml: NamespacedCloudProfile/team-a/p: already managed by ProfileSync profilesync-system/landscape, whose inventory lists it; " +
-				"ProfileSync team-a/landscape may not manage it too",
+			wantDenied: `profiles.yaml: NamespacedCloudProfile/team-a/p: managed by the landscape's ProfileSync profilesync-system/landscape (namespace "profilesync-system"), which outranks tenants; ` +
+				"ProfileSync team-a/landscape may not manage it and no longer lists it in its inventory",
 		},
 		{
 			name:     "an object its own inventory lists is its own",

@@ -11,7 +11,10 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,6 +83,11 @@ func TestSamplesAreAccepted(t *testing.T) {
 			obj, _, err := decoder.Decode(doc, nil, nil)
 			g.Expect(err).NotTo(HaveOccurred(), file)
 			cobj := obj.(client.Object)
+			if ns := cobj.GetNamespace(); ns != "" {
+				// The landscape's ProfileSync lives in the operator's namespace.
+				err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+				g.Expect(err).To(Or(Not(HaveOccurred()), WithTransform(apierrors.IsAlreadyExists, BeTrue())), file)
+			}
 			g.Expect(k8sClient.Create(ctx, cobj)).To(Succeed(), file)
 			t.Cleanup(func() { _ = k8sClient.Delete(ctx, cobj) })
 		}

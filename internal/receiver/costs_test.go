@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,7 +103,14 @@ func newHookFixture(t *testing.T, leader bool) *hookFixture {
 	} else {
 		f.receiver.Elected = make(chan struct{})
 	}
+	f.refresh()
 	return f
+}
+
+// refresh reads the webhook Secrets that are new or due, as the receiver
+// does every RefreshInterval once started.
+func (f *hookFixture) refresh() {
+	f.receiver.refreshTokens(context.Background())
 }
 
 // post sends one request to the hook of name and returns the status.
@@ -156,9 +164,13 @@ func TestEveryRequestThatDoesNotProveTheTokenGetsTheSameAnswer(t *testing.T) {
 	g.Expect(f.triggers).To(BeEmpty())
 }
 
-func TestForgedRequestsReadEachSecretOncePerTTL(t *testing.T) {
+func TestSecretsAreReadOncePerTTLAndNeverByARequest(t *testing.T) {
 	g := NewWithT(t)
 	f := newHookFixture(t, true)
+	// The fixture's refresh read "hook-token" and the missing
+	// "no-such-secret", once each.
+	g.Expect(f.secretReads.Load()).To(Equal(int64(2)))
+	g.Expect(testutil.ToFloat64(f.receiver.Metrics.secretReads)).To(Equal(2.0))
 	forged := []struct {
 		name   string
 		header map[string]string
@@ -174,35 +186,70 @@ func TestForgedRequestsReadEachSecretOncePerTTL(t *testing.T) {
 		hook := forged[i%len(forged)]
 		g.Expect(f.post(hook.name, hook.header)).To(Equal(http.StatusNotFound))
 	}
-	// One read of "hook-token", one of the missing "no-such-secret".
-	g.Expect(f.secretReads.Load()).To(Equal(int64(2)))
-	g.Expect(testutil.ToFloat64(f.receiver.Metrics.secretReads)).To(Equal(2.0))
+	g.Expect(f.secretReads.Load()).To(Equal(int64(2)), "no request reads a Secret")
 
 	f.clock.Step(DefaultTokenTTL - time.Millisecond)
-	g.Expect(f.post("hooked", signedWith("guessed"))).To(Equal(http.StatusNotFound))
+	f.refresh()
 	g.Expect(f.secretReads.Load()).To(Equal(int64(2)), "still within the TTL")
 	f.clock.Step(time.Millisecond)
-	for range 100 {
-		g.Expect(f.post("hooked", signedWith("guessed"))).To(Equal(http.StatusNotFound))
-		g.Expect(f.post("secretless", signedWith("guessed"))).To(Equal(http.StatusNotFound))
-	}
+	f.refresh()
+	f.refresh()
 	g.Expect(f.secretReads.Load()).To(Equal(int64(4)), "one read of each Secret per TTL")
 	g.Expect(f.triggers).To(BeEmpty())
 }
 
-func TestConcurrentRequestsWaitForOneReadOfTheSecret(t *testing.T) {
+func TestConcurrentRequestsReadNoSecret(t *testing.T) {
 	g := NewWithT(t)
 	f := newHookFixture(t, true)
+	before := f.secretReads.Load()
 	var wg sync.WaitGroup
-	for range 200 {
+	for i := range 200 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f.post("hooked", signedWith("guessed"))
+			f.post([]string{"hooked", "unhooked", "secretless"}[i%3], signedWith("guessed"))
 		}()
 	}
 	wg.Wait()
-	g.Expect(f.secretReads.Load()).To(Equal(int64(1)))
+	g.Expect(f.secretReads.Load()).To(Equal(before))
+}
+
+// TestAHookedAndAnUnhookedProfileSyncCostTheSame: a caller without the token
+// cannot tell a ProfileSync with a hook from one without by the work its
+// request causes or the time it takes. Neither reads a Secret, and their
+// answer times overlap with close medians. The timing bounds are loose (the
+// suite runs on loaded machines); the count of reads is exact.
+func TestAHookedAndAnUnhookedProfileSyncCostTheSame(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	// A fresh TTL: the first request after it is where reading on the
+	// request path showed.
+	f.clock.Step(DefaultTokenTTL)
+	before := f.secretReads.Load()
+	const n = 400
+	took := map[string][]time.Duration{}
+	for i := range 2 * n {
+		name := []string{"hooked", "unhooked"}[i%2]
+		start := time.Now()
+		g.Expect(f.post(name, signedWith("guessed"))).To(Equal(http.StatusNotFound))
+		took[name] = append(took[name], time.Since(start))
+	}
+	g.Expect(f.secretReads.Load()).To(Equal(before), "no request reads a Secret, with a hook or without")
+
+	hooked, unhooked := sortedDurations(took["hooked"]), sortedDurations(took["unhooked"])
+	t.Logf("answer times, hooked: median %v (%v–%v); unhooked: median %v (%v–%v)",
+		hooked[n/2], hooked[0], hooked[n-1], unhooked[n/2], unhooked[0], unhooked[n-1])
+	const slack = 200 * time.Microsecond
+	g.Expect(hooked[n/2]).To(BeNumerically("<=", 3*unhooked[n/2]+slack), "medians: hooked %v, unhooked %v", hooked[n/2], unhooked[n/2])
+	g.Expect(unhooked[n/2]).To(BeNumerically("<=", 3*hooked[n/2]+slack), "medians: hooked %v, unhooked %v", hooked[n/2], unhooked[n/2])
+	g.Expect(hooked[0]).To(BeNumerically("<=", unhooked[n-1]), "the two sets overlap")
+	g.Expect(unhooked[0]).To(BeNumerically("<=", hooked[n-1]), "the two sets overlap")
+}
+
+func sortedDurations(d []time.Duration) []time.Duration {
+	sorted := slices.Clone(d)
+	slices.Sort(sorted)
+	return sorted
 }
 
 func TestARotatedTokenTakesEffectWithinTheTTL(t *testing.T) {
@@ -216,10 +263,12 @@ func TestARotatedTokenTakesEffectWithinTheTTL(t *testing.T) {
 	g.Expect(f.client.Update(context.Background(), secret)).To(Succeed())
 
 	f.clock.Step(DefaultTokenTTL / 2)
-	g.Expect(f.post("hooked", signedWith("rotated-token"))).To(Equal(http.StatusNotFound), "the old token is cached")
+	f.refresh()
+	g.Expect(f.post("hooked", signedWith("rotated-token"))).To(Equal(http.StatusNotFound), "the old token is kept")
 	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
 
 	f.clock.Step(DefaultTokenTTL / 2)
+	f.refresh()
 	g.Expect(f.post("hooked", signedWith("rotated-token"))).To(Equal(http.StatusAccepted))
 	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusNotFound))
 }
@@ -232,9 +281,26 @@ func TestASecretCreatedAfterAHookTakesEffectWithinTheTTL(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "no-such-secret"},
 		Data:       map[string][]byte{TokenKey: []byte(webhookToken)},
 	})).To(Succeed())
-	g.Expect(f.post("secretless", signedWith(webhookToken))).To(Equal(http.StatusNotFound), "the missing Secret is cached")
+	f.refresh()
+	g.Expect(f.post("secretless", signedWith(webhookToken))).To(Equal(http.StatusNotFound), "the missing Secret is remembered")
 	f.clock.Step(DefaultTokenTTL)
+	f.refresh()
 	g.Expect(f.post("secretless", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
+}
+
+func TestANewHookIsReadAtTheNextRefresh(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	late := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "late"}}
+	late.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: "hook-token-late"}}
+	g.Expect(f.client.Create(context.Background(), late)).To(Succeed())
+	g.Expect(f.client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "hook-token-late"},
+		Data:       map[string][]byte{TokenKey: []byte(webhookToken)},
+	})).To(Succeed())
+	g.Expect(f.post("late", signedWith(webhookToken))).To(Equal(http.StatusNotFound), "not read yet")
+	f.refresh()
+	g.Expect(f.post("late", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
 }
 
 func TestAFailedSecretReadIsRetriedAfterASecond(t *testing.T) {
@@ -242,27 +308,47 @@ func TestAFailedSecretReadIsRetriedAfterASecond(t *testing.T) {
 	f := newHookFixture(t, true)
 	outage := errors.New("connection refused")
 	f.readErr.Store(&outage)
-	for range 100 {
-		g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusServiceUnavailable))
-	}
-	g.Expect(f.secretReads.Load()).To(Equal(int64(1)))
-	g.Expect(f.requests(resultFailed)).To(Equal(100))
+	f.clock.Step(DefaultTokenTTL)
+	f.refresh()
+	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted), "the token read before the outage is kept")
+	g.Expect(f.post("secretless", signedWith(webhookToken))).To(Equal(http.StatusNotFound), "so is a missing Secret")
+
+	other := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: "elsewhere", Name: "late"}}
+	other.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: "hook-token"}}
+	g.Expect(f.client.Create(context.Background(), other)).To(Succeed())
+	f.refresh()
+	reads := f.secretReads.Load()
+	req := httptest.NewRequest(http.MethodPost, PathPrefix+"elsewhere/late", strings.NewReader(pushBody))
+	req.Header.Set(GitHubSignatureHeader, hmacHex(webhookToken, pushBody))
+	rec := httptest.NewRecorder()
+	f.receiver.ServeHTTP(rec, req)
+	g.Expect(rec.Code).To(Equal(http.StatusServiceUnavailable), "a Secret never read yet for the outage")
+	g.Expect(f.requests(resultFailed)).To(Equal(1))
+	f.refresh()
+	g.Expect(f.secretReads.Load()).To(Equal(reads), "retried only after a second")
 
 	f.readErr.Store(nil)
 	f.clock.Step(tokenRetryDelay)
+	f.refresh()
+	g.Expect(f.secretReads.Load()).To(Equal(reads+3), "the three failed reads are retried")
 	g.Expect(f.post("hooked", signedWith(webhookToken))).To(Equal(http.StatusAccepted))
-	g.Expect(f.secretReads.Load()).To(Equal(int64(2)))
+	rec = httptest.NewRecorder()
+	f.receiver.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, PathPrefix+"elsewhere/late", strings.NewReader(pushBody)))
+	g.Expect(rec.Code).To(Equal(http.StatusNotFound), "read now: unsigned requests are refused like any other")
 }
 
-func TestTheTokenCacheHoldsABoundedNumberOfSecrets(t *testing.T) {
+func TestTheTokenStoreHoldsABoundedNumberOfSecrets(t *testing.T) {
 	g := NewWithT(t)
 	f := newHookFixture(t, true)
-	cache := newTokenCache(f.client, f.clock, DefaultTokenTTL, nil)
-	for i := range maxTokens + 100 {
-		_, err := cache.token(context.Background(), types.NamespacedName{Namespace: namespace, Name: fmt.Sprintf("secret-%d", i)})
-		g.Expect(errors.Is(err, errNotFound)).To(BeTrue())
+	for i := range 20 {
+		obj := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("sync-%d", i)}}
+		obj.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: fmt.Sprintf("secret-%d", i)}}
+		g.Expect(f.client.Create(context.Background(), obj)).To(Succeed())
 	}
-	g.Expect(len(cache.entries)).To(BeNumerically("<=", maxTokens))
+	store := newTokenStore(f.client, f.client, f.clock, DefaultTokenTTL, nil)
+	store.limit = 10
+	g.Expect(store.refresh(context.Background())).To(Succeed())
+	g.Expect(store.entries).To(HaveLen(10))
 }
 
 func TestAReplayedRequestLeavesAtMostOneSyncPending(t *testing.T) {
@@ -279,7 +365,7 @@ func TestAReplayedRequestLeavesAtMostOneSyncPending(t *testing.T) {
 	f.clock.Step(DefaultTriggerSpacing)
 	g.Eventually(f.triggers).Should(HaveLen(2), "the deferred trigger at the end of the spacing")
 	g.Consistently(f.triggers).WithTimeout(200 * time.Millisecond).Should(HaveLen(2))
-	g.Expect(f.secretReads.Load()).To(Equal(int64(1)))
+	g.Expect(f.secretReads.Load()).To(Equal(int64(2)), "the fixture's refresh only")
 }
 
 func TestReplaysOverSecondsTriggerOncePerSpacing(t *testing.T) {
@@ -356,4 +442,35 @@ func TestStartCancelsTheDeferredTriggersWhenItStops(t *testing.T) {
 	g.Eventually(started).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
 	f.clock.Step(DefaultTriggerSpacing)
 	g.Consistently(f.triggers).WithTimeout(200 * time.Millisecond).Should(HaveLen(1))
+}
+
+func TestStartServesOnceItHasReadTheTokens(t *testing.T) {
+	g := NewWithT(t)
+	f := newHookFixture(t, true)
+	// A hook the fixture's refresh did not see: only Start's own read of
+	// the tokens, before it serves, can know it (the fake clock never
+	// reaches the next refresh).
+	late := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "late"}}
+	late.Spec.Webhook = &v1alpha1.ProfileSyncWebhook{SecretRef: meta.LocalObjectReference{Name: "late-token"}}
+	g.Expect(f.client.Create(context.Background(), late)).To(Succeed())
+	g.Expect(f.client.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "late-token"},
+		Data:       map[string][]byte{TokenKey: []byte(webhookToken)},
+	})).To(Succeed())
+	f.receiver.Addr = "127.0.0.1:0"
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan error, 1)
+	go func() { started <- f.receiver.Start(ctx) }()
+	defer func() {
+		cancel()
+		g.Eventually(started).WithTimeout(10 * time.Second).Should(Receive(BeNil()))
+	}()
+	g.Eventually(f.receiver.ListenAddr).ShouldNot(BeNil())
+	req, err := http.NewRequest(http.MethodPost, "http://"+f.receiver.ListenAddr().String()+PathPrefix+namespace+"/late", strings.NewReader(pushBody))
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Header.Set(GitHubSignatureHeader, hmacHex(webhookToken, pushBody))
+	resp, err := http.DefaultClient.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.Body.Close()).To(Succeed())
+	g.Expect(resp.StatusCode).To(Equal(http.StatusAccepted))
 }

@@ -78,7 +78,8 @@ type Receiver struct {
 	Client client.Client
 	// SecretReader reads the webhook Secrets. It should be uncached (the
 	// manager's API reader): the operator may only get Secrets, not watch
-	// them all. The receiver keeps what it read for TokenTTL.
+	// them all. The receiver reads them off the request path, once per
+	// TokenTTL each, and keeps what it read (tokenStore).
 	SecretReader client.Reader
 	// Trigger is the channel of the ProfileSync controller's Trigger.
 	Trigger chan<- event.GenericEvent
@@ -93,14 +94,14 @@ type Receiver struct {
 	// TriggerSpacing is the least time between two triggers of one
 	// ProfileSync; DefaultTriggerSpacing when 0.
 	TriggerSpacing time.Duration
-	// Clock times the token cache and the trigger spacing; the real clock
+	// Clock times the token store and the trigger spacing; the real clock
 	// when nil.
 	Clock clock.WithDelayedExecution
 	// Metrics, when set, counts the requests and the Secret reads.
 	Metrics *Metrics
 
 	setupOnce sync.Once
-	tokens    *tokenCache
+	tokens    *tokenStore
 	pacer     *pacer
 
 	mu       sync.Mutex
@@ -109,7 +110,7 @@ type Receiver struct {
 	baseCtx context.Context
 }
 
-// setup makes the token cache and the pacer from the settings.
+// setup makes the token store and the pacer from the settings.
 func (r *Receiver) setup() {
 	r.setupOnce.Do(func() {
 		if r.Clock == nil {
@@ -123,7 +124,7 @@ func (r *Receiver) setup() {
 		if spacing <= 0 {
 			spacing = DefaultTriggerSpacing
 		}
-		r.tokens = newTokenCache(r.SecretReader, r.Clock, ttl, r.Metrics.secretRead)
+		r.tokens = newTokenStore(r.SecretReader, r.Client, r.Clock, ttl, r.Metrics.secretRead)
 		r.pacer = newPacer(r.Clock, spacing, r.triggerDeferred)
 	})
 }
@@ -168,6 +169,28 @@ func (r *Receiver) Start(ctx context.Context) error {
 	r.baseCtx = ctx
 	r.mu.Unlock()
 	defer r.pacer.stop()
+	refreshCtx, stopRefresh := context.WithCancel(ctx)
+	firstRefresh, refreshed := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(refreshed)
+		r.refreshTokens(refreshCtx)
+		close(firstRefresh)
+		r.keepTokensFresh(refreshCtx)
+	}()
+	defer func() {
+		stopRefresh()
+		<-refreshed
+	}()
+	// The tokens are read before the first request is served, so a push
+	// that arrives at start-up is not refused for want of them; but an API
+	// server that answers slowly delays serving by one read's time at most.
+	waited := r.Clock.NewTimer(readTimeout)
+	select {
+	case <-firstRefresh:
+	case <-waited.C():
+	case <-ctx.Done():
+	}
+	waited.Stop()
 	server := &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -191,6 +214,31 @@ func (r *Receiver) Start(ctx context.Context) error {
 		return fmt.Errorf("push receiver: shut down: %w", err)
 	}
 	return nil
+}
+
+// refreshTokens reads the webhook Secrets that are new or due
+// (tokenStore.refresh); a failure is logged, and the next refresh tries
+// again.
+func (r *Receiver) refreshTokens(ctx context.Context) {
+	r.setup()
+	if err := r.tokens.refresh(ctx); err != nil && ctx.Err() == nil {
+		ctrl.LoggerFrom(ctx).WithName("webhook-receiver").Error(err, "refresh the webhook tokens")
+	}
+}
+
+// keepTokensFresh refreshes the tokens every RefreshInterval until ctx is
+// done.
+func (r *Receiver) keepTokensFresh(ctx context.Context) {
+	for {
+		timer := r.Clock.NewTimer(RefreshInterval)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C():
+		}
+		r.refreshTokens(ctx)
+	}
 }
 
 // errNotFound is any reason why a request cannot prove a token: no such
@@ -307,20 +355,29 @@ func hookKey(path string) (types.NamespacedName, bool) {
 }
 
 // token is the webhook token of the ProfileSync key: the ProfileSync from the
-// manager's cache, the token from the token cache. Every reason why there is
-// none wraps errNotFound.
+// manager's cache, the token from the token store. Every reason why there is
+// none wraps errNotFound. It does the same work whether or not the
+// ProfileSync exists or has a hook: one read of the cache and one look-up in
+// the store, never a read of a Secret, so the time of the answer does not
+// tell them apart.
 func (r *Receiver) token(ctx context.Context, key types.NamespacedName) ([]byte, error) {
 	var obj v1alpha1.ProfileSync
-	if err := r.Client.Get(ctx, key, &obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: no such ProfileSync", errNotFound)
-		}
-		return nil, fmt.Errorf("get ProfileSync: %w", err)
+	getErr := r.Client.Get(ctx, key, &obj)
+	if getErr != nil && !apierrors.IsNotFound(getErr) {
+		return nil, fmt.Errorf("get ProfileSync: %w", getErr)
 	}
-	if obj.Spec.Webhook == nil || obj.Spec.Webhook.SecretRef.Name == "" {
+	secret := types.NamespacedName{Namespace: key.Namespace}
+	if getErr == nil && obj.Spec.Webhook != nil {
+		secret.Name = obj.Spec.Webhook.SecretRef.Name
+	}
+	token, err := r.tokens.lookup(secret)
+	switch {
+	case getErr != nil:
+		return nil, fmt.Errorf("%w: no such ProfileSync", errNotFound)
+	case secret.Name == "":
 		return nil, fmt.Errorf("%w: spec.webhook is not set", errNotFound)
 	}
-	return r.tokens.token(ctx, types.NamespacedName{Namespace: key.Namespace, Name: obj.Spec.Webhook.SecretRef.Name})
+	return token, err
 }
 
 // verifyHook says whether the request proves knowledge of token: at least

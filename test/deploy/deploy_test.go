@@ -285,6 +285,26 @@ func TestDeploymentIsHardened(t *testing.T) {
 	}
 }
 
+// TestTheShippedDeploymentLocksTenantsDown: config/default runs the
+// manager with --default-service-account=default, so a tenant's ProfileSync
+// that names no ServiceAccount writes as its namespace's default
+// ServiceAccount (which holds nothing unless a platform grants it), never as
+// the operator (docs/gitops.md#tenancy).
+func TestTheShippedDeploymentLocksTenantsDown(t *testing.T) {
+	g := NewWithT(t)
+	deployment := decode[appsv1.Deployment](t, findObject(t, buildDefault(t), "Deployment", deploymentName))
+	g.Expect(deployment.Spec.Template.Spec.Containers).To(HaveLen(1))
+	args := deployment.Spec.Template.Spec.Containers[0].Args
+	g.Expect(args).To(ContainElement("--default-service-account=default"))
+	given := 0
+	for _, arg := range args {
+		if strings.HasPrefix(arg, "--default-service-account") {
+			given++
+		}
+	}
+	g.Expect(given).To(Equal(1), "the flag is given once: a second one would override it")
+}
+
 func TestMetricsServiceSelectsTheManager(t *testing.T) {
 	g := NewWithT(t)
 	objects := buildDefault(t)

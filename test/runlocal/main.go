@@ -267,6 +267,9 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 		Clock:                    clk,
 		StoragePath:              filepath.Join(opts.workDir, "cache-"+name),
 		ClusterProfilesNamespace: operatorNamespace,
+		// As config/manager ships it: the landscapes' ProfileSyncs, in the
+		// operator's namespace, still write as the operator.
+		DefaultServiceAccount: "default",
 	}); err != nil {
 		cancel()
 		return l, err
