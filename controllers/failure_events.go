@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"sync"
@@ -24,7 +25,10 @@ type reportedFailures struct {
 // firstReport tells whether the failure of the ProfileSync key differs
 // from the one reported last, and remembers it.
 func (f *reportedFailures) firstReport(key, reason, revision string, err error) bool {
-	failure := reason + "\x00" + revision + "\x00" + failureCause(err)
+	// A digest, not the cause itself: a refused revision's cause can list
+	// thousands of problems, and this is kept per ProfileSync between syncs.
+	sum := sha256.Sum256([]byte(reason + "\x00" + revision + "\x00" + failureCause(err)))
+	failure := string(sum[:])
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.last[key] == failure {

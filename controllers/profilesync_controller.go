@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -89,7 +88,12 @@ type ProfileSyncReconciler struct {
 	ServiceAccounts *ServiceAccountClients
 	// Metrics, when set, records the syncs (metrics.go).
 	Metrics *Metrics
-	// decoded keeps each ProfileSync's last decoded revision.
+	// DecodedCacheSize bounds the decoded revisions kept between syncs,
+	// every ProfileSync's together (the manager's --decoded-cache-size);
+	// zero means memorybudget.DefaultCache.
+	DecodedCacheSize int64
+	// decoded keeps each ProfileSync's last decoded revision, within
+	// DecodedCacheSize.
 	decoded decodedRevisions
 	// failures keeps each ProfileSync's last failure reported as an event.
 	failures reportedFailures
@@ -412,6 +416,10 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	r.recordRefusal(ctx, obj, failed)
 	if failed.stalled {
 		r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
+		// A refused revision keeps its refusal, not its objects: a recheck
+		// builds it again, once per --refusal-recheck-interval, rather than
+		// every refused revision of every ProfileSync staying in memory.
+		r.decoded.forget(req.String())
 		// No hot loop: the same revision fails the same way. Poll Git at
 		// the interval for a fix; a spec change triggers at once.
 		conditions.MarkStalled(obj, failed.reason, "%s", message)
@@ -495,7 +503,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		if decoded, err = r.build(untrusted, obj, checkout); err != nil {
 			return "", err
 		}
-		r.decoded.put(key, decoded)
+		r.decoded.put(key, decoded, r.DecodedCacheSize)
 	}
 
 	timer.start(phaseValidate)
@@ -657,7 +665,11 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	for _, w := range buildWarnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
 	}
-	return decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, warnings: warnings}, nil
+	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, warnings: warnings}
+	if decoded.size, err = decodedSize(decoded); err != nil {
+		return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+	}
+	return decoded, nil
 }
 
 // syncWarning is a warning of a revision, reported as an event once per
@@ -769,17 +781,6 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 	return nil
 }
 
-// decodedRevisions keeps, per ProfileSync, the objects of the last revision
-// it built and decoded. Building is by far the most expensive step of a sync
-// (kustomize over every profile), and at every interval without a new commit
-// it would produce the same objects; they are kept instead. Validation still
-// runs every time, since parents on the cluster may have changed. The objects
-// are shared, never modified after decoding.
-type decodedRevisions struct {
-	mu      sync.Mutex
-	entries map[string]decodedRevision
-}
-
 type decodedRevision struct {
 	revision, path string
 	objects        []profile.Object
@@ -789,6 +790,8 @@ type decodedRevision struct {
 	// warnings are the build's, reported with the validation's once per
 	// revision.
 	warnings []syncWarning
+	// size is what the objects take in memory, estimated (decodedSize).
+	size int64
 }
 
 // contentDigests is profile.ContentDigest of each object.
@@ -801,29 +804,4 @@ func contentDigests(objects []profile.Object) ([]string, error) {
 		}
 	}
 	return digests, nil
-}
-
-func (d *decodedRevisions) get(key, revision, path string) (decodedRevision, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e, ok := d.entries[key]
-	if !ok || e.revision != revision || e.path != path {
-		return decodedRevision{}, false
-	}
-	return e, true
-}
-
-func (d *decodedRevisions) put(key string, decoded decodedRevision) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.entries == nil {
-		d.entries = map[string]decodedRevision{}
-	}
-	d.entries[key] = decoded
-}
-
-func (d *decodedRevisions) forget(key string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.entries, key)
 }

@@ -39,7 +39,9 @@ func attemptOf(obj *v1alpha1.ProfileSync, revision string) refusalAttempt {
 // the build was stopped at its deadline. The checks after them do: the policy
 // compares dates with now, and validation and tenancy read parents and
 // other ProfileSyncs on the cluster. Those refusals are checked again after
-// the recheck interval, from the decoded revision that is kept anyway.
+// the recheck interval, by a sync that builds the revision again: a refused
+// revision keeps its refusal, never its decoded objects (decodedRevisions),
+// so what the refusals hold between syncs is a message per ProfileSync.
 type rememberedRefusals struct {
 	mu      sync.Mutex
 	entries map[string]rememberedRefusal

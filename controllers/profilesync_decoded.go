@@ -1,0 +1,165 @@
+package controllers
+
+import (
+	"container/list"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/profilesync/profilesync/internal/memorybudget"
+)
+
+// decodedRevisions keeps the objects of the last revision each ProfileSync
+// built and decoded, every ProfileSync's in one cache bounded in bytes.
+// Building is by far the most expensive step of a sync (kustomize over every
+// profile, in a process of its own), and at every interval without a new
+// commit it would produce the same objects; they are kept instead.
+// Validation still runs every time, since parents on the cluster may have
+// changed. The objects are shared, never modified after decoding.
+//
+// The bound is the manager's --decoded-cache-size, one of the terms of its
+// memory budget (internal/memorybudget): past it the least recently used
+// revisions are dropped, and built again at their ProfileSync's next sync. A
+// revision larger than the whole bound is not kept at all. A refused revision
+// is dropped too (ProfileSyncReconciler.Reconcile): its refusal is
+// remembered (rememberedRefusals), its objects are not.
+type decodedRevisions struct {
+	mu sync.Mutex
+	// byKey holds the list element of each ProfileSync's entry; recent
+	// orders the entries from the most recently used to the least.
+	byKey  map[string]*list.Element
+	recent list.List
+	// bytes is the estimated size of every entry kept, together.
+	bytes int64
+}
+
+type decodedEntry struct {
+	key     string
+	decoded decodedRevision
+}
+
+// get returns the revision kept for the ProfileSync key, if it is the one at
+// revision and path, and marks it as just used.
+func (d *decodedRevisions) get(key, revision, path string) (decodedRevision, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	element, ok := d.byKey[key]
+	if !ok {
+		return decodedRevision{}, false
+	}
+	e := element.Value.(*decodedEntry).decoded
+	if e.revision != revision || e.path != path {
+		return decodedRevision{}, false
+	}
+	d.recent.MoveToFront(element)
+	return e, true
+}
+
+// put keeps decoded as the ProfileSync key's revision, replacing the one it
+// kept, and drops the least recently used revisions until every revision
+// kept fits maxBytes (zero means memorybudget.DefaultCache).
+func (d *decodedRevisions) put(key string, decoded decodedRevision, maxBytes int64) {
+	if maxBytes <= 0 {
+		maxBytes = memorybudget.DefaultCache
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.remove(key)
+	if decoded.size > maxBytes {
+		return // built again at every sync: better than a budget broken
+	}
+	if d.byKey == nil {
+		d.byKey = map[string]*list.Element{}
+	}
+	d.byKey[key] = d.recent.PushFront(&decodedEntry{key: key, decoded: decoded})
+	d.bytes += decoded.size
+	for d.bytes > maxBytes {
+		d.remove(d.recent.Back().Value.(*decodedEntry).key)
+	}
+}
+
+// forget drops the ProfileSync key's revision: it was refused, or the
+// ProfileSync deleted.
+func (d *decodedRevisions) forget(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.remove(key)
+}
+
+func (d *decodedRevisions) remove(key string) {
+	element, ok := d.byKey[key]
+	if !ok {
+		return
+	}
+	d.recent.Remove(element)
+	delete(d.byKey, key)
+	d.bytes -= element.Value.(*decodedEntry).decoded.size
+}
+
+// size is the estimated size of every revision kept, and how many there are.
+func (d *decodedRevisions) size() (bytes int64, revisions int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bytes, len(d.byKey)
+}
+
+// collector reports the size of the cache at each scrape: the term of the
+// memory budget it is (docs/metrics.md).
+func (d *decodedRevisions) collector() prometheus.Collector {
+	return decodedCollector{d}
+}
+
+type decodedCollector struct{ cache *decodedRevisions }
+
+var (
+	decodedBytesDesc = prometheus.NewDesc("profilesync_decoded_revisions_bytes",
+		"Estimated memory of the decoded revisions kept between syncs, every ProfileSync's together; at most --decoded-cache-size.", nil, nil)
+	decodedCountDesc = prometheus.NewDesc("profilesync_decoded_revisions",
+		"Decoded revisions kept between syncs, at most one per ProfileSync; a refused revision keeps none.", nil, nil)
+)
+
+func (c decodedCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- decodedBytesDesc
+	ch <- decodedCountDesc
+}
+
+func (c decodedCollector) Collect(ch chan<- prometheus.Metric) {
+	bytes, revisions := c.cache.size()
+	ch <- prometheus.MustNewConstMetric(decodedBytesDesc, prometheus.GaugeValue, float64(bytes))
+	ch <- prometheus.MustNewConstMetric(decodedCountDesc, prometheus.GaugeValue, float64(revisions))
+}
+
+// decodedInMemoryFactor is how much more a decoded object takes in memory
+// than its JSON: every string and slice has a header, every struct of the
+// API types its full width whatever it sets, every pointer field an
+// allocation of its own rounded up to a size class. 4 is above what
+// TestDecodedSizeIsAtLeastWhatTheObjectsTake measures for profiles of many
+// small versions, the worst case (a blob of providerConfig is nearly 1).
+const decodedInMemoryFactor = 4
+
+// decodedSize estimates what a decoded revision holds in memory: its objects'
+// JSON times decodedInMemoryFactor, and its digests, warnings and names.
+func decodedSize(d decodedRevision) (int64, error) {
+	size := int64(unsafe.Sizeof(d)) + int64(len(d.revision)+len(d.path))
+	for _, o := range d.objects {
+		var object any = o.CloudProfile
+		if o.NamespacedCloudProfile != nil {
+			object = o.NamespacedCloudProfile
+		}
+		data, err := json.Marshal(object)
+		if err != nil {
+			return 0, fmt.Errorf("size of %s: %w", o.Ref(), err)
+		}
+		size += int64(unsafe.Sizeof(o)) + int64(len(o.File)) + int64(len(data))*decodedInMemoryFactor
+	}
+	for _, digest := range d.digests {
+		size += int64(unsafe.Sizeof(digest)) + int64(len(digest))
+	}
+	for _, w := range d.warnings {
+		size += int64(unsafe.Sizeof(w)) + int64(len(w.reason)+len(w.message))
+	}
+	return size, nil
+}
