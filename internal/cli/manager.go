@@ -41,6 +41,11 @@ import (
 // operator's memory.
 const defaultMaxCheckoutSize int64 = 64 << 20
 
+// containerCgroupRoot is the root of the files the container's memory limit
+// is read from (memorybudget.ContainerLimit): "/", except in this package's
+// tests, which do not depend on the limit of the machine they run on.
+var containerCgroupRoot = "/"
+
 // managerFlags are the operator's command-line settings. Every flag has a
 // help text; `profilesync manager --help` prints them.
 type managerFlags struct {
@@ -136,7 +141,7 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.Var(byteSize{&f.decodedCacheSize}, memorybudget.CacheFlag,
 		"The most memory the decoded revisions kept between syncs take, every ProfileSync's together (bytes, or a quantity like 128Mi); "+
 			"past it the least recently used are dropped and built again at their next sync. A refused revision keeps only its refusal.")
-	f.cgroupRoot = "/"
+	f.cgroupRoot = containerCgroupRoot
 	f.clientOptions.BindFlags(fs)
 	f.logOptions.BindFlags(fs)
 	f.leaderElection.BindFlags(fs)
@@ -217,15 +222,20 @@ controllers start, without a restart, as soon as the API server serves them.
 			}
 			return nil
 		},
-		RunE: func(*cobra.Command, []string) error {
-			if _, err := flags.memoryPlan(); err != nil {
-				return usageError{err: err}
-			}
-			return startManager(&flags)
-		},
+		RunE: func(*cobra.Command, []string) error { return startWithinBudget(startManager, &flags) },
 	}
 	flags.bind(cmd.Flags())
 	return cmd
+}
+
+// startWithinBudget starts the manager if its flags fit its memory budget
+// (memoryPlan); flags that do not are a usage error, which says which flag
+// to change, and nothing starts.
+func startWithinBudget(startManager managerStarter, flags *managerFlags) error {
+	if _, err := flags.memoryPlan(); err != nil {
+		return usageError{err: err}
+	}
+	return startManager(flags)
 }
 
 // runManager starts the controllers and blocks until the process is
@@ -246,7 +256,7 @@ func runManager(flags *managerFlags) error {
 		// the kernel killing the container with the builds in it.
 		debug.SetMemoryLimit(share)
 		setupLog.Info("memory budget", "budget", plan.Limit.Bytes, "source", plan.Limit.Source, "builds", plan.Builds,
-			"buildMemory", plan.BuildMemory, "decodedCache", plan.Cache, "goMemoryLimit", share)
+			"buildMemory", plan.BuildMemory, "decodedCache", plan.Cache, "goMemoryLimit", debug.SetMemoryLimit(-1))
 	} else {
 		setupLog.Info("no memory budget: no container memory limit and no --" + memorybudget.BudgetFlag + "; the flags are not checked")
 	}
