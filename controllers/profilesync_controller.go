@@ -666,9 +666,7 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
 	}
 	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, warnings: warnings}
-	if decoded.size, err = decodedSize(decoded); err != nil {
-		return decodedRevision{}, buildFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
-	}
+	decoded.size = decodedSize(decoded)
 	return decoded, nil
 }
 

@@ -2,9 +2,9 @@ package controllers
 
 import (
 	"container/list"
-	"encoding/json"
-	"fmt"
+	"reflect"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -132,34 +132,72 @@ func (c decodedCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(decodedCountDesc, prometheus.GaugeValue, float64(revisions))
 }
 
-// decodedInMemoryFactor is how much more a decoded object takes in memory
-// than its JSON: every string and slice has a header, every struct of the
-// API types its full width whatever it sets, every pointer field an
-// allocation of its own rounded up to a size class. 4 is above what
-// TestDecodedSizeIsAtLeastWhatTheObjectsTake measures for profiles of many
-// small versions, the worst case (a blob of providerConfig is nearly 1).
-const decodedInMemoryFactor = 4
+// decodedSize estimates what a decoded revision holds in memory: every
+// struct, slice, string, map and pointer its objects, digests and warnings
+// reach, counted as the Go runtime lays them out (heapSize), plus a quarter
+// for the allocator's size classes. The JSON of an object says little about
+// it: a version of a machine image is twenty bytes of JSON and two hundred in
+// memory (every field of the API types takes its width, set or not), a blob
+// of providerConfig the same in both. TestDecodedSizeIsAtLeastWhatTheObjectsTake
+// measures both against the heap.
+func decodedSize(d decodedRevision) int64 {
+	size := heapSize(reflect.ValueOf(d.objects)) + heapSize(reflect.ValueOf(d.digests)) + heapSize(reflect.ValueOf(d.warnings)) +
+		int64(len(d.revision)+len(d.path)) + int64(unsafe.Sizeof(d))
+	return size + size/4
+}
 
-// decodedSize estimates what a decoded revision holds in memory: its objects'
-// JSON times decodedInMemoryFactor, and its digests, warnings and names.
-func decodedSize(d decodedRevision) (int64, error) {
-	size := int64(unsafe.Sizeof(d)) + int64(len(d.revision)+len(d.path))
-	for _, o := range d.objects {
-		var object any = o.CloudProfile
-		if o.NamespacedCloudProfile != nil {
-			object = o.NamespacedCloudProfile
+var timeType = reflect.TypeFor[time.Time]()
+
+// heapSize is the memory that v refers to outside itself: the backing
+// arrays of its slices and strings, what its pointers and maps hold, and
+// their own contents in turn. v's own width is counted by whatever holds
+// it. A time.Time's location is shared by every time, and not counted.
+func heapSize(v reflect.Value) int64 {
+	switch v.Kind() {
+	case reflect.String:
+		return int64(v.Len())
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return 0
 		}
-		data, err := json.Marshal(object)
-		if err != nil {
-			return 0, fmt.Errorf("size of %s: %w", o.Ref(), err)
+		elem := v.Elem()
+		return int64(elem.Type().Size()) + heapSize(elem)
+	case reflect.Slice:
+		if v.IsNil() {
+			return 0
 		}
-		size += int64(unsafe.Sizeof(o)) + int64(len(o.File)) + int64(len(data))*decodedInMemoryFactor
+		size := int64(v.Cap()) * int64(v.Type().Elem().Size())
+		for i := range v.Len() {
+			size += heapSize(v.Index(i))
+		}
+		return size
+	case reflect.Map:
+		if v.IsNil() {
+			return 0
+		}
+		// A bucket slot per entry, keys and values inline, about twice
+		// what they take.
+		size := 2 * int64(v.Len()) * int64(v.Type().Key().Size()+v.Type().Elem().Size())
+		for iter := v.MapRange(); iter.Next(); {
+			size += heapSize(iter.Key()) + heapSize(iter.Value())
+		}
+		return size
+	case reflect.Struct:
+		if v.Type() == timeType {
+			return 0
+		}
+		var size int64
+		for i := range v.NumField() {
+			size += heapSize(v.Field(i))
+		}
+		return size
+	case reflect.Array:
+		var size int64
+		for i := range v.Len() {
+			size += heapSize(v.Index(i))
+		}
+		return size
+	default:
+		return 0
 	}
-	for _, digest := range d.digests {
-		size += int64(unsafe.Sizeof(digest)) + int64(len(digest))
-	}
-	for _, w := range d.warnings {
-		size += int64(unsafe.Sizeof(w)) + int64(len(w.reason)+len(w.message))
-	}
-	return size, nil
 }
