@@ -402,7 +402,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			conditions.Delete(obj, t)
 		}
 	}
-	message := boundedMessage(failed.err.Error())
+	message := conditionMessage(failed.err)
 	if failed.condition != "" {
 		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
 	}
@@ -449,6 +449,17 @@ func logOutcome(ctx context.Context, obj *v1alpha1.ProfileSync, applied string, 
 // them all, so that a revision with thousands of problems still reads as a
 // list.
 const maxMessageLength = 8 << 10
+
+// conditionMessage is the message of a failure in conditions and events:
+// boundedMessage of err's, which a refusal kept from an earlier sync
+// (keptError) holds already.
+func conditionMessage(err error) string {
+	var kept *keptError
+	if errors.As(err, &kept) {
+		return kept.message
+	}
+	return boundedMessage(err.Error())
+}
 
 // boundedMessage cuts message, one problem per line, to maxMessageLength at
 // a line end and says how much was left out.
