@@ -2,18 +2,23 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
 	appsv1 "k8s.io/api/apps/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/cert"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/profilesync/profilesync/internal/memorybudget"
 	"github.com/profilesync/profilesync/internal/sandbox"
@@ -173,4 +178,70 @@ func TestWebhookBindAddressReachesTheServer(t *testing.T) {
 	g.Expect(options.Host).To(Equal("127.0.0.1"))
 	g.Expect(options.Port).To(Equal(9555))
 	g.Expect(options.CertDir).To(Equal("/certs"))
+}
+
+// TestTheWebhookServerListensOnlyWhereItIsTold starts the admission webhook
+// server with the manager's options: bound to 127.0.0.1 it does not answer
+// on another address of the host (127.0.0.2, loopback too), and by default
+// it answers on both.
+func TestTheWebhookServerListensOnlyWhereItIsTold(t *testing.T) {
+	certDir := t.TempDir()
+	certificate, key, err := cert.GenerateSelfSignedCertKey("localhost", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string][]byte{"tls.crt": certificate, "tls.key": key} {
+		if err := os.WriteFile(filepath.Join(certDir, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		name, bindAddress string
+		otherAddressAnswers bool
+	}{
+		{"--webhook-bind-address=127.0.0.1", "127.0.0.1", false},
+		{"the default, every interface", "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			port := freePort(t)
+			args := []string{"--webhook-port=" + port, "--webhook-cert-dir=" + certDir}
+			if tt.bindAddress != "" {
+				args = append(args, "--webhook-bind-address="+tt.bindAddress)
+			}
+			server := webhook.NewServer(webhookServerOptions(parseManagerFlags(t, "/", args...)))
+			ctx, cancel := context.WithCancel(t.Context())
+			stopped := make(chan error, 1)
+			go func() { stopped <- server.Start(ctx) }()
+			t.Cleanup(func() {
+				cancel()
+				<-stopped
+			})
+			dial := func(host string) error {
+				conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), time.Second)
+				if err == nil {
+					_ = conn.Close()
+				}
+				return err
+			}
+			g.Eventually(func() error { return dial("127.0.0.1") }).WithTimeout(10 * time.Second).Should(Succeed())
+			if tt.otherAddressAnswers {
+				g.Expect(dial("127.0.0.2")).To(Succeed())
+			} else {
+				g.Expect(dial("127.0.0.2")).NotTo(Succeed())
+			}
+		})
+	}
+}
+
+// freePort is a TCP port nothing listens on, on any address.
+func freePort(t *testing.T) string {
+	t.Helper()
+	listener, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	_, port, _ := net.SplitHostPort(listener.Addr().String())
+	return port
 }
