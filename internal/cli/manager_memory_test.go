@@ -196,7 +196,7 @@ func TestTheWebhookServerListensOnlyWhereItIsTold(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct {
-		name, bindAddress string
+		name, bindAddress   string
 		otherAddressAnswers bool
 	}{
 		{"--webhook-bind-address=127.0.0.1", "127.0.0.1", false},
