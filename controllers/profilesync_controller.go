@@ -33,6 +33,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/memorybudget"
 	"github.com/profilesync/profilesync/internal/merge"
 	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
@@ -514,7 +515,10 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		if decoded, err = r.build(untrusted, obj, checkout); err != nil {
 			return "", err
 		}
-		r.decoded.put(key, decoded, r.DecodedCacheSize)
+		if !r.decoded.put(key, decoded, r.DecodedCacheSize) {
+			ctrl.LoggerFrom(ctx).Info("decoded revision larger than --"+memorybudget.CacheFlag+": built again at every sync until it is raised",
+				"revision", checkout.Revision, "estimatedBytes", decoded.size)
+		}
 	}
 
 	timer.start(phaseValidate)

@@ -60,8 +60,9 @@ func (d *decodedRevisions) get(key, revision, path string) (decodedRevision, boo
 
 // put keeps decoded as the ProfileSync key's revision, replacing the one it
 // kept, and drops the least recently used revisions until every revision
-// kept fits maxBytes (zero means memorybudget.DefaultCache).
-func (d *decodedRevisions) put(key string, decoded decodedRevision, maxBytes int64) {
+// kept fits maxBytes (zero means memorybudget.DefaultCache). It returns false
+// when decoded alone is larger than maxBytes and is not kept.
+func (d *decodedRevisions) put(key string, decoded decodedRevision, maxBytes int64) bool {
 	if maxBytes <= 0 {
 		maxBytes = memorybudget.DefaultCache
 	}
@@ -69,7 +70,7 @@ func (d *decodedRevisions) put(key string, decoded decodedRevision, maxBytes int
 	defer d.mu.Unlock()
 	d.remove(key)
 	if decoded.size > maxBytes {
-		return // built again at every sync: better than a budget broken
+		return false // built again at every sync: better than a budget broken
 	}
 	if d.byKey == nil {
 		d.byKey = map[string]*list.Element{}
@@ -79,6 +80,7 @@ func (d *decodedRevisions) put(key string, decoded decodedRevision, maxBytes int
 	for d.bytes > maxBytes {
 		d.remove(d.recent.Back().Value.(*decodedEntry).key)
 	}
+	return true
 }
 
 // forget drops the ProfileSync key's revision: it was refused, or the

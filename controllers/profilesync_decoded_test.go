@@ -92,7 +92,7 @@ func TestARevisionLargerThanTheBoundIsNotKept(t *testing.T) {
 	var decoded decodedRevisions
 	decoded.put("ns/a", decodedRevision{revision: "r1", size: 10}, 100)
 	decoded.put("ns/b", decodedRevision{revision: "r1", size: 10}, 100)
-	decoded.put("ns/a", decodedRevision{revision: "r2", size: 101}, 100)
+	g.Expect(decoded.put("ns/a", decodedRevision{revision: "r2", size: 101}, 100)).To(BeFalse(), "the sync logs it")
 	_, ok := decoded.get("ns/a", "r2", "")
 	g.Expect(ok).To(BeFalse())
 	_, ok = decoded.get("ns/a", "r1", "")

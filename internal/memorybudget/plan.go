@@ -25,8 +25,10 @@ const (
 const ManagerBaseline int64 = 256 << 20
 
 // DefaultCache is --decoded-cache-size's default: the decoded revisions of
-// every ProfileSync together. A decoded revision takes a few times its size
-// in Git; the largest landscape we know of (5 MB) fits several times.
+// every ProfileSync together. A decoded revision takes up to 13 times its
+// YAML (1.9 MB of profiles of many small versions decode to 25 MB), so the
+// default keeps about 10 MB of YAML; a landscape larger than that is built
+// at every sync until the cache, and the budget, are raised.
 const DefaultCache int64 = 128 << 20
 
 // HeadroomPercent of the budget is left unplanned: the Go runtime's own
