@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"crypto/sha256"
 	"errors"
 	"strings"
 	"sync"
@@ -24,7 +25,11 @@ type reportedFailures struct {
 // firstReport tells whether the failure of the ProfileSync key differs
 // from the one reported last, and remembers it.
 func (f *reportedFailures) firstReport(key, reason, revision string, err error) bool {
-	failure := reason + "\x00" + revision + "\x00" + failureCause(err)
+	// A digest, not the cause itself: a refused revision's cause can list
+	// thousands of problems, and this is kept per ProfileSync between syncs.
+	cause := failureDigest(err)
+	sum := sha256.Sum256([]byte(reason + "\x00" + revision + "\x00" + string(cause[:])))
+	failure := string(sum[:])
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.last[key] == failure {
@@ -42,6 +47,16 @@ func (f *reportedFailures) forget(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.last, key)
+}
+
+// failureDigest is the digest of failureCause(err); a refusal kept from an
+// earlier sync (keptError) carries the digest of the cause it was made with.
+func failureDigest(err error) [sha256.Size]byte {
+	var kept *keptError
+	if errors.As(err, &kept) {
+		return kept.cause
+	}
+	return sha256.Sum256([]byte(failureCause(err)))
 }
 
 // failureCause is the message of the innermost error err wraps: "connect:

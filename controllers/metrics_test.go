@@ -480,6 +480,11 @@ type prometheusRule struct {
 func TestAlertsAndDocsNameOnlyMetricsWeExport(t *testing.T) {
 	g := NewWithT(t)
 	registry, _ := everyMetric(t)
+	// SetupAll registers the decoded revisions' gauges beside Metrics.
+	g.Expect(registry.Register((&decodedRevisions{}).collector())).To(Succeed())
+	problems, err := testutil.GatherAndLint(registry)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(problems).To(BeEmpty())
 	exported := familyNames(t, registry)
 
 	data, err := os.ReadFile(filepath.Join("..", "config", "prometheus", "prometheusrule.yaml"))

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -34,6 +33,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/memorybudget"
 	"github.com/profilesync/profilesync/internal/merge"
 	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
@@ -89,7 +89,12 @@ type ProfileSyncReconciler struct {
 	ServiceAccounts *ServiceAccountClients
 	// Metrics, when set, records the syncs (metrics.go).
 	Metrics *Metrics
-	// decoded keeps each ProfileSync's last decoded revision.
+	// DecodedCacheSize bounds the decoded revisions kept between syncs,
+	// every ProfileSync's together (the manager's --decoded-cache-size);
+	// zero means memorybudget.DefaultCache.
+	DecodedCacheSize int64
+	// decoded keeps each ProfileSync's last decoded revision, within
+	// DecodedCacheSize.
 	decoded decodedRevisions
 	// failures keeps each ProfileSync's last failure reported as an event.
 	failures reportedFailures
@@ -410,7 +415,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			conditions.Delete(obj, t)
 		}
 	}
-	message := boundedMessage(failed.err.Error())
+	message := conditionMessage(failed.err)
 	if failed.condition != "" {
 		conditions.MarkTrue(obj, failed.condition, failed.reason, "%s", message)
 	}
@@ -424,6 +429,10 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	r.recordRefusal(ctx, obj, failed)
 	if failed.stalled {
 		r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
+		// A refused revision keeps its refusal, not its objects: a recheck
+		// builds it again, once per --refusal-recheck-interval, rather than
+		// every refused revision of every ProfileSync staying in memory.
+		r.decoded.forget(req.String())
 		// No hot loop: the same revision fails the same way. Poll Git at
 		// the interval for a fix; a spec change triggers at once.
 		conditions.MarkStalled(obj, failed.reason, "%s", message)
@@ -453,6 +462,17 @@ func logOutcome(ctx context.Context, obj *v1alpha1.ProfileSync, applied string, 
 // them all, so that a revision with thousands of problems still reads as a
 // list.
 const maxMessageLength = 8 << 10
+
+// conditionMessage is the message of a failure in conditions and events:
+// boundedMessage of err's, which a refusal kept from an earlier sync
+// (keptError) holds already.
+func conditionMessage(err error) string {
+	var kept *keptError
+	if errors.As(err, &kept) {
+		return kept.message
+	}
+	return boundedMessage(err.Error())
+}
 
 // boundedMessage cuts message, one problem per line, to maxMessageLength at
 // a line end and says how much was left out.
@@ -507,7 +527,10 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		if decoded, err = r.build(untrusted, obj, checkout); err != nil {
 			return "", err
 		}
-		r.decoded.put(key, decoded)
+		if !r.decoded.put(key, decoded, r.DecodedCacheSize) {
+			ctrl.LoggerFrom(ctx).Info("decoded revision larger than --"+memorybudget.CacheFlag+": built again at every sync until it is raised",
+				"revision", checkout.Revision, "estimatedBytes", decoded.size)
+		}
 	}
 
 	timer.start(phaseValidate)
@@ -673,7 +696,9 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	for _, w := range buildWarnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
 	}
-	return decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, warnings: warnings}, nil
+	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, warnings: warnings}
+	decoded.size = decodedSize(decoded)
+	return decoded, nil
 }
 
 // syncWarning is a warning of a revision, reported as an event once per
@@ -790,17 +815,6 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 	return nil
 }
 
-// decodedRevisions keeps, per ProfileSync, the objects of the last revision
-// it built and decoded. Building is by far the most expensive step of a sync
-// (kustomize over every profile), and at every interval without a new commit
-// it would produce the same objects; they are kept instead. Validation still
-// runs every time, since parents on the cluster may have changed. The objects
-// are shared, never modified after decoding.
-type decodedRevisions struct {
-	mu      sync.Mutex
-	entries map[string]decodedRevision
-}
-
 type decodedRevision struct {
 	revision, path string
 	objects        []profile.Object
@@ -810,6 +824,8 @@ type decodedRevision struct {
 	// warnings are the build's, reported with the validation's once per
 	// revision.
 	warnings []syncWarning
+	// size is what the objects take in memory, estimated (decodedSize).
+	size int64
 }
 
 // contentDigests is profile.ContentDigest of each object.
@@ -822,29 +838,4 @@ func contentDigests(objects []profile.Object) ([]string, error) {
 		}
 	}
 	return digests, nil
-}
-
-func (d *decodedRevisions) get(key, revision, path string) (decodedRevision, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e, ok := d.entries[key]
-	if !ok || e.revision != revision || e.path != path {
-		return decodedRevision{}, false
-	}
-	return e, true
-}
-
-func (d *decodedRevisions) put(key string, decoded decodedRevision) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.entries == nil {
-		d.entries = map[string]decodedRevision{}
-	}
-	d.entries[key] = decoded
-}
-
-func (d *decodedRevisions) forget(key string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.entries, key)
 }

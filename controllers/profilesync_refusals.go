@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"sync"
 	"time"
@@ -39,7 +40,9 @@ func attemptOf(obj *v1alpha1.ProfileSync, revision string) refusalAttempt {
 // the build was stopped at its deadline. The checks after them do: the policy
 // compares dates with now, and validation and tenancy read parents and
 // other ProfileSyncs on the cluster. Those refusals are checked again after
-// the recheck interval, from the decoded revision that is kept anyway.
+// the recheck interval, by a sync that builds the revision again: a refused
+// revision keeps its refusal, never its decoded objects (decodedRevisions),
+// so what the refusals hold between syncs is a message per ProfileSync.
 type rememberedRefusals struct {
 	mu      sync.Mutex
 	entries map[string]rememberedRefusal
@@ -47,8 +50,31 @@ type rememberedRefusals struct {
 
 type rememberedRefusal struct {
 	attempt refusalAttempt
-	err     *syncError
-	at      time.Time
+	// err is the refusal as kept (keptRefusal), bounded in size.
+	err *syncError
+	at  time.Time
+	// recheck: the refusal depends on time or the cluster (dependsOnTime
+	// of the refusal as it was made).
+	recheck bool
+}
+
+// keptError is a refusal's error as the refusals keep it between syncs: the
+// message its condition and event show (boundedMessage, at most 8 KiB), and
+// a digest of its cause, by which reportedFailures knows it for the failure
+// it reported already. A revision with thousands of problems then costs the
+// manager a few KiB per ProfileSync, not the whole list.
+type keptError struct {
+	message string
+	cause   [sha256.Size]byte
+}
+
+func (e *keptError) Error() string { return e.message }
+
+// keptRefusal is err as the refusals keep it.
+func keptRefusal(err *syncError) *syncError {
+	kept := *err
+	kept.err = &keptError{message: boundedMessage(err.err.Error()), cause: failureDigest(err.err)}
+	return &kept
 }
 
 // get returns the refusal remembered for the attempt, unless it is one of
@@ -61,7 +87,7 @@ func (m *rememberedRefusals) get(key string, attempt refusalAttempt, now time.Ti
 	if !ok || entry.attempt != attempt {
 		return nil, false
 	}
-	if dependsOnTime(entry.err) && !now.Before(entry.at.Add(recheck)) {
+	if entry.recheck && !now.Before(entry.at.Add(recheck)) {
 		return nil, false
 	}
 	return entry.err, true
@@ -83,7 +109,7 @@ func (m *rememberedRefusals) remember(key string, attempt refusalAttempt, err *s
 	if m.entries == nil {
 		m.entries = map[string]rememberedRefusal{}
 	}
-	m.entries[key] = rememberedRefusal{attempt: attempt, err: err, at: now}
+	m.entries[key] = rememberedRefusal{attempt: attempt, err: keptRefusal(err), at: now, recheck: dependsOnTime(err)}
 }
 
 // dependsOnTime tells a refusal that another look may undo: every check

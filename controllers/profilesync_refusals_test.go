@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +51,10 @@ func TestARefusalIsRememberedForItsAttempt(t *testing.T) {
 			got, ok := refusals.get("ns/sync", tt.asked, start.Add(tt.after), recheck)
 			g.Expect(ok).To(Equal(tt.want))
 			if tt.want {
-				g.Expect(got).To(BeIdenticalTo(remembered))
+				g.Expect(got.Error()).To(Equal(remembered.Error()))
+				g.Expect(got.reason).To(Equal(remembered.reason))
+				g.Expect(got.condition).To(Equal(remembered.condition))
+				g.Expect(got.stalled).To(Equal(remembered.stalled))
 			}
 			_, other := refusals.get("ns/other", tt.asked, start.Add(tt.after), recheck)
 			g.Expect(other).To(BeFalse(), "another ProfileSync's refusal is its own")
@@ -81,4 +85,35 @@ func TestARefusalIsRememberedForItsAttempt(t *testing.T) {
 	})
 	g := NewWithT(t)
 	g.Expect(attemptOf(&v1alpha1.ProfileSync{}, "r")).To(Equal(refusalAttempt{revision: "r"}))
+}
+
+// TestARefusalIsKeptAsItsMessageNotItsProblems: a revision refused with a
+// megabyte of problems is kept as the 8 KiB its condition shows. Refused
+// again from memory, it shows the same message, and it is the failure
+// reported already: no second event, no second count.
+func TestARefusalIsKeptAsItsMessageNotItsProblems(t *testing.T) {
+	g := NewWithT(t)
+	var problems []string
+	for i := range 10000 {
+		problems = append(problems, fmt.Sprintf("profiles-%d.yaml: CloudProfile/p%d: spec.regions: Required value", i, i))
+	}
+	full := strings.Join(problems, "\n")
+	g.Expect(len(full)).To(BeNumerically(">", 512<<10))
+	var refused *syncError
+	g.Expect(errors.As(contentFailed(fmt.Errorf("revision main@sha1:1: %w", errors.New(full))), &refused)).To(BeTrue())
+
+	start := mustTime("2026-01-01T00:00:00Z")
+	attempt := refusalAttempt{revision: "main@sha1:1", generation: 1}
+	var failures reportedFailures
+	g.Expect(failures.firstReport("ns/sync", refused.reason, attempt.revision, refused)).To(BeTrue())
+	var refusals rememberedRefusals
+	refusals.remember("ns/sync", attempt, refused, start)
+
+	kept, ok := refusals.get("ns/sync", attempt, start.Add(time.Hour), 10*time.Minute)
+	g.Expect(ok).To(BeTrue(), "a content refusal stands without a recheck")
+	g.Expect(len(kept.Error())).To(BeNumerically("<=", maxMessageLength+128), "the refusal keeps what its condition shows")
+	g.Expect(conditionMessage(kept)).To(Equal(conditionMessage(refused)), "the condition reads the same from memory")
+	g.Expect(conditionMessage(kept)).To(MatchRegexp(`\.\.\. and 9\d\d\d more lines: run .profilesync build. on the revision to see them all$`))
+	g.Expect(failures.firstReport("ns/sync", kept.reason, attempt.revision, kept)).To(BeFalse(), "the same failure: no second event")
+	g.Expect(dependsOnTime(kept)).To(BeFalse())
 }

@@ -55,6 +55,9 @@ type Config struct {
 	// RefusalRecheck is how long a refusal of a revision that depends on
 	// time or the cluster stands (ProfileSyncReconciler.RefusalRecheck).
 	RefusalRecheck time.Duration
+	// DecodedCacheSize bounds the decoded revisions kept between syncs
+	// (ProfileSyncReconciler.DecodedCacheSize).
+	DecodedCacheSize int64
 	// MaxHold is how far ahead a break-glass hold may expire
 	// (ProfileSyncReconciler.MaxHold).
 	MaxHold time.Duration
@@ -136,13 +139,14 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("add push receiver: %w", err)
 		}
 	}
-	if err := (&ProfileSyncReconciler{
+	syncs := &ProfileSyncReconciler{
 		ApplyGate:                gate,
 		Client:                   mgr.GetClient(),
 		SecretReader:             mgr.GetAPIReader(),
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
 		Builds:                   builds,
 		RefusalRecheck:           cfg.RefusalRecheck,
+		DecodedCacheSize:         cfg.DecodedCacheSize,
 		MaxHold:                  cfg.MaxHold,
 		EventRecorder:            recorder,
 		Fetcher:                  fetcher,
@@ -152,8 +156,14 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		ServiceAccounts:          NewServiceAccountClients(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader()),
 		Trigger:                  trigger,
 		Metrics:                  metrics,
-	}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
+	}
+	if err := syncs.SetupWithManager(ctx, mgr, cfg.Options); err != nil {
 		return fmt.Errorf("set up ProfileSync controller: %w", err)
+	}
+	if cfg.MetricsRegistry != nil {
+		if err := cfg.MetricsRegistry.Register(syncs.decoded.collector()); err != nil {
+			return fmt.Errorf("register decoded revisions metrics: %w", err)
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/memorybudget"
 	"github.com/profilesync/profilesync/internal/sandbox"
 	"github.com/profilesync/profilesync/webhooks"
 )
@@ -38,6 +40,11 @@ import (
 // checkout of the largest landscape we know of, and far below the
 // operator's memory.
 const defaultMaxCheckoutSize int64 = 64 << 20
+
+// containerCgroupRoot is the root of the files the container's memory limit
+// is read from (memorybudget.ContainerLimit): "/", except in this package's
+// tests, which do not depend on the limit of the machine they run on.
+var containerCgroupRoot = "/"
 
 // managerFlags are the operator's command-line settings. Every flag has a
 // help text; `profilesync manager --help` prints them.
@@ -60,11 +67,19 @@ type managerFlags struct {
 	receiverAddr      string
 	enableAdmission   bool
 	webhookPort       int
+	webhookHost       string
 	webhookCertDir    string
 	maxCheckoutSize   int64
 	builds            sandbox.Options
 	refusalRecheck    time.Duration
 	maxHold           time.Duration
+	// memoryBudget is --memory-budget; zero takes the container's limit.
+	memoryBudget int64
+	// decodedCacheSize bounds the decoded revisions kept between syncs.
+	decodedCacheSize int64
+	// cgroupRoot is where the container's memory limit is read ("/"; a
+	// test's directory in tests).
+	cgroupRoot string
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -99,6 +114,9 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.enableAdmission, "enable-admission", false,
 		"Run the validating admission webhook for CloudProfiles and NamespacedCloudProfiles (docs/admission.md); needs config/webhook installed and a serving certificate in --webhook-cert-dir.")
 	fs.IntVar(&f.webhookPort, "webhook-port", 9443, "The port the admission webhook server listens on (with --enable-admission).")
+	fs.StringVar(&f.webhookHost, "webhook-bind-address", "",
+		"The address (IP or host name, without port) the admission webhook server listens on (with --enable-admission); empty (the default) listens on every interface, "+
+			"as the API server must reach it through its Service. 127.0.0.1 keeps it to the pod's own network, for a proxy in the pod.")
 	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
 		"The directory holding the admission webhook server's tls.crt and tls.key (with --enable-admission).")
 	f.maxCheckoutSize = defaultMaxCheckoutSize
@@ -113,7 +131,17 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 		"How far ahead a break-glass hold (annotation "+v1alpha1.HoldUntilAnnotation+") may expire; a hold that expires later is refused "+
 			"at admission (with --enable-admission) and otherwise not honoured: the object is synced as if not held.")
 	fs.IntVar(&f.builds.Concurrency, sandbox.ConcurrencyFlag, sandbox.DefaultConcurrency,
-		"The most builds that run at once, each in its own process; a sync whose build finds every slot taken waits, within its spec.timeout.")
+		"The most builds that run at once, each in its own process; a sync whose build finds every slot taken waits, within its spec.timeout. "+
+			"Their memory counts against --"+memorybudget.BudgetFlag+".")
+	fs.Var(byteSize{&f.memoryBudget}, memorybudget.BudgetFlag,
+		"The memory the manager and its builds may use together (bytes, or a quantity like 2Gi); empty (the default) takes the container's cgroup memory limit, and no limit checks nothing. "+
+			"At start-up the manager refuses flags that do not fit it: 256Mi for itself + --"+memorybudget.CacheFlag+" + --"+sandbox.ConcurrencyFlag+" × --"+sandbox.MemoryFlag+
+			" + 10% headroom; what the builds and the headroom leave is its Go soft memory limit (GOMEMLIMIT) (docs/security.md#the-memory-budget).")
+	f.decodedCacheSize = memorybudget.DefaultCache
+	fs.Var(byteSize{&f.decodedCacheSize}, memorybudget.CacheFlag,
+		"The most memory the decoded revisions kept between syncs take, every ProfileSync's together (bytes, or a quantity like 128Mi); "+
+			"past it the least recently used are dropped and built again at their next sync. A refused revision keeps only its refusal.")
+	f.cgroupRoot = containerCgroupRoot
 	f.clientOptions.BindFlags(fs)
 	f.logOptions.BindFlags(fs)
 	f.leaderElection.BindFlags(fs)
@@ -194,10 +222,20 @@ controllers start, without a restart, as soon as the API server serves them.
 			}
 			return nil
 		},
-		RunE: func(*cobra.Command, []string) error { return startManager(&flags) },
+		RunE: func(*cobra.Command, []string) error { return startWithinBudget(startManager, &flags) },
 	}
 	flags.bind(cmd.Flags())
 	return cmd
+}
+
+// startWithinBudget starts the manager if its flags fit its memory budget
+// (memoryPlan); flags that do not are a usage error, which says which flag
+// to change, and nothing starts.
+func startWithinBudget(startManager managerStarter, flags *managerFlags) error {
+	if _, err := flags.memoryPlan(); err != nil {
+		return usageError{err: err}
+	}
+	return startManager(flags)
 }
 
 // runManager starts the controllers and blocks until the process is
@@ -207,6 +245,21 @@ func runManager(flags *managerFlags) error {
 	log := logger.NewLogger(flags.logOptions)
 	ctrl.SetLogger(log)
 	setupLog := log.WithName("setup")
+
+	plan, err := flags.memoryPlan()
+	if err != nil {
+		setupLog.Error(err, "invalid memory flags")
+		return reportedError{status: exitUsage}
+	}
+	if share := plan.ManagerShare(); share > 0 {
+		// The Go runtime collects harder as the heap nears it, instead of
+		// the kernel killing the container with the builds in it.
+		debug.SetMemoryLimit(share)
+		setupLog.Info("memory budget", "budget", plan.Limit.Bytes, "source", plan.Limit.Source, "builds", plan.Builds,
+			"buildMemory", plan.BuildMemory, "decodedCache", plan.Cache, "goMemoryLimit", debug.SetMemoryLimit(-1))
+	} else {
+		setupLog.Info("no memory budget: no container memory limit and no --" + memorybudget.BudgetFlag + "; the flags are not checked")
+	}
 
 	watchSelector, err := runtimecontroller.GetWatchSelector(flags.watchOptions)
 	if err != nil {
@@ -233,7 +286,7 @@ func runManager(flags *managerFlags) error {
 		RetryPeriod:                   &flags.leaderElection.RetryPeriod,
 		LeaderElectionID:              leaderElectionID,
 		// Started only when webhooks are registered (--enable-admission).
-		WebhookServer: webhook.NewServer(webhook.Options{Port: flags.webhookPort, CertDir: flags.webhookCertDir}),
+		WebhookServer: webhook.NewServer(webhookServerOptions(flags)),
 		Cache:         controllers.CacheOptions(watchSelector),
 		// Knows the scopes of the CRDs before they are installed, so the
 		// manager starts and waits for them even with a watch selector.
@@ -285,12 +338,42 @@ func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
 			MaxCheckoutSize:          flags.maxCheckoutSize,
 			Builds:                   flags.builds,
 			RefusalRecheck:           flags.refusalRecheck,
+			DecodedCacheSize:         flags.decodedCacheSize,
 			MaxHold:                  flags.maxHold,
 			// The registry the manager's metrics server serves.
 			MetricsRegistry: crmetrics.Registry,
 		})
 	})
 	return err
+}
+
+// webhookServerOptions are the admission webhook server's settings: where it
+// listens and its certificate.
+func webhookServerOptions(flags *managerFlags) webhook.Options {
+	return webhook.Options{Host: flags.webhookHost, Port: flags.webhookPort, CertDir: flags.webhookCertDir}
+}
+
+// memoryPlan is what the flags let the manager and its builds use, against
+// --memory-budget or else the container's memory limit; an error when they
+// do not fit, saying which flag to change.
+func (f *managerFlags) memoryPlan() (memorybudget.Plan, error) {
+	limit := memorybudget.Limit{Bytes: f.memoryBudget, Source: "--" + memorybudget.BudgetFlag}
+	if f.memoryBudget <= 0 {
+		var err error
+		if limit, err = memorybudget.ContainerLimit(f.cgroupRoot); err != nil {
+			return memorybudget.Plan{}, fmt.Errorf("%w (set --%s to give the budget yourself)", err, memorybudget.BudgetFlag)
+		}
+	}
+	builds := f.builds.Concurrency
+	if builds <= 0 {
+		builds = sandbox.DefaultConcurrency
+	}
+	buildMemory := f.builds.Memory
+	if buildMemory <= 0 {
+		buildMemory = sandbox.DefaultMemory
+	}
+	plan := memorybudget.Plan{Limit: limit, Builds: builds, BuildMemory: buildMemory, Cache: f.decodedCacheSize}
+	return plan, plan.Check()
 }
 
 // metricsServerOptions are the metrics server's settings. By default

@@ -58,7 +58,7 @@ the operator runs: they check a change to the profiles in a pull request.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: func(*cobra.Command, []string) error {
-			return startManager(&flags)
+			return startWithinBudget(startManager, &flags)
 		},
 	}
 	// The Deployment runs `profilesync --flag...` (config/manager), so the

@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/profilesync/profilesync/internal/memorybudget"
 	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/profile"
 )
@@ -27,10 +28,11 @@ const ChildEnv = "PROFILESYNC_SANDBOX_CHILD"
 // Names of the flags that set each process limit, the same in the manager
 // and the CLI, so that a refusal can say how to get past it.
 const (
-	MemoryFlag      = "build-memory-limit"
+	// The two flags of the manager's memory budget (internal/memorybudget).
+	MemoryFlag      = memorybudget.BuildMemoryFlag
+	ConcurrencyFlag = memorybudget.BuildsFlag
 	CPUTimeFlag     = "build-cpu-limit"
 	TimeoutFlag     = "build-timeout"
-	ConcurrencyFlag = "max-concurrent-builds"
 )
 
 // Defaults of Options. One GiB holds the build of ten times the largest
