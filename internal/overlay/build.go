@@ -17,6 +17,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
@@ -158,30 +159,60 @@ func buildOptions() *krusty.Options {
 	return options
 }
 
-// build runs kustomize on target; see Build.
+// build runs kustomize on target; see Build. A target whose kustomizations
+// are plain lists of resources is built on the linear path instead
+// (accumulatePlain), which builds the same objects.
 func (r *buildFS) build(target string) ([]profile.Document, error) {
+	docs, _, err := r.buildWith(target, true)
+	return docs, err
+}
+
+// buildWith is build, on the linear path where the plan allows it and
+// linear is true; linearPath says whether the build took it.
+func (r *buildFS) buildWith(target string, linear bool) (docs []profile.Document, linearPath bool, err error) {
 	kustomizationPath, content, err := topKustomization(r, target)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	resources, err := func() (resmap.ResMap, error) {
+	plan, err := r.planResources(target, kustomizationPath, content)
+	if err != nil {
+		return nil, false, err
+	}
+	resources, err := func() ([]*resource.Resource, error) {
 		// Released by defer: a panic in kustomize is recovered by Build and
 		// must not leave every later build waiting.
 		kustomizeRuns.Lock()
 		defer kustomizeRuns.Unlock()
-		resources, err := r.kustomize(target, kustomizationPath, content)
+		if linear && plan.plain {
+			if resources, ok := r.accumulatePlain(plan); ok {
+				linearPath = true
+				// The order of keyed lists is restored from the same
+				// schema a kustomize build of the target registers.
+				if err := useBuildSchema(); err != nil {
+					return nil, err
+				}
+				return resources, r.restoreKeyedListOrder(target, resources)
+			}
+		}
+		built, err := r.kustomize(target, kustomizationPath, content)
 		if err != nil {
 			return nil, err
 		}
-		return resources, r.restoreKeyedListOrder(target, resources)
+		return built.Resources(), r.restoreKeyedListOrder(target, built.Resources())
 	}()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	docs, err = r.documents(target, kustomizationPath, resources)
+	return docs, linearPath, err
+}
 
+// documents renders the built objects, each with the root-relative path of
+// the file it was read from (its origin), without the origin annotation.
+func (r *buildFS) documents(target, kustomizationPath string, resources []*resource.Resource) ([]profile.Document, error) {
 	relTarget := r.display(target)
-	files := make([]string, resources.Size())
-	for i, res := range resources.Resources() {
+	files := make([]string, len(resources))
+	for i, res := range resources {
 		files[i] = r.display(kustomizationPath)
 		origin, err := res.GetOrigin()
 		if err != nil || origin == nil {
@@ -195,14 +226,14 @@ func (r *buildFS) build(target string) ([]profile.Document, error) {
 			files[i] = filepath.ToSlash(filepath.Join(relTarget, originPath))
 		}
 	}
-	// The origin annotation is how kustomize tells us the file; it is not
-	// part of the profile and must not be applied.
-	if err := resources.RemoveOriginAnnotations(); err != nil {
-		return nil, fmt.Errorf("kustomize build of %s: removing origin annotations: %w", relTarget, err)
-	}
-	docs := make([]profile.Document, resources.Size())
+	docs := make([]profile.Document, len(resources))
 	var rendered int64
-	for i, res := range resources.Resources() {
+	for i, res := range resources {
+		// The origin annotation is how kustomize tells us the file; it is
+		// not part of the profile and must not be applied.
+		if err := res.SetOrigin(nil); err != nil {
+			return nil, fmt.Errorf("kustomize build of %s: removing origin annotations: %w", relTarget, err)
+		}
 		data, err := res.AsYAML()
 		if err != nil {
 			return nil, fmt.Errorf("%s: encoding %s: %w", files[i], res.CurId(), err)
@@ -215,6 +246,21 @@ func (r *buildFS) build(target string) ([]profile.Document, error) {
 		docs[i] = profile.Document{File: files[i], Data: data}
 	}
 	return docs, nil
+}
+
+// useBuildSchema registers mergekeys.OpenAPISchema as kustomize's schema,
+// as a kustomize build of a kustomization without an openapi field of its
+// own does (see addBuildOptions). The caller holds kustomizeRuns.
+func useBuildSchema() error {
+	schema, err := mergekeys.OpenAPISchema()
+	if err != nil {
+		return err
+	}
+	openapi.ResetOpenAPI()
+	if err := openapi.SetSchema(map[string]string{"path": openAPISchemaFileName}, schema, true); err != nil {
+		return fmt.Errorf("registering the build's OpenAPI schema: %w", err)
+	}
+	return nil
 }
 
 // confineBuild returns the confined file system for root and the absolute

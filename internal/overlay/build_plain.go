@@ -1,0 +1,97 @@
+package overlay
+
+import (
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+)
+
+// plainKinds are the kinds the linear path builds: the profiles, which are
+// what a landscape is made of. kustomize does more than accumulate the
+// objects of a plain list of resources when their kinds refer to others by
+// name (a Deployment to its ConfigMaps, a RoleBinding to its subjects: it
+// may fill in a namespace, or refuse a reference it cannot tell), and
+// nothing of the kind for a profile: a build of any other kind goes
+// through kustomize.
+var plainKinds = map[resid.Gvk]bool{
+	resid.NewGvk(profileGroup, profileVersion, "CloudProfile"):           true,
+	resid.NewGvk(profileGroup, profileVersion, "NamespacedCloudProfile"): true,
+}
+
+const (
+	profileGroup   = "core.gardener.cloud"
+	profileVersion = "v1beta1"
+)
+
+// accumulatePlain builds a plan whose kustomizations are plain lists of
+// resources (resourcePlan.plain) without kustomize's accumulator, whose
+// time grows with the square of the objects (it checks each object it adds
+// against every one it holds). It means what kustomize means by such a
+// list, and parses and annotates with kustomize's own code:
+//
+//   - each file is parsed by kustomize's resource factory, which expands
+//     Lists (their items after the file's other objects, as kustomize
+//     puts them);
+//   - the objects come in the order kustomize accumulates them, which it
+//     keeps: the build sorts nothing (krusty's default options);
+//   - each object's origin is the one kustomize records (the entries that
+//     lead to its file, joined), and the build annotations kustomize
+//     removes at the end are removed.
+//
+// An object defined twice (the same group, version, kind, name and
+// namespace, a namespaced object without a namespace being in "default",
+// as kustomize compares them) is kustomize's error. So is anything the
+// linear path does not build the way kustomize would: an object of
+// another kind than plainKinds, one without a valid name, one marked as
+// local configuration (kustomize drops it) or as needing a hash suffix
+// (kustomize renames it). For all of these accumulatePlain returns false,
+// and the build runs kustomize, which reports the error in its words or
+// builds what the linear path does not. The caller holds kustomizeRuns.
+func (r *buildFS) accumulatePlain(plan resourcePlan) ([]*resource.Resource, bool) {
+	factory := resmapFactory().RF()
+	seen := make(map[resid.ResId]bool)
+	var accumulated []*resource.Resource
+	for _, file := range plan.files {
+		objects, err := factory.SliceFromBytes(r.served[file.abs])
+		if err != nil {
+			return nil, false
+		}
+		for _, object := range objects {
+			if !r.buildsLikeKustomize(object) {
+				return nil, false
+			}
+			id := object.CurId()
+			key := resid.NewResIdWithNamespace(id.Gvk, id.Name, id.EffectiveNamespace())
+			if seen[key] {
+				return nil, false
+			}
+			seen[key] = true
+			if err := object.SetOrigin(&resource.Origin{Path: file.origin}); err != nil {
+				return nil, false
+			}
+			object.RemoveBuildAnnotations()
+			if err := object.ClearTransformations(); err != nil {
+				return nil, false
+			}
+			accumulated = append(accumulated, object)
+		}
+	}
+	return accumulated, true
+}
+
+// buildsLikeKustomize reports whether kustomize, given only object, would
+// keep it as parsed; see accumulatePlain.
+func (r *buildFS) buildsLikeKustomize(object *resource.Resource) bool {
+	if object.IsNilOrEmpty() || object.NeedHashSuffix() {
+		return false
+	}
+	if !plainKinds[object.GetGvk()] {
+		return false
+	}
+	metadata, err := object.GetValidatedMetadata()
+	if err != nil {
+		return false
+	}
+	_, local := metadata.ObjectMeta.Annotations[konfig.IgnoredByKustomizeAnnotation]
+	return !local
+}
