@@ -184,13 +184,14 @@ func (r *buildFS) buildWith(target string, linear bool) (docs []profile.Document
 		kustomizeRuns.Lock()
 		defer kustomizeRuns.Unlock()
 		if linear && plan.plain {
+			// The same schema as a kustomize build of the target registers:
+			// it says which kinds have no namespace, and the keys by which
+			// the order of lists is restored.
+			if err := useBuildSchema(); err != nil {
+				return nil, err
+			}
 			if resources, ok := r.accumulatePlain(plan); ok {
 				linearPath = true
-				// The order of keyed lists is restored from the same
-				// schema a kustomize build of the target registers.
-				if err := useBuildSchema(); err != nil {
-					return nil, err
-				}
 				return resources, r.restoreKeyedListOrder(target, resources)
 			}
 		}
@@ -380,6 +381,7 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 	// set through its openapi field: cleared here, so each build starts from
 	// nothing but what its own kustomization says.
 	openapi.ResetOpenAPI()
+	r.krustyRuns++
 	resources, err := krusty.MakeKustomizer(buildOptions()).Run(r, target)
 	if len(r.refusals) > 0 {
 		// kustomize reports a refused read as whatever it tried next; the

@@ -81,6 +81,10 @@ type buildFS struct {
 	componentDepth map[string]int
 	// refusals are the errors of refused reads, in order, each once.
 	refusals []error
+	// krustyRuns counts the kustomize runs on this file system: what
+	// tells the tests of the linear path and of the early object count that
+	// kustomize never ran.
+	krustyRuns int
 }
 
 var _ filesys.FileSystem = (*buildFS)(nil)

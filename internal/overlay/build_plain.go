@@ -4,6 +4,9 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/resid"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // plainKinds are the kinds the linear path builds: the profiles, which are
@@ -13,15 +16,19 @@ import (
 // may fill in a namespace, or refuse a reference it cannot tell), and
 // nothing of the kind for a profile: a build of any other kind goes
 // through kustomize.
-var plainKinds = map[resid.Gvk]bool{
-	resid.NewGvk(profileGroup, profileVersion, "CloudProfile"):           true,
-	resid.NewGvk(profileGroup, profileVersion, "NamespacedCloudProfile"): true,
-}
+var plainKinds = func() map[typeMeta]bool {
+	kinds := make(map[typeMeta]bool)
+	for _, apiVersion := range []string{v1alpha1.GroupVersion.String(), profile.GardenerGroupVersion} {
+		group, version := resid.ParseGroupVersion(apiVersion)
+		for _, kind := range []string{"CloudProfile", "NamespacedCloudProfile"} {
+			kinds[typeMeta{group: group, version: version, kind: kind}] = true
+		}
+	}
+	return kinds
+}()
 
-const (
-	profileGroup   = "core.gardener.cloud"
-	profileVersion = "v1beta1"
-)
+// typeMeta is an object's group, version and kind.
+type typeMeta struct{ group, version, kind string }
 
 // accumulatePlain builds a plan whose kustomizations are plain lists of
 // resources (resourcePlan.plain) without kustomize's accumulator, whose
@@ -46,7 +53,9 @@ const (
 // local configuration (kustomize drops it) or as needing a hash suffix
 // (kustomize renames it). For all of these accumulatePlain returns false,
 // and the build runs kustomize, which reports the error in its words or
-// builds what the linear path does not. The caller holds kustomizeRuns.
+// builds what the linear path does not. The caller holds kustomizeRuns and
+// has registered the build's schema (useBuildSchema), which tells kustomize
+// which kinds have no namespace.
 func (r *buildFS) accumulatePlain(plan resourcePlan) ([]*resource.Resource, bool) {
 	factory := resmapFactory().RF()
 	seen := make(map[resid.ResId]bool)
@@ -85,7 +94,8 @@ func (r *buildFS) buildsLikeKustomize(object *resource.Resource) bool {
 	if object.IsNilOrEmpty() || object.NeedHashSuffix() {
 		return false
 	}
-	if !plainKinds[object.GetGvk()] {
+	gvk := object.GetGvk()
+	if !plainKinds[typeMeta{group: gvk.Group, version: gvk.Version, kind: gvk.Kind}] {
 		return false
 	}
 	metadata, err := object.GetValidatedMetadata()
