@@ -1,6 +1,7 @@
 package overlay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -246,4 +247,117 @@ func TestTheObjectLimitRefusesTenThousandFilesBeforeKustomizeRuns(t *testing.T) 
 			g.Expect(r.krustyRuns).To(BeZero(), "kustomize never ran")
 		})
 	}
+}
+
+// plainListObject writes object number n of a generated plain list:
+// choice picks its kind, whether it takes a name another object has,
+// its namespace and its annotations, most often what the linear path
+// builds.
+func plainListObject(n int, choice byte) string {
+	name := fmt.Sprintf("p%d", n)
+	if choice&15 == 0 {
+		name = "twice"
+	}
+	var object string
+	switch kind := (choice >> 3) & 15; {
+	case kind < 10:
+		object = fmt.Sprintf(minimalCloudProfile, name)
+	case kind < 15:
+		namespace := []string{"team", "default", ""}[int(choice>>6)%3]
+		object = fmt.Sprintf(namespacedProfile, name, namespace)
+		if namespace == "" {
+			object = strings.Replace(object, "  namespace: \n", "", 1)
+		}
+	default:
+		object = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n", name)
+	}
+	var extra string
+	switch choice >> 6 {
+	case 1:
+		extra = "  annotations: {}\n"
+	case 2:
+		extra = "  labels: {tier: gold}\n"
+	case 3:
+		if choice&0x30 == 0x30 {
+			extra = []string{"  annotations: {config.kubernetes.io/local-config: \"true\"}\n",
+				"  annotations: {internal.config.kubernetes.io/needsHashSuffix: enabled}\n"}[choice&1]
+		}
+	}
+	return strings.Replace(object, "  name: "+name+"\n", "  name: "+name+"\n"+extra, 1)
+}
+
+// plainListFile writes a file of a generated plain list from spec: each
+// byte one object, some of them in a List, some documents empty.
+func plainListFile(file string, spec []byte) string {
+	var documents []string
+	var listed []string
+	for i, choice := range spec {
+		object := plainListObject(i, choice)
+		object = strings.Replace(object, fmt.Sprintf("name: p%d\n", i), fmt.Sprintf("name: %s-p%d\n", file, i), 1)
+		switch {
+		case choice%13 == 12:
+			documents = append(documents, "# nothing here\n")
+		case choice%5 == 4:
+			listed = append(listed, object)
+		default:
+			documents = append(documents, object)
+		}
+	}
+	if len(listed) > 0 {
+		documents = append(documents, profileList([]string{"List", "CloudProfileList"}[len(listed)%2], listed...))
+	}
+	return strings.Join(documents, "---\n")
+}
+
+// FuzzBuildPlainListsLikeKustomize generates plain resource lists (files of
+// profiles, namespaced profiles and ConfigMaps, some in Lists, some defined
+// twice, with annotations kustomize acts on, in the build's directory and
+// in a base it lists, and one file of the fuzzer's own text), builds each
+// through kustomize and with the linear path allowed, and checks that both
+// builds give the same objects in the same order, or the same error, and
+// that the linear path never builds what kustomize refuses.
+func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
+	f.Add([]byte{0, 1, 2}, []byte{}, []byte{24}, "")
+	f.Add([]byte{0, 0}, []byte{4, 9}, []byte{}, "")
+	f.Add([]byte{24, 48, 60}, []byte{96, 132}, []byte{9, 36, 75}, "")
+	f.Add([]byte{1}, []byte{}, []byte{}, fmt.Sprintf(minimalCloudProfile, "raw"))
+	f.Add([]byte{2}, []byte{}, []byte{}, profileList("CloudProfileList", fmt.Sprintf(minimalCloudProfile, "a")))
+	f.Add([]byte{}, []byte{1}, []byte{}, "apiVersion: v1\nkind: List\nitems: []\n")
+	f.Fuzz(func(t *testing.T, first, second, base []byte, raw string) {
+		if len(first)+len(second)+len(base) > 64 {
+			return
+		}
+		root := t.TempDir()
+		resources := []string{"first.yaml", "second.yaml"}
+		files := map[string]string{"first.yaml": plainListFile("first", first), "second.yaml": plainListFile("second", second)}
+		if len(base) > 0 {
+			files["base/kustomization.yaml"] = kustomization("objects.yaml")
+			files["base/objects.yaml"] = plainListFile("base", base)
+			resources = append(resources, "base")
+		}
+		if raw != "" {
+			files["raw.yaml"] = raw
+			resources = append(resources, "raw.yaml")
+		}
+		files["kustomization.yaml"] = kustomization(resources...)
+		writeTree(t, root, files)
+
+		built := buildBothWays(t, root, ".", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 1 << 20})
+		if built.tookLinearPath && built.kustomizeErr != nil {
+			t.Fatalf("the linear path built what kustomize refuses: %v", built.kustomizeErr)
+		}
+		if (built.linearErr == nil) != (built.kustomizeErr == nil) ||
+			built.linearErr != nil && built.linearErr.Error() != built.kustomizeErr.Error() {
+			t.Fatalf("the builds fail differently:\nlinear path allowed: %v\nkustomize: %v", built.linearErr, built.kustomizeErr)
+		}
+		if len(built.linear) != len(built.kustomize) {
+			t.Fatalf("%d objects with the linear path allowed (taken: %t), %d through kustomize", len(built.linear), built.tookLinearPath, len(built.kustomize))
+		}
+		for i := range built.linear {
+			if built.linear[i].File != built.kustomize[i].File || !bytes.Equal(built.linear[i].Data, built.kustomize[i].Data) {
+				t.Fatalf("object %d differs (linear path taken: %t):\n%s: %s\nkustomize:\n%s: %s", i, built.tookLinearPath,
+					built.linear[i].File, built.linear[i].Data, built.kustomize[i].File, built.kustomize[i].Data)
+			}
+		}
+	})
 }
