@@ -178,75 +178,80 @@ func (r *buildFS) buildWith(target string, linear bool) (docs []profile.Document
 	if err != nil {
 		return nil, false, err
 	}
-	resources, err := func() ([]*resource.Resource, error) {
-		// Released by defer: a panic in kustomize is recovered by Build and
-		// must not leave every later build waiting.
-		kustomizeRuns.Lock()
-		defer kustomizeRuns.Unlock()
-		if linear && plan.plain {
-			// The same schema as a kustomize build of the target registers:
-			// it says which kinds have no namespace, and the keys by which
-			// the order of lists is restored.
-			if err := useBuildSchema(); err != nil {
-				return nil, err
-			}
-			if resources, ok := r.accumulatePlain(plan); ok {
-				linearPath = true
-				return resources, r.restoreKeyedListOrder(target, resources)
-			}
+	// Released by defer: a panic in kustomize is recovered by Build and
+	// must not leave every later build waiting.
+	kustomizeRuns.Lock()
+	defer kustomizeRuns.Unlock()
+	if linear && plan.plain {
+		// The same schema as a kustomize build of the target registers: it
+		// says which kinds have no namespace, and the keys by which the
+		// order of lists is restored.
+		if err := useBuildSchema(); err != nil {
+			return nil, false, err
 		}
-		built, err := r.kustomize(target, kustomizationPath, content)
-		if err != nil {
-			return nil, err
+		docs, ok, err := r.buildPlain(target, kustomizationPath, plan)
+		if ok {
+			return docs, true, err
 		}
-		return built.Resources(), r.restoreKeyedListOrder(target, built.Resources())
-	}()
+	}
+	built, err := r.kustomize(target, kustomizationPath, content)
 	if err != nil {
 		return nil, false, err
 	}
-	docs, err = r.documents(target, kustomizationPath, resources)
-	return docs, linearPath, err
+	if err := r.restoreKeyedListOrder(target, built.Resources()); err != nil {
+		return nil, false, err
+	}
+	out := r.newRenderer(target, kustomizationPath)
+	for _, res := range built.Resources() {
+		if err := out.add(res); err != nil {
+			return nil, false, err
+		}
+	}
+	return out.docs, false, nil
 }
 
-// documents renders the built objects, each with the root-relative path of
-// the file it was read from (its origin), without the origin annotation.
-func (r *buildFS) documents(target, kustomizationPath string, resources []*resource.Resource) ([]profile.Document, error) {
-	relTarget := r.display(target)
-	files := make([]string, len(resources))
-	for i, res := range resources {
-		files[i] = r.display(kustomizationPath)
-		origin, err := res.GetOrigin()
-		if err != nil || origin == nil {
-			continue
-		}
+// renderer renders built objects into documents, each with the
+// root-relative path of the file it was read from (its origin), without
+// the origin annotation, within MaxRenderedSize.
+type renderer struct {
+	fs                           *buildFS
+	relTarget, kustomizationFile string
+	rendered                     int64
+	docs                         []profile.Document
+}
+
+func (r *buildFS) newRenderer(target, kustomizationPath string) *renderer {
+	return &renderer{fs: r, relTarget: r.display(target), kustomizationFile: r.display(kustomizationPath)}
+}
+
+// add renders res after the objects added before it.
+func (out *renderer) add(res *resource.Resource) error {
+	file := out.kustomizationFile
+	if origin, err := res.GetOrigin(); err == nil && origin != nil {
 		originPath := origin.Path
 		if originPath == "" {
 			originPath = origin.ConfiguredIn
 		}
 		if originPath != "" {
-			files[i] = filepath.ToSlash(filepath.Join(relTarget, originPath))
+			file = filepath.ToSlash(filepath.Join(out.relTarget, originPath))
 		}
 	}
-	docs := make([]profile.Document, len(resources))
-	var rendered int64
-	for i, res := range resources {
-		// The origin annotation is how kustomize tells us the file; it is
-		// not part of the profile and must not be applied.
-		if err := res.SetOrigin(nil); err != nil {
-			return nil, fmt.Errorf("kustomize build of %s: removing origin annotations: %w", relTarget, err)
-		}
-		data, err := res.AsYAML()
-		if err != nil {
-			return nil, fmt.Errorf("%s: encoding %s: %w", files[i], res.CurId(), err)
-		}
-		rendered += int64(len(data))
-		if rendered > r.limits.MaxRenderedSize {
-			return nil, &LimitError{File: relTarget, What: "maximum rendered size", Flag: MaxRenderedSizeFlag,
-				Max: r.limits.MaxRenderedSize, Size: rendered}
-		}
-		docs[i] = profile.Document{File: files[i], Data: data}
+	// The origin annotation is how kustomize tells us the file; it is not
+	// part of the profile and must not be applied.
+	if err := res.SetOrigin(nil); err != nil {
+		return fmt.Errorf("kustomize build of %s: removing origin annotations: %w", out.relTarget, err)
 	}
-	return docs, nil
+	data, err := res.AsYAML()
+	if err != nil {
+		return fmt.Errorf("%s: encoding %s: %w", file, res.CurId(), err)
+	}
+	out.rendered += int64(len(data))
+	if out.rendered > out.fs.limits.MaxRenderedSize {
+		return &LimitError{File: out.relTarget, What: "maximum rendered size", Flag: MaxRenderedSizeFlag,
+			Max: out.fs.limits.MaxRenderedSize, Size: out.rendered}
+	}
+	out.docs = append(out.docs, profile.Document{File: file, Data: data})
+	return nil
 }
 
 // useBuildSchema registers mergekeys.OpenAPISchema as kustomize's schema,

@@ -85,6 +85,9 @@ type buildFS struct {
 	// tells the tests of the linear path and of the early object count that
 	// kustomize never ran.
 	krustyRuns int
+	// plainAttempts counts the builds tried on the linear path
+	// (accumulatePlain), for the same tests.
+	plainAttempts int
 }
 
 var _ filesys.FileSystem = (*buildFS)(nil)

@@ -22,7 +22,7 @@ const (
 // core, well inside the default spec.timeout of a minute, and it is still
 // five times the objects of a landscape of a thousand projects, each with
 // its own namespaced profile.
-const DefaultMaxObjects = 5000
+const DefaultMaxObjects = 3000
 
 // Names of the flags that raise each limit, the same in the manager and the
 // CLI, so that a refusal can say how to get past it.

@@ -1,6 +1,8 @@
 package overlay
 
 import (
+	"errors"
+
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/resid"
@@ -30,11 +32,13 @@ var plainKinds = func() map[typeMeta]bool {
 // typeMeta is an object's group, version and kind.
 type typeMeta struct{ group, version, kind string }
 
-// accumulatePlain builds a plan whose kustomizations are plain lists of
+// buildPlain builds a plan whose kustomizations are plain lists of
 // resources (resourcePlan.plain) without kustomize's accumulator, whose
 // time grows with the square of the objects (it checks each object it adds
-// against every one it holds). It means what kustomize means by such a
-// list, and parses and annotates with kustomize's own code:
+// against every one it holds), and one file at a time, so that it holds
+// the parsed objects of one file only. It means what kustomize means by
+// such a list, and parses, annotates and renders with kustomize's own
+// code:
 //
 //   - each file is parsed by kustomize's resource factory, which expands
 //     Lists (their items after the file's other objects, as kustomize
@@ -43,7 +47,8 @@ type typeMeta struct{ group, version, kind string }
 //     keeps: the build sorts nothing (krusty's default options);
 //   - each object's origin is the one kustomize records (the entries that
 //     lead to its file, joined), and the build annotations kustomize
-//     removes at the end are removed.
+//     removes at the end are removed; the order of keyed lists is restored
+//     as after a kustomize build (restoreKeyedListOrder).
 //
 // An object defined twice (the same group, version, kind, name and
 // namespace, a namespaced object without a namespace being in "default",
@@ -51,46 +56,69 @@ type typeMeta struct{ group, version, kind string }
 // linear path does not build the way kustomize would: an object of
 // another kind than plainKinds, one without a valid name, one marked as
 // local configuration (kustomize drops it) or as needing a hash suffix
-// (kustomize renames it). For all of these accumulatePlain returns false,
+// (kustomize renames it). For all of these buildPlain returns ok false,
 // and the build runs kustomize, which reports the error in its words or
-// builds what the linear path does not. The caller holds kustomizeRuns and
-// has registered the build's schema (useBuildSchema), which tells kustomize
-// which kinds have no namespace.
-func (r *buildFS) accumulatePlain(plan resourcePlan) ([]*resource.Resource, bool) {
+// builds what the linear path does not; so it does when the output goes
+// past MaxRenderedSize before such an object, so that the build fails as
+// kustomize's would. The caller holds kustomizeRuns and has registered the
+// build's schema (useBuildSchema), which tells kustomize which kinds have
+// no namespace.
+func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan) (docs []profile.Document, ok bool, err error) {
+	r.plainAttempts++
 	factory := resmapFactory().RF()
 	seen := make(map[resid.ResId]bool)
-	var accumulated []*resource.Resource
+	out := r.newRenderer(target, kustomizationPath)
+	// tooLarge is the output's refusal, returned once every object has
+	// been checked.
+	var tooLarge error
 	for _, file := range plan.files {
 		objects, err := factory.SliceFromBytes(r.served[file.abs])
 		if err != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		for _, object := range objects {
-			if !r.buildsLikeKustomize(object) {
-				return nil, false
+			if !buildsLikeKustomize(object) {
+				return nil, false, nil
 			}
 			id := object.CurId()
 			key := resid.NewResIdWithNamespace(id.Gvk, id.Name, id.EffectiveNamespace())
 			if seen[key] {
-				return nil, false
+				return nil, false, nil
 			}
 			seen[key] = true
 			if err := object.SetOrigin(&resource.Origin{Path: file.origin}); err != nil {
-				return nil, false
+				return nil, false, nil
 			}
 			object.RemoveBuildAnnotations()
 			if err := object.ClearTransformations(); err != nil {
-				return nil, false
+				return nil, false, nil
 			}
-			accumulated = append(accumulated, object)
+		}
+		if tooLarge != nil {
+			continue
+		}
+		if err := r.restoreKeyedListOrder(target, objects); err != nil {
+			return nil, true, err
+		}
+		for _, object := range objects {
+			if err := out.add(object); err != nil {
+				if !errors.Is(err, ErrLimitExceeded) {
+					return nil, true, err
+				}
+				tooLarge, out.docs = err, nil
+				break
+			}
 		}
 	}
-	return accumulated, true
+	if tooLarge != nil {
+		return nil, true, tooLarge
+	}
+	return out.docs, true, nil
 }
 
 // buildsLikeKustomize reports whether kustomize, given only object, would
-// keep it as parsed; see accumulatePlain.
-func (r *buildFS) buildsLikeKustomize(object *resource.Resource) bool {
+// keep it as parsed; see buildPlain.
+func buildsLikeKustomize(object *resource.Resource) bool {
 	if object.IsNilOrEmpty() || object.NeedHashSuffix() {
 		return false
 	}

@@ -21,7 +21,9 @@ type bothWays struct {
 	kustomize, linear       []profile.Document
 	kustomizeErr, linearErr error
 	tookLinearPath          bool
-	krustyRuns              int
+	// krustyRuns and plainAttempts count the kustomize runs and the tries
+	// of the linear path of the second build.
+	krustyRuns, plainAttempts int
 }
 
 func buildBothWays(t testing.TB, root, path string, limits Limits) bothWays {
@@ -37,7 +39,7 @@ func buildBothWays(t testing.TB, root, path string, limits Limits) bothWays {
 		t.Fatal(err)
 	}
 	result.linear, result.tookLinearPath, result.linearErr = linear.buildWith(target, true)
-	result.krustyRuns = linear.krustyRuns
+	result.krustyRuns, result.plainAttempts = linear.krustyRuns, linear.plainAttempts
 	return result
 }
 
@@ -186,7 +188,9 @@ func TestAnObjectDefinedTwiceInAPlainListIsRefusedAsKustomizeRefusesIt(t *testin
 			built := buildBothWays(t, root, ".", DefaultLimits())
 			g.Expect(built.linearErr).To(MatchError(ContainSubstring(tt.wantErr)))
 			g.Expect(built.linearErr.Error()).To(Equal(built.kustomizeErr.Error()))
+			g.Expect(built.plainAttempts).To(Equal(1), "the linear path found the object twice")
 			g.Expect(built.tookLinearPath).To(BeFalse())
+			g.Expect(built.krustyRuns).To(Equal(1), "and kustomize reported it")
 		})
 	}
 }
@@ -205,6 +209,7 @@ func TestAKustomizationThatPatchesIsBuiltByKustomize(t *testing.T) {
 	})
 	built := buildBothWays(t, root, "overlay", DefaultLimits())
 	g.Expect(built.linearErr).NotTo(HaveOccurred())
+	g.Expect(built.plainAttempts).To(BeZero(), "a kustomization that patches is not plain")
 	g.Expect(built.tookLinearPath).To(BeFalse())
 	g.Expect(built.krustyRuns).To(Equal(1))
 	g.Expect(built.linear).To(HaveLen(1))

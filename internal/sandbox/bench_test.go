@@ -219,6 +219,6 @@ func BenchmarkBuildOrdinaryProfiles(b *testing.B) {
 }
 
 var (
-	realisticSizes = []int{25, 100, 200}
+	realisticSizes = []int{25, 100, overlay.DefaultMaxObjects / (1 + namespacedPerCloudProfile)}
 	ordinarySizes  = []int{500, 1000, 2000, overlay.DefaultMaxObjects}
 )
