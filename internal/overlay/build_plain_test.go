@@ -366,3 +366,50 @@ func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
 		}
 	})
 }
+
+// TestTheLinearPathRefusesOutputOverTheLimitAsKustomizeDoes: a plain list
+// whose output goes past --max-rendered-size is refused with the same
+// error on both paths, and when an object defined twice follows, the build
+// reports that object, as kustomize (which accumulates everything before
+// it renders) does.
+func TestTheLinearPathRefusesOutputOverTheLimitAsKustomizeDoes(t *testing.T) {
+	// A profile whose annotations are an alias of its labels renders
+	// larger than it reads, so that the output goes past a limit the reads
+	// stay within.
+	aliased := func(name string) string {
+		return strings.Replace(fmt.Sprintf(minimalCloudProfile, name), "  name: "+name+"\n",
+			"  name: "+name+"\n  labels: &labels {tier: "+strings.Repeat("g", 300)+"}\n  annotations: *labels\n", 1)
+	}
+	profileA, profileB := aliased("a"), aliased("b")
+	tests := []struct {
+		name    string
+		files   map[string]string
+		wantErr string
+		linear  bool
+	}{
+		{
+			name:    "too large",
+			files:   map[string]string{"kustomization.yaml": kustomization("a.yaml", "b.yaml"), "a.yaml": profileA, "b.yaml": profileB},
+			wantErr: "is over the maximum rendered size of 1.5 KiB (raise it with --max-rendered-size)",
+			linear:  true,
+		},
+		{
+			name: "too large, and an object defined twice after that",
+			files: map[string]string{"kustomization.yaml": kustomization("a.yaml", "b.yaml", "again.yaml"),
+				"a.yaml": profileA, "b.yaml": profileB, "again.yaml": "{apiVersion: core.profilesync.io/v1alpha1, kind: CloudProfile, metadata: {name: b}}\n"},
+			wantErr: "CloudProfile/b is defined more than once: in again.yaml and b.yaml",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, tt.files)
+			built := buildBothWays(t, root, ".", Limits{MaxRenderedSize: 1500})
+			g.Expect(built.kustomizeErr).To(MatchError(ContainSubstring(tt.wantErr)))
+			g.Expect(built.linearErr).To(MatchError(built.kustomizeErr.Error()))
+			g.Expect(built.plainAttempts).To(Equal(1))
+			g.Expect(built.tookLinearPath).To(Equal(tt.linear))
+		})
+	}
+}

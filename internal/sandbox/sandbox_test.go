@@ -176,7 +176,7 @@ func TestABuildOverItsMemoryLimitFailsAloneAndTheCallersMemoryDoesNotMove(t *tes
 func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(4800)) // about ten seconds of kustomize
+	writeTree(t, root, manyObjects(overlay.DefaultMaxObjects)) // seconds of kustomize
 	runner := newRunner(t, Options{Concurrency: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -197,7 +197,7 @@ func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 func TestABuildWithoutADeadlineTakesTheRunnersTimeoutNamingItsFlag(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(4800))
+	writeTree(t, root, manyObjects(overlay.DefaultMaxObjects))
 	_, _, err := newRunner(t, Options{Timeout: 300 * time.Millisecond}).Build(context.Background(), root, ".")
 	g.Expect(err).To(MatchError(ContainSubstring("abandoned: the build timeout of 300ms passed (raise it with --build-timeout)")))
 }
@@ -205,7 +205,7 @@ func TestABuildWithoutADeadlineTakesTheRunnersTimeoutNamingItsFlag(t *testing.T)
 func TestABuildOverItsCPUTimeLimitFailsNamingTheFlag(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(4800))
+	writeTree(t, root, manyObjects(overlay.DefaultMaxObjects))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _, err := newRunner(t, Options{CPUTime: time.Second}).Build(ctx, root, ".")
@@ -215,7 +215,7 @@ func TestABuildOverItsCPUTimeLimitFailsNamingTheFlag(t *testing.T) {
 func TestBuildsOfDifferentCallersDoNotWaitOnEachOther(t *testing.T) {
 	g := NewWithT(t)
 	slow, quick := t.TempDir(), t.TempDir()
-	writeTree(t, slow, manyObjects(4800))
+	writeTree(t, slow, manyObjects(overlay.DefaultMaxObjects))
 	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
 	runner := newRunner(t, Options{Concurrency: 2})
 
