@@ -24,7 +24,7 @@ const (
 // the default spec.timeout, and plain resource lists, which take the linear
 // path, in a few seconds. It is still three times the objects of the
 // issue-7 landscape (100 CloudProfiles, 1,000 NamespacedCloudProfiles).
-const DefaultMaxObjects = 3000
+const DefaultMaxObjects = 1100
 
 // Names of the flags that raise each limit, the same in the manager and the
 // CLI, so that a refusal can say how to get past it.
