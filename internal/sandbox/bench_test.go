@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/profile"
 )
 
 // realisticLandscape is a landscape of n CloudProfiles of kubernetes
@@ -190,3 +191,31 @@ var (
 	realisticSizes = []int{25, 50, overlay.DefaultMaxObjects / (1 + namespacedPerCloudProfile)}
 	ordinarySizes  = []int{250, 500, overlay.DefaultMaxObjects, 2 * overlay.DefaultMaxObjects}
 )
+
+// TestTheRealisticLandscapeIsValid: the benchmarks' realistic profiles are
+// profiles the sync would apply, so that what they measure is what a
+// landscape costs.
+func TestTheRealisticLandscapeIsValid(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, realisticLandscape{cloudProfiles: 2, kubernetes: 100, images: 2, imageVersions: 100}.files())
+	for _, path := range []string{"base", "overlay"} {
+		docs, err := overlay.Build(context.Background(), root, path, overlay.DefaultLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects, problems := profile.DecodeDocuments(docs)
+		if len(problems) > 0 {
+			t.Fatalf("%s: %v", path, problems)
+		}
+		report, err := profile.Validate(objects, nil, time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(report.Problems) > 0 {
+			t.Fatalf("%s: %v", path, report.Problems)
+		}
+		if len(objects) != 2*(1+namespacedPerCloudProfile) {
+			t.Fatalf("%s: %d objects", path, len(objects))
+		}
+	}
+}
