@@ -258,12 +258,12 @@ func TestTheObjectLimitRefusesTenThousandFilesBeforeKustomizeRuns(t *testing.T) 
 // choice picks its kind, whether it takes a name another object has,
 // its namespace and its annotations, most often what the linear path
 // builds.
-func plainListObject(n int, choice byte) string {
+func plainListObject(n int, choice byte) (object string, asParsed bool) {
 	name := fmt.Sprintf("p%d", n)
 	if choice&15 == 0 {
 		name = "twice"
 	}
-	var object string
+	asParsed = true
 	switch kind := (choice >> 3) & 15; {
 	case kind < 10:
 		object = fmt.Sprintf(minimalCloudProfile, name)
@@ -275,6 +275,7 @@ func plainListObject(n int, choice byte) string {
 		}
 	default:
 		object = fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n", name)
+		asParsed = false
 	}
 	var extra string
 	switch choice >> 6 {
@@ -284,20 +285,23 @@ func plainListObject(n int, choice byte) string {
 		extra = "  labels: {tier: gold}\n"
 	case 3:
 		if choice&0x30 == 0x30 {
+			asParsed = false
 			extra = []string{"  annotations: {config.kubernetes.io/local-config: \"true\"}\n",
 				"  annotations: {internal.config.kubernetes.io/needsHashSuffix: enabled}\n"}[choice&1]
 		}
 	}
-	return strings.Replace(object, "  name: "+name+"\n", "  name: "+name+"\n"+extra, 1)
+	return strings.Replace(object, "  name: "+name+"\n", "  name: "+name+"\n"+extra, 1), asParsed
 }
 
 // plainListFile writes a file of a generated plain list from spec: each
 // byte one object, some of them in a List, some documents empty.
-func plainListFile(file string, spec []byte) string {
+func plainListFile(file string, spec []byte) (content string, asParsed bool) {
 	var documents []string
 	var listed []string
+	asParsed = true
 	for i, choice := range spec {
-		object := plainListObject(i, choice)
+		object, objectAsParsed := plainListObject(i, choice)
+		asParsed = asParsed && objectAsParsed
 		object = strings.Replace(object, fmt.Sprintf("name: p%d\n", i), fmt.Sprintf("name: %s-p%d\n", file, i), 1)
 		switch {
 		case choice%13 == 12:
@@ -311,7 +315,7 @@ func plainListFile(file string, spec []byte) string {
 	if len(listed) > 0 {
 		documents = append(documents, profileList([]string{"List", "CloudProfileList"}[len(listed)%2], listed...))
 	}
-	return strings.Join(documents, "---\n")
+	return strings.Join(documents, "---\n"), asParsed
 }
 
 // FuzzBuildPlainListsLikeKustomize generates plain resource lists (files of
@@ -334,10 +338,17 @@ func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
 		}
 		root := t.TempDir()
 		resources := []string{"first.yaml", "second.yaml"}
-		files := map[string]string{"first.yaml": plainListFile("first", first), "second.yaml": plainListFile("second", second)}
+		files := map[string]string{}
+		var firstAsParsed, secondAsParsed, baseAsParsed bool
+		files["first.yaml"], firstAsParsed = plainListFile("first", first)
+		files["second.yaml"], secondAsParsed = plainListFile("second", second)
+		// asParsed says whether kustomize keeps every object as parsed: the
+		// linear path must then build it, unless kustomize refuses it.
+		asParsed := firstAsParsed && secondAsParsed && raw == ""
 		if len(base) > 0 {
 			files["base/kustomization.yaml"] = kustomization("objects.yaml")
-			files["base/objects.yaml"] = plainListFile("base", base)
+			files["base/objects.yaml"], baseAsParsed = plainListFile("base", base)
+			asParsed = asParsed && baseAsParsed
 			resources = append(resources, "base")
 		}
 		if raw != "" {
@@ -350,6 +361,9 @@ func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
 		built := buildBothWays(t, root, ".", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 1 << 20})
 		if built.tookLinearPath && built.kustomizeErr != nil {
 			t.Fatalf("the linear path built what kustomize refuses: %v", built.kustomizeErr)
+		}
+		if asParsed && built.kustomizeErr == nil && !built.tookLinearPath {
+			t.Fatalf("a plain list of profiles kustomize builds as parsed was not built on the linear path")
 		}
 		if (built.linearErr == nil) != (built.kustomizeErr == nil) ||
 			built.linearErr != nil && built.linearErr.Error() != built.kustomizeErr.Error() {
