@@ -92,7 +92,8 @@ type resourcePlanner struct {
 // kustomization plans the kustomization content of the directory dir
 // (symbolic links resolved), reached through the entries joined in origin;
 // chain are the directories of the kustomizations that lead to it, dir
-// last. top says whether it is the build's own kustomization.
+// last. top says whether it is the build's own kustomization, or a
+// component's (which is of kind Component, and never plain).
 func (p *resourcePlanner) kustomization(dir, origin string, content []byte, chain []string, top bool) error {
 	var k types.Kustomization
 	if err := k.Unmarshal(content); err != nil {
