@@ -88,15 +88,23 @@ func TestOneProfileSyncsBuildDoesNotHoldUpAnother(t *testing.T) {
 	platform := createLandscapeSync(t, platformRepo, server.RepoURL(platformRepo), "", profile)
 	waitApplied(t, platform, first)
 
-	// Within --max-objects, but about half a minute of kustomize on a busy
-	// machine.
-	var objects strings.Builder
-	for i := range 4800 {
-		fmt.Fprintf(&objects, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\n", i)
+	// Within --max-objects, --max-file-size and the suite's checkout size,
+	// but many seconds of kustomize on one core: 1,000 ConfigMaps of 300
+	// entries, 3 MB, which kustomize holds as YAML trees.
+	files := map[string]string{}
+	for f := range 4 {
+		var objects strings.Builder
+		for i := range 250 {
+			fmt.Fprintf(&objects, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d-%d\ndata:\n", f, i)
+			for k := range 300 {
+				fmt.Fprintf(&objects, "  k%03d: v\n", k)
+			}
+		}
+		files[fmt.Sprintf("objects-%d.yaml", f)] = objects.String()
 	}
 	tenantServer := startGitServer(t)
 	tenantRepo := uniqueName("tenant")
-	_, err = tenantServer.CreateRepo(tenantRepo, map[string]string{"objects.yaml": objects.String()})
+	_, err = tenantServer.CreateRepo(tenantRepo, files)
 	g.Expect(err).NotTo(HaveOccurred())
 	tenant := &v1alpha1.ProfileSync{
 		ObjectMeta: metav1.ObjectMeta{Name: "slow", Namespace: tenantNamespace},

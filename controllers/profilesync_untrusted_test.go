@@ -162,7 +162,7 @@ func TestAHostileCommitIsRefusedBeforeAnyWrite(t *testing.T) {
 				return map[string]string{"kustomization.yaml": "resources:\n- profiles.yaml\n- objects.yaml\n", "objects.yaml": objects.String()}
 			},
 			wantReason:    v1alpha1.BuildFailedReason,
-			wantInMsg:     []string{"objects.yaml: 15001 objects read in all are over the maximum number of objects a build reads of 5000 (raise it with --max-objects)"},
+			wantInMsg:     []string{"objects.yaml: 15001 objects read in all are over the maximum number of objects a build reads of 1100 (raise it with --max-objects)"},
 			measureMemory: true,
 		},
 		{

@@ -17,6 +17,7 @@ import (
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
@@ -53,6 +54,14 @@ import (
 // policy files skipped) and, in
 // place of their files, every subdirectory that has a kustomization of its
 // own.
+//
+// The resource files of the kustomizations are read, checked and counted
+// against Limits.MaxObjects before kustomize runs (planResources), so that
+// a build of too many objects is refused before kustomize accumulates any.
+// A build whose kustomizations only list resources (no patch, generator,
+// transformer, name or namespace change, component) of profiles is built
+// without kustomize's accumulator, in time linear in its objects, to the
+// same output (buildPlain); anything else goes through kustomize.
 //
 // Files may be referenced from anywhere inside root (kustomize's "load
 // restrictor" is off, as in Flux), so an overlay can use a patch file kept
@@ -158,63 +167,114 @@ func buildOptions() *krusty.Options {
 	return options
 }
 
-// build runs kustomize on target; see Build.
+// build runs kustomize on target; see Build. A target whose kustomizations
+// are plain lists of resources is built on the linear path instead
+// (accumulatePlain), which builds the same objects.
 func (r *buildFS) build(target string) ([]profile.Document, error) {
+	docs, _, err := r.buildWith(target, true)
+	return docs, err
+}
+
+// buildWith is build, on the linear path where the plan allows it and
+// linear is true; linearPath says whether the build took it.
+func (r *buildFS) buildWith(target string, linear bool) (docs []profile.Document, linearPath bool, err error) {
 	kustomizationPath, content, err := topKustomization(r, target)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	resources, err := func() (resmap.ResMap, error) {
-		// Released by defer: a panic in kustomize is recovered by Build and
-		// must not leave every later build waiting.
-		kustomizeRuns.Lock()
-		defer kustomizeRuns.Unlock()
-		resources, err := r.kustomize(target, kustomizationPath, content)
-		if err != nil {
-			return nil, err
-		}
-		return resources, r.restoreKeyedListOrder(target, resources)
-	}()
+	plan, err := r.planResources(target, kustomizationPath, content)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-
-	relTarget := r.display(target)
-	files := make([]string, resources.Size())
-	for i, res := range resources.Resources() {
-		files[i] = r.display(kustomizationPath)
-		origin, err := res.GetOrigin()
-		if err != nil || origin == nil {
-			continue
+	// Released by defer: a panic in kustomize is recovered by Build and
+	// must not leave every later build waiting.
+	kustomizeRuns.Lock()
+	defer kustomizeRuns.Unlock()
+	if linear && plan.plain {
+		// The same schema as a kustomize build of the target registers: it
+		// says which kinds have no namespace, and the keys by which the
+		// order of lists is restored.
+		if err := useBuildSchema(); err != nil {
+			return nil, false, err
 		}
+		docs, ok, err := r.buildPlain(target, kustomizationPath, plan)
+		if ok {
+			return docs, true, err
+		}
+	}
+	built, err := r.kustomize(target, kustomizationPath, content)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := r.restoreKeyedListOrder(target, built.Resources()); err != nil {
+		return nil, false, err
+	}
+	out := r.newRenderer(target, kustomizationPath)
+	for _, res := range built.Resources() {
+		if err := out.add(res); err != nil {
+			return nil, false, err
+		}
+	}
+	return out.docs, false, nil
+}
+
+// renderer renders built objects into documents, each with the
+// root-relative path of the file it was read from (its origin), without
+// the origin annotation, within MaxRenderedSize.
+type renderer struct {
+	fs                           *buildFS
+	relTarget, kustomizationFile string
+	rendered                     int64
+	docs                         []profile.Document
+}
+
+func (r *buildFS) newRenderer(target, kustomizationPath string) *renderer {
+	return &renderer{fs: r, relTarget: r.display(target), kustomizationFile: r.display(kustomizationPath)}
+}
+
+// add renders res after the objects added before it.
+func (out *renderer) add(res *resource.Resource) error {
+	file := out.kustomizationFile
+	if origin, err := res.GetOrigin(); err == nil && origin != nil {
 		originPath := origin.Path
 		if originPath == "" {
 			originPath = origin.ConfiguredIn
 		}
 		if originPath != "" {
-			files[i] = filepath.ToSlash(filepath.Join(relTarget, originPath))
+			file = filepath.ToSlash(filepath.Join(out.relTarget, originPath))
 		}
 	}
 	// The origin annotation is how kustomize tells us the file; it is not
 	// part of the profile and must not be applied.
-	if err := resources.RemoveOriginAnnotations(); err != nil {
-		return nil, fmt.Errorf("kustomize build of %s: removing origin annotations: %w", relTarget, err)
+	if err := res.SetOrigin(nil); err != nil {
+		return fmt.Errorf("kustomize build of %s: removing origin annotations: %w", out.relTarget, err)
 	}
-	docs := make([]profile.Document, resources.Size())
-	var rendered int64
-	for i, res := range resources.Resources() {
-		data, err := res.AsYAML()
-		if err != nil {
-			return nil, fmt.Errorf("%s: encoding %s: %w", files[i], res.CurId(), err)
-		}
-		rendered += int64(len(data))
-		if rendered > r.limits.MaxRenderedSize {
-			return nil, &LimitError{File: relTarget, What: "maximum rendered size", Flag: MaxRenderedSizeFlag,
-				Max: r.limits.MaxRenderedSize, Size: rendered}
-		}
-		docs[i] = profile.Document{File: files[i], Data: data}
+	data, err := res.AsYAML()
+	if err != nil {
+		return fmt.Errorf("%s: encoding %s: %w", file, res.CurId(), err)
 	}
-	return docs, nil
+	out.rendered += int64(len(data))
+	if out.rendered > out.fs.limits.MaxRenderedSize {
+		return &LimitError{File: out.relTarget, What: "maximum rendered size", Flag: MaxRenderedSizeFlag,
+			Max: out.fs.limits.MaxRenderedSize, Size: out.rendered}
+	}
+	out.docs = append(out.docs, profile.Document{File: file, Data: data})
+	return nil
+}
+
+// useBuildSchema registers mergekeys.OpenAPISchema as kustomize's schema,
+// as a kustomize build of a kustomization without an openapi field of its
+// own does (see addBuildOptions). The caller holds kustomizeRuns.
+func useBuildSchema() error {
+	schema, err := mergekeys.OpenAPISchema()
+	if err != nil {
+		return err
+	}
+	openapi.ResetOpenAPI()
+	if err := openapi.SetSchema(map[string]string{"path": openAPISchemaFileName}, schema, true); err != nil {
+		return fmt.Errorf("registering the build's OpenAPI schema: %w", err)
+	}
+	return nil
 }
 
 // confineBuild returns the confined file system for root and the absolute
@@ -334,6 +394,7 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 	// set through its openapi field: cleared here, so each build starts from
 	// nothing but what its own kustomization says.
 	openapi.ResetOpenAPI()
+	r.krustyRuns++
 	resources, err := krusty.MakeKustomizer(buildOptions()).Run(r, target)
 	if len(r.refusals) > 0 {
 		// kustomize reports a refused read as whatever it tried next; the

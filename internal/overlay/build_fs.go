@@ -63,6 +63,10 @@ type buildFS struct {
 	// path, for what a build reads again once kustomize is done (see
 	// sourceContent): that must not count against the limits twice.
 	served map[string][]byte
+	// prefetched counts, by absolute path, the reads of files that
+	// planResources has made ahead of kustomize and kustomize has not made
+	// yet: each is served from served, checked and counted already.
+	prefetched map[string]int
 	// resourceFiles are the files the kustomizations vetted so far list as
 	// resources: kustomize reads them as YAML (other files it may read as
 	// data, a generator's).
@@ -77,6 +81,13 @@ type buildFS struct {
 	componentDepth map[string]int
 	// refusals are the errors of refused reads, in order, each once.
 	refusals []error
+	// krustyRuns counts the kustomize runs on this file system: what
+	// tells the tests of the linear path and of the early object count that
+	// kustomize never ran.
+	krustyRuns int
+	// plainAttempts counts the builds tried on the linear path
+	// (accumulatePlain), for the same tests.
+	plainAttempts int
 }
 
 var _ filesys.FileSystem = (*buildFS)(nil)
@@ -91,6 +102,8 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		served:  make(map[string][]byte),
 		vetted:  make(map[string]error),
 		patches: make(map[string]patchUse),
+
+		prefetched: make(map[string]int),
 
 		resourceFiles: make(map[string]bool),
 
@@ -260,6 +273,12 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	abs, err := r.resolve(path)
 	if err != nil {
 		return nil, err
+	}
+	if r.prefetched[abs] > 0 {
+		// Read by planResources for this very read of kustomize's, and
+		// checked and counted then.
+		r.prefetched[abs]--
+		return r.served[abs], nil
 	}
 	content, ok := r.virtual[abs]
 	if !ok {

@@ -16,13 +16,15 @@ const (
 	DefaultMaxRenderedSize = repofile.DefaultMaxTotalSize
 )
 
-// DefaultMaxObjects is the default of Limits.MaxObjects. kustomize's time
-// grows with the square of the objects it accumulates (docs/performance.md
-// has the curve, from make bench): this many build in about 11 s on one
-// core, well inside the default spec.timeout of a minute, and it is still
-// five times the objects of a landscape of a thousand projects, each with
-// its own namespaced profile.
-const DefaultMaxObjects = 5000
+// DefaultMaxObjects is the default of Limits.MaxObjects. A kustomization
+// that patches, generates or transforms goes through kustomize, whose time
+// grows with the square of the objects it accumulates; measured on one core
+// (docs/performance.md, BenchmarkBuildOrdinaryProfiles), this many small
+// CloudProfiles build in about 25 s of CPU through kustomize, within half
+// the default spec.timeout, and plain resource lists, which take the linear
+// path, in a few seconds. It is still three times the objects of the
+// issue-7 landscape (100 CloudProfiles, 1,000 NamespacedCloudProfiles).
+const DefaultMaxObjects = 1100
 
 // Names of the flags that raise each limit, the same in the manager and the
 // CLI, so that a refusal can say how to get past it.
@@ -47,8 +49,10 @@ type Limits struct {
 	MaxRenderedSize int64
 	// MaxObjects bounds the YAML documents a build reads, counting each
 	// item of a List, in all the files it reads (a file read twice counts
-	// twice). They are counted before kustomize sees them: its time grows
-	// with their square, not with their size.
+	// twice). The resource files are read and counted before kustomize runs
+	// (planResources): its time grows with their square, not with their
+	// size, so a build of too many is refused before kustomize accumulates
+	// any.
 	MaxObjects int64
 }
 

@@ -482,6 +482,7 @@ func (r *buildFS) pluginConfigsAt(abs string) ([]*resource.Resource, error) {
 		}
 		return resmapFactory().RF().SliceFromBytes(content)
 	}
+	r.krustyRuns++
 	built, err := krusty.MakeKustomizer(buildOptions()).Run(r, abs)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -41,9 +40,9 @@ import (
 // its kind there (a name prefix or suffix changes the name); an object that
 // did not come from a file of the repository is left as kustomize built it.
 // The caller holds kustomizeRuns: the keys are read from kustomize's schema.
-func (r *buildFS) restoreKeyedListOrder(target string, resources resmap.ResMap) error {
+func (r *buildFS) restoreKeyedListOrder(target string, resources []*resource.Resource) error {
 	sources := make(map[string][]sourceObject)
-	for _, res := range resources.Resources() {
+	for _, res := range resources {
 		origin, err := res.GetOrigin()
 		if err != nil || origin == nil || origin.Path == "" || origin.Repo != "" {
 			continue

@@ -8,7 +8,11 @@
 //     version, stages by classification) with mergekeys.OpenAPISchema,
 //     generated from the CRDs;
 //   - BuildWithWarnings also names every JSON patch that addresses such a
-//     list entry by index.
+//     list entry by index;
+//   - the resource files are read and their objects counted before
+//     kustomize runs (planResources), and a build that only lists resources
+//     is built without kustomize's accumulator, whose time grows with the
+//     square of the objects, meaning the same (buildPlain).
 //
 // It is the only package of ours that imports kustomize. The CLI, the sync
 // (through internal/sandbox), the benchmarks and run-local build overlays

@@ -47,6 +47,12 @@ spec:
   type: local
 `
 
+// slowObjects ConfigMaps take kustomize about ten seconds: a build that
+// runs long enough to be stopped, within slowLimits.
+const slowObjects = 4800
+
+var slowLimits = overlay.Limits{MaxObjects: slowObjects}
+
 // manyObjects is an overlay of n tiny ConfigMaps in one file: kustomize
 // accumulates them in time that grows with n².
 func manyObjects(n int) map[string]string {
@@ -176,8 +182,8 @@ func TestABuildOverItsMemoryLimitFailsAloneAndTheCallersMemoryDoesNotMove(t *tes
 func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(4800)) // about ten seconds of kustomize
-	runner := newRunner(t, Options{Concurrency: 1})
+	writeTree(t, root, manyObjects(slowObjects))
+	runner := newRunner(t, Options{Concurrency: 1, Limits: slowLimits})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -197,27 +203,27 @@ func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 func TestABuildWithoutADeadlineTakesTheRunnersTimeoutNamingItsFlag(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(4800))
-	_, _, err := newRunner(t, Options{Timeout: 300 * time.Millisecond}).Build(context.Background(), root, ".")
+	writeTree(t, root, manyObjects(slowObjects))
+	_, _, err := newRunner(t, Options{Timeout: 300 * time.Millisecond, Limits: slowLimits}).Build(context.Background(), root, ".")
 	g.Expect(err).To(MatchError(ContainSubstring("abandoned: the build timeout of 300ms passed (raise it with --build-timeout)")))
 }
 
 func TestABuildOverItsCPUTimeLimitFailsNamingTheFlag(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(4800))
+	writeTree(t, root, manyObjects(slowObjects))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, _, err := newRunner(t, Options{CPUTime: time.Second}).Build(ctx, root, ".")
+	_, _, err := newRunner(t, Options{CPUTime: time.Second, Limits: slowLimits}).Build(ctx, root, ".")
 	g.Expect(err).To(MatchError("build of . stopped: it went past the CPU time limit of 1s (raise it with --build-cpu-limit)"))
 }
 
 func TestBuildsOfDifferentCallersDoNotWaitOnEachOther(t *testing.T) {
 	g := NewWithT(t)
 	slow, quick := t.TempDir(), t.TempDir()
-	writeTree(t, slow, manyObjects(4800))
+	writeTree(t, slow, manyObjects(slowObjects))
 	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
-	runner := newRunner(t, Options{Concurrency: 2})
+	runner := newRunner(t, Options{Concurrency: 2, Limits: slowLimits})
 
 	slowCtx, cancelSlow := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelSlow()

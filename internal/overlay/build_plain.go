@@ -1,0 +1,135 @@
+package overlay
+
+import (
+	"errors"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/profile"
+)
+
+// plainKinds are the kinds the linear path builds: the profiles, which are
+// what a landscape is made of. kustomize does more than accumulate the
+// objects of a plain list of resources when their kinds refer to others by
+// name (a Deployment to its ConfigMaps, a RoleBinding to its subjects: it
+// may fill in a namespace, or refuse a reference it cannot tell), and
+// nothing of the kind for a profile: a build of any other kind goes
+// through kustomize.
+var plainKinds = func() map[typeMeta]bool {
+	kinds := make(map[typeMeta]bool)
+	for _, apiVersion := range []string{v1alpha1.GroupVersion.String(), profile.GardenerGroupVersion} {
+		group, version := resid.ParseGroupVersion(apiVersion)
+		for _, kind := range []string{"CloudProfile", "NamespacedCloudProfile"} {
+			kinds[typeMeta{group: group, version: version, kind: kind}] = true
+		}
+	}
+	return kinds
+}()
+
+// typeMeta is an object's group, version and kind.
+type typeMeta struct{ group, version, kind string }
+
+// buildPlain builds a plan whose kustomizations are plain lists of
+// resources (resourcePlan.plain) without kustomize's accumulator, whose
+// time grows with the square of the objects (it checks each object it adds
+// against every one it holds), and one file at a time, so that it holds
+// the parsed objects of one file only. It means what kustomize means by
+// such a list, and parses, annotates and renders with kustomize's own
+// code:
+//
+//   - each file is parsed by kustomize's resource factory, which expands
+//     Lists (their items after the file's other objects, as kustomize
+//     puts them);
+//   - the objects come in the order kustomize accumulates them, which it
+//     keeps: the build sorts nothing (krusty's default options);
+//   - each object's origin is the one kustomize records (the entries that
+//     lead to its file, joined), and the build annotations kustomize
+//     removes at the end are removed; the order of keyed lists is restored
+//     as after a kustomize build (restoreKeyedListOrder).
+//
+// An object defined twice (the same group, version, kind, name and
+// namespace, a namespaced object without a namespace being in "default",
+// as kustomize compares them) is kustomize's error. So is anything the
+// linear path does not build the way kustomize would: an object of
+// another kind than plainKinds, one without a valid name, one marked as
+// local configuration (kustomize drops it) or as needing a hash suffix
+// (kustomize renames it). For all of these buildPlain returns ok false,
+// and the build runs kustomize, which reports the error in its words or
+// builds what the linear path does not; so it does when the output goes
+// past MaxRenderedSize before such an object, so that the build fails as
+// kustomize's would. The caller holds kustomizeRuns and has registered the
+// build's schema (useBuildSchema), which tells kustomize which kinds have
+// no namespace.
+func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan) (docs []profile.Document, ok bool, err error) {
+	r.plainAttempts++
+	factory := resmapFactory().RF()
+	seen := make(map[resid.ResId]bool)
+	out := r.newRenderer(target, kustomizationPath)
+	// tooLarge is the output's refusal, returned once every object has
+	// been checked.
+	var tooLarge error
+	for _, file := range plan.files {
+		objects, err := factory.SliceFromBytes(r.served[file.abs])
+		if err != nil {
+			return nil, false, nil
+		}
+		for _, object := range objects {
+			if !buildsLikeKustomize(object) {
+				return nil, false, nil
+			}
+			id := object.CurId()
+			key := resid.NewResIdWithNamespace(id.Gvk, id.Name, id.EffectiveNamespace())
+			if seen[key] {
+				return nil, false, nil
+			}
+			seen[key] = true
+			if err := object.SetOrigin(&resource.Origin{Path: file.origin}); err != nil {
+				return nil, false, nil
+			}
+			object.RemoveBuildAnnotations()
+			if err := object.ClearTransformations(); err != nil {
+				return nil, false, nil
+			}
+		}
+		if tooLarge != nil {
+			continue
+		}
+		if err := r.restoreKeyedListOrder(target, objects); err != nil {
+			return nil, true, err
+		}
+		for _, object := range objects {
+			if err := out.add(object); err != nil {
+				if !errors.Is(err, ErrLimitExceeded) {
+					return nil, true, err
+				}
+				tooLarge, out.docs = err, nil
+				break
+			}
+		}
+	}
+	if tooLarge != nil {
+		return nil, true, tooLarge
+	}
+	return out.docs, true, nil
+}
+
+// buildsLikeKustomize reports whether kustomize, given only object, would
+// keep it as parsed; see buildPlain.
+func buildsLikeKustomize(object *resource.Resource) bool {
+	if object.IsNilOrEmpty() || object.NeedHashSuffix() {
+		return false
+	}
+	gvk := object.GetGvk()
+	if !plainKinds[typeMeta{group: gvk.Group, version: gvk.Version, kind: gvk.Kind}] {
+		return false
+	}
+	metadata, err := object.GetValidatedMetadata()
+	if err != nil {
+		return false
+	}
+	_, local := metadata.ObjectMeta.Annotations[konfig.IgnoredByKustomizeAnnotation]
+	return !local
+}

@@ -1,0 +1,215 @@
+package overlay
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/types"
+)
+
+// resourcePlan is what the kustomizations of a build list as resources, read
+// before kustomize runs (see planResources).
+type resourcePlan struct {
+	// plain says whether every kustomization of the build is a plain list
+	// of resources (see isPlainKustomization), so that the build can take
+	// the linear path (accumulatePlain) instead of kustomize's.
+	plain bool
+	// files are the resource files in the order kustomize accumulates
+	// them, a file once for each time a kustomization lists it.
+	files []plannedFile
+}
+
+// plannedFile is one use of a resource file.
+type plannedFile struct {
+	// abs is the file as kustomize reads it: joined to the directory of
+	// the kustomization that lists it, with that directory's symbolic
+	// links resolved, as kustomize's loader resolves them.
+	abs string
+	// origin is the path kustomize records as the objects' origin: the
+	// entries that lead to the file joined, relative to the build's
+	// target.
+	origin string
+}
+
+// maxPlanDepth bounds how deep planResources follows kustomizations listing
+// kustomizations. kustomize refuses a cycle through the directories it
+// builds; a chain deeper than this is left to it as well.
+const maxPlanDepth = 64
+
+// planResources reads, before kustomize runs, every resource file the
+// kustomizations of the build list, following the directories they list
+// (resources and components) in the order kustomize accumulates them, and
+// every kustomization on the way, through the build's file system: each
+// read is checked and counted against the build's limits as kustomize's
+// own reads are (buildFS.ReadFile). kustomize accumulates objects in time
+// that grows with the square of their number, so counting them here is
+// what refuses a build of too many objects at once instead of after
+// kustomize has accumulated the limit's worth: the build then returns the
+// limit's error and kustomize never runs. The files read here are served
+// to kustomize from memory without being counted again (see
+// buildFS.prefetched).
+//
+// Any other problem stops the planning without an error: kustomize reads
+// the same files next and reports it in its own words (a refused read is
+// recorded and reported either way). The plan is then not plain.
+func (r *buildFS) planResources(target, kustomizationPath string, content []byte) (resourcePlan, error) {
+	planner := resourcePlanner{fs: r, plan: resourcePlan{plain: true}}
+	// The top-level kustomization has been read (topKustomization); one
+	// generated for a plain directory is vetted here, before its entries
+	// are followed.
+	if _, generated := r.virtual[kustomizationPath]; generated || !r.Exists(kustomizationPath) {
+		if err := r.vetKustomization(kustomizationPath, content); err != nil {
+			return resourcePlan{}, nil
+		}
+	}
+	realTarget, _, err := r.CleanedAbs(filepath.Join(target, "."))
+	if err != nil {
+		return resourcePlan{}, nil
+	}
+	err = planner.kustomization(string(realTarget), "", content, []string{string(realTarget)}, true)
+	switch {
+	case errors.Is(err, ErrLimitExceeded):
+		return resourcePlan{}, errors.Join(r.refusals...)
+	case err != nil:
+		return resourcePlan{}, nil
+	}
+	return planner.plan, nil
+}
+
+// errStopPlanning ends the planning where kustomize is left to report what
+// it finds.
+var errStopPlanning = errors.New("left to kustomize")
+
+// resourcePlanner walks the kustomizations of one build.
+type resourcePlanner struct {
+	fs   *buildFS
+	plan resourcePlan
+}
+
+// kustomization plans the kustomization content of the directory dir
+// (symbolic links resolved), reached through the entries joined in origin;
+// chain are the directories of the kustomizations that lead to it, dir
+// last. top says whether it is the build's own kustomization, or a
+// component's (which is of kind Component, and never plain).
+func (p *resourcePlanner) kustomization(dir, origin string, content []byte, chain []string, top bool) error {
+	var k types.Kustomization
+	if err := k.Unmarshal(content); err != nil {
+		return errStopPlanning
+	}
+	k.FixKustomization()
+	if k.CheckEmpty() != nil || len(k.EnforceFields()) > 0 || !top && k.Kind == types.ComponentKind {
+		return errStopPlanning
+	}
+	if !isPlainKustomization(k, top) {
+		p.plan.plain = false
+	}
+	for _, entry := range k.Resources {
+		if err := p.entry(dir, origin, entry, chain); err != nil {
+			return err
+		}
+	}
+	if len(k.Components) > 0 {
+		// kustomize reads a component after the generators' files of the
+		// kustomization that lists it; its resources are counted here all
+		// the same, and the build is not plain.
+		for _, entry := range k.Components {
+			if err := p.directory(dir, origin, entry, chain, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// entry plans one resources entry: a file, or a directory with a
+// kustomization.
+func (p *resourcePlanner) entry(dir, origin, entry string, chain []string) error {
+	if entry == "" || isNetworkLocation(entry) || filepath.IsAbs(entry) {
+		return errStopPlanning // refused by vetKustomization already
+	}
+	abs := filepath.Join(dir, entry)
+	if p.fs.IsDir(abs) {
+		return p.directory(dir, origin, entry, chain, false)
+	}
+	if _, err := p.fs.ReadFile(abs); err != nil {
+		return err
+	}
+	p.fs.prefetched[abs]++
+	p.plan.files = append(p.plan.files, plannedFile{abs: abs, origin: filepath.Join(origin, entry)})
+	return nil
+}
+
+// directory plans a directory listed as a resource or a component.
+func (p *resourcePlanner) directory(dir, origin, entry string, chain []string, component bool) error {
+	if hasAmbiguousPathSegment(entry) || len(chain) >= maxPlanDepth {
+		return errStopPlanning
+	}
+	confirmed, _, err := p.fs.CleanedAbs(filepath.Join(dir, entry))
+	if err != nil {
+		return errStopPlanning
+	}
+	sub := string(confirmed)
+	// kustomize refuses a directory that is, or contains, one it is
+	// building already.
+	if slices.ContainsFunc(chain, func(visited string) bool { return isWithin(sub, visited) }) {
+		return errStopPlanning
+	}
+	var found []string
+	for _, name := range kustomizationFileNames {
+		if p.fs.Exists(filepath.Join(sub, name)) {
+			found = append(found, filepath.Join(sub, name))
+		}
+	}
+	if len(found) != 1 {
+		return errStopPlanning // kustomize's to report: none, or more than one
+	}
+	content, err := p.fs.ReadFile(found[0])
+	if err != nil {
+		return err
+	}
+	p.fs.prefetched[found[0]]++
+	var k types.Kustomization
+	if k.Unmarshal(content) == nil && (k.Kind == types.ComponentKind) != component {
+		return errStopPlanning // kustomize refuses the wrong kind
+	}
+	if component {
+		p.plan.plain = false
+	}
+	return p.kustomization(sub, filepath.Join(origin, entry), content, append(slices.Clip(chain), sub), component)
+}
+
+// hasAmbiguousPathSegment reports whether a directory entry has a segment
+// with ".." in it that is not "..": kustomize refuses such a directory
+// ("path is ambiguous").
+func hasAmbiguousPathSegment(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(path), "/") {
+		if part != "" && part != "." && part != ".." && strings.Contains(part, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// isPlainKustomization reports whether k (fixed: bases moved into
+// resources) does nothing but list resources: no patch, generator,
+// transformer, name or namespace change, component, replacement, variable,
+// configuration, schema or sort order. The build's own kustomization may
+// ask for origin annotations (the build adds them anyway); the buildMetadata
+// of the others is replaced by it in kustomize, so theirs does not matter.
+func isPlainKustomization(k types.Kustomization, top bool) bool {
+	if k.Kind != types.KustomizationKind {
+		return false
+	}
+	if top && slices.ContainsFunc(k.BuildMetadata, func(option string) bool { return option != types.OriginAnnotations }) {
+		return false
+	}
+	rest := k
+	rest.TypeMeta = types.TypeMeta{}
+	rest.MetaData = nil
+	rest.Resources = nil
+	rest.BuildMetadata = nil
+	return reflect.ValueOf(rest).IsZero()
+}
