@@ -20,9 +20,9 @@ func TestCheck(t *testing.T) {
 		// wantErr is the whole refusal, or empty when the plan fits.
 		wantErr string
 	}{{
-		name:  "the shipped Deployment's 2 builds of 640Mi fit 2Gi, and the manager's share is what the builds and the headroom leave",
-		plan:  Plan{Limit: flag(2 * gi), Builds: 2, BuildMemory: 640 * mi, Cache: DefaultCache},
-		share: 2*gi - 2*640*mi - 204*mi,
+		name:  "the shipped Deployment's 2 builds of 1Gi fit 3Gi, and the manager's share is what the builds and the headroom leave",
+		plan:  Plan{Limit: flag(3 * gi), Builds: 2, BuildMemory: gi, Cache: DefaultCache},
+		share: 3*gi - 2*gi - 307*mi,
 	}, {
 		name:  "a plan without a budget (no cgroup limit, no --memory-budget) is not checked and sets no soft limit",
 		plan:  Plan{Builds: 4, BuildMemory: gi, Cache: DefaultCache},
