@@ -162,6 +162,7 @@ func openStatusRepository(ctx context.Context, opts *rolloutStatusOptions, sourc
 				return fail(fmt.Errorf("%w; name the branch with --branch", err))
 			}
 		}
+		req.Branch = repo.branch
 		if repo.landscapes, err = fetcher.FetchLandscapes(ctx, req); err != nil {
 			return fail(err)
 		}
@@ -172,7 +173,7 @@ func openStatusRepository(ctx context.Context, opts *rolloutStatusOptions, sourc
 		return fail(err)
 	}
 	repo.label = source
-	if repo.landscapes, err = gitsource.OpenLandscapes(root); err != nil {
+	if repo.landscapes, err = gitsource.OpenLandscapes(root, gitsource.ObjectLimitsFor(opts.maxCheckoutSize)); err != nil {
 		return fail(err)
 	}
 	if repo.branch == "" {
