@@ -321,7 +321,11 @@ type RevisionRefusedError struct {
 	Err      error
 }
 
-func (e *RevisionRefusedError) Error() string { return e.Err.Error() }
+func (e *RevisionRefusedError) Error() string {
+	// Not the revision as such: "<ref>@" would read as user information to
+	// the redaction of errors.
+	return fmt.Sprintf("commit %s refused: %v", CommitOfRevision(e.Revision), e.Err)
+}
 func (e *RevisionRefusedError) Unwrap() error { return e.Err }
 
 // refusedRevision is the refusal remembered for revision in the cache

@@ -154,6 +154,9 @@ type boundedStorage struct {
 	*filesystem.Storage
 	limits  ObjectLimits
 	headers *objectHeaders
+
+	refusedMu sync.Mutex
+	refused   error
 }
 
 // openBoundedStorage opens the .git directory (or bare repository) dotGit
@@ -168,7 +171,7 @@ func openBoundedStorage(dotGit billy.Filesystem, limits ObjectLimits, cacheSize 
 
 // EncodedObject refuses an object over its bound before go-git reads it.
 func (s *boundedStorage) EncodedObject(kind plumbing.ObjectType, hash plumbing.Hash) (plumbing.EncodedObject, error) {
-	if err := s.headers.check(hash); err != nil {
+	if err := s.check(hash); err != nil {
 		return nil, err
 	}
 	return s.Storage.EncodedObject(kind, hash)
@@ -176,10 +179,29 @@ func (s *boundedStorage) EncodedObject(kind plumbing.ObjectType, hash plumbing.H
 
 // DeltaObject is EncodedObject for the pack encoder of a push.
 func (s *boundedStorage) DeltaObject(kind plumbing.ObjectType, hash plumbing.Hash) (plumbing.EncodedObject, error) {
-	if err := s.headers.check(hash); err != nil {
+	if err := s.check(hash); err != nil {
 		return nil, err
 	}
 	return s.Storage.DeltaObject(kind, hash)
+}
+
+func (s *boundedStorage) check(hash plumbing.Hash) error {
+	err := s.headers.check(hash)
+	if errors.Is(err, ErrObjectTooLarge) {
+		s.refusedMu.Lock()
+		s.refused = err
+		s.refusedMu.Unlock()
+	}
+	return err
+}
+
+// lastRefusal is the last object refused for its size, for a caller whose
+// go-git call answered "not found" where a lookup was refused (resolving a
+// revision does).
+func (s *boundedStorage) lastRefusal() error {
+	s.refusedMu.Lock()
+	defer s.refusedMu.Unlock()
+	return s.refused
 }
 
 // PackfileWriter receives a fetched pack into a temporary file, checks
@@ -587,12 +609,12 @@ func (h *objectHeaders) packedHeader(pack *packHeaders, hash plumbing.Hash, offs
 		}
 		kind, _, err = h.packedHeader(pack, base, header.OffsetReference, depth+1)
 		if err != nil {
-			return plumbing.InvalidObject, 0, err
+			return plumbing.InvalidObject, 0, throughBase(hash, err)
 		}
 	} else {
 		kind, _, err = h.headerLocked(header.Reference, depth+1)
 		if err != nil {
-			return plumbing.InvalidObject, 0, err
+			return plumbing.InvalidObject, 0, throughBase(hash, err)
 		}
 	}
 	if err := h.limits.check(hash, "", kind, "its delta data", header.Length); err != nil {
@@ -610,6 +632,21 @@ func (h *objectHeaders) packedHeader(pack *packHeaders, hash plumbing.Hash, offs
 		return plumbing.InvalidObject, 0, fmt.Errorf("read the delta of object %s: %w", hash, err)
 	}
 	return kind, size, h.limits.check(hash, "", kind, "", size)
+}
+
+// throughBase names hash in the refusal of a delta base it is made from:
+// go-git holds the base whole to apply the delta, so the object read is
+// refused for it.
+func throughBase(hash plumbing.Hash, err error) error {
+	var tooLarge *ObjectTooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Object == hash {
+		return err
+	}
+	what := "its delta base " + tooLarge.Object.String()
+	if tooLarge.What != "" {
+		what += ", " + tooLarge.What
+	}
+	return &ObjectTooLargeError{Object: hash, Kind: tooLarge.Kind, What: what, Size: tooLarge.Size, Limit: tooLarge.Limit}
 }
 
 // reset forgets the packs, so that the next lookup lists them anew (a

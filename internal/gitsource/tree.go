@@ -140,6 +140,13 @@ func openLocalRepository(repoDir string, limits ObjectLimits) (*git.Repository, 
 // different errors; all mean the revision is not there.
 func resolveLocalRevision(repository *git.Repository, repoDir, revision string) (plumbing.Hash, error) {
 	hash, err := repository.ResolveRevision(plumbing.Revision(revision))
+	if bounded, ok := repository.Storer.(*boundedStorage); ok && err != nil {
+		if refused := bounded.lastRefusal(); refused != nil {
+			// go-git resolves a name to a commit by reading it, and says
+			// "not found" when the read is refused.
+			return plumbing.ZeroHash, fmt.Errorf("resolve revision %q in %s: %w", revision, repoDir, refused)
+		}
+	}
 	switch {
 	case err == nil:
 		return *hash, nil
