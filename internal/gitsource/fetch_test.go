@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -502,7 +503,9 @@ func TestFetchRefusesACheckoutLargerThanTheLimit(t *testing.T) {
 			g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
 			if tt.inflated {
 				g.Expect(err).To(MatchError(ErrObjectTooLarge))
-				g.Expect(err.Error()).To(HavePrefix("fetch " + what + " of " + server.RepoURL(repo) + ": blob number "))
+				var refused *RevisionRefusedError
+				g.Expect(errors.As(err, &refused)).To(BeTrue(), "the revision is refused for what it holds")
+				g.Expect(err.Error()).To(HavePrefix("commit " + CommitOfRevision(refused.Revision) + " refused: fetch " + what + " of " + server.RepoURL(repo) + ": blob number "))
 				g.Expect(err.Error()).To(HaveSuffix(" is 262145 bytes, more than the 256 KiB a blob may have: " + ErrObjectTooLarge.Error() + " (raise it with --max-checkout-size)"))
 			} else {
 				g.Expect(err.Error()).To(Equal("fetch " + what + " of " + server.RepoURL(repo) + tooLarge))
