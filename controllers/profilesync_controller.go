@@ -289,7 +289,7 @@ var refusalReasons = func() []string {
 // fetchFailed: the revision could not be fetched; an unreachable server may
 // come back.
 func fetchFailed(err error) error {
-	if errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge) {
+	if errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge) || errors.Is(err, gitsource.ErrObjectTooLarge) {
 		return fetchRefusal.of(err)
 	}
 	return fetchFailure.of(err)
@@ -574,6 +574,14 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 		result, err = r.Fetcher.Fetch(ctx, request)
 		return err
 	})
+	var refused *gitsource.RevisionRefusedError
+	if errors.As(err, &refused) {
+		// The revision itself holds an object over its bound, refused
+		// from its header: refused as a revision that does not build, and
+		// remembered as such, never inflated.
+		obj.Status.LastAttemptedRevision = refused.Revision
+		return nil, buildFailed(err)
+	}
 	if err != nil {
 		return nil, fetchFailed(err)
 	}
