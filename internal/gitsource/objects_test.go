@@ -345,8 +345,21 @@ func TestAFetchRefusesAPackHoldingAnObjectOverItsBoundBeforeIndexingIt(t *testin
 	g.Expect(again).To(MatchError(ErrObjectTooLarge))
 	g.Expect(server.Requests().UploadPacks).To(Equal(uploads), "the refused revision is not downloaded again")
 
+	// A restarted process has forgotten the refusal: it downloads the
+	// revision once more and refuses it again from the headers alone.
+	restarted, err := New(fetcher.Root(), FetcherOptions{MaxCheckoutSize: 64 << 20})
+	g.Expect(err).NotTo(HaveOccurred())
+	err, allocated, _ = bounded(func() error {
+		_, err := fetch(restarted, request)
+		return err
+	})
+	g.Expect(err).To(MatchError(ErrObjectTooLarge))
+	g.Expect(server.Requests().UploadPacks).To(Equal(uploads+1), "downloaded once more after the restart")
+	g.Expect(allocated).To(BeNumerically("<", maxBombAlloc), "and refused without inflating it")
+
 	landscapes, err := fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/tenant"})
 	g.Expect(err).To(MatchError(ErrObjectTooLarge), "the mirror of a branch that holds it refuses it too")
+	g.Expect(IsTransient(err)).To(BeFalse())
 	g.Expect(landscapes).To(BeNil())
 }
 

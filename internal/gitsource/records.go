@@ -415,13 +415,14 @@ func (f *Fetcher) PushRecord(ctx context.Context, req LandscapeRequest, record r
 // what only a change of the ProfileSync, its Secret, the record or the
 // server's configuration can fix: an invalid request, credentials the
 // server refuses, a repository that does not exist, a push the server
-// rejects on its own, a fetch past the maximum checkout size.
+// rejects on its own, a fetch past the maximum checkout size, an object
+// over its bound.
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
 	for _, permanent := range []error{
-		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge,
+		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge, ErrObjectTooLarge,
 		transport.ErrAuthenticationRequired, transport.ErrAuthorizationFailed, transport.ErrRepositoryNotFound,
 	} {
 		if errors.Is(err, permanent) {
