@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	. "github.com/onsi/gomega"
 
 	"github.com/go-git/go-git/v5"
@@ -79,7 +81,7 @@ func setRef(t *testing.T, gitDir, ref string, hash plumbing.Hash) {
 
 // runGit runs the git command line in dir, for what only it does in a test:
 // packing a repository as `git gc` would.
-func runGit(t *testing.T, dir string, args ...string) string {
+func runGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -423,4 +425,34 @@ func TestTheMirrorStaysWithinItsBudgetAcrossFetches(t *testing.T) {
 		g.Expect(candidates).To(Equal([]string{tip}))
 		g.Expect(dirSize(t, mirror)).To(BeNumerically("<=", budget), "after push %d", i)
 	}
+}
+
+// FuzzCheckPack feeds any bytes to the check of a fetched pack: it refuses
+// or accepts them without panicking, and accepts nothing that is not a
+// pack whose every entry is within the bounds.
+func FuzzCheckPack(f *testing.F) {
+	repo := newExportRepo(f)
+	repo.commit(map[string]string{"a.yaml": "a: 1\n", "b/c.yaml": strings.Repeat("c", 300)})
+	repo.commit(map[string]string{"a.yaml": "a: 2\n" + strings.Repeat("c", 300)})
+	runGit(f, repo.dir, "repack", "-a", "-d", "-q")
+	packs, _ := filepath.Glob(filepath.Join(repo.dir, ".git", "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		f.Fatalf("want one pack, got %v", packs)
+	}
+	pack, err := os.ReadFile(packs[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(pack)
+	f.Add(pack[:len(pack)/2])
+	f.Add([]byte("PACK\x00\x00\x00\x02\x00\x00\x00\x01\xff\xff\xff\xff\x0f"))
+	storage := openBoundedStorage(osfs.New(filepath.Join(repo.dir, ".git")), ObjectLimits{Commit: 256, Tree: 256, Tag: 256, Blob: 256}, 1<<20, false)
+	f.Cleanup(func() { _ = storage.Close() })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := storage.checkPack(bytes.NewReader(data))
+		var tooLarge *ObjectTooLargeError
+		if errors.As(err, &tooLarge) && tooLarge.Size <= tooLarge.Limit {
+			t.Fatalf("refused %d bytes within the bound of %d: %v", tooLarge.Size, tooLarge.Limit, err)
+		}
+	})
 }

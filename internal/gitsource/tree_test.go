@@ -19,14 +19,14 @@ import (
 
 // exportRepo is a local repository made by go-git for the export tests.
 type exportRepo struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	repo *git.Repository
 	// commits counts commits, so that each gets a distinct time.
 	commits int
 }
 
-func newExportRepo(t *testing.T) *exportRepo {
+func newExportRepo(t testing.TB) *exportRepo {
 	t.Helper()
 	dir := t.TempDir()
 	repo, err := git.PlainInit(dir, false)
