@@ -400,6 +400,10 @@ func TestPushesToBranchesNoLandscapeFollowsDoNotGrowTheMirror(t *testing.T) {
 	}
 
 	g.Expect(dirSize(t, mirror)).To(BeNumerically("<=", before+4<<10), "only refs changed, no object of another branch or a tag was fetched")
+
+	_, err = fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "missing", CacheKey: "ns/dev"})
+	g.Expect(err).To(MatchError(ErrReferenceNotFound))
+	g.Expect(err).To(MatchError(ContainSubstring(`branch "missing" not found on `)))
 }
 
 // Each force-push of the followed branch leaves the previous history

@@ -627,6 +627,10 @@ func (m *landscapeMirror) fetchWanted(ctx context.Context, branch string) error 
 		}
 		err = m.fetch(ctx, specs)
 	}
+	if errors.Is(err, git.NoMatchingRefSpecError{}) {
+		// Only the branch is named; the records' pattern may match nothing.
+		return fmt.Errorf("%w: branch %q not found on %s", ErrReferenceNotFound, branch, m.repo)
+	}
 	if err != nil {
 		return err
 	}
