@@ -575,10 +575,11 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 		return err
 	})
 	var refused *gitsource.RevisionRefusedError
-	if errors.As(err, &refused) {
-		// The revision itself holds an object over its bound, refused
-		// from its header: refused as a revision that does not build, and
-		// remembered as such, never inflated.
+	if errors.As(err, &refused) && !errors.Is(err, gitsource.ErrCheckoutTooLarge) {
+		// The revision itself holds a commit, tree or tag over its bound,
+		// refused from its header: refused as a revision that does not
+		// build, and remembered as such, never inflated. (A blob over the
+		// checkout size is a checkout too large, a stalled fetch failure.)
 		obj.Status.LastAttemptedRevision = refused.Revision
 		return nil, buildFailed(err)
 	}

@@ -186,7 +186,7 @@ func TestTheBinaryReadsOnlyTheRepositoryWithinItsMemory(t *testing.T) {
 		{name: "build: a resource linked into .git/", dir: root, args: []string{"build", "build-git", "--build-memory-limit", "256Mi"},
 			wantErr: []string{"build-git/git.yaml is a symbolic link into .git/, Git's metadata, which is not part of the build: refused"}},
 		{name: "diff: a loose blob of 1 GiB in the head", dir: repo, args: []string{"diff", "--base", "main", "--head", "pr", "--build-memory-limit", "256Mi"},
-			wantErr: []string{"read file zeros.yaml: blob ", " is 1 GiB, more than the 64 MiB a blob may have", "--max-checkout-size"}},
+			wantErr: []string{"read file zeros.yaml: blob ", " is 1 GiB, more than the maximum checkout size of 64 MiB", "--max-checkout-size"}},
 		{name: "diff: a commit whose message is 1 GiB in the head", dir: repo, args: []string{"diff", "--base", "main", "--head", "bomb", "--build-memory-limit", "256Mi"},
 			wantErr: []string{`resolve revision "bomb"`, " is 1 GiB, more than the 2 MiB a commit may have", "(raise it with --max-checkout-size)"}},
 		{name: "rollout status: a branch whose tip's message is 1 GiB", dir: repo, args: []string{"rollout", "status", ".", "--branch", "bomb"},

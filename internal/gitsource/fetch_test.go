@@ -506,7 +506,7 @@ func TestFetchRefusesACheckoutLargerThanTheLimit(t *testing.T) {
 				var refused *RevisionRefusedError
 				g.Expect(errors.As(err, &refused)).To(BeTrue(), "the revision is refused for what it holds")
 				g.Expect(err.Error()).To(HavePrefix("commit " + CommitOfRevision(refused.Revision) + " refused: fetch " + what + " of " + server.RepoURL(repo) + ": blob number "))
-				g.Expect(err.Error()).To(HaveSuffix(" is 262145 bytes, more than the 256 KiB a blob may have: " + ErrObjectTooLarge.Error() + " (raise it with --max-checkout-size)"))
+				g.Expect(err.Error()).To(HaveSuffix(" is 262145 bytes, more than the maximum checkout size of 256 KiB (raise it with --max-checkout-size)"))
 			} else {
 				g.Expect(err.Error()).To(Equal("fetch " + what + " of " + server.RepoURL(repo) + tooLarge))
 			}

@@ -117,8 +117,13 @@ func (e *ObjectTooLargeError) Error() string {
 	if e.What != "" {
 		what = " (" + e.What + ")"
 	}
-	return fmt.Sprintf("%s %s is %s%s, more than the %s a %s may have: %v (raise it with --%s)",
-		kind, name, formatBytes(e.Size), what, formatBytes(e.Limit), kind, ErrObjectTooLarge, ObjectSizeFlag)
+	if e.Kind == plumbing.BlobObject {
+		// A blob's bound is the checkout's own.
+		return fmt.Sprintf("blob %s is %s%s, more than the maximum checkout size of %s (raise it with --%s)",
+			name, formatBytes(e.Size), what, formatBytes(e.Limit), ObjectSizeFlag)
+	}
+	return fmt.Sprintf("%s %s is %s%s, more than the %s a %s may have (raise it with --%s)",
+		kind, name, formatBytes(e.Size), what, formatBytes(e.Limit), kind, ObjectSizeFlag)
 }
 
 // Is makes errors.Is(err, ErrObjectTooLarge) true, and for a blob, which
