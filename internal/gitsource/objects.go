@@ -487,6 +487,11 @@ func (h *objectHeaders) headerLocked(hash plumbing.Hash, depth int) (plumbing.Ob
 	if depth > maxDeltaDepth {
 		return plumbing.InvalidObject, 0, fmt.Errorf("object %s: a chain of more than %d deltas", hash, maxDeltaDepth)
 	}
+	// The packs first, as go-git looks: a history is read from packs, and
+	// a missing loose file costs a system call.
+	if pack, offset, found := h.inKnownPacks(hash); found {
+		return h.packedHeader(pack, hash, offset, depth)
+	}
 	kind, size, err := h.looseHeader(hash)
 	if err == nil {
 		return kind, size, h.limits.check(hash, "", kind, "", size)
@@ -499,6 +504,22 @@ func (h *objectHeaders) headerLocked(hash plumbing.Hash, depth int) (plumbing.Ob
 		return plumbing.InvalidObject, 0, err
 	}
 	return h.packedHeader(pack, hash, offset, depth)
+}
+
+// inKnownPacks finds hash in the packs listed so far, listing them first
+// if they never were.
+func (h *objectHeaders) inKnownPacks(hash plumbing.Hash) (*packHeaders, int64, bool) {
+	if !h.listed {
+		if err := h.listPacks(); err != nil {
+			return nil, 0, false
+		}
+	}
+	for _, pack := range h.packs {
+		if offset, err := pack.index.FindOffset(hash); err == nil {
+			return pack, offset, true
+		}
+	}
+	return nil, 0, false
 }
 
 // looseHeader reads the "kind size" header of a loose object: a few bytes
@@ -525,20 +546,14 @@ func (h *objectHeaders) looseHeader(hash plumbing.Hash) (kind plumbing.ObjectTyp
 	return kind, size, nil
 }
 
-// findPacked finds the pack and offset of hash, listing the packs again
-// when it is in none of those known (a fetch may have added one).
+// findPacked finds the pack and offset of hash after listing the packs
+// again: it is in none of those known (a fetch may have added one).
 func (h *objectHeaders) findPacked(hash plumbing.Hash) (*packHeaders, int64, error) {
-	for attempt := 0; attempt < 2; attempt++ {
-		if !h.listed || attempt == 1 {
-			if err := h.listPacks(); err != nil {
-				return nil, 0, err
-			}
-		}
-		for _, pack := range h.packs {
-			if offset, err := pack.index.FindOffset(hash); err == nil {
-				return pack, offset, nil
-			}
-		}
+	if err := h.listPacks(); err != nil {
+		return nil, 0, err
+	}
+	if pack, offset, found := h.inKnownPacks(hash); found {
+		return pack, offset, nil
 	}
 	return nil, 0, plumbing.ErrObjectNotFound
 }
