@@ -182,6 +182,14 @@ func (s *boundedStorage) EncodedObject(kind plumbing.ObjectType, hash plumbing.H
 	return s.Storage.EncodedObject(kind, hash)
 }
 
+// EncodedObjectSize is the object's size, within its bound.
+func (s *boundedStorage) EncodedObjectSize(hash plumbing.Hash) (int64, error) {
+	if err := s.check(hash); err != nil {
+		return 0, err
+	}
+	return s.Storage.EncodedObjectSize(hash)
+}
+
 // DeltaObject is EncodedObject for the pack encoder of a push.
 func (s *boundedStorage) DeltaObject(kind plumbing.ObjectType, hash plumbing.Hash) (plumbing.EncodedObject, error) {
 	if err := s.check(hash); err != nil {
@@ -462,11 +470,10 @@ func (h *objectHeaders) check(hash plumbing.Hash) error {
 	if h.checked[hash] {
 		return nil
 	}
-	_, _, err := h.headerLocked(hash, 0)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return nil
-	}
-	if err != nil {
+	// An object found nowhere the headers are read from is not read at
+	// all: go-git answers "not found" too, unless it looked where we did
+	// not, which must not be a way around the bounds.
+	if _, _, err := h.headerLocked(hash, 0); err != nil {
 		return err
 	}
 	if len(h.checked) >= maxChecked {
@@ -499,6 +506,8 @@ func (h *objectHeaders) headerLocked(hash plumbing.Hash, depth int) (plumbing.Ob
 	if !errors.Is(err, plumbing.ErrObjectNotFound) {
 		return plumbing.InvalidObject, 0, err
 	}
+	// Objects of another repository (objects/info/alternates) are not
+	// looked for: go-git confines them to the repository's directory.
 	pack, offset, err := h.findPacked(hash)
 	if err != nil {
 		return plumbing.InvalidObject, 0, err
