@@ -255,7 +255,7 @@ func (w *checkedPackWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (w *checkedPackWriter) Close() (err error) {
+func (w *checkedPackWriter) Close() error {
 	name := w.file.Name()
 	stored := false
 	defer func() {
@@ -268,46 +268,48 @@ func (w *checkedPackWriter) Close() (err error) {
 		return nil
 	}
 	if _, err := w.file.Seek(0, io.SeekStart); err != nil {
-		return err
+		return fmt.Errorf("read the fetched pack: %w", err)
 	}
 	if err := w.storage.checkPack(w.file); err != nil {
 		return err
 	}
 	if _, err := w.file.Seek(0, io.SeekStart); err != nil {
-		return err
+		return fmt.Errorf("read the fetched pack: %w", err)
 	}
+	// What go-git's own pack writer does, now that every object is known
+	// to be within its bound: index the pack, then store both.
 	index := new(idxfile.Writer)
 	parser, err := packfile.NewParser(packfile.NewScanner(w.file), index)
 	if err != nil {
-		return err
+		return fmt.Errorf("index the fetched pack: %w", err)
 	}
 	checksum, err := parser.Parse()
 	if err != nil {
-		return err
+		return fmt.Errorf("index the fetched pack: %w", err)
 	}
 	memoryIndex, err := index.Index()
 	if err != nil {
-		return err
+		return fmt.Errorf("index the fetched pack: %w", err)
 	}
 	base := w.fs.Join("objects", "pack", "pack-"+checksum.String())
 	idx, err := w.fs.Create(base + ".idx")
 	if err != nil {
-		return err
+		return fmt.Errorf("store the index of the fetched pack: %w", err)
 	}
 	if _, err := idxfile.NewEncoder(idx).Encode(memoryIndex); err != nil {
 		_ = idx.Close()
-		return err
+		return fmt.Errorf("store the index of the fetched pack: %w", err)
 	}
 	if err := idx.Close(); err != nil {
-		return err
+		return fmt.Errorf("store the index of the fetched pack: %w", err)
 	}
 	if err := w.file.Close(); err != nil {
-		return err
+		return fmt.Errorf("store the fetched pack: %w", err)
+	}
+	if err := w.fs.Rename(name, base+".pack"); err != nil {
+		return fmt.Errorf("store the fetched pack: %w", err)
 	}
 	stored = true
-	if err := w.fs.Rename(name, base+".pack"); err != nil {
-		return err
-	}
 	// go-git lists the packs once; the new one is found from now on.
 	w.storage.Reindex()
 	w.storage.headers.reset()
