@@ -404,6 +404,18 @@ func TestPushesToBranchesNoLandscapeFollowsDoNotGrowTheMirror(t *testing.T) {
 
 	g.Expect(dirSize(t, mirror)).To(BeNumerically("<=", before+4<<10), "only refs changed, no object of another branch or a tag was fetched")
 
+	// A mirror an older operator kept, with every branch and tag: the
+	// refs it no longer wants go at the next fetch, and what only they
+	// reached is collected with the mirror.
+	for _, ref := range []string{"refs/tags/v9.0.0", "refs/heads/feature-0"} {
+		setRef(t, mirror, ref, plumbing.NewHash(seededHead(t, server)))
+	}
+	_, err = fetchLandscapes(t, fetcher, request)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(filepath.Join(mirror, "refs", "tags", "v9.0.0")).NotTo(BeAnExistingFile())
+	g.Expect(filepath.Join(mirror, "refs", "heads", "feature-0")).NotTo(BeAnExistingFile())
+	g.Expect(filepath.Join(mirror, "refs", "heads", "main")).To(BeAnExistingFile())
+
 	_, err = fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "missing", CacheKey: "ns/dev"})
 	g.Expect(err).To(MatchError(ErrReferenceNotFound))
 	g.Expect(err).To(MatchError(ContainSubstring(`branch "missing" not found on `)))
@@ -462,4 +474,18 @@ func FuzzCheckPack(f *testing.F) {
 			t.Fatalf("refused %d bytes within the bound of %d: %v", tooLarge.Size, tooLarge.Limit, err)
 		}
 	})
+}
+
+// seededHead is the commit main of the server's profiles repository holds.
+func seededHead(t *testing.T, server *gitserver.Server) string {
+	t.Helper()
+	bare, err := git.PlainOpen(filepath.Join(server.Root(), "profiles.git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := bare.Reference(plumbing.NewBranchReferenceName("main"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Hash().String()
 }
