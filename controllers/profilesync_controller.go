@@ -306,7 +306,7 @@ var refusalReasons = func() []string {
 // fetchFailed: the revision could not be fetched; an unreachable server may
 // come back.
 func fetchFailed(err error) error {
-	if errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge) {
+	if errors.Is(err, gitsource.ErrInvalidRequest) || errors.Is(err, gitsource.ErrCheckoutTooLarge) || errors.Is(err, gitsource.ErrObjectTooLarge) {
 		return fetchRefusal.of(err)
 	}
 	return fetchFailure.of(err)
@@ -613,6 +613,15 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 		result, err = r.Fetcher.Fetch(ctx, request)
 		return err
 	})
+	var refused *gitsource.RevisionRefusedError
+	if errors.As(err, &refused) && !errors.Is(err, gitsource.ErrCheckoutTooLarge) {
+		// The revision itself holds a commit, tree or tag over its bound,
+		// refused from its header: refused as a revision that does not
+		// build, and remembered as such, never inflated. (A blob over the
+		// checkout size is a checkout too large, a stalled fetch failure.)
+		obj.Status.LastAttemptedRevision = refused.Revision
+		return nil, buildFailed(err)
+	}
 	if err != nil {
 		return nil, fetchFailed(err)
 	}

@@ -34,7 +34,7 @@ func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout 
 	if p == nil {
 		return nil, nil
 	}
-	commit, err := gitsource.CommitTime(checkout.Dir, checkout.Commit)
+	commit, err := gitsource.CommitTime(checkout.Dir, checkout.Commit, r.Fetcher.ObjectLimits())
 	if err != nil {
 		// The notice is then measured from now, which only asks for more.
 		commit = now

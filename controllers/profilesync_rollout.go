@@ -197,14 +197,16 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	if err != nil {
 		return nil, fetchFailed(err)
 	}
+	// Every landscape follows the same branch (docs/rollout.md): the
+	// mirror holds that one and the records.
+	branch := gitsource.RefOfRevision(checkout.Revision)
 	landscapes, err := r.Fetcher.FetchLandscapes(ctx, gitsource.LandscapeRequest{
-		URL: obj.Spec.URL, Credentials: credentials, Timeout: syncTimeout(obj), CacheKey: key,
+		URL: obj.Spec.URL, Credentials: credentials, Timeout: syncTimeout(obj), CacheKey: key, Branch: branch,
 	})
 	if err != nil {
 		return nil, fetchFailed(err)
 	}
 	defer func() { _ = landscapes.Close() }()
-	branch := gitsource.RefOfRevision(checkout.Revision)
 	running := gitsource.CommitOfRevision(obj.Status.LastAppliedRevision)
 	answer, err := r.decideCandidates(obj, landscapes, landscape, branch, running)
 	if err != nil {

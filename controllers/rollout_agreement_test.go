@@ -186,7 +186,7 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			}
 
 			// The operator's sync of prod.
-			landscapes, err := gitsource.OpenLandscapes(dir)
+			landscapes, err := gitsource.OpenLandscapes(dir, gitsource.ObjectLimitsFor(0))
 			g.Expect(err).NotTo(HaveOccurred())
 			defer landscapes.Close()
 			prodLandscape := rollout.Landscape{Name: "prod", Path: "prod", After: []string{"dev"}, Soak: time.Hour}

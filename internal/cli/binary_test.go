@@ -120,13 +120,21 @@ func repositoryWithALooseGigabyte(t *testing.T) string {
 	tree := store(&object.Tree{Entries: entries})
 	pr := store(&object.Commit{Author: *signature, Committer: *signature, Message: "pr", TreeHash: tree, ParentHashes: []plumbing.Hash{main}})
 	g.Expect(repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName("pr"), pr))).To(Succeed())
+
+	// The branch bomb adds to main a commit whose message is 1 GiB of one
+	// byte: about 1 MiB on disk.
+	head := fmt.Sprintf("tree %s\nparent %s\nauthor attacker <a@example.com> 1767225600 +0000\ncommitter attacker <a@example.com> 1767225600 +0000\n\n", mainCommit.TreeHash, main)
+	bomb, err := gitserver.WriteLooseObject(filepath.Join(dir, ".git"), plumbing.CommitObject, []byte(head), 1<<30, 'a', []byte("\n"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName("bomb"), bomb))).To(Succeed())
 	return dir
 }
 
 // TestTheBinaryReadsOnlyTheRepositoryWithinItsMemory runs the profilesync
 // binary, as CI runs it on a stranger's pull request, on inputs that lead
-// out of the repository, into .git/, to /dev/zero, and on a revision with a
-// loose blob of 1 GiB: each is refused with the path and the rule, nothing
+// out of the repository, into .git/, to /dev/zero, on a revision with a
+// loose blob of 1 GiB, and (diff and rollout status) on a commit whose
+// message is 1 GiB, 1 MiB on disk: each is refused with the path and the rule, nothing
 // of a refused file is printed, and the process stays far below the size
 // it would take to read them.
 func TestTheBinaryReadsOnlyTheRepositoryWithinItsMemory(t *testing.T) {
@@ -178,7 +186,11 @@ func TestTheBinaryReadsOnlyTheRepositoryWithinItsMemory(t *testing.T) {
 		{name: "build: a resource linked into .git/", dir: root, args: []string{"build", "build-git", "--build-memory-limit", "256Mi"},
 			wantErr: []string{"build-git/git.yaml is a symbolic link into .git/, Git's metadata, which is not part of the build: refused"}},
 		{name: "diff: a loose blob of 1 GiB in the head", dir: repo, args: []string{"diff", "--base", "main", "--head", "pr", "--build-memory-limit", "256Mi"},
-			wantErr: []string{"exceeds the maximum checkout size of 64 MiB: reached at zeros.yaml (1 GiB); raise --max-checkout-size"}},
+			wantErr: []string{"read file zeros.yaml: blob ", " is 1 GiB, more than the maximum checkout size of 64 MiB", "--max-checkout-size"}},
+		{name: "diff: a commit whose message is 1 GiB in the head", dir: repo, args: []string{"diff", "--base", "main", "--head", "bomb", "--build-memory-limit", "256Mi"},
+			wantErr: []string{`resolve revision "bomb"`, " is 1 GiB, more than the 2 MiB a commit may have", "(raise it with --max-checkout-size)"}},
+		{name: "rollout status: a branch whose tip's message is 1 GiB", dir: repo, args: []string{"rollout", "status", ".", "--branch", "bomb"},
+			wantErr: []string{`read commit `, ` of branch "bomb": commit `, " is 1 GiB, more than the 2 MiB a commit may have", "(raise it with --max-checkout-size)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,7 +139,7 @@ revision, a tree or the cluster cannot be read. 2 on a usage error.`,
 	flags.VarP(&opts.output, "output", "o", "the report's format: table, markdown (a pull-request comment) or json")
 	flags.StringSliceVar(&opts.rollout, "rollout", nil, "check the head's rollout order over the `LANDSCAPES`, earliest first, e.g. dev,staging,prod, instead of the rollout file's")
 	flags.Var(byteSize{&opts.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
-		"The largest tree of a revision written for --base and --head (bytes, or a quantity like 64Mi).")
+		"The largest tree of a revision written for --base and --head (bytes, or a quantity like 64Mi); it also bounds each Git object read, as the operator's flag does.")
 	bindBuildOptions(flags, &opts.build)
 	bindMaxBuilds(flags, &opts.maxBuilds)
 	return cmd

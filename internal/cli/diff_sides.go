@@ -156,7 +156,7 @@ func newRevisionSides(ctx context.Context, opts *diffOptions) (*diffSides, error
 		if err != nil {
 			return diffTree{}, err
 		}
-		committed, err := gitsource.CommitTime(repo, commit)
+		committed, err := gitsource.CommitTime(repo, commit, gitsource.ObjectLimitsFor(opts.maxCheckoutSize))
 		if err != nil {
 			return diffTree{}, err
 		}

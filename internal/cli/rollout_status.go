@@ -110,7 +110,7 @@ the ref and the field); 2 on a usage error.`,
 	flags.Var(&opts.at, "at", "show the rollout at this RFC 3339 time (default now)")
 	flags.VarP(&opts.output, "output", "o", "the report's format: table, markdown (a pull-request comment) or json")
 	flags.Var(byteSize{&opts.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
-		"The most a fetch of a URL may write, and the largest tree of a revision written for a build (bytes, or a quantity like 64Mi).")
+		"The most a fetch of a URL may write, and the largest tree of a revision written for a build (bytes, or a quantity like 64Mi); it also bounds each Git object read, as the operator's flag does.")
 	flags.DurationVar(&opts.fetchTimeout, "fetch-timeout", defaultStatusFetchTimeout, "How long the fetch of a URL may take, listing included.")
 	bindBuildOptions(flags, &opts.build)
 	bindMaxBuilds(flags, &opts.maxBuilds)
@@ -159,6 +159,7 @@ func openStatusRepository(ctx context.Context, opts *rolloutStatusOptions, sourc
 				return fail(fmt.Errorf("%w; name the branch with --branch", err))
 			}
 		}
+		req.Branch = repo.branch
 		if repo.landscapes, err = fetcher.FetchLandscapes(ctx, req); err != nil {
 			return fail(err)
 		}
@@ -169,7 +170,7 @@ func openStatusRepository(ctx context.Context, opts *rolloutStatusOptions, sourc
 		return fail(err)
 	}
 	repo.label = source
-	if repo.landscapes, err = gitsource.OpenLandscapes(root); err != nil {
+	if repo.landscapes, err = gitsource.OpenLandscapes(root, gitsource.ObjectLimitsFor(opts.maxCheckoutSize)); err != nil {
 		return fail(err)
 	}
 	if repo.branch == "" {

@@ -35,7 +35,7 @@ var decideBenchStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // TMPDIR.
 func BenchmarkDecideOnALargeHistory(b *testing.B) {
 	dir, mainline := decideBenchRepository(b)
-	landscapes, err := OpenLandscapes(dir)
+	landscapes, err := OpenLandscapes(dir, ObjectLimitsFor(0))
 	if err != nil {
 		b.Fatal(err)
 	}

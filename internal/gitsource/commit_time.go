@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -13,12 +12,15 @@ import (
 // directory inside one, a bare repository, or a fetch's Result.Dir. It is the
 // committer's time, which a rebase or a merge renews, not the author's: a
 // change takes effect with the commit that lands it. The versioning policy
-// measures notice periods from it.
-func CommitTime(repoDir, commit string) (time.Time, error) {
-	repository, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+// measures notice periods from it. The commit is read within limits, like
+// every object (ObjectLimitsFor): one over its bound is refused from its
+// header, never decoded.
+func CommitTime(repoDir, commit string, limits ObjectLimits) (time.Time, error) {
+	repository, storage, err := openLocalRepository(repoDir, limits)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("open Git repository %s: %w", repoDir, err)
+		return time.Time{}, err
 	}
+	defer storage.Close()
 	object, err := repository.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read commit %s of %s: %w", commit, repoDir, err)

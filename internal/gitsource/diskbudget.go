@@ -22,7 +22,8 @@ var errOverBudget = errors.New("write refused: the checkout would exceed its siz
 // written, so that a file rewritten or removed (the index, a worktree file
 // replaced when a pinned commit is checked out) counts once, with its
 // current size, the way the disk holds it. It assumes that the directory it
-// watches starts empty, as a fetch's fresh directory does.
+// watches starts empty, as a fetch's fresh directory does, or that count
+// measured it first.
 //
 // Sizes are file contents; directories and file system overhead are not
 // counted.
@@ -38,6 +39,35 @@ type diskBudget struct {
 
 func newDiskBudget(limit int64) *diskBudget {
 	return &diskBudget{limit: limit, sizes: make(map[string]int64)}
+}
+
+// count adds what the files under dir hold (none when it does not exist),
+// for a budget over a directory that lives across fetches.
+func (b *diskBudget) count(dir string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := filepath.WalkDir(dir, func(path string, entry os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if entry.IsDir() {
+			return nil
+		}
+		info, err := entry.Info()
+		if err != nil {
+			return err
+		}
+		b.sizes[path] = info.Size()
+		b.used += info.Size()
+		return nil
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("measure %s: %w", dir, err)
+	}
+	return nil
 }
 
 // exceeded says whether a write was refused for the limit.

@@ -23,12 +23,19 @@
 // from their own trees, without a checkout and without the git binary.
 //
 // The landscapes' records (internal/rollout) travel through Git too:
-// FetchLandscapes keeps a bare mirror of a repository's branches, tags and
-// refs/profilesync/landscapes/* per cache key, Landscapes reads a
+// FetchLandscapes keeps a bare mirror of a repository's followed branch and
+// refs/profilesync/landscapes/* per cache key, within a disk budget across
+// fetches, Landscapes reads a
 // landscape's records from it, bounded and skipping untrusted garbage with
 // warnings, and is the rollout.Repository of rollout.DecideLandscape, every
 // ancestry question of one decision answered from one walk; PushRecord
 // fast-forwards one landscape's own ref and nothing else.
+//
+// Every repository is read through one bounded storer (objects.go): each
+// Git object's kind and size are read from its header, loose or packed,
+// and an object over its bound (ObjectLimitsFor) is refused with
+// ErrObjectTooLarge before anything inflates it; a fetched pack is checked
+// the same way before go-git indexes it.
 //
 // The loopback Git server that tests and run-local use lives in
 // test/gitserver; a lint rule keeps operator code from importing it.

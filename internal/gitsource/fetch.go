@@ -17,7 +17,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ErrInvalidRequest marks errors in what was asked for — a malformed ref,
@@ -137,6 +136,15 @@ type FetcherOptions struct {
 type Fetcher struct {
 	root    string
 	options FetcherOptions
+	// limits bound every Git object the Fetcher reads (ObjectLimitsFor
+	// its MaxCheckoutSize).
+	limits ObjectLimits
+
+	refusedMu sync.Mutex
+	// refused is, per cache directory, the last revision refused for an
+	// object over its bound, so that it is not downloaded again while it is
+	// what the ref resolves to.
+	refused map[string]*RevisionRefusedError
 
 	locksMu sync.Mutex
 	// locks serialise fetches per cache key; one mutex per object ever
@@ -172,7 +180,14 @@ func New(cacheRoot string, options FetcherOptions) (*Fetcher, error) {
 			}
 		}
 	}
-	return &Fetcher{root: root, options: options, locks: make(map[string]*sync.Mutex)}, nil
+	return &Fetcher{root: root, options: options, limits: ObjectLimitsFor(options.MaxCheckoutSize),
+		refused: make(map[string]*RevisionRefusedError), locks: make(map[string]*sync.Mutex)}, nil
+}
+
+// ObjectLimits are the bounds of the Git objects the Fetcher reads, for
+// reading its checkouts (CommitTime) within the same.
+func (f *Fetcher) ObjectLimits() ObjectLimits {
+	return f.limits
 }
 
 // Root is the cache directory.
@@ -234,9 +249,23 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 		return nil, err
 	}
 
+	revisionOf := func(commit plumbing.Hash) string {
+		if wanted.revisionName != "" {
+			return wanted.revisionName + "@" + revisionHashPrefix + commit.String()
+		}
+		return revisionHashPrefix + commit.String()
+	}
+	if refused := f.refusedRevision(dirName, revisionOf(wanted.commit)); refused != nil {
+		return nil, refused
+	}
 	dir := filepath.Join(f.root, dirName)
 	if !hasCheckout(dir, req.Ref, wanted) {
 		commit, err := f.cloneInto(ctx, dir, req, wanted, auth, repo)
+		if errors.Is(err, ErrObjectTooLarge) {
+			refused := &RevisionRefusedError{Revision: revisionOf(wanted.commit), Err: err}
+			f.rememberRefused(dirName, refused)
+			return nil, refused
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -245,10 +274,8 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 		wanted.commit = commit
 	}
 
-	revision := revisionHashPrefix + wanted.commit.String()
-	if wanted.revisionName != "" {
-		revision = wanted.revisionName + "@" + revision
-	}
+	revision := revisionOf(wanted.commit)
+	f.rememberRefused(dirName, nil)
 	return &Result{
 		Dir:      dir,
 		Revision: revision,
@@ -271,6 +298,7 @@ func (f *Fetcher) Forget(cacheKey string) error {
 	if err := os.RemoveAll(filepath.Join(f.root, dirName)); err != nil {
 		return fmt.Errorf("remove checkout of %q: %w", cacheKey, err)
 	}
+	f.rememberRefused(dirName, nil)
 	mirrorLock := f.lockFor(dirName + landscapesDirSuffix)
 	mirrorLock.Lock()
 	defer mirrorLock.Unlock()
@@ -278,6 +306,48 @@ func (f *Fetcher) Forget(cacheKey string) error {
 		return fmt.Errorf("remove the landscapes' mirror of %q: %w", cacheKey, err)
 	}
 	return nil
+}
+
+// RevisionRefusedError is a revision whose fetch was refused for what it
+// holds, an object over its bound (ErrObjectTooLarge), before anything of
+// it was inflated: the revision itself is at fault, as when it does not
+// build. The Fetcher remembers it per cache key and refuses it again
+// without downloading it while the ref resolves to it; a restarted
+// process downloads it once more and refuses it again from the objects'
+// headers.
+type RevisionRefusedError struct {
+	// Revision is the revision refused, as Result.Revision names it.
+	Revision string
+	Err      error
+}
+
+func (e *RevisionRefusedError) Error() string {
+	// Not the revision as such: "<ref>@" would read as user information to
+	// the redaction of errors.
+	return fmt.Sprintf("commit %s refused: %v", CommitOfRevision(e.Revision), e.Err)
+}
+func (e *RevisionRefusedError) Unwrap() error { return e.Err }
+
+// refusedRevision is the refusal remembered for revision in the cache
+// directory dirName, nil when there is none.
+func (f *Fetcher) refusedRevision(dirName, revision string) *RevisionRefusedError {
+	f.refusedMu.Lock()
+	defer f.refusedMu.Unlock()
+	if refused := f.refused[dirName]; refused != nil && refused.Revision == revision {
+		return refused
+	}
+	return nil
+}
+
+// rememberRefused keeps refused as the refusal of dirName; nil forgets it.
+func (f *Fetcher) rememberRefused(dirName string, refused *RevisionRefusedError) {
+	f.refusedMu.Lock()
+	defer f.refusedMu.Unlock()
+	if refused == nil {
+		delete(f.refused, dirName)
+		return
+	}
+	f.refused[dirName] = refused
 }
 
 func (f *Fetcher) lockFor(dirName string) *sync.Mutex {
@@ -353,7 +423,7 @@ func (f *Fetcher) cloneInto(ctx context.Context, dir string, req Request, wanted
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("open the .git directory of the fetch: %w", err)
 	}
-	storage := filesystem.NewStorage(dotGit, cache.NewObjectLRU(objectCacheSize))
+	storage := openBoundedStorage(dotGit, f.limits, objectCacheSize, false)
 	defer storage.Close()
 	tooLarge := func() error {
 		return fmt.Errorf("fetch %s of %s: %w of %s (raise it with --%s)",

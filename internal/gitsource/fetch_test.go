@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -443,6 +444,9 @@ func TestFetchRefusesACheckoutLargerThanTheLimit(t *testing.T) {
 		// setup seeds repo and returns what to fetch and how the error
 		// names it.
 		setup func(repo string) (ref Ref, what string)
+		// inflated: the file's blob is over the limit by itself, so the
+		// fetched pack is refused by its header before anything inflates it.
+		inflated bool
 	}{
 		{
 			name: "a branch with an incompressible file just over the limit is stopped while it downloads",
@@ -452,14 +456,16 @@ func TestFetchRefusesACheckoutLargerThanTheLimit(t *testing.T) {
 			},
 		},
 		{
-			name: "a branch with a file that compresses well is stopped while it is checked out",
+			name:     "a branch with a file that compresses well is stopped by its blob's header before it is inflated",
+			inflated: true,
 			setup: func(repo string) (Ref, string) {
 				commit(t, server, repo, "main", map[string]string{"big.bin": compressible(testCheckoutLimit + 1)})
 				return Ref{Branch: "main"}, `branch "main"`
 			},
 		},
 		{
-			name: "a commit on no branch tip, cloned with all branches and tags, is stopped when it is checked out",
+			name:     "a commit on no branch tip, cloned with all branches and tags, is stopped by its blob's header",
+			inflated: true,
 			setup: func(repo string) (Ref, string) {
 				big := commit(t, server, repo, "main", map[string]string{"big.bin": compressible(testCheckoutLimit + 1)})
 				commit(t, server, repo, "main", map[string]string{"big.bin": "small now\n"})
@@ -475,7 +481,8 @@ func TestFetchRefusesACheckoutLargerThanTheLimit(t *testing.T) {
 			},
 		},
 		{
-			name: "an older commit of its branch is stopped when it is checked out after the clone",
+			name:     "an older commit of its branch is stopped by its blob's header in the clone",
+			inflated: true,
 			setup: func(repo string) (Ref, string) {
 				big := commit(t, server, repo, "main", map[string]string{"big.bin": compressible(testCheckoutLimit + 1)})
 				commit(t, server, repo, "main", map[string]string{"big.bin": "small now\n"})
@@ -494,7 +501,15 @@ func TestFetchRefusesACheckoutLargerThanTheLimit(t *testing.T) {
 			_, err := fetch(fetcher, Request{URL: server.RepoURL(repo), Ref: ref, CacheKey: "ns/name"})
 
 			g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
-			g.Expect(err.Error()).To(Equal("fetch " + what + " of " + server.RepoURL(repo) + tooLarge))
+			if tt.inflated {
+				g.Expect(err).To(MatchError(ErrObjectTooLarge))
+				var refused *RevisionRefusedError
+				g.Expect(errors.As(err, &refused)).To(BeTrue(), "the revision is refused for what it holds")
+				g.Expect(err.Error()).To(HavePrefix("commit " + CommitOfRevision(refused.Revision) + " refused: fetch " + what + " of " + server.RepoURL(repo) + ": blob number "))
+				g.Expect(err.Error()).To(HaveSuffix(" is 262145 bytes, more than the maximum checkout size of 256 KiB (raise it with --max-checkout-size)"))
+			} else {
+				g.Expect(err.Error()).To(Equal("fetch " + what + " of " + server.RepoURL(repo) + tooLarge))
+			}
 			g.Expect(os.ReadDir(fetcher.Root())).To(BeEmpty(), "the partial clone is removed")
 		})
 	}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // What `profilesync rollout status` needs of a Landscapes beyond the
@@ -29,20 +26,14 @@ func (l *Landscapes) HeadBranch() (string, error) {
 
 // ExportTree writes the files of commit (a full SHA-1) into dest, as
 // ExportTree does for a repository on disk, within maxBytes (0: no limit).
-// It reads the repository as ExportTree does too, large objects as they are
-// consumed, whether it is a work tree's or a bare mirror.
+// It reads through the Landscapes' own bounded storer, as ExportTree does:
+// no object over its bound is inflated, a large blob is read as it is
+// consumed.
 func (l *Landscapes) ExportTree(ctx context.Context, commit, dest string, maxBytes int64) error {
 	if maxBytes < 0 {
 		return fmt.Errorf("maximum export size %d is negative; use 0 for no limit", maxBytes)
 	}
-	dir := l.storage.Filesystem()
-	bounded := filesystem.NewStorageWithOptions(dir, cache.NewObjectLRUDefault(), filesystem.Options{LargeObjectThreshold: lazyObjectThreshold})
-	defer bounded.Close()
-	repository, err := git.Open(bounded, nil)
-	if err != nil {
-		return fmt.Errorf("open Git repository %s: %w", dir.Root(), err)
-	}
-	_, err = exportRevision(ctx, repository, dir.Root(), commit, dest, maxBytes)
+	_, err := exportRevision(ctx, l.repository, l.storage.Filesystem().Root(), commit, dest, maxBytes)
 	return err
 }
 

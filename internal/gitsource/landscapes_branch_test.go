@@ -20,7 +20,7 @@ func TestTheDefaultBranchIsTheOneTheServersHEADNames(t *testing.T) {
 	seededRepo(t, server, "profiles")
 	commit(t, server, "profiles", "release", map[string]string{"profile.yaml": "version: 2\n"})
 	fetcher := newTestFetcher(t, FetcherOptions{})
-	request := LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "status", Timeout: 20 * time.Second}
+	request := LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "status", Timeout: 20 * time.Second}
 
 	branch, err := fetcher.DefaultBranch(context.Background(), request)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -40,7 +40,7 @@ func TestTheTreeOfARevisionIsExportedFromTheLandscapesMirror(t *testing.T) {
 	server := startGitServer(t, gitserver.Options{})
 	first := seededRepo(t, server, "profiles")
 	commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 2\n"})
-	landscapes, err := fetchLandscapes(t, newTestFetcher(t, FetcherOptions{}), LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "status"})
+	landscapes, err := fetchLandscapes(t, newTestFetcher(t, FetcherOptions{}), LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "status"})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	dest := filepath.Join(t.TempDir(), "tree")
@@ -60,7 +60,7 @@ func TestHeadBranchIsTheCheckedOutBranchAndNoneWhenDetached(t *testing.T) {
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("trunk")},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	landscapes, err := OpenLandscapes(dir)
+	landscapes, err := OpenLandscapes(dir, ObjectLimitsFor(0))
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = landscapes.Close() })
 	g.Expect(landscapes.HeadBranch()).To(Equal("trunk"))

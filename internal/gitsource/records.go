@@ -14,11 +14,9 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/profilesync/profilesync/internal/rollout"
 )
@@ -70,6 +68,10 @@ type LandscapeRequest struct {
 	// CacheKey names the mirror, like "namespace/name"; it may be the key
 	// of the ProfileSync's checkout, whose directory it does not touch.
 	CacheKey string
+	// Branch is the branch the landscapes follow, the one branch
+	// FetchLandscapes mirrors besides the records; empty mirrors the
+	// records only. PushRecord does not read it.
+	Branch string
 }
 
 // Landscapes is a local repository that holds the landscapes' records and
@@ -78,8 +80,8 @@ type LandscapeRequest struct {
 type Landscapes struct {
 	repository *git.Repository
 	// storage keeps the pack files open across the thousands of reads of
-	// one history; Close releases them.
-	storage *filesystem.Storage
+	// one history, and bounds every object read; Close releases them.
+	storage *boundedStorage
 }
 
 // Close releases the files the Landscapes holds open.
@@ -90,13 +92,11 @@ func (l *Landscapes) Close() error {
 	return l.storage.Close()
 }
 
-// readOptions open a repository for many small reads: opening and closing
-// the pack file for every object would cost more than reading it.
-var readOptions = filesystem.Options{KeepDescriptors: true}
-
-// openForReading opens the bare repository or .git directory at dir.
-func openForReading(dir string) (*Landscapes, error) {
-	storage := filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(objectCacheSize), readOptions)
+// openForReading opens the bare repository or .git directory at dir for
+// many small reads (opening and closing the pack file for every object
+// would cost more than reading it), every object within limits.
+func openForReading(dir string, limits ObjectLimits) (*Landscapes, error) {
+	storage := openBoundedStorage(osfs.New(dir), limits, objectCacheSize, true)
 	repository, err := git.Open(storage, nil)
 	if err != nil {
 		_ = storage.Close()
@@ -113,13 +113,19 @@ type RecordLimits = rollout.RecordLimits
 // ErrGarbledRecord or ErrUnknownRevision.
 type RecordHistory = rollout.RecordHistory
 
-// FetchLandscapes brings the repository's branches, tags and every
-// landscape's records into the cache key's mirror, a bare repository next
-// to its checkout, and opens it. Only what changed is downloaded; refs
-// deleted on the server are deleted from the mirror. What one call writes
-// is bounded by FetcherOptions.MaxCheckoutSize (ErrCheckoutTooLarge). The
-// returned Landscapes stays valid until the next FetchLandscapes or
-// PushRecord of the same key; Close it when done.
+// FetchLandscapes brings the branch the landscapes follow (req.Branch)
+// and every landscape's records into the cache key's mirror, a bare
+// repository next to its checkout, and opens it. Nothing else is fetched:
+// pushes to other branches and tags cost the mirror nothing. Only what
+// changed is downloaded; refs deleted on the server are deleted from the
+// mirror, and refs it no longer wants too. What the mirror holds on disk,
+// across fetches, is bounded by FetcherOptions.MaxCheckoutSize: a fetch that
+// would pass it empties the mirror (collecting what nothing wanted reaches)
+// and fetches once more, and fails with ErrCheckoutTooLarge when what is
+// wanted alone does not fit. Every object fetched and read is bounded by
+// its kind (ErrObjectTooLarge). The returned Landscapes stays valid until
+// the next FetchLandscapes or PushRecord of the same key; Close it when
+// done.
 //
 // Errors are those of Fetch, without credentials.
 func (f *Fetcher) FetchLandscapes(ctx context.Context, req LandscapeRequest) (landscapes *Landscapes, err error) {
@@ -135,15 +141,10 @@ func (f *Fetcher) FetchLandscapes(ctx context.Context, req LandscapeRequest) (la
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	refSpecs := []config.RefSpec{
-		"+refs/heads/*:refs/heads/*",
-		"+refs/tags/*:refs/tags/*",
-		config.RefSpec("+" + rollout.LandscapeRefPrefix + "*:" + rollout.LandscapeRefPrefix + "*"),
-	}
-	if err := mirror.fetch(ctx, refSpecs); err != nil {
+	if err := mirror.fetchWanted(ctx, req.Branch); err != nil {
 		return nil, fmt.Errorf("fetch the landscapes' records of %s: %w", mirror.repo, withTimeout(ctx, req.Timeout, err))
 	}
-	landscapes, err = openForReading(mirror.dir)
+	landscapes, err = openForReading(mirror.dir, f.limits)
 	if err != nil {
 		return nil, fmt.Errorf("open the mirror of the landscapes of %s: %w", mirror.repo, err)
 	}
@@ -152,13 +153,14 @@ func (f *Fetcher) FetchLandscapes(ctx context.Context, req LandscapeRequest) (la
 
 // OpenLandscapes opens the repository at repoDir (the top of a work tree,
 // or a bare repository) to read the landscapes' records it holds, as
-// `profilesync rollout status` does on a local path. Close it when done.
-func OpenLandscapes(repoDir string) (*Landscapes, error) {
+// `profilesync rollout status` does on a local path, every object within
+// limits. Close it when done.
+func OpenLandscapes(repoDir string, limits ObjectLimits) (*Landscapes, error) {
 	dir := repoDir
 	if info, err := os.Stat(filepath.Join(repoDir, git.GitDirName)); err == nil && info.IsDir() {
 		dir = filepath.Join(repoDir, git.GitDirName)
 	}
-	landscapes, err := openForReading(dir)
+	landscapes, err := openForReading(dir, limits)
 	if err != nil {
 		return nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
 	}
@@ -355,7 +357,14 @@ func (f *Fetcher) PushRecord(ctx context.Context, req LandscapeRequest, record r
 	// Every landscape's ref at once: they are small, and it prunes the
 	// mirror's copy of a ref deleted on the server.
 	allLandscapes := config.RefSpec("+" + rollout.LandscapeRefPrefix + "*:" + rollout.LandscapeRefPrefix + "*")
-	if err := mirror.fetch(ctx, []config.RefSpec{allLandscapes}); err != nil {
+	err = mirror.fetch(ctx, []config.RefSpec{allLandscapes})
+	if errors.Is(err, ErrCheckoutTooLarge) {
+		// Collected as FetchLandscapes does; the push needs the records only.
+		if err = mirror.recreate(); err == nil {
+			err = mirror.fetch(ctx, []config.RefSpec{allLandscapes})
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("read %s of %s before pushing a record: %w", refName, mirror.repo, withTimeout(ctx, req.Timeout, err))
 	}
 	var parent plumbing.Hash
@@ -392,13 +401,14 @@ func (f *Fetcher) PushRecord(ctx context.Context, req LandscapeRequest, record r
 // what only a change of the ProfileSync, its Secret, the record or the
 // server's configuration can fix: an invalid request, credentials the
 // server refuses, a repository that does not exist, a push the server
-// rejects on its own, a fetch past the maximum checkout size.
+// rejects on its own, a fetch past the maximum checkout size, an object
+// over its bound.
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
 	for _, permanent := range []error{
-		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge,
+		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge, ErrObjectTooLarge,
 		transport.ErrAuthenticationRequired, transport.ErrAuthorizationFailed, transport.ErrRepositoryNotFound,
 	} {
 		if errors.Is(err, permanent) {
@@ -482,13 +492,17 @@ func writeRecordCommit(repository *git.Repository, record rollout.Record, conten
 type landscapeMirror struct {
 	dir        string
 	repository *git.Repository
+	storage    *boundedStorage
 	remote     *git.Remote
 	auth       transport.AuthMethod
+	remoteURL  string
 	// repo is the redacted URL, for messages.
 	repo string
-	// budget counts what this call writes, up to maxSize.
+	// budget counts what the mirror holds on disk, from what it held when
+	// opened, up to maxSize: the bound holds across fetches, not per fetch.
 	budget  *diskBudget
 	maxSize int64
+	limits  ObjectLimits
 }
 
 // openMirror checks the request, takes the cache key's lock for the mirror
@@ -510,30 +524,128 @@ func (f *Fetcher) openMirror(req LandscapeRequest) (mirror *landscapeMirror, unl
 	dirName += landscapesDirSuffix
 	lock := f.lockFor(dirName)
 	lock.Lock()
-	dir := filepath.Join(f.root, dirName)
-	// What one call writes is bounded like a checkout: records are
-	// untrusted, and a ref can be made to point at any amount of data.
-	budget := newDiskBudget(f.options.MaxCheckoutSize)
-	storage := filesystem.NewStorage(budget.filesystem(osfs.New(dir)), cache.NewObjectLRU(objectCacheSize))
-	repository, err := git.Open(storage, nil)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		repository, err = git.Init(storage, nil)
-	}
-	if err != nil {
-		_ = storage.Close()
+	mirror = &landscapeMirror{dir: filepath.Join(f.root, dirName), auth: auth.method, remoteURL: auth.remoteURL, repo: repo,
+		maxSize: f.options.MaxCheckoutSize, limits: f.limits}
+	if err := mirror.open(); err != nil {
 		lock.Unlock()
 		// A mirror that cannot be opened is rebuilt by the next call.
-		_ = os.RemoveAll(dir)
+		_ = os.RemoveAll(mirror.dir)
 		return nil, nil, fmt.Errorf("open the mirror of the landscapes of %s: %w", repo, err)
 	}
-	remote := git.NewRemote(repository.Storer, &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{auth.remoteURL}})
 	release := func() {
-		_ = storage.Close()
+		mirror.close()
 		lock.Unlock()
 	}
-	mirror = &landscapeMirror{dir: dir, repository: repository, remote: remote, auth: auth.method, repo: repo,
-		budget: budget, maxSize: f.options.MaxCheckoutSize}
 	return mirror, release, nil
+}
+
+// open opens the mirror's directory, creating the repository on first use,
+// with a budget that starts from what the directory already holds.
+func (m *landscapeMirror) open() error {
+	// A pack whose receipt was interrupted (a crash) is never read: it
+	// only takes room.
+	leftovers, _ := filepath.Glob(filepath.Join(m.dir, "objects", "pack", "tmp_pack_*"))
+	for _, leftover := range leftovers {
+		_ = os.Remove(leftover)
+	}
+	m.budget = newDiskBudget(m.maxSize)
+	if err := m.budget.count(m.dir); err != nil {
+		return err
+	}
+	m.storage = openBoundedStorage(m.budget.filesystem(osfs.New(m.dir)), m.limits, objectCacheSize, false)
+	repository, err := git.Open(m.storage, nil)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		repository, err = git.Init(m.storage, nil)
+	}
+	if err != nil {
+		_ = m.storage.Close()
+		return err
+	}
+	m.repository = repository
+	m.remote = git.NewRemote(repository.Storer, &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{m.remoteURL}})
+	return nil
+}
+
+func (m *landscapeMirror) close() {
+	_ = m.storage.Close()
+}
+
+// recreate empties the mirror and opens it anew: the way it is collected
+// when it has reached its budget. Objects that no wanted ref reaches any
+// more (branches no landscape follows, a force-pushed history) are gone;
+// the next fetch brings back what is wanted.
+func (m *landscapeMirror) recreate() error {
+	m.close()
+	if err := os.RemoveAll(m.dir); err != nil {
+		return fmt.Errorf("empty the mirror of the landscapes of %s: %w", m.repo, err)
+	}
+	if err := m.open(); err != nil {
+		return fmt.Errorf("open the mirror of the landscapes of %s: %w", m.repo, err)
+	}
+	return nil
+}
+
+// mirrorRefSpecs are what a mirror holds: the branch the landscapes
+// follow and every landscape's records. Nothing else is fetched, so a
+// push to another branch or a tag costs the mirror nothing.
+func mirrorRefSpecs(branch string) []config.RefSpec {
+	specs := []config.RefSpec{config.RefSpec("+" + rollout.LandscapeRefPrefix + "*:" + rollout.LandscapeRefPrefix + "*")}
+	if branch != "" {
+		name := plumbing.NewBranchReferenceName(branch)
+		specs = append(specs, config.RefSpec("+"+name+":"+name))
+	}
+	return specs
+}
+
+// fetchWanted brings the branch and the records into the mirror within its
+// budget. A mirror that would pass its budget is collected (recreate) and
+// fetched once more: only what is wanted now must fit. Refs the mirror no
+// longer wants (another branch, tags an older mirror kept) are removed.
+func (m *landscapeMirror) fetchWanted(ctx context.Context, branch string) error {
+	if strings.ContainsAny(branch, "*:^~?[\\ ") || strings.HasPrefix(branch, "-") {
+		return fmt.Errorf("%w: branch %q is no branch name", ErrInvalidRequest, branch)
+	}
+	specs := mirrorRefSpecs(branch)
+	err := m.fetch(ctx, specs)
+	if errors.Is(err, ErrCheckoutTooLarge) {
+		if err := m.recreate(); err != nil {
+			return err
+		}
+		err = m.fetch(ctx, specs)
+	}
+	if errors.Is(err, git.NoMatchingRefSpecError{}) {
+		// Only the branch is named; the records' pattern may match nothing.
+		return fmt.Errorf("%w: branch %q not found on %s", ErrReferenceNotFound, branch, m.repo)
+	}
+	if err != nil {
+		return err
+	}
+	return m.dropUnwantedRefs(branch)
+}
+
+// dropUnwantedRefs removes every ref but the branch and the records, so
+// that what they alone reached is collected with the mirror.
+func (m *landscapeMirror) dropUnwantedRefs(branch string) error {
+	refs, err := m.repository.Storer.IterReferences()
+	if err != nil {
+		return fmt.Errorf("list the refs of the mirror of %s: %w", m.repo, err)
+	}
+	var unwanted []plumbing.ReferenceName
+	_ = refs.ForEach(func(ref *plumbing.Reference) error {
+		name := ref.Name()
+		wanted := name == plumbing.HEAD || strings.HasPrefix(name.String(), rollout.LandscapeRefPrefix) ||
+			(branch != "" && name == plumbing.NewBranchReferenceName(branch))
+		if !wanted {
+			unwanted = append(unwanted, name)
+		}
+		return nil
+	})
+	for _, name := range unwanted {
+		if err := m.repository.Storer.RemoveReference(name); err != nil {
+			return fmt.Errorf("remove %s from the mirror of %s: %w", name, m.repo, err)
+		}
+	}
+	return nil
 }
 
 // fetch brings refSpecs into the mirror, pruning what the server deleted.

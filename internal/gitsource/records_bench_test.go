@@ -50,7 +50,7 @@ func BenchmarkReadRecords(b *testing.B) {
 		}
 		repo.recordOf(record)
 	}
-	landscapes, err := OpenLandscapes(writePacked(b, repo.repository))
+	landscapes, err := OpenLandscapes(writePacked(b, repo.repository), ObjectLimitsFor(0))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestARecordPushedToItsLandscapeRefIsReadBackNewestFirst(t *testing.T) {
 	second := commit(t, server, "profiles", "main", map[string]string{"profile.yaml": "version: 2\n"})
 	before := serverRefs(t, server, "profiles")
 	fetcher := newTestFetcher(t, FetcherOptions{})
-	request := LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/dev"}
+	request := LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/dev"}
 
 	firstRecord, err := pushRecord(fetcher, request, appliedRecord("dev", first, 0))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -97,7 +97,7 @@ func TestARecordPushedToItsLandscapeRefIsReadBackNewestFirst(t *testing.T) {
 	g.Expect(after).To(Equal(before), "no other ref moved")
 
 	// Another landscape's operator, with a cache of its own, reads them.
-	landscapes, err := fetchLandscapes(t, newTestFetcher(t, FetcherOptions{}), LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
+	landscapes, err := fetchLandscapes(t, newTestFetcher(t, FetcherOptions{}), LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/prod"})
 	g.Expect(err).NotTo(HaveOccurred())
 	history, err := landscapes.Records("dev", RecordLimits{})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -123,7 +123,7 @@ func TestARecordIsPushedWithTheRequestsCredentials(t *testing.T) {
 	server := startGitServer(t, gitserver.Options{AllowPush: true, Username: "operator", Password: "s3cret-token"})
 	revision := seededRepo(t, server, "profiles")
 	fetcher := newTestFetcher(t, FetcherOptions{AllowCredentialsOverHTTP: true})
-	request := LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/dev"}
+	request := LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/dev"}
 
 	_, err := pushRecord(fetcher, request, appliedRecord("dev", revision, 0))
 	g.Expect(err).To(MatchError(transport.ErrAuthenticationRequired))
@@ -144,7 +144,7 @@ func TestARecordCannotBePushedToAnyOtherRef(t *testing.T) {
 	revision := seededRepo(t, server, "profiles")
 	before := serverRefs(t, server, "profiles")
 	fetcher := newTestFetcher(t, FetcherOptions{})
-	request := LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/dev"}
+	request := LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/dev"}
 
 	for _, landscape := range []string{
 		"../../heads/main", "../heads/main", "dev:refs/heads/main", "dev refs/heads/main", "+dev", "dev/../../heads/main",
@@ -180,7 +180,7 @@ func TestARecordPushedWhileTheServerIsDownFailsTransientlyAndWritesNothing(t *te
 	g.Expect(err).NotTo(HaveOccurred())
 	revision := seededRepo(t, server, "profiles")
 	fetcher := newTestFetcher(t, FetcherOptions{})
-	request := LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/dev", Timeout: 5 * time.Second}
+	request := LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/dev", Timeout: 5 * time.Second}
 	firstRecord, err := pushRecord(fetcher, request, appliedRecord("dev", revision, 0))
 	g.Expect(err).NotTo(HaveOccurred())
 	address := strings.TrimPrefix(server.URL(), "http://")
@@ -190,7 +190,7 @@ func TestARecordPushedWhileTheServerIsDownFailsTransientlyAndWritesNothing(t *te
 	g.Expect(err).To(MatchError(ErrConnectionFailed))
 	g.Expect(IsTransient(err)).To(BeTrue())
 
-	mirror, err := OpenLandscapes(filepath.Join(fetcher.Root(), mustCacheDirName(t, "ns/dev")+landscapesDirSuffix))
+	mirror, err := OpenLandscapes(filepath.Join(fetcher.Root(), mustCacheDirName(t, "ns/dev")+landscapesDirSuffix), ObjectLimitsFor(0))
 	g.Expect(err).NotTo(HaveOccurred())
 	defer mirror.Close()
 	tip, err := mirror.repository.Reference(plumbing.ReferenceName(rollout.LandscapeRefPrefix+"dev"), false)
@@ -459,7 +459,7 @@ func TestForgetRemovesTheLandscapesMirrorToo(t *testing.T) {
 	server := startGitServer(t, gitserver.Options{})
 	seededRepo(t, server, "profiles")
 	fetcher := newTestFetcher(t, FetcherOptions{})
-	_, err := fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
+	_, err := fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/prod"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(filepath.Join(fetcher.Root(), mustCacheDirName(t, "ns/prod")+landscapesDirSuffix)).To(BeADirectory())
 
@@ -467,8 +467,9 @@ func TestForgetRemovesTheLandscapesMirrorToo(t *testing.T) {
 	g.Expect(filepath.Glob(filepath.Join(fetcher.Root(), "*"))).To(BeEmpty())
 }
 
-// A mirror fetch is bounded like a checkout: a landscape ref (or branch)
-// pointing at more data than the limit is refused, not downloaded.
+// A mirror fetch is bounded like a checkout: a landscape ref (or the
+// followed branch) pointing at more data than the limit is refused, not
+// downloaded.
 func TestTheLandscapesMirrorIsBoundedByTheMaximumCheckoutSize(t *testing.T) {
 	g := NewWithT(t)
 	server := startGitServer(t, gitserver.Options{})
@@ -478,7 +479,7 @@ func TestTheLandscapesMirrorIsBoundedByTheMaximumCheckoutSize(t *testing.T) {
 	commit(t, server, "profiles", "records-bomb", map[string]string{"large": fmt.Sprintf("%x", random)})
 	fetcher := newTestFetcher(t, FetcherOptions{MaxCheckoutSize: 64 << 10})
 
-	_, err := fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/prod"})
+	_, err := fetchLandscapes(t, fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "records-bomb", CacheKey: "ns/prod"})
 	g.Expect(err).To(MatchError(ErrCheckoutTooLarge))
 	g.Expect(err).To(MatchError(ContainSubstring("64 KiB (raise it with --max-checkout-size)")))
 	g.Expect(IsTransient(err)).To(BeFalse())
@@ -492,7 +493,7 @@ func TestARecordPushedOverARefThatMovedIsRefusedAndTransient(t *testing.T) {
 	server := startGitServer(t, gitserver.Options{AllowPush: true})
 	revision := seededRepo(t, server, "profiles")
 	fetcher := newTestFetcher(t, FetcherOptions{})
-	_, err := pushRecord(fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), CacheKey: "ns/dev"}, appliedRecord("dev", revision, 0))
+	_, err := pushRecord(fetcher, LandscapeRequest{URL: server.RepoURL("profiles"), Branch: "main", CacheKey: "ns/dev"}, appliedRecord("dev", revision, 0))
 	g.Expect(err).NotTo(HaveOccurred())
 
 	// In front of the server, a proxy that lets the other writer push just

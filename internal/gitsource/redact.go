@@ -218,6 +218,7 @@ var safeCauses = []error{
 	ErrInvalidRequest,
 	ErrReferenceNotFound,
 	ErrCheckoutTooLarge,
+	ErrObjectTooLarge,
 	ErrRecordRefMoved,
 	ErrRecordPushRejected,
 }
@@ -249,6 +250,15 @@ func redactError(err error, secrets []string) error {
 	}
 	if isConnectionFailure(err) {
 		redacted.causes = append(redacted.causes, ErrConnectionFailed)
+	}
+	// Hashes, kinds and sizes: nothing a credential could be in.
+	var tooLarge *ObjectTooLargeError
+	if errors.As(err, &tooLarge) {
+		redacted.causes = append(redacted.causes, tooLarge)
+	}
+	var refused *RevisionRefusedError
+	if errors.As(err, &refused) {
+		redacted.causes = append(redacted.causes, &RevisionRefusedError{Revision: refused.Revision, Err: ErrObjectTooLarge})
 	}
 	return redacted
 }

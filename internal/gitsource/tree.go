@@ -60,10 +60,11 @@ func ExportTree(ctx context.Context, repoDir, revision, dest string, maxBytes in
 	if revision == "" {
 		revision = string(plumbing.HEAD)
 	}
-	repository, err := openLocalRepository(repoDir)
+	repository, storage, err := openLocalRepository(repoDir, ObjectLimitsFor(maxBytes))
 	if err != nil {
 		return "", err
 	}
+	defer storage.Close()
 	return exportRevision(ctx, repository, repoDir, revision, dest, maxBytes)
 }
 
@@ -112,27 +113,25 @@ func exportRevision(ctx context.Context, repository *git.Repository, repoDir, re
 const lazyObjectThreshold = 64 << 10
 
 // openLocalRepository opens the repository at or above repoDir (a linked
-// work tree's too) so that an object's size is known from its header before
-// its content is inflated. go-git inflates a loose object whole when it is
-// looked up unless it is over the storage's large-object threshold, and
-// `git fetch` stores small fetches loose: a 1 GB blob of zeros is 1 MB on
-// disk. Packed objects over 16 KiB are read lazily whatever the threshold.
-func openLocalRepository(repoDir string) (*git.Repository, error) {
+// work tree's too) with the bounded storer of every repository we read
+// (openBoundedStorage): no object over its bound is inflated, and a blob
+// within it is read as it is consumed. Close the storage when done.
+func openLocalRepository(repoDir string, limits ObjectLimits) (*git.Repository, *boundedStorage, error) {
 	opened, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
-		return nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
+		return nil, nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
 	}
 	storage, ok := opened.Storer.(*filesystem.Storage)
 	if !ok {
-		return opened, nil
+		return nil, nil, fmt.Errorf("open Git repository %s: not a repository on disk", repoDir)
 	}
-	bounded := filesystem.NewStorageWithOptions(storage.Filesystem(), cache.NewObjectLRUDefault(),
-		filesystem.Options{LargeObjectThreshold: lazyObjectThreshold})
+	bounded := openBoundedStorage(storage.Filesystem(), limits, cache.DefaultMaxSize, false)
 	repository, err := git.Open(bounded, nil)
 	if err != nil {
-		return nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
+		_ = bounded.Close()
+		return nil, nil, fmt.Errorf("open Git repository %s: %w", repoDir, err)
 	}
-	return repository, nil
+	return repository, bounded, nil
 }
 
 // resolveLocalRevision resolves revision to a commit. go-git answers a
@@ -141,6 +140,13 @@ func openLocalRepository(repoDir string) (*git.Repository, error) {
 // different errors; all mean the revision is not there.
 func resolveLocalRevision(repository *git.Repository, repoDir, revision string) (plumbing.Hash, error) {
 	hash, err := repository.ResolveRevision(plumbing.Revision(revision))
+	if bounded, ok := repository.Storer.(*boundedStorage); ok && err != nil {
+		if refused := bounded.lastRefusal(); refused != nil {
+			// go-git resolves a name to a commit by reading it, and says
+			// "not found" when the read is refused.
+			return plumbing.ZeroHash, fmt.Errorf("resolve revision %q in %s: %w", revision, repoDir, refused)
+		}
+	}
 	switch {
 	case err == nil:
 		return *hash, nil

@@ -19,14 +19,14 @@ import (
 
 // exportRepo is a local repository made by go-git for the export tests.
 type exportRepo struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	repo *git.Repository
 	// commits counts commits, so that each gets a distinct time.
 	commits int
 }
 
-func newExportRepo(t *testing.T) *exportRepo {
+func newExportRepo(t testing.TB) *exportRepo {
 	t.Helper()
 	dir := t.TempDir()
 	repo, err := git.PlainInit(dir, false)
@@ -295,7 +295,7 @@ func TestExportTreeEnforcesTheSizeLimit(t *testing.T) {
 		{"no limit", 0, ""},
 		{"a limit the tree fits exactly", 36, ""},
 		{"a limit one byte short", 35, "the checkout exceeds the maximum checkout size of 35 bytes: reached at "},
-		{"a limit smaller than the first file", 5, "the checkout exceeds the maximum checkout size of 5 bytes: reached at a.yaml (10 bytes)"},
+		{"a limit smaller than the first file, which its blob alone passes", 5, "read file a.yaml: blob 1a4ef0a13676bd250bc7a339220069966d340462 is 10 bytes, more than the maximum checkout size of 5 bytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

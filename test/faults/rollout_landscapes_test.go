@@ -285,7 +285,7 @@ func TestLandscapesOnTwoControlPlanesRollBackFailToRecordHotfixAndHold(t *testin
 		g.Eventually(func(g Gomega) []string { return prod.events(g, corev1.EventTypeNormal)[v1alpha1.HotfixReason] }).
 			WithTimeout(10 * time.Second).Should(ConsistOf(ContainSubstring("took hotfix " + hotfix)))
 
-		landscapes, err := gitsource.OpenLandscapes(filepath.Join(prod.git.Root(), prod.repo+".git"))
+		landscapes, err := gitsource.OpenLandscapes(filepath.Join(prod.git.Root(), prod.repo+".git"), gitsource.ObjectLimitsFor(0))
 		g.Expect(err).NotTo(HaveOccurred())
 		defer func() { _ = landscapes.Close() }()
 		history, err := landscapes.Records("prod", gitsource.RecordLimits{})

@@ -107,7 +107,7 @@ func TestRecordPushWhileTheGitServerIsDownIsRetriedAndNeverBlocks(t *testing.T) 
 	}).WithTimeout(60 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	recordedAfter := time.Since(started)
 
-	landscapes, err := gitsource.OpenLandscapes(filepath.Join(l.git.Root(), l.repo+".git"))
+	landscapes, err := gitsource.OpenLandscapes(filepath.Join(l.git.Root(), l.repo+".git"), gitsource.ObjectLimitsFor(0))
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = landscapes.Close() }()
 	history, err := landscapes.Records("dev", gitsource.RecordLimits{})
