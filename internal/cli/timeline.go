@@ -37,8 +37,10 @@ With --policy FILE (a versioning policy, docs/policy.md), it lists instead when
 the profiles, left as they are, stop satisfying that policy: every finding at
 --at, then each new one at the instant it starts, up to --until, in time
 order, so that the pull request that fixes it can be planned. The notice rule
-is about changes and takes no part. The exit status does not depend on the
-findings.
+is about changes and takes no part. It exits 1 when a finding of severity
+error is listed (at --at or scheduled later: from its date the operator
+refuses every new revision of the landscape), 0 when there are only warnings
+or none.
 
 With --landscape NAME (repeatable) or --all-landscapes, it lists the
 transitions of landscapes of the repository's rollout file
@@ -119,6 +121,13 @@ func runPolicyTimeline(inputs inputOptions, policyFile string, from, until time.
 	}
 	if err := table.Flush(); err != nil {
 		return fmt.Errorf("timeline: %w", err)
+	}
+	for _, f := range findings {
+		if f.Severity == policy.SeverityError {
+			// The table is the report; the exit status says a refusal is
+			// scheduled, so that a CI job running this fails.
+			return errInvalidInputReported
+		}
 	}
 	return nil
 }
