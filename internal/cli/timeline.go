@@ -49,8 +49,8 @@ of the current directory; docs/rollout.md) instead of -f: each landscape's
 overlay is built as 'build' builds it, and each line names its landscape.
 
 --output ics writes the transitions as an iCalendar feed (RFC 5545) to
-subscribe to: one event per transition, named by landscape, version and
-stage, with a UID that stays the same when the date moves, so that a calendar
+subscribe to: one event per transition, named by landscape, object (kind,
+namespace and name), version and stage, with a UID that stays the same when the date moves, so that a calendar
 fetching the feed again updates the event. Its DTSTAMP is --at.`,
 		Example: `  profilesync timeline -f profiles/ --at 2025-06-01T00:00:00Z --until 2025-12-31T23:59:59Z
   profilesync timeline -f base --policy profilesync-policy.yaml
