@@ -277,7 +277,9 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 // line once. The commit that makes the change is the head's when it is a
 // revision, else it is made now. satisfied is false when a rule of severity
 // error is broken, at now or within policyHorizon after it. The error is for a policy file that cannot be read.
-func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, policyHorizon time.Duration, stderr io.Writer) (sections []prdiff.PolicySection, satisfied bool, err error) {
+func checkPolicies(
+	head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, policyHorizon time.Duration, stderr io.Writer,
+) (sections []prdiff.PolicySection, satisfied bool, err error) {
 	commit := now
 	if !head.commitTime.IsZero() {
 		commit = head.commitTime
