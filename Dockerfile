@@ -4,6 +4,10 @@
 FROM golang:1.26 AS builder
 ARG TARGETOS
 ARG TARGETARCH
+# What `profilesync version` reports (make docker-build passes both; there is
+# no .git/ here for Go to read the commit from).
+ARG VERSION=unknown
+ARG COMMIT=
 WORKDIR /workspace
 # Dependencies first, so a source change reuses the module download layer.
 COPY go.mod go.sum ./
@@ -16,7 +20,7 @@ COPY webhooks/ webhooks/
 # The CRDs are compiled in: the build refuses what their schemas refuse.
 COPY config/crd/ config/crd/
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w" -o /out/profilesync .
+    go build -trimpath -ldflags "-s -w -X github.com/profilesync/profilesync/internal/cli.version=${VERSION} -X github.com/profilesync/profilesync/internal/cli.commit=${COMMIT}" -o /out/profilesync .
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=builder /out/profilesync /profilesync

@@ -10,6 +10,14 @@ LOCALBIN ?= $(CURDIR)/bin
 # ghcr.io/profilesync/profilesync:latest unless `kustomize edit set image` says otherwise).
 IMG ?= ghcr.io/profilesync/profilesync:latest
 
+# The release `profilesync version` reports: the Git tag, else the commit
+# (with -dirty for uncommitted changes). The commit itself comes from Go's
+# VCS stamp in `make build`; the image, built without .git/, gets it as an
+# argument.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_LDFLAGS := -X github.com/profilesync/profilesync/internal/cli.version=$(VERSION)
+
 ## Tool versions.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -118,11 +126,11 @@ verify: manifests generate fmt vet lint ## Regenerate everything, vet and lint, 
 
 .PHONY: build
 build: manifests generate fmt vet ## Build the profilesync binary into bin/.
-	go build -o $(LOCALBIN)/profilesync .
+	go build -ldflags "$(VERSION_LDFLAGS)" -o $(LOCALBIN)/profilesync .
 
 .PHONY: docker-build
 docker-build: ## Build the manager's container image $(IMG) (needs a Docker engine).
-	docker build -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
 
 .PHONY: run-local
 run-local: envtest ## Run ProfileSync on local control planes with the example repository (Ctrl-C stops it).

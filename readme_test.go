@@ -51,8 +51,8 @@ func readmeBlocks(readme string) (commands []readmeCommand, patches []string) {
 // TestREADMECommandsPrintWhatTheREADMEShows runs every offline command the
 // README shows, in examples/profiles-repo, and compares what it prints.
 // `profilesync diff --base BASE --head HEAD` runs in a Git repository whose
-// branch BASE holds the profiles of examples/profiles-repo (base/, overlays/
-// and the versioning policy) and whose branch HEAD holds them changed as the README's
+// branch BASE holds the profiles of examples/profiles-repo (base/, overlays/,
+// the versioning policy and the rollout file) and whose branch HEAD holds them changed as the README's
 // ```diff blocks show: the pull request the README compares. Its commits
 // are made alike in every run, so the commit names the README shows stay
 // the same until those files change.
@@ -194,9 +194,11 @@ func readmePullRequest(t *testing.T, dir, examples, base, head string, patches [
 	for _, tree := range []string{"base", "overlays"} {
 		g.Expect(os.CopyFS(filepath.Join(dir, tree), os.DirFS(filepath.Join(examples, tree)))).To(Succeed())
 	}
-	policy, err := os.ReadFile(filepath.Join(examples, "profilesync-policy.yaml"))
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.WriteFile(filepath.Join(dir, "profilesync-policy.yaml"), policy, 0o644)).To(Succeed())
+	for _, settings := range []string{"profilesync-policy.yaml", "profilesync-rollout.yaml"} {
+		content, err := os.ReadFile(filepath.Join(examples, settings))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(os.WriteFile(filepath.Join(dir, settings), content, 0o644)).To(Succeed())
+	}
 	commit(base, 0)
 	for _, patch := range patches {
 		applyPatch(t, dir, patch)

@@ -18,8 +18,9 @@ func newBuildCommand() *cobra.Command {
 	var at timeFlag
 	var root string
 	var build sandbox.Options
+	policyHorizon := policy.DefaultHorizon
 	cmd := &cobra.Command{
-		Use:   "build PATH [--at TIME] [--root DIR] [--max-file-size SIZE] [--max-rendered-size SIZE]",
+		Use:   "build PATH [--at TIME] [--policy-horizon DURATION] [--root DIR] [--max-file-size SIZE] [--max-rendered-size SIZE]",
 		Short: "Kustomize-build an overlay, then evaluate it",
 		Long: `Builds the directory PATH the way the sync does (kustomize, confined to the
 repository's work tree: no remote locations, no paths outside the root or in
@@ -38,14 +39,21 @@ The landscape's versioning policy is the file profilesync-policy.yaml nearest
 to PATH: in PATH or a directory above it, up to the repository root
 (docs/policy.md). Its findings at --at are printed as problems are, warnings
 prefixed "warning: ". The notice rule compares two revisions and is checked by
-'diff' and the operator, not here.
+'diff' and the operator, not here. The policy is checked again at every
+instant up to --policy-horizon (default 180d) after --at at which a finding
+can appear (every lifecycle stage start, every expiry, the end of every
+preview's allowed time): an error that time alone brings is an error now,
+printed "FILE: KIND/NAME: FIELD: from DATE (...) the operator refuses every
+revision with this: policy RULE: ...", because from that date the operator
+refuses every new revision of the landscape (docs/policy.md).
 
 A rollout file at the repository root (profilesync-rollout.yaml,
 docs/rollout.md) is checked too: a bad one fails the build, naming the file
 and the field, as the operator refuses the revision.
 
 Exit status: 0 valid, warnings on stderr; 1 when the overlay does not build,
-is invalid, breaks a policy rule of severity error or has a bad rollout file (nothing on stdout,
+is invalid, breaks a policy rule of severity error (at --at or within
+--policy-horizon) or has a bad rollout file (nothing on stdout,
 every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 		Example:               `  profilesync build overlays/prod --at 2025-06-01T00:00:00Z`,
 		DisableFlagsInUseLine: true,
@@ -56,21 +64,22 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 			return nil
 		},
 		RunE: failOnInput(func(cmd *cobra.Command, args []string) error {
-			return runBuild(cmd.Context(), root, args[0], build, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runBuild(cmd.Context(), root, args[0], build, at.or(time.Now()), policyHorizon, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	flags := cmd.Flags()
 	flags.SortFlags = false
 	flags.Var(&at, "at", "evaluate at this RFC 3339 time (default now)")
 	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH, else PATH)")
+	bindPolicyHorizon(flags, &policyHorizon)
 	bindBuildOptions(flags, &build)
 	return cmd
 }
 
 // runBuild builds the overlay at path, validates and evaluates it at now,
-// checks it against its policy and prints it; on any error nothing reaches
-// stdout.
-func runBuild(ctx context.Context, root, path string, build sandbox.Options, now time.Time, stdout, stderr io.Writer) error {
+// checks it against its policy at now and up to policyHorizon after it and
+// prints it; on any error nothing reaches stdout.
+func runBuild(ctx context.Context, root, path string, build sandbox.Options, now time.Time, policyHorizon time.Duration, stdout, stderr io.Writer) error {
 	overlay, err := locateOverlay(root, path)
 	if err != nil {
 		return err
@@ -95,7 +104,7 @@ func runBuild(ctx context.Context, root, path string, build sandbox.Options, now
 	if err != nil {
 		return err
 	}
-	if !printPolicyFindings(p.Check(evaluated, nil, now, now), map[string]bool{}, stderr) {
+	if !printPolicyFindings(checkPolicyAhead(p, evaluated, nil, now, now, policyHorizon), map[string]bool{}, stderr) {
 		return errInvalidInputReported
 	}
 	return writeProfiles(evaluated, stdout)

@@ -331,6 +331,12 @@ func TestUpdatePathErrorsExitOne(t *testing.T) {
 		{"an unknown profile", []string{"--profile", "gcp", "--kubernetes", "1.31.6"}, `update-path: no CloudProfile "gcp" among the inputs`},
 		{"a namespaced profile in another namespace", []string{"--profile", "aws-team-a", "--namespace", "team-b", "--kubernetes", "1.31.6"}, `update-path: no NamespacedCloudProfile "aws-team-a" in namespace "team-b" among the inputs`},
 		{"an unknown machine image", []string{"--profile", "aws", "--machine-image", "flatcar", "--version", "1.0.0"}, "CloudProfile/aws: "},
+		{"a Kubernetes version the profile does not list", []string{"--profile", "aws", "--kubernetes", "1.99.0"},
+			"base/cloudprofiles.yaml: CloudProfile/aws: Kubernetes version 1.99.0 is not listed in the profile, which lists 1.33.1, 1.32.2, 1.31.6, 1.30.10\n"},
+		{"a machine image version the profile does not list", []string{"--profile", "aws", "--machine-image", "gardenlinux", "--version", "9.9.9"},
+			"base/cloudprofiles.yaml: CloudProfile/aws: machine image gardenlinux version 9.9.9 is not listed in the profile, which lists 1877.0.0, 1592.4.0, 1443.10.0\n"},
+		{"a namespaced profile is checked by its merged spec", []string{"--profile", "aws-team-a", "--namespace", "team-a", "--kubernetes", "1.99.0"},
+			"NamespacedCloudProfile/team-a/aws-team-a: Kubernetes version 1.99.0 is not listed in the profile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ type diffOptions struct {
 	kubeContext      string
 	at               timeFlag
 	horizon          time.Duration
+	policyHorizon    time.Duration
 	output           diffFormat
 	rollout          []string
 	maxCheckoutSize  int64
@@ -35,10 +36,10 @@ type diffOptions struct {
 }
 
 func newDiffCommand() *cobra.Command {
-	opts := diffOptions{horizon: prdiff.DefaultHorizon, output: diffFormatTable, maxCheckoutSize: defaultMaxCheckoutSize}
+	opts := diffOptions{horizon: prdiff.DefaultHorizon, policyHorizon: policy.DefaultHorizon, output: diffFormatTable, maxCheckoutSize: defaultMaxCheckoutSize}
 	cmd := &cobra.Command{
 		Use: "diff (--base REV --head REV [--repo DIR] | --base-dir DIR --head-dir DIR | --cluster [--head-dir DIR]) [PATH...]\n" +
-			"       [--at TIME] [--horizon DURATION] [--output table|markdown|json] [--rollout LANDSCAPE,...]",
+			"       [--at TIME] [--horizon DURATION] [--policy-horizon DURATION] [--output table|markdown|json] [--rollout LANDSCAPE,...]",
 		Short: "Show what a change of the profiles does to every landscape, or how the cluster differs from a build",
 		Long: `Builds each overlay PATH of two revisions of a profiles repository the way
 'profilesync build' does, evaluates both sides at --at (default now) and prints
@@ -101,8 +102,13 @@ profilesync-policy.yaml nearest to it, up to the repository root; see
 docs/policy.md) is checked against it at --at, the notice rule against the
 base: a deprecation or expiry the change schedules or brings forward must come
 at least the policy's notice after the head's commit (with --base-dir and
---cluster, after --at). The findings are part of the report and printed on
-stderr, warnings prefixed "warning: ".
+--cluster, after --at). The head is checked again at every instant up to
+--policy-horizon (default 180d) after --at at which a finding can appear: an
+error that time alone brings is an error of the pull request, naming its date
+("from DATE ... the operator refuses every revision with this: policy RULE:
+..."), because from that date the operator refuses every new revision of the
+landscape. The findings are part of the report and printed on stderr,
+warnings prefixed "warning: ".
 
 Exit status: 0 when the head is valid and breaks no policy rule of severity
 error: the report on stdout, warnings on stderr. 1 with the report on stdout
@@ -136,6 +142,7 @@ revision, a tree or the cluster cannot be read. 2 on a usage error.`,
 	flags.StringVar(&opts.kubeContext, "context", "", "with --cluster, the kubeconfig context `NAME` (default: the current context)")
 	flags.Var(&opts.at, "at", "compare at this RFC 3339 time (default now)")
 	flags.Var(horizonFlag{&opts.horizon}, "horizon", "how far ahead of --at classifications are compared, a duration like 180d, 90d12h or 2160h")
+	bindPolicyHorizon(flags, &opts.policyHorizon)
 	flags.VarP(&opts.output, "output", "o", "the report's format: table, markdown (a pull-request comment) or json")
 	flags.StringSliceVar(&opts.rollout, "rollout", nil, "check the head's rollout order over the `LANDSCAPES`, earliest first, e.g. dev,staging,prod, instead of the rollout file's")
 	flags.Var(byteSize{&opts.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
@@ -248,7 +255,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 	report := prdiff.Compare(baseLabel, headLabel, compared, now, opts.horizon)
 	var satisfied, inOrder bool
 	report.RolloutWarnings, inOrder = checkRollout(rolloutFile, rollout, head, landscapes, heads, now, stderr)
-	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.build, now, stderr)
+	report.Policy, satisfied, err = checkPolicies(head, landscapes, heads, bases, opts.build, now, opts.policyHorizon, stderr)
 	if err != nil {
 		return err
 	}
@@ -269,8 +276,10 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 // with the base for the notice rule, and prints the findings on stderr, each
 // line once. The commit that makes the change is the head's when it is a
 // revision, else it is made now. satisfied is false when a rule of severity
-// error is broken. The error is for a policy file that cannot be read.
-func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, stderr io.Writer) (sections []prdiff.PolicySection, satisfied bool, err error) {
+// error is broken, at now or within policyHorizon after it. The error is for a policy file that cannot be read.
+func checkPolicies(
+	head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, policyHorizon time.Duration, stderr io.Writer,
+) (sections []prdiff.PolicySection, satisfied bool, err error) {
 	commit := now
 	if !head.commitTime.IsZero() {
 		commit = head.commitTime
@@ -285,7 +294,7 @@ func checkPolicies(head diffTree, landscapes []landscape, heads, bases sideSet, 
 		if p == nil {
 			continue
 		}
-		findings := p.Check(heads[i], bases[i], now, commit)
+		findings := checkPolicyAhead(p, heads[i], bases[i], now, commit, policyHorizon)
 		sections = append(sections, prdiff.PolicySection{Landscape: l.name, File: file, Errors: findings.Errors, Warnings: findings.Warnings})
 		satisfied = printPolicyFindings(findings, printed, stderr) && satisfied
 	}

@@ -147,9 +147,13 @@ func TestTimelineWithPolicyGolden(t *testing.T) {
 	g := NewWithT(t)
 	status, stdout, stderr := run(t, "timeline", "", "--at", policyTime, "-f", filepath.Join(policyFixtureMain, "base"),
 		"--policy", filepath.Join(policyFixtureMain, policy.FileName))
-	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(status).To(Equal(exitInvalidInput), "an error is scheduled for 2027-09-01")
 	g.Expect(stderr).To(BeEmpty())
 	assertGolden(t, filepath.Join("testdata", "policy", "timeline.txt"), stdout)
+
+	status, _, _ = run(t, "timeline", "", "--at", policyTime, "--until", "2027-08-31T00:00:00Z", "-f", filepath.Join(policyFixtureMain, "base"),
+		"--policy", filepath.Join(policyFixtureMain, policy.FileName))
+	g.Expect(status).To(Equal(exitOK), "warnings alone exit 0")
 
 	examples := filepath.Join("..", "..", "examples", "profiles-repo")
 	status, stdout, _ = run(t, "timeline", "", "--at", policyTime, "--until", "2026-12-01T00:00:00Z", "-f", filepath.Join(examples, "base"),
@@ -181,6 +185,51 @@ func TestExampleRepositorySatisfiesItsPolicy(t *testing.T) {
 			status, _, stderr := run(t, "build", "", filepath.Join(examples, "overlays", overlay.Name()), "--root", examples, "--at", "2026-11-22T00:00:00Z")
 			g.Expect(status).To(Equal(exitOK), stderr)
 			g.Expect(stderr).NotTo(ContainSubstring("policy "), "no findings at all")
+		})
+	}
+}
+
+// TestPullRequestThatSchedulesARefusalFails: the main fixture breaks prod's
+// supported rule from 2027-09-01 on (1.33.3 is deprecated with nothing to
+// take over), 283 days after policyTime. Within --policy-horizon, build and
+// diff fail, naming the date, the rule, the object and the field; beyond it
+// they pass, as they did before the horizon existed.
+func TestPullRequestThatSchedulesARefusalFails(t *testing.T) {
+	const want = "base/cloudprofiles.yaml: CloudProfile/aws: spec.kubernetes.versions[3]: from 2027-09-01T00:00:00Z (283d after 2026-11-22T00:00:00Z) " +
+		"the operator refuses every revision with this: policy supported: minor 1.33 has no supported patch; each of the newest 2 minors needs exactly one\n"
+	for _, tt := range []struct {
+		name    string
+		horizon []string
+		status  int
+	}{
+		{"the default horizon of 180 days ends before the refusal", nil, exitOK},
+		{"a horizon of 300 days reaches it", []string{"--policy-horizon", "300d"}, exitInvalidInput},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Run("build", func(t *testing.T) {
+				g := NewWithT(t)
+				args := append([]string{"build", "", filepath.Join(policyFixtureMain, "overlays", "prod"), "--root", policyFixtureMain, "--at", policyTime}, tt.horizon...)
+				status, stdout, stderr := run(t, args[0], args[1], args[2:]...)
+				g.Expect(status).To(Equal(tt.status), stderr)
+				if tt.status == exitOK {
+					g.Expect(stderr).NotTo(ContainSubstring("refuses"))
+					return
+				}
+				g.Expect(stdout).To(BeEmpty())
+				g.Expect(stderr).To(HaveSuffix(want))
+			})
+			t.Run("diff", func(t *testing.T) {
+				g := NewWithT(t)
+				args := append([]string{"diff", "", "--base-dir", policyFixtureMain, "--head-dir", policyFixtureMain, "--at", policyTime, "overlays/prod"}, tt.horizon...)
+				status, stdout, stderr := run(t, args[0], args[1], args[2:]...)
+				g.Expect(status).To(Equal(tt.status), stderr)
+				if tt.status == exitOK {
+					g.Expect(stderr).NotTo(ContainSubstring("refuses"))
+					return
+				}
+				g.Expect(stderr).To(HaveSuffix(want))
+				g.Expect(stdout).To(ContainSubstring("from 2027-09-01T00:00:00Z"), "the report names it too")
+			})
 		})
 	}
 }

@@ -80,6 +80,7 @@ the operator runs: they check a change to the profiles in a pull request.`,
 		newUpdatePathCommand(),
 		newManagerCommand(startManager),
 		newOpenAPICommand(),
+		newVersionCommand(),
 	)
 	addCompletionCommand(root)
 	return root

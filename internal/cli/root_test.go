@@ -14,7 +14,7 @@ func TestHelpListsTheCommands(t *testing.T) {
 			g.Expect(status).To(Equal(exitOK))
 			g.Expect(stderr).To(BeEmpty())
 			g.Expect(stdout).To(ContainSubstring("Available Commands:"))
-			for _, name := range []string{"build", "diff", "evaluate", "timeline", "rollout", "update-path", "completion", "manager", "openapi"} {
+			for _, name := range []string{"build", "diff", "evaluate", "timeline", "rollout", "update-path", "completion", "manager", "openapi", "version"} {
 				g.Expect(stdout).To(MatchRegexp(`\n  %s +\S`, name), "the command list names %s with its summary", name)
 			}
 		})

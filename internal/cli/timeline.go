@@ -37,8 +37,10 @@ With --policy FILE (a versioning policy, docs/policy.md), it lists instead when
 the profiles, left as they are, stop satisfying that policy: every finding at
 --at, then each new one at the instant it starts, up to --until, in time
 order, so that the pull request that fixes it can be planned. The notice rule
-is about changes and takes no part. The exit status does not depend on the
-findings.
+is about changes and takes no part. It exits 1 when a finding of severity
+error is listed (at --at or scheduled later: from its date the operator
+refuses every new revision of the landscape), 0 when there are only warnings
+or none.
 
 With --landscape NAME (repeatable) or --all-landscapes, it lists the
 transitions of landscapes of the repository's rollout file
@@ -47,8 +49,8 @@ of the current directory; docs/rollout.md) instead of -f: each landscape's
 overlay is built as 'build' builds it, and each line names its landscape.
 
 --output ics writes the transitions as an iCalendar feed (RFC 5545) to
-subscribe to: one event per transition, named by landscape, version and
-stage, with a UID that stays the same when the date moves, so that a calendar
+subscribe to: one event per transition, named by landscape, object (kind,
+namespace and name), version and stage, with a UID that stays the same when the date moves, so that a calendar
 fetching the feed again updates the event. Its DTSTAMP is --at.`,
 		Example: `  profilesync timeline -f profiles/ --at 2025-06-01T00:00:00Z --until 2025-12-31T23:59:59Z
   profilesync timeline -f base --policy profilesync-policy.yaml
@@ -119,6 +121,13 @@ func runPolicyTimeline(inputs inputOptions, policyFile string, from, until time.
 	}
 	if err := table.Flush(); err != nil {
 		return fmt.Errorf("timeline: %w", err)
+	}
+	for _, f := range findings {
+		if f.Severity == policy.SeverityError {
+			// The table is the report; the exit status says a refusal is
+			// scheduled, so that a CI job running this fails.
+			return errInvalidInputReported
+		}
 	}
 	return nil
 }

@@ -43,7 +43,10 @@ func writeTransitionsICS(w io.Writer, name string, stamp time.Time, transitions 
 		line("UID", transitionUID(tr))
 		line("DTSTAMP", stamp.UTC().Format(icsTimeFormat))
 		line("DTSTART", tr.at.UTC().Format(icsTimeFormat))
-		line("SUMMARY", escapeICSText(fmt.Sprintf("%s%s %s %s → %s", where, tr.subject, tr.version, tr.from, tr.to)))
+		// The title names the object (kind, namespace, name): a CloudProfile
+		// and a NamespacedCloudProfile that inherits its transition would
+		// otherwise have two events of the same title.
+		line("SUMMARY", escapeICSText(fmt.Sprintf("%s%s: %s %s %s → %s", where, tr.profile, tr.subject, tr.version, tr.from, tr.to)))
 		line("DESCRIPTION", escapeICSText(fmt.Sprintf("%s%s: %s %s moves from %s to %s at %s.",
 			where, tr.profile, tr.subject, tr.version, tr.from, tr.to, tr.at.UTC().Format(time.RFC3339))))
 		line("CATEGORIES", escapeICSText(string(tr.to)))

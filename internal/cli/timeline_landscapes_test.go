@@ -37,6 +37,20 @@ func TestTimelineOfTheLandscapesOfTheRolloutFile(t *testing.T) {
 	}
 
 	g := NewWithT(t)
+	status, feed, stderr := run(t, "timeline", "", append(window, "--all-landscapes", "--output", "ics")...)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	titles := map[string]int{}
+	for _, line := range strings.Split(strings.ReplaceAll(feed, "\r\n ", ""), "\r\n") {
+		if title, ok := strings.CutPrefix(line, "SUMMARY:"); ok {
+			titles[title]++
+		}
+	}
+	g.Expect(titles).To(HaveKey("prod: CloudProfile/aws: kubernetes 1.33.5 supported → deprecated"))
+	g.Expect(titles).To(HaveKey("prod: NamespacedCloudProfile/team-payments/aws-payments: kubernetes 1.33.5 supported → deprecated"))
+	for title, count := range titles {
+		g.Expect(count).To(Equal(1), "one event titled %q: each title names its object", title)
+	}
+
 	status, stdout, stderr := run(t, "timeline", "", append(window, "--landscape", "prod")...)
 	g.Expect(status).To(Equal(exitOK), stderr)
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
@@ -106,7 +120,7 @@ func TestICSFeedFoldsAndEscapes(t *testing.T) {
 	}
 	unfolded := strings.ReplaceAll(feed, "\r\n ", "")
 	g.Expect(unfolded).To(ContainSubstring("X-WR-CALNAME:feed\\, with\\; punctuation\\nand a newline\r\n"))
-	g.Expect(unfolded).To(ContainSubstring("SUMMARY:prod-eu: gardenlinux\\\\dev 1592.2.0 supported → deprecated\r\n"))
+	g.Expect(unfolded).To(ContainSubstring("SUMMARY:prod-eu: NamespacedCloudProfile/team-payments\\,eu\\;x/aws-payments-with-a-rather-long-name: gardenlinux\\\\dev 1592.2.0 supported → deprecated\r\n"))
 	g.Expect(unfolded).To(ContainSubstring("DESCRIPTION:prod-eu: NamespacedCloudProfile/team-payments\\,eu\\;x/aws-payments-with-a-rather-long-name: " +
 		"gardenlinux\\\\dev 1592.2.0 moves from supported to deprecated at 2026-12-01T00:00:00Z.\r\n"))
 	g.Expect(unfolded).To(ContainSubstring("DTSTAMP:20261130T230000Z\r\nDTSTART:20261201T000000Z\r\n"))

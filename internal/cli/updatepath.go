@@ -32,7 +32,14 @@ func newUpdatePathCommand() *cobra.Command {
 		Long: `Prints where a cluster on a version moves at TIME, as one JSON object
 {"auto": VERSION or null, "force": VERSION or null}: "auto" is the target of an
 automatic update, "force" the target if the version were expired (null for a
-machine image with update strategy major, which has no forced path).
+machine image with update strategy major, which has no forced path). As in
+Gardener (docs/semantics.md §4), a forced update prefers versions that are not
+expired and, when every version it may move to is expired, names the highest
+expired one: the next maintenance moves the cluster on again.
+
+The version must be one the profile lists (as written, or equal as a semantic
+version: 1.7 is 1.7.0); any other is an error naming the profile, its kind and
+the versions it lists, as an unknown machine image is.
 
 --profile names a CloudProfile; with --namespace it names a
 NamespacedCloudProfile, whose merged spec is used (its parent must be among the
@@ -89,6 +96,11 @@ func runUpdatePath(opts updatePathOptions, args []string, stdin io.Reader, stdou
 		return fmt.Errorf("update-path: no %s among the inputs", wantedProfile(opts.profile, opts.namespace))
 	}
 	targets, err := lifecycle.Paths(object.EffectiveSpec(), subject, now)
+	if err == nil {
+		// Checked after Paths so that an unknown machine image or a version
+		// that does not parse keeps its own message.
+		err = lifecycle.CheckListed(object.EffectiveSpec(), subject)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", object.File, object.Ref(), err)
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -186,4 +187,33 @@ func (p *Policy) instants(head []profile.Object, from, until time.Time) []time.T
 	}
 	sort.Slice(instants[1:], func(i, j int) bool { return instants[1+i].Before(instants[1+j]) })
 	return instants
+}
+
+// DefaultHorizon is how far ahead of a revision's time 'build' and 'diff'
+// look for policy errors that time alone will bring (--policy-horizon):
+// half a year, the horizon 'diff' compares classifications over, which is
+// longer than a version's usual deprecation notice and than the time a
+// pull request stays open, so a change that schedules a refusal fails its
+// own pull request, while the planned end of a minor years ahead does not
+// fail every unrelated one.
+const DefaultHorizon = 180 * day
+
+// ScheduledErrors returns the findings of severity error that head, left as
+// it is, starts to have after now and up to until: from each of those
+// instants the operator refuses every new revision of the landscape that
+// still has them. Each problem's message starts with "from DATE" so that the
+// date, the rule ("policy RULE: "), the object and the field are all on its
+// line. Errors head already has at now are Check's, not repeated here.
+func (p *Policy) ScheduledErrors(head []profile.Object, now, until time.Time) profile.Problems {
+	var out profile.Problems
+	for _, f := range p.Timeline(head, now, until) {
+		if f.Severity != SeverityError || !f.At.After(now) {
+			continue
+		}
+		problem := f.Problem
+		problem.Message = fmt.Sprintf("from %s (%s after %s) the operator refuses every revision with this: %s",
+			formatTime(f.At), formatDuration(f.At.Sub(now)), formatTime(now), problem.Message)
+		out = append(out, problem)
+	}
+	return out
 }
