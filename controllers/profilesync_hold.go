@@ -412,21 +412,21 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 	for i, h := range j.held {
 		before, listed := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]
 		if (!listed || !before.Until.Equal(&h.Until)) && slices.Contains(fresh, heldLines[i]) {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
+			r.event(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
 		}
 	}
 	for _, end := range j.ended {
 		if end.reason == v1alpha1.HoldReleasedReason {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, end.reason, "%s: Git caught up with the object held until %s; the hold is released and the object synced again", end.ref, end.until)
+			r.event(obj, corev1.EventTypeNormal, end.reason, "%s: Git caught up with the object held until %s; the hold is released and the object synced again", end.ref, end.until)
 		} else {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, end.reason, "%s: the hold expired at %s; the object is synced again", end.ref, end.until)
+			r.event(obj, corev1.EventTypeNormal, end.reason, "%s: the hold expired at %s; the object is synced again", end.ref, end.until)
 		}
 	}
 	for _, refused := range r.reported.fresh(key+"\x00refused", j.refused) {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldRefusedReason, "%s; the object is synced as if not held", refused)
+		r.event(obj, corev1.EventTypeWarning, v1alpha1.HoldRefusedReason, "%s; the object is synced as if not held", refused)
 	}
 	for _, ignored := range r.reported.fresh(key+"\x00ignored", j.ignored) {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldIgnoredReason,
+		r.event(obj, corev1.EventTypeWarning, v1alpha1.HoldIgnoredReason,
 			"%s: annotation %s ignored: the object is not in this ProfileSync's inventory, so its hold is not this ProfileSync's to honour", ignored, v1alpha1.HoldUntilAnnotation)
 	}
 	obj.Status.Holds = j.held
