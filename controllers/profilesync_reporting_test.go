@@ -61,7 +61,7 @@ func TestReconcilingIsTrueWhileASyncOfAChangeRuns(t *testing.T) {
 			break
 		}
 	}
-	g.Expect(reconciling).To(ContainElement(meta.ProgressingReason+": syncing revision "+revision))
+	g.Expect(reconciling).To(ContainElement(meta.ProgressingReason + ": syncing revision " + revision))
 }
 
 // TestEveryEventOfAProfileSyncCarriesItsRevision: the events of a sync,
