@@ -2,8 +2,11 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -1049,4 +1053,77 @@ func TestAHoldHoldsTheEditInEitherOrder(t *testing.T) {
 		editAnnotated(t, l.profile, holdAnnotations(until), toHugeMemory)
 		expectEditHeld(t, l, until)
 	})
+}
+
+// TestHeldUntilShowsOnlyAHoldTheSyncHonours: kubectl get's Held Until
+// column (read here as kubectl reads it, through the API server's table)
+// stays empty for a hold the sync refuses (further ahead than --max-hold),
+// shows the expiry of one it honours, and empties again when the hold is
+// removed.
+func TestHeldUntilShowsOnlyAHoldTheSyncHonours(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	l := applyGoodRevision(t, server, "held-until")
+
+	tooLong := time.Now().Add(v1alpha1.DefaultMaxHold + time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, l.profile, tooLong.Format(time.RFC3339), "INC-32: longer than --max-hold", shrinkMemory)
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, l.sync)
+		g.Expect(conditions.IsFalse(got, v1alpha1.HeldCondition)).To(BeTrue())
+		g.Expect(conditions.GetReason(got, v1alpha1.HeldCondition)).To(Equal(v1alpha1.HoldRefusedReason))
+		g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "the sync put the edit back")
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(heldUntilColumn(g, l.profile)).To(BeEmpty(), "a refused hold never reads as held")
+		g.Expect(getCloudProfile(g, l.profile).Status.HeldUntil).To(BeNil())
+	}).WithTimeout(3 * time.Second).Should(Succeed())
+
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, l.profile, until.Format(time.RFC3339), "INC-32", shrinkMemory)
+	g.Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, l.sync).Status.Holds).To(HaveLen(1))
+		g.Expect(heldUntilColumn(g, l.profile)).To(Equal(until.Format(time.RFC3339)))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cp := getCloudProfile(g, l.profile)
+		delete(cp.Annotations, v1alpha1.HoldUntilAnnotation)
+		delete(cp.Annotations, v1alpha1.HoldReasonAnnotation)
+		return k8sClient.Update(ctx, cp)
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		g.Expect(heldUntilColumn(g, l.profile)).To(BeEmpty())
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+}
+
+// heldUntilColumn is the Held Until cell of the CloudProfile name as
+// kubectl get prints it: the API server's table of the CRD's printer
+// columns; empty when the cell is.
+func heldUntilColumn(g Gomega, name string) string {
+	httpClient, err := rest.HTTPClientFor(restConfig)
+	g.Expect(err).NotTo(HaveOccurred())
+	request, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(restConfig.Host, "/")+"/apis/core.profilesync.io/v1alpha1/cloudprofiles/"+name, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	request.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	response, err := httpClient.Do(request)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = response.Body.Close() }()
+	if response.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(response.Body)
+		g.Expect(response.StatusCode).To(Equal(http.StatusOK), "GET %s: %s", request.URL, body)
+	}
+	var table metav1.Table
+	g.Expect(json.NewDecoder(response.Body).Decode(&table)).To(Succeed())
+	g.Expect(table.Rows).To(HaveLen(1))
+	for i, column := range table.ColumnDefinitions {
+		if column.Name == "Held Until" {
+			cell, _ := table.Rows[0].Cells[i].(string)
+			return cell
+		}
+	}
+	g.Expect(table.ColumnDefinitions).To(ContainElement(HaveField("Name", "Held Until")))
+	return ""
 }
