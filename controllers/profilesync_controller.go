@@ -367,7 +367,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 
 	if obj.Generation != obj.Status.ObservedGeneration {
-		if err := r.markReconciling(ctx, obj, "syncing generation %d: fetching %s", obj.Generation, obj.Spec.URL); err != nil {
+		if err := r.markReconciling(ctx, obj, "syncing generation %d", obj.Generation); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
