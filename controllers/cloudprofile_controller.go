@@ -33,14 +33,18 @@ type CloudProfileReconciler struct {
 	ProfileStatusController
 }
 
-// SetupWithManager registers the reconciler. Only spec changes (generation)
-// and reconcile requests (the reconcile.fluxcd.io/requestedAt annotation)
-// trigger a reconcile; the controller's own status writes do not.
+// SetupWithManager registers the reconciler. Only spec changes (generation),
+// reconcile requests (the reconcile.fluxcd.io/requestedAt annotation), a
+// change of the hold annotations and a change of the holds a ProfileSync
+// honours (status.heldUntil) trigger a reconcile; the controller's own
+// status writes do not.
 func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CloudProfile{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}, holdChanged),
 		)).
+		// status.heldUntil follows the sync's decision on the profile's hold.
+		Watches(&v1alpha1.ProfileSync{}, heldProfiles(v1alpha1.CloudProfileKind)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			RateLimiter:             opts.RateLimiter,
@@ -53,7 +57,7 @@ func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts Options
 func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &v1alpha1.CloudProfile{}
 	return reconcileStatus(ctx, &r.ProfileStatusController, req, v1alpha1.CloudProfileKind, obj,
-		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration},
+		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration, heldUntil: &obj.Status.HeldUntil},
 		func(now, wallNow time.Time) (ctrl.Result, error) {
 			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&obj.Spec, field.NewPath("spec"), now)
 			if len(errs) > 0 {

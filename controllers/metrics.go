@@ -17,10 +17,13 @@ import (
 // phase label.
 const (
 	phaseFetch    = "fetch"    // resolve the ref and check the revision out
+	phaseRollout  = "rollout"  // the rollout gate: read the landscapes' records and decide which commit to take
 	phaseBuild    = "build"    // kustomize build and decode; skipped when the revision was built before
 	phaseValidate = "validate" // read the live profiles, check the set, tenancy and the update rules
+	phaseHold     = "hold"     // judge the holds of break glass, and remove the annotations of those that end
 	phaseApply    = "apply"    // server-side apply of every profile
 	phasePrune    = "prune"    // delete what left Git
+	phaseRecord   = "record"   // push the landscape's record to Git; only when one is pushed
 	phaseStatus   = "status"   // the ProfileSync's status patch
 )
 
@@ -133,7 +136,7 @@ func NewMetrics(clk clock.PassiveClock) *Metrics {
 		stopwatch: clock.RealClock{},
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "profilesync_sync_duration_seconds",
-			Help: "Duration of the phases of a ProfileSync's sync (fetch, build, validate, apply, prune, status), one observation per phase run in a sync.",
+			Help: "Duration of the phases of a ProfileSync's sync (fetch, rollout, build, validate, hold, apply, prune, record, status), one observation per phase run in a sync.",
 			// From a cached build to a fetch that runs into spec.timeout.
 			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}, []string{labelNamespace, labelName, "phase"}),

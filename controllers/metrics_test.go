@@ -141,9 +141,10 @@ func TestSyncMetricsFollowTheSyncAndEndWithTheProfileSync(t *testing.T) {
 				fmt.Sprintf(`{name=%q,namespace=%q,revision="main@sha1:%s"}`, sync.Name, sync.Namespace, first): 1,
 			}))
 			g.Expect(value(g, "profilesync_sync_last_applied_timestamp_seconds", syncLabels)).To(Equal(float64(now.Unix())))
-			for _, phase := range []string{phaseFetch, phaseBuild, phaseValidate, phaseApply, phasePrune, phaseStatus} {
+			for _, phase := range []string{phaseFetch, phaseRollout, phaseBuild, phaseValidate, phaseHold, phaseApply, phasePrune, phaseStatus} {
 				g.Expect(value(g, "profilesync_sync_duration_seconds", withLabels(syncLabels, "phase", phase))).To(BeNumerically(">=", 1), phase)
 			}
+			g.Expect(series(g, testMetrics, "profilesync_sync_duration_seconds", withLabels(syncLabels, "phase", phaseRecord))).To(BeEmpty(), "no record pushed without spec.rollout.record")
 			// A counter for every reason, at zero until a refusal.
 			g.Expect(series(g, testMetrics, "profilesync_sync_revisions_refused_total", syncLabels)).To(
 				And(HaveLen(len(refusalReasons)), HaveEach(0.0)))

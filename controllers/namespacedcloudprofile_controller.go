@@ -49,8 +49,10 @@ func (r *NamespacedCloudProfileReconciler) SetupWithManager(ctx context.Context,
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.NamespacedCloudProfile{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}, holdChanged),
 		)).
+		// status.heldUntil follows the sync's decision on the profile's hold.
+		Watches(&v1alpha1.ProfileSync{}, heldProfiles(v1alpha1.NamespacedCloudProfileKind)).
 		// Create and delete of a parent pass the generation predicate too, so a
 		// child whose parent appears recovers by itself.
 		Watches(&v1alpha1.CloudProfile{},
@@ -88,7 +90,7 @@ func (r *NamespacedCloudProfileReconciler) childrenOf(ctx context.Context, paren
 func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &v1alpha1.NamespacedCloudProfile{}
 	return reconcileStatus(ctx, &r.ProfileStatusController, req, v1alpha1.NamespacedCloudProfileKind, obj,
-		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration},
+		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration, heldUntil: &obj.Status.HeldUntil},
 		func(now, wallNow time.Time) (ctrl.Result, error) {
 			parent := &v1alpha1.CloudProfile{}
 			err := r.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent)

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -115,6 +116,9 @@ type profileStatus struct {
 	// versions is its classification part, recorded in the metrics.
 	versions           *v1alpha1.ProfileVersionsStatus
 	observedGeneration *int64
+	// heldUntil is its heldUntil: the hold the sync honours
+	// (honouredHoldUntil).
+	heldUntil **metav1.Time
 }
 
 // reconcileStatus reads the profile of kind that req names into obj (held
@@ -142,6 +146,11 @@ func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.R
 		c.Metrics.observeProfile(kind, obj, status.versions)
 	}()
 
+	held, err := honouredHoldUntil(ctx, c.Client, kind, obj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	*status.heldUntil = held
 	wallNow := c.Clock.Now()
 	return compute(c.times.at(req.NamespacedName, wallNow), wallNow)
 }

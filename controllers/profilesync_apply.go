@@ -279,12 +279,12 @@ func (r *ProfileSyncReconciler) recordApplied(obj *v1alpha1.ProfileSync, changes
 		}
 		configured++
 		if obj.Status.LastAppliedRevision == revision {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.DriftCorrectedReason,
+			r.event(obj, corev1.EventTypeNormal, v1alpha1.DriftCorrectedReason,
 				"%s: %s changed on the cluster; restored from %s", c.item.object.Ref(), fieldList(c.fields), revision)
 		}
 	}
 	if created+configured > 0 {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.AppliedReason,
+		r.event(obj, corev1.EventTypeNormal, v1alpha1.AppliedReason,
 			"revision %s: %d created, %d configured", revision, created, configured)
 	}
 }
@@ -512,7 +512,7 @@ func (r *ProfileSyncReconciler) prune(ctx context.Context, obj *v1alpha1.Profile
 			}
 			return applyFailed(fmt.Errorf("prune %s %s: %w", entry.Kind, key, err))
 		}
-		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.PrunedReason, "%s %s removed from Git: deleted", entry.Kind, key)
+		r.event(obj, corev1.EventTypeNormal, v1alpha1.PrunedReason, "%s %s removed from Git: deleted", entry.Kind, key)
 	}
 	return nil
 }

@@ -383,6 +383,11 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, nil
 	}
 
+	if obj.Generation != obj.Status.ObservedGeneration {
+		if err := r.markReconciling(ctx, obj, "syncing generation %d", obj.Generation); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	started := r.Clock.Now()
 	revision, err := r.sync(ctx, obj, timer)
 	obj.Status.ObservedGeneration = obj.Generation
@@ -407,7 +412,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.failures.forget(req.String())
 		r.refusals.forget(req.String())
 		r.Metrics.appliedRevision(obj)
-		r.recordRollout(ctx, obj)
+		r.recordRollout(ctx, obj, timer)
 		return ctrl.Result{RequeueAfter: r.nextSync(obj, r.Clock.Now(), interval)}, nil
 	}
 	for _, t := range failureConditions {
@@ -423,10 +428,10 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	conditions.Delete(obj, v1alpha1.ReconcilingCondition)
 	// A failure retried with backoff is one event and one count.
 	if r.failures.firstReport(req.String(), failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
-		r.EventRecorder.Event(obj, corev1.EventTypeWarning, failed.reason, message)
+		r.event(obj, corev1.EventTypeWarning, failed.reason, "%s", message)
 		r.Metrics.refusedRevision(obj, failed.reason)
 	}
-	r.recordRefusal(ctx, obj, failed)
+	r.recordRefusal(ctx, obj, failed, timer)
 	if failed.stalled {
 		r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
 		// A refused revision keeps its refusal, not its objects: a recheck
@@ -440,6 +445,24 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	conditions.Delete(obj, v1alpha1.StalledCondition)
 	return ctrl.Result{}, err
+}
+
+// markReconciling sets Reconciling=True, as kustomize-controller does at
+// the start of a reconciliation, and writes it at once through the status
+// subresource, so that kstatus tools and `kubectl wait` see the sync at work
+// on a change while it runs; every end of a sync removes it again. Only a
+// sync of a change marks it (a new generation, or a new revision once
+// fetched), and only once: an idle interval writes nothing.
+func (r *ProfileSyncReconciler) markReconciling(ctx context.Context, obj *v1alpha1.ProfileSync, messageFmt string, args ...any) error {
+	if conditions.IsTrue(obj, v1alpha1.ReconcilingCondition) {
+		return nil
+	}
+	written := obj.DeepCopy()
+	conditions.MarkReconciling(obj, meta.ProgressingReason, messageFmt, args...)
+	if err := patchStatus(ctx, r.Client, written, obj, &obj.Status); err != nil {
+		return fmt.Errorf("mark %s Reconciling: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	return nil
 }
 
 // logOutcome writes the one log line of a sync: the revision it applied or
@@ -503,6 +526,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
+	timer.start(phaseRollout)
 	gate, err := r.gateRollout(untrusted, obj, checkout)
 	if err != nil {
 		return "", err
@@ -512,6 +536,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	// interval: an idle landscape makes no writes, events included.
 	newAttempt := checkout.Revision != obj.Status.LastAttemptedRevision || obj.Generation != obj.Status.ObservedGeneration
 	obj.Status.LastAttemptedRevision = checkout.Revision
+	if newAttempt {
+		if err := r.markReconciling(ctx, obj, "syncing revision %s", checkout.Revision); err != nil {
+			return "", err
+		}
+	}
 	recheck := r.RefusalRecheck
 	if recheck <= 0 {
 		recheck = DefaultRefusalRecheck
@@ -541,7 +570,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	warnings, err := r.validate(obj, checkout, decoded, live)
 	if newAttempt {
 		for _, w := range warnings {
-			r.EventRecorder.Event(obj, corev1.EventTypeWarning, w.reason, w.message)
+			r.event(obj, corev1.EventTypeWarning, w.reason, "%s", w.message)
 		}
 	}
 	if err != nil {
@@ -558,9 +587,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err := r.checkAccess(obj, plan); err != nil {
 		return "", err
 	}
+	timer.start(phaseHold)
 	if err := r.holds(ctx, obj, plan); err != nil {
 		return "", err
 	}
+	timer.start(phaseValidate)
 	if err := r.checkUpdateRules(plan, live); err != nil {
 		return "", err
 	}

@@ -34,7 +34,7 @@ func (r *ProfileSyncReconciler) reportDrift(obj *v1alpha1.ProfileSync, drifts []
 		lines = append(lines, d.String())
 	}
 	for _, line := range r.reported.fresh(client.ObjectKeyFromObject(obj).String()+"\x00drift", lines) {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.DriftDetectedReason,
+		r.event(obj, corev1.EventTypeWarning, v1alpha1.DriftDetectedReason,
 			"%s changed on the cluster; left as it is (driftDetection mode warn)", line)
 	}
 	r.Metrics.observeDrift(obj, len(drifts))

@@ -52,9 +52,14 @@ import (
 //     with later edits (recordDrift), but not with what Git changes during
 //     the hold: the pull request that brings the emergency edit into Git
 //     ends the hold even when another of Git's changes to the object landed
-//     meanwhile, which the same sync then applies. Fields only the cluster
-//     has are not drift, so a hold on an edit that only adds them ends at
-//     once, and the edit stays (server-side apply leaves it to its manager);
+//     meanwhile, which the same sync then applies. Git has caught up only
+//     with something that drifted under the hold (gitCaughtUp): a hold set
+//     before its edit is judged at once, by the sync its setting triggers,
+//     with nothing drifted yet, and stays to hold the edit that follows.
+//     Fields only the cluster has are not drift, so a hold on an edit that
+//     only adds them waits on nothing until it expires or is removed, and
+//     the edit stays after it too (server-side apply leaves it to its
+//     manager);
 //   - when it expires: at the hold-until time on the sync's clock, which is
 //     when the sync next runs (syncRequeue wakes it exactly then).
 //
@@ -78,8 +83,9 @@ type holdJudgement struct {
 	// held are the holds honoured, sorted by kind, namespace and name.
 	held []v1alpha1.ObjectHold
 	// heldFields are the recorded fields each held object still differs
-	// from Git on, by inventory key: what its hold waits on; nil for an
-	// object Git no longer has.
+	// from Git on, by inventory key: what its hold waits on; empty for an
+	// object under which nothing has drifted yet, absent for an object Git
+	// no longer has.
 	heldFields map[string][]string
 	// ended are the holds that end in this sync.
 	ended []endedHold
@@ -148,13 +154,13 @@ func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHo
 			if waiting, err = stillDrifted(*item, held.DriftedFields); err != nil {
 				return err
 			}
-			if len(waiting) == 0 {
+			if gitCaughtUp(held.DriftedFields, waiting) {
 				j.ended = append(j.ended, endedHold{ref: ref, live: live, until: until, reason: v1alpha1.HoldReleasedReason})
 				return nil
 			}
+			j.heldFields[key] = waiting
 		}
 		j.held = append(j.held, held)
-		j.heldFields[key] = waiting
 		return nil
 	}
 	for i := range plan.items {
@@ -180,6 +186,17 @@ func judgeHolds(obj *v1alpha1.ProfileSync, plan *applyPlan, now time.Time, maxHo
 		return inventoryKey(j.held[a].Kind, j.held[a].Namespace, j.held[a].Name) < inventoryKey(j.held[b].Kind, j.held[b].Namespace, j.held[b].Name)
 	})
 	return j, nil
+}
+
+// gitCaughtUp is the release decision of a hold: Git has caught up when
+// something drifted under the hold (recorded, status.holds[].driftedFields)
+// and none of it differs from Git any more (waiting, stillDrifted). A hold
+// under which nothing has drifted yet is not caught up with: it was set
+// before the edit it is for (or the edit only adds fields Git does not set),
+// and it holds whatever is edited while it stands, until it expires or is
+// removed.
+func gitCaughtUp(recorded, waiting []string) bool {
+	return len(recorded) > 0 && len(waiting) == 0
 }
 
 // honouredHolds are status.holds by inventory key: the holds the last sync
@@ -212,7 +229,11 @@ const (
 // else Git changed meanwhile.
 func recordDrift(item planItem, previous v1alpha1.ObjectHold) ([]string, error) {
 	recorded := previous.DriftedFields
-	edited := len(recorded) == 0 || item.live.GetGeneration() != previous.ObservedGeneration ||
+	// A hold not judged before (previous is the zero ObjectHold) has
+	// observed no generation, so its first judgement records the drift of
+	// the moment; a hold judged with nothing drifted yet records the first
+	// edit made under it by the edit's new generation.
+	edited := item.live.GetGeneration() != previous.ObservedGeneration ||
 		item.live.GetAnnotations()[v1alpha1.AppliedDigestAnnotation] == item.digest
 	if !edited {
 		return recorded, nil
@@ -391,21 +412,21 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 	for i, h := range j.held {
 		before, listed := previous[inventoryKey(h.Kind, h.Namespace, h.Name)]
 		if (!listed || !before.Until.Equal(&h.Until)) && slices.Contains(fresh, heldLines[i]) {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
+			r.event(obj, corev1.EventTypeNormal, v1alpha1.HoldSetReason, "%s", describeHold(h, j.heldFields))
 		}
 	}
 	for _, end := range j.ended {
 		if end.reason == v1alpha1.HoldReleasedReason {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, end.reason, "%s: Git caught up with the object held until %s; the hold is released and the object synced again", end.ref, end.until)
+			r.event(obj, corev1.EventTypeNormal, end.reason, "%s: Git caught up with the object held until %s; the hold is released and the object synced again", end.ref, end.until)
 		} else {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, end.reason, "%s: the hold expired at %s; the object is synced again", end.ref, end.until)
+			r.event(obj, corev1.EventTypeNormal, end.reason, "%s: the hold expired at %s; the object is synced again", end.ref, end.until)
 		}
 	}
 	for _, refused := range r.reported.fresh(key+"\x00refused", j.refused) {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldRefusedReason, "%s; the object is synced as if not held", refused)
+		r.event(obj, corev1.EventTypeWarning, v1alpha1.HoldRefusedReason, "%s; the object is synced as if not held", refused)
 	}
 	for _, ignored := range r.reported.fresh(key+"\x00ignored", j.ignored) {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.HoldIgnoredReason,
+		r.event(obj, corev1.EventTypeWarning, v1alpha1.HoldIgnoredReason,
 			"%s: annotation %s ignored: the object is not in this ProfileSync's inventory, so its hold is not this ProfileSync's to honour", ignored, v1alpha1.HoldUntilAnnotation)
 	}
 	obj.Status.Holds = j.held
@@ -420,10 +441,14 @@ func describeHold(h v1alpha1.ObjectHold, fields map[string][]string) string {
 	if h.Reason != "" {
 		line += ": " + strings.Join(strings.Fields(h.Reason), " ")
 	}
-	if f := fields[inventoryKey(h.Kind, h.Namespace, h.Name)]; len(f) > 0 {
-		line += " (differs from Git on " + fieldList(f) + ")"
-	} else {
+	f, inGit := fields[inventoryKey(h.Kind, h.Namespace, h.Name)]
+	switch {
+	case !inGit:
 		line += " (removed from Git; pruned when the hold ends)"
+	case len(f) > 0:
+		line += " (differs from Git on " + fieldList(f) + ")"
+	default:
+		line += " (nothing drifted yet: any edit is held until the hold expires or is removed)"
 	}
 	return line
 }

@@ -2,8 +2,11 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -611,6 +615,11 @@ func TestJudgeHoldsAndThePlanThatFollows(t *testing.T) {
 	owner.Status.Holds = []v1alpha1.ObjectHold{{
 		InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "expired"},
 		Until:          metav1.NewTime(now),
+	}, {
+		// Git has since caught up with the edit this hold recorded.
+		InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "caught-up"},
+		Until:          metav1.NewTime(now.Add(time.Hour)),
+		DriftedFields:  []string{"spec.machineTypes[0] (m5.large).memory"},
 	}}
 	// live is the object as the sync applied it from git, then edited by
 	// hand (edit) and held until.
@@ -868,4 +877,253 @@ func TestHoldSetIsReportedOnce(t *testing.T) {
 	restarted, events := newManager()
 	sync(restarted, first.DeepCopy())
 	g.Expect(drainEvents(events)).To(BeEmpty())
+}
+
+// TestGitCaughtUpIsJudgedAgainstTheDriftUnderTheHold: the release decision
+// of a hold, judged on one held CloudProfile. Git has caught up only when
+// something drifted under the hold and Git now has it; a hold under which
+// nothing has drifted yet (set before the edit) stays.
+func TestGitCaughtUpIsJudgedAgainstTheDriftUnderTheHold(t *testing.T) {
+	now := mustTime("2026-11-25T02:00:00Z")
+	const memory = "spec.machineTypes[0] (m5.large).memory"
+	applied := stepCloudProfile("aws", "1.31.0")
+	tests := []struct {
+		name string
+		// previous is the hold status.holds lists, nil when the hold was
+		// never judged.
+		previous *v1alpha1.ObjectHold
+		// editLive edits the live object; gitHasEdit gives Git the edit too.
+		editLive, gitHasEdit bool
+		generation           int64
+		wantReleased         bool
+		wantRecorded         []string
+	}{
+		{name: "a new hold on an object nobody edited yet stays, recording nothing",
+			generation: 1, wantRecorded: nil},
+		{name: "a hold judged with nothing drifted stays while nothing is edited",
+			previous: &v1alpha1.ObjectHold{ObservedGeneration: 1}, generation: 1, wantRecorded: nil},
+		{name: "an edit under a hold set before it is recorded, and held",
+			previous: &v1alpha1.ObjectHold{ObservedGeneration: 1}, editLive: true, generation: 2, wantRecorded: []string{memory}},
+		{name: "a new hold set with the edit in one write records the edit, and holds",
+			editLive: true, generation: 2, wantRecorded: []string{memory}},
+		{name: "an edit made before the hold is recorded when the hold is first judged",
+			editLive: true, generation: 2, wantRecorded: []string{memory}},
+		{name: "Git having the recorded edit releases the hold",
+			previous: &v1alpha1.ObjectHold{ObservedGeneration: 2, DriftedFields: []string{memory}}, editLive: true, gitHasEdit: true, generation: 2, wantReleased: true},
+		{name: "Git still differing on the recorded edit keeps the hold",
+			previous: &v1alpha1.ObjectHold{ObservedGeneration: 2, DriftedFields: []string{memory}}, editLive: true, generation: 2, wantRecorded: []string{memory}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			owner := stepSync(clusterProfilesNamespace)
+			entry := v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "aws"}
+			owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{entry}}
+			until := now.Add(time.Hour)
+			if tt.previous != nil {
+				previous := *tt.previous
+				previous.InventoryEntry, previous.Until = entry, metav1.NewTime(until)
+				owner.Status.Holds = []v1alpha1.ObjectHold{previous}
+			}
+			live := appliedFrom(owned(applied.DeepCopy(), owner.Namespace), applied)
+			live.Annotations[v1alpha1.HoldUntilAnnotation] = until.Format(time.RFC3339)
+			live.Generation = tt.generation
+			git := applied.DeepCopy()
+			if tt.editLive {
+				shrinkMemory(live)
+			}
+			if tt.gitHasEdit {
+				shrinkMemory(git)
+			}
+			objects := []profile.Object{gitObject(git)}
+			j, err := judgeHolds(owner, newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(live), nil), now, 0)
+			g.Expect(err).NotTo(HaveOccurred())
+			if tt.wantReleased {
+				g.Expect(j.held).To(BeEmpty())
+				g.Expect(j.ended).To(HaveLen(1))
+				g.Expect(j.ended[0].reason).To(Equal(v1alpha1.HoldReleasedReason))
+				return
+			}
+			g.Expect(j.ended).To(BeEmpty(), "not released")
+			g.Expect(j.held).To(HaveLen(1))
+			g.Expect(j.held[0].DriftedFields).To(Equal(tt.wantRecorded))
+			g.Expect(j.held[0].ObservedGeneration).To(Equal(tt.generation))
+			if len(tt.wantRecorded) == 0 {
+				g.Expect(describeHold(j.held[0], j.heldFields)).To(HaveSuffix("(nothing drifted yet: any edit is held until the hold expires or is removed)"))
+			}
+		})
+	}
+}
+
+// TestGitCaughtUpNeedsDriftUnderTheHold: the release decision alone.
+func TestGitCaughtUpNeedsDriftUnderTheHold(t *testing.T) {
+	tests := []struct {
+		name              string
+		recorded, waiting []string
+		want              bool
+	}{
+		{name: "nothing drifted under the hold: not caught up", want: false},
+		{name: "a recorded field Git still differs on: not caught up", recorded: []string{"spec.type"}, waiting: []string{"spec.type"}, want: false},
+		{name: "every recorded field as Git has it: caught up", recorded: []string{"spec.type"}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(gitCaughtUp(tt.recorded, tt.waiting)).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestAHoldHoldsTheEditInEitherOrder: the on-call engineer sets the hold
+// before the edit, after it, or with it in one write; in each order the
+// manager keeps the edit (999Gi, not Git's 8Gi), records its field under
+// the hold and does not release it. A hold set before the edit, judged at
+// once with nothing drifted yet, stays instead of taking "nothing drifted"
+// for "Git caught up".
+func TestAHoldHoldsTheEditInEitherOrder(t *testing.T) {
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	const memory = "spec.machineTypes[0] (m5.large).memory"
+	toHugeMemory := func(cp *v1alpha1.CloudProfile) { cp.Spec.MachineTypes[0].Memory = resource.MustParse("999Gi") }
+	untouched := func(*v1alpha1.CloudProfile) {}
+	// landscape is a ProfileSync that applied one profile and whose
+	// inventory the manager's index already lists, so a hold's change
+	// syncs it at once.
+	landscape := func(t *testing.T, prefix string) appliedLandscape {
+		l := applyGoodRevision(t, server, prefix)
+		NewWithT(t).Eventually(func(g Gomega) {
+			var owners v1alpha1.ProfileSyncList
+			g.Expect(managerClient.List(context.Background(), &owners, client.MatchingFields{inventoryIndex: inventoryKey(v1alpha1.CloudProfileKind, "", l.profile)})).To(Succeed())
+			g.Expect(owners.Items).To(HaveLen(1))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		return l
+	}
+	holdAnnotations := func(until time.Time) map[string]string {
+		return map[string]string{v1alpha1.HoldUntilAnnotation: until.Format(time.RFC3339), v1alpha1.HoldReasonAnnotation: "INC-32"}
+	}
+	// expectEditHeld checks, for several seconds and across a requested
+	// sync, that the edit stands under the hold with its field recorded.
+	expectEditHeld := func(t *testing.T, l appliedLandscape, until time.Time) {
+		g := NewWithT(t)
+		requestSync(t, l.sync, "after-the-edit")
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, l.sync)
+			g.Expect(got.Status.LastHandledReconcileAt).To(Equal("after-the-edit"))
+			g.Expect(got.Status.Holds).To(HaveLen(1))
+			g.Expect(got.Status.Holds[0].DriftedFields).To(Equal([]string{memory}))
+		}).WithTimeout(15 * time.Second).Should(Succeed())
+		g.Consistently(func(g Gomega) {
+			cp := getCloudProfile(g, l.profile)
+			g.Expect(cp.Spec.MachineTypes[0].Memory.String()).To(Equal("999Gi"), "the edit is not put back")
+			g.Expect(cp.Annotations).To(HaveKeyWithValue(v1alpha1.HoldUntilAnnotation, until.Format(time.RFC3339)))
+			g.Expect(syncEvents(g, l.sync, v1alpha1.HoldReleasedReason)).To(BeEmpty())
+			g.Expect(syncEvents(g, l.sync, v1alpha1.DriftCorrectedReason)).To(BeEmpty())
+		}).WithTimeout(4 * time.Second).Should(Succeed())
+	}
+
+	t.Run("hold first, then the edit", func(t *testing.T) {
+		g := NewWithT(t)
+		l := landscape(t, "hold-first")
+		until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+		editAnnotated(t, l.profile, holdAnnotations(until), untouched)
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, l.sync)
+			g.Expect(conditions.IsTrue(got, v1alpha1.HeldCondition)).To(BeTrue())
+			g.Expect(conditions.GetMessage(got, v1alpha1.HeldCondition)).To(ContainSubstring("nothing drifted yet"))
+			g.Expect(got.Status.Holds).To(HaveLen(1))
+			g.Expect(got.Status.Holds[0].DriftedFields).To(BeEmpty())
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		g.Consistently(func(g Gomega) {
+			g.Expect(getCloudProfile(g, l.profile).Annotations).To(HaveKey(v1alpha1.HoldUntilAnnotation), "the hold does not release itself")
+			g.Expect(syncEvents(g, l.sync, v1alpha1.HoldReleasedReason)).To(BeEmpty())
+		}).WithTimeout(4 * time.Second).Should(Succeed())
+
+		editAnnotated(t, l.profile, nil, toHugeMemory)
+		expectEditHeld(t, l, until)
+	})
+	t.Run("the edit first, then the hold", func(t *testing.T) {
+		l := landscape(t, "edit-first")
+		until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+		editAnnotated(t, l.profile, nil, toHugeMemory)
+		editAnnotated(t, l.profile, holdAnnotations(until), untouched)
+		expectEditHeld(t, l, until)
+	})
+	t.Run("the edit and the hold in one write", func(t *testing.T) {
+		l := landscape(t, "edit-and-hold")
+		until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+		editAnnotated(t, l.profile, holdAnnotations(until), toHugeMemory)
+		expectEditHeld(t, l, until)
+	})
+}
+
+// TestHeldUntilShowsOnlyAHoldTheSyncHonours: kubectl get's Held Until
+// column (read here as kubectl reads it, through the API server's table)
+// stays empty for a hold the sync refuses (further ahead than --max-hold),
+// shows the expiry of one it honours, and empties again when the hold is
+// removed.
+func TestHeldUntilShowsOnlyAHoldTheSyncHonours(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	l := applyGoodRevision(t, server, "held-until")
+
+	tooLong := time.Now().Add(v1alpha1.DefaultMaxHold + time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, l.profile, tooLong.Format(time.RFC3339), "INC-32: longer than --max-hold", shrinkMemory)
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, l.sync)
+		g.Expect(conditions.IsFalse(got, v1alpha1.HeldCondition)).To(BeTrue())
+		g.Expect(conditions.GetReason(got, v1alpha1.HeldCondition)).To(Equal(v1alpha1.HoldRefusedReason))
+		g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "the sync put the edit back")
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(heldUntilColumn(g, l.profile)).To(BeEmpty(), "a refused hold never reads as held")
+		g.Expect(getCloudProfile(g, l.profile).Status.HeldUntil).To(BeNil())
+	}).WithTimeout(3 * time.Second).Should(Succeed())
+
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	breakGlass(t, l.profile, until.Format(time.RFC3339), "INC-32", shrinkMemory)
+	g.Eventually(func(g Gomega) {
+		g.Expect(getProfileSync(g, l.sync).Status.Holds).To(HaveLen(1))
+		g.Expect(heldUntilColumn(g, l.profile)).To(Equal(until.Format(time.RFC3339)))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cp := getCloudProfile(g, l.profile)
+		delete(cp.Annotations, v1alpha1.HoldUntilAnnotation)
+		delete(cp.Annotations, v1alpha1.HoldReasonAnnotation)
+		return k8sClient.Update(ctx, cp)
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		g.Expect(heldUntilColumn(g, l.profile)).To(BeEmpty())
+	}).WithTimeout(15 * time.Second).Should(Succeed())
+}
+
+// heldUntilColumn is the Held Until cell of the CloudProfile name as
+// kubectl get prints it: the API server's table of the CRD's printer
+// columns; empty when the cell is.
+func heldUntilColumn(g Gomega, name string) string {
+	httpClient, err := rest.HTTPClientFor(restConfig)
+	g.Expect(err).NotTo(HaveOccurred())
+	request, err := http.NewRequest(http.MethodGet, strings.TrimSuffix(restConfig.Host, "/")+"/apis/core.profilesync.io/v1alpha1/cloudprofiles/"+name, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	request.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	response, err := httpClient.Do(request)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = response.Body.Close() }()
+	if response.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(response.Body)
+		g.Expect(response.StatusCode).To(Equal(http.StatusOK), "GET %s: %s", request.URL, body)
+	}
+	var table metav1.Table
+	g.Expect(json.NewDecoder(response.Body).Decode(&table)).To(Succeed())
+	g.Expect(table.Rows).To(HaveLen(1))
+	for i, column := range table.ColumnDefinitions {
+		if column.Name == "Held Until" {
+			cell, _ := table.Rows[0].Cells[i].(string)
+			return cell
+		}
+	}
+	g.Expect(table.ColumnDefinitions).To(ContainElement(HaveField("Name", "Held Until")))
+	return ""
 }

@@ -329,7 +329,7 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollo
 		message = fmt.Sprintf("spec.rollout.hold keeps %s at %s; %d newer commits of branch %q wait, the newest %s",
 			landscapeName(status), shortCommit(running), len(candidates), branch, shortCommit(candidates[0]))
 		for _, line := range r.reported.fresh(key+"\x00rollout-hold", []string{candidates[0]}) {
-			r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
+			r.event(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
 				"spec.rollout.hold keeps %s at %s; %s waits", landscapeName(status), shortCommit(running), line)
 		}
 	case !hold && decision.Waiting != nil:
@@ -364,11 +364,11 @@ func (r *ProfileSyncReconciler) appliedRollout(obj *v1alpha1.ProfileSync, gate *
 	status.AppliedRevision, status.AppliedAt = commit, &now
 	switch gate.promoted {
 	case v1alpha1.HotfixReason:
-		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.HotfixReason,
+		r.event(obj, corev1.EventTypeNormal, v1alpha1.HotfixReason,
 			"took hotfix %s (spec.rollout.hotfix) at once, ahead of the upstream landscapes", commit)
 		r.Metrics.promoted(obj, v1alpha1.HotfixReason)
 	case v1alpha1.PromotedReason:
-		r.EventRecorder.Eventf(obj, corev1.EventTypeNormal, v1alpha1.PromotedReason,
+		r.event(obj, corev1.EventTypeNormal, v1alpha1.PromotedReason,
 			"promoted %s to %s: every upstream landscape held it for the soak", commit, landscapeName(status))
 		r.Metrics.promoted(obj, v1alpha1.PromotedReason)
 	}
@@ -378,7 +378,7 @@ func (r *ProfileSyncReconciler) appliedRollout(obj *v1alpha1.ProfileSync, gate *
 // profile of it is Ready (spec.rollout.record). A failed push is retried
 // with backoff and shown by the Recorded condition; it never fails the
 // sync.
-func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1.ProfileSync) {
+func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1.ProfileSync, timer *syncTimer) {
 	status := obj.Status.Rollout
 	if rolloutSpec(obj).Record && status != nil && status.Landscape == "" {
 		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.RecordFailedReason,
@@ -423,7 +423,7 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 	r.pushRecord(ctx, obj, rollout.Record{
 		Landscape: status.Landscape, Kind: kind, Revision: status.AppliedRevision,
 		AppliedAt: appliedAt, ReadyAt: readyAt, OperatorVersion: operatorVersion,
-	})
+	}, timer)
 }
 
 // recordRefusal pushes the record of a revision the sync refused, so that
@@ -432,7 +432,7 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 // and neither is a rollout the sync could not follow (RolloutInvalid),
 // which is found before the revision is attempted and may be the spec's
 // fault.
-func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1.ProfileSync, failed *syncError) {
+func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1.ProfileSync, failed *syncError, timer *syncTimer) {
 	status := obj.Status.Rollout
 	commit := gitsource.CommitOfRevision(obj.Status.LastAttemptedRevision)
 	if !rolloutSpec(obj).Record || status == nil || status.Landscape == "" || commit == "" ||
@@ -445,13 +445,14 @@ func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1
 	r.pushRecord(ctx, obj, rollout.Record{
 		Landscape: status.Landscape, Kind: rollout.RecordRefused, Revision: commit,
 		AppliedAt: r.Clock.Now(), OperatorVersion: operatorVersion, Reason: failed.reason,
-	})
+	}, timer)
 }
 
 // pushRecord pushes record with the ProfileSync's credentials and shows the
 // outcome in the Recorded condition; a push that may succeed later is
-// retried with backoff.
-func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.ProfileSync, record rollout.Record) {
+// retried with backoff. The push is a phase of the sync's own (record).
+func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.ProfileSync, record rollout.Record, timer *syncTimer) {
+	timer.start(phaseRecord)
 	key := client.ObjectKeyFromObject(obj).String()
 	status := obj.Status.Rollout
 	credentials, err := r.credentials(ctx, obj)
@@ -464,7 +465,7 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 		message := boundedMessage(fmt.Sprintf("the %s record of %s for landscape %s was not pushed: %v", record.Kind, record.Revision, record.Landscape, err))
 		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.RecordFailedReason, "%s", message)
 		for range r.reported.fresh(key+"\x00record", []string{message}) {
-			r.EventRecorder.Event(obj, corev1.EventTypeWarning, v1alpha1.RecordFailedReason, message)
+			r.event(obj, corev1.EventTypeWarning, v1alpha1.RecordFailedReason, "%s", message)
 		}
 		attempts := r.rolloutWakes.failedPush(key)
 		r.rolloutWakes.wakeEarlier(key, r.Clock.Now().Add(recordRetryAfter(attempts, gitsource.IsTransient(err), obj.Spec.Interval.Duration)))
@@ -533,7 +534,7 @@ func (r *ProfileSyncReconciler) reportRecordWarnings(obj *v1alpha1.ProfileSync, 
 	}
 	key := client.ObjectKeyFromObject(obj).String() + "\x00records\x00" + upstream
 	for _, line := range r.reported.fresh(key, lines) {
-		r.EventRecorder.Eventf(obj, corev1.EventTypeWarning, v1alpha1.RolloutInvalidReason,
+		r.event(obj, corev1.EventTypeWarning, v1alpha1.RolloutInvalidReason,
 			"record of landscape %s ignored: %s", upstream, boundedMessage(line))
 	}
 }

@@ -166,6 +166,9 @@ func TestRolloutProdTakesWhatDevHeldExactlyWhenTheSoakEnds(t *testing.T) {
 			g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(first))
 			g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordApplied)))
 			g.Expect(conditions.IsTrue(got, v1alpha1.RecordedCondition)).To(BeTrue())
+			// The push of the record is a phase of its own, not prune's.
+			g.Expect(value(g, "profilesync_sync_duration_seconds", map[string]string{"namespace": dev.Namespace, "name": dev.Name, "phase": phaseRecord})).
+				To(BeNumerically(">=", 1))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 

@@ -127,6 +127,18 @@ type CloudProfileStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
+	// heldUntil is when the hold of break glass on this profile expires,
+	// shown only for a hold the sync honours: the status controller sets it
+	// when the ProfileSync whose inventory lists the profile lists the hold
+	// in its status.holds with the expiry the profile's
+	// profilesync.io/hold-until annotation has now. A hold the sync refused
+	// (for example one further ahead than the manager's --max-hold), ignores
+	// (the profile is no ProfileSync's) or has not judged yet never shows
+	// here, so the Held Until column never reads "held" for an object the
+	// sync puts back.
+	// +optional
+	HeldUntil *metav1.Time `json:"heldUntil,omitempty"`
+
 	ProfileVersionsStatus `json:",inline"`
 }
 
@@ -140,7 +152,7 @@ type CloudProfileStatus struct {
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Next Transition",type=string,JSONPath=`.status.nextTransitionTime`
-// +kubebuilder:printcolumn:name="Held Until",type=string,JSONPath=`.metadata.annotations.profilesync\.io/hold-until`
+// +kubebuilder:printcolumn:name="Held Until",type=string,JSONPath=`.status.heldUntil`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type CloudProfile struct {

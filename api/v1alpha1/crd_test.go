@@ -53,7 +53,7 @@ func TestCRDsAreInstalledWithPrinterColumnsAndShortNames(t *testing.T) {
 					g.Expect(c.Type).To(Equal("string"))
 				}
 				if c.Name == "Held Until" {
-					g.Expect(c.JSONPath).To(Equal(`.metadata.annotations.profilesync\.io/hold-until`), "the key of v1alpha1.HoldUntilAnnotation, its dot escaped")
+					g.Expect(c.JSONPath).To(Equal(`.status.heldUntil`), "a hold the sync honours, never a refused one's annotation")
 				}
 			}
 			g.Expect(columns).To(Equal(w.columns))

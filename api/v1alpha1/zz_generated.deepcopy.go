@@ -364,6 +364,10 @@ func (in *CloudProfileStatus) DeepCopyInto(out *CloudProfileStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.HeldUntil != nil {
+		in, out := &in.HeldUntil, &out.HeldUntil
+		*out = (*in).DeepCopy()
+	}
 	in.ProfileVersionsStatus.DeepCopyInto(&out.ProfileVersionsStatus)
 }
 
@@ -929,6 +933,10 @@ func (in *NamespacedCloudProfileStatus) DeepCopyInto(out *NamespacedCloudProfile
 		in, out := &in.CloudProfileSpec, &out.CloudProfileSpec
 		*out = new(CloudProfileSpec)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.HeldUntil != nil {
+		in, out := &in.HeldUntil, &out.HeldUntil
+		*out = (*in).DeepCopy()
 	}
 	in.ProfileVersionsStatus.DeepCopyInto(&out.ProfileVersionsStatus)
 }

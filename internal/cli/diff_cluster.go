@@ -245,8 +245,9 @@ const anyHold = time.Duration(math.MaxInt64)
 
 // heldDrift returns the hold of the live object of built, with the patch of
 // its drift, or nil when it is not held. A hold the sync does not honour
-// (one that cannot be parsed or has expired) is a warning on stderr: the
-// sync corrects that object.
+// (one that cannot be parsed or has expired, or one its status.heldUntil
+// does not show: the sync refused it) is a warning on stderr: the sync
+// corrects that object.
 func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*heldObject, error) {
 	liveMeta, builtSpec, liveSpec := specsOf(built, live)
 	hold, err := v1alpha1.ParseHold(liveMeta.GetAnnotations(), now, anyHold)
@@ -255,6 +256,14 @@ func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*he
 		return nil, nil
 	}
 	if hold == nil {
+		return nil, nil
+	}
+	if honoured := heldUntilOf(live); honoured == nil || !honoured.Time.Equal(hold.Until) {
+		// The sync writes no heldUntil for a hold it refused, for example
+		// one further ahead than its --max-hold, which this command does
+		// not know: that object is corrected, not held.
+		fmt.Fprintf(stderr, "warning: %s: %s: the sync does not honour this hold: status.heldUntil does not show it "+
+			"(refused, see the HoldRefused event of its ProfileSync, or not judged yet): the sync puts Git's fields back\n", liveFile, live.Ref())
 		return nil, nil
 	}
 	builtValues, err := runtime.DefaultUnstructuredConverter.ToUnstructured(builtSpec)
@@ -278,6 +287,15 @@ func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*he
 		}
 	}
 	return held, nil
+}
+
+// heldUntilOf is the live profile's status.heldUntil: the expiry of the
+// hold the sync honours on it, nil for none.
+func heldUntilOf(live profile.Object) *metav1.Time {
+	if live.CloudProfile != nil {
+		return live.CloudProfile.Status.HeldUntil
+	}
+	return live.NamespacedCloudProfile.Status.HeldUntil
 }
 
 // specsOf returns the live object's metadata and both specs, as written: a

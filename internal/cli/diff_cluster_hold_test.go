@@ -106,6 +106,11 @@ func TestDiffWithTheClusterShowsTheHeldDriftAsAPatchForTheOverlay(t *testing.T) 
 	payments.Annotations = map[string]string{v1alpha1.HoldUntilAnnotation: "2026-11-23T00:00:00Z"}
 	payments.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = builders.Date("2026-12-01T00:00:00Z")
 	g.Expect(c.Update(ctx, payments)).To(Succeed())
+	// The sync honours both holds: the status controllers show them.
+	aws.Status.HeldUntil = builders.Date("2026-11-25T00:00:00Z")
+	g.Expect(c.Status().Update(ctx, aws)).To(Succeed())
+	payments.Status.HeldUntil = builders.Date("2026-11-23T00:00:00Z")
+	g.Expect(c.Status().Update(ctx, payments)).To(Succeed())
 
 	head := t.TempDir()
 	copyTree(t, diffFixtureMain, head)
@@ -167,4 +172,15 @@ spec:
 	g.Expect(stderr).To(Equal("warning: cluster: NamespacedCloudProfile/team-payments/aws-payments: the sync does not honour this hold: " +
 		"annotation profilesync.io/hold-until: 2026-11-23T00:00:00Z is not in the future; remove the hold annotations, or set a later expiry\n" +
 		"note: held in the cluster: CloudProfile/aws; -o table or -o markdown shows the patch that brings the overlay to each\n"))
+
+	// A hold the sync refused (status.heldUntil unset: say, one beyond its
+	// --max-hold) is no hold: diff --cluster says so and shows no patch.
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(aws), aws)).To(Succeed())
+	aws.Status.HeldUntil = nil
+	g.Expect(c.Status().Update(ctx, aws)).To(Succeed())
+	status, stdout, stderr = run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", diffTime)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stderr).To(ContainSubstring("warning: cluster: CloudProfile/aws: the sync does not honour this hold: status.heldUntil does not show it " +
+		"(refused, see the HoldRefused event of its ProfileSync, or not judged yet): the sync puts Git's fields back\n"))
+	g.Expect(stdout).NotTo(ContainSubstring("# CloudProfile/aws: held until"))
 }
