@@ -122,7 +122,8 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	f.maxCheckoutSize = defaultMaxCheckoutSize
 	fs.Var(byteSize{&f.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
 		"The largest checkout of a revision, Git objects and work tree together; a fetch stops as soon as it writes more (bytes, or a quantity like 64Mi). "+
-			"It also bounds the rollout's mirror across fetches, and each Git object before it is inflated: a blob to it, a tree to an eighth of it, a commit or a tag to a thirty-second (at least 8Mi and 2Mi).")
+			"It also bounds the rollout's mirror across fetches, and each Git object before it is inflated: "+
+			"a blob to it, a tree to an eighth of it, a commit or a tag to a thirty-second (at least 8Mi and 2Mi).")
 	bindBuildLimits(fs, &f.builds)
 	fs.DurationVar(&f.refusalRecheck, "refusal-recheck-interval", controllers.DefaultRefusalRecheck,
 		"How long a refused revision stays refused without a look: a revision that does not build is never built again until it, "+

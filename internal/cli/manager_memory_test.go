@@ -211,8 +211,11 @@ func TestTheWebhookServerListensOnlyWhereItIsTold(t *testing.T) {
 			}
 			server := webhook.NewServer(webhookServerOptions(parseManagerFlags(t, "/", args...)))
 			ctx, cancel := context.WithCancel(t.Context())
-			stopped := make(chan error, 1)
-			go func() { stopped <- server.Start(ctx) }()
+			stopped := make(chan struct{})
+			go func() {
+				defer close(stopped)
+				_ = server.Start(ctx)
+			}()
 			t.Cleanup(func() {
 				cancel()
 				<-stopped

@@ -20,13 +20,13 @@ import (
 // every other list of problems.
 func TestEvaluateSummarizesAMistakeRepeatedTenThousandTimes(t *testing.T) {
 	g := NewWithT(t)
-	var profile strings.Builder
-	profile.WriteString("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: aws\n  kubernetes:\n    versions:\n")
+	var input strings.Builder
+	input.WriteString("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: aws\n  kubernetes:\n    versions:\n")
 	for i := range 10000 {
-		fmt.Fprintf(&profile, "    - version: 1.%d\n", i)
+		fmt.Fprintf(&input, "    - version: 1.%d\n", i)
 	}
 
-	status, stdout, stderr := run(t, "evaluate", profile.String(), "-f", "-")
+	status, stdout, stderr := run(t, "evaluate", input.String(), "-f", "-")
 
 	g.Expect(status).To(Equal(exitInvalidInput))
 	g.Expect(stdout).To(BeEmpty())

@@ -232,7 +232,8 @@ func (s *boundedStorage) PackfileWriter() (io.WriteCloser, error) {
 
 // Close releases the pack files of both the storage and the header reader.
 func (s *boundedStorage) Close() error {
-	return errors.Join(s.headers.close(), s.Storage.Close())
+	s.headers.reset()
+	return s.Storage.Close()
 }
 
 // checkedPackWriter is the PackfileWriter of boundedStorage.
@@ -689,9 +690,4 @@ func (h *objectHeaders) reset() {
 		_ = pack.file.Close()
 	}
 	h.packs, h.listed = nil, false
-}
-
-func (h *objectHeaders) close() error {
-	h.reset()
-	return nil
 }

@@ -93,9 +93,9 @@ func runGit(t testing.TB, dir string, args ...string) string {
 	return string(out)
 }
 
-// bounded runs read and returns its error with what it allocated and how
-// long it took.
-func bounded(read func() error) (err error, allocated uint64, took time.Duration) {
+// bounded runs read and returns what it allocated and how long it took,
+// with its error.
+func bounded(read func() error) (allocated uint64, took time.Duration, err error) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -103,7 +103,7 @@ func bounded(read func() error) (err error, allocated uint64, took time.Duration
 	err = read()
 	took = time.Since(started)
 	runtime.ReadMemStats(&after)
-	return err, after.TotalAlloc - before.TotalAlloc, took
+	return after.TotalAlloc - before.TotalAlloc, took, err
 }
 
 // hostileRepo is a local repository holding, besides a good commit on
@@ -254,7 +254,7 @@ func TestEveryReaderRefusesAnObjectOverItsBoundFromItsHeader(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					g := NewWithT(t)
-					err, allocated, took := bounded(tt.read)
+					allocated, took, err := bounded(tt.read)
 					g.Expect(err).To(HaveOccurred())
 					g.Expect(err.Error()).To(ContainSubstring(tt.want))
 					g.Expect(allocated).To(BeNumerically("<", maxBombAlloc), "the object is refused from its header, never inflated")
@@ -302,7 +302,7 @@ func TestACommitStoredAsADeltaIsRefusedByTheSizeItsDeltaMakes(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred(), "within a larger bound, the delta and its base are read")
 	}
 	for _, commit := range []plumbing.Hash{first, second} {
-		err, allocated, _ := bounded(func() error {
+		allocated, _, err := bounded(func() error {
 			_, err := CommitTime(repo.dir, commit.String(), ObjectLimitsFor(0))
 			return err
 		})
@@ -330,7 +330,7 @@ func TestAFetchRefusesAPackHoldingAnObjectOverItsBoundBeforeIndexingIt(t *testin
 	fetcher := newTestFetcher(t, FetcherOptions{MaxCheckoutSize: 64 << 20})
 	request := Request{URL: server.RepoURL("profiles"), Ref: Ref{Branch: "main"}, CacheKey: "ns/tenant"}
 
-	err, allocated, took := bounded(func() error {
+	allocated, took, err := bounded(func() error {
 		_, err := fetch(fetcher, request)
 		return err
 	})
@@ -354,7 +354,7 @@ func TestAFetchRefusesAPackHoldingAnObjectOverItsBoundBeforeIndexingIt(t *testin
 	// revision once more and refuses it again from the headers alone.
 	restarted, err := New(fetcher.Root(), FetcherOptions{MaxCheckoutSize: 64 << 20})
 	g.Expect(err).NotTo(HaveOccurred())
-	err, allocated, _ = bounded(func() error {
+	allocated, _, err = bounded(func() error {
 		_, err := fetch(restarted, request)
 		return err
 	})

@@ -97,14 +97,14 @@ func readLimit(fsys fs.FS, root string, candidates []string) (Limit, error) {
 		if err != nil {
 			return Limit{}, fmt.Errorf("read the memory limit: %w", err)
 		}
-		bytes, err := parseLimit(string(content))
+		limit, err := parseLimit(string(content))
 		if err != nil {
 			return Limit{}, fmt.Errorf("%s: %w", source, err)
 		}
-		if bytes == 0 {
+		if limit == 0 {
 			return Limit{}, nil
 		}
-		return Limit{Bytes: bytes, Source: "the container's memory limit, " + source}, nil
+		return Limit{Bytes: limit, Source: "the container's memory limit, " + source}, nil
 	}
 	return Limit{}, nil
 }

@@ -130,6 +130,6 @@ func buildsLikeKustomize(object *resource.Resource) bool {
 	if err != nil {
 		return false
 	}
-	_, local := metadata.ObjectMeta.Annotations[konfig.IgnoredByKustomizeAnnotation]
+	_, local := metadata.Annotations[konfig.IgnoredByKustomizeAnnotation]
 	return !local
 }

@@ -95,22 +95,24 @@ func (f SettingsFile) DecodeSettings(data []byte, v any) (problems []string, dec
 	return problems, true
 }
 
-// jsonTypeName names a Go type of a settings file's schema the way the
-// file's author knows it.
+// jsonTypeName names a Go type of a settings file's schema, as
+// encoding/json spells it ("[]rollout.Landscape", "int"), the way the file's
+// author knows it: as typeName names its kind.
 func jsonTypeName(goType string) string {
+	kind := reflect.Struct // anything else is a struct: rollout.Landscape
 	switch {
 	case strings.HasPrefix(goType, "[]"):
-		return "list"
+		kind = reflect.Slice
 	case strings.HasPrefix(goType, "map["):
-		return "mapping"
+		kind = reflect.Map
 	case strings.HasPrefix(goType, "int"), strings.HasPrefix(goType, "uint"):
-		return "integer"
+		kind = reflect.Int
 	case goType == "bool":
-		return "boolean (true or false)"
+		kind = reflect.Bool
 	case goType == "string", goType == "policy.Severity":
-		return "string"
+		kind = reflect.String
 	}
-	return "mapping"
+	return typeName(kind)
 }
 
 // OneLine joins the lines of a multi-line message (YAML parsers report

@@ -94,92 +94,128 @@ func checkTyping(node *yaml.Node, t reflect.Type, path string) []string {
 	if t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
 		return nil // a shape of its own: the decoder judges it
 	}
-	at := func(format string, args ...any) []string {
-		p := path
-		if p == "" {
-			p = "(the document)"
-		}
-		return []string{p + ": " + fmt.Sprintf(format, args...)}
-	}
-	wrongType := func() []string {
-		return at("Invalid value: must be of type %s, not %s", typeName(t), nodeTypeName(node))
-	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if node.Kind != yaml.MappingNode {
-			return wrongType()
+		if node.Kind == yaml.MappingNode {
+			return checkFields(node, t, path)
 		}
-		fields := jsonFields(t)
-		problems := ambiguousKeys(node, func(key string) string { return childPath(path, key) })
-		for i := 0; i+1 < len(node.Content); i += 2 {
-			key := node.Content[i].Value
-			if field, known := fields[key]; known {
-				problems = append(problems, checkTyping(node.Content[i+1], field, childPath(path, key))...)
-			}
-		}
-		return problems
 	case reflect.Slice:
-		if node.Kind != yaml.SequenceNode {
-			return wrongType()
+		if node.Kind == yaml.SequenceNode {
+			return checkItems(node, t, path)
 		}
-		var problems []string
-		for i, item := range node.Content {
-			problems = append(problems, checkTyping(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
-		}
-		return problems
 	case reflect.Map:
-		if node.Kind != yaml.MappingNode {
-			return wrongType()
+		if node.Kind == yaml.MappingNode {
+			return checkEntries(node, t, path)
 		}
-		entryPath := func(key string) string { return fmt.Sprintf("%s[%s]", path, key) }
-		problems := ambiguousKeys(node, entryPath)
-		for i := 0; i+1 < len(node.Content); i += 2 {
-			problems = append(problems, checkTyping(node.Content[i+1], t.Elem(), entryPath(node.Content[i].Value))...)
+	default:
+		if node.Kind == yaml.ScalarNode {
+			return checkScalar(node, t, path)
 		}
-		return problems
 	}
-	if node.Kind != yaml.ScalarNode {
-		return wrongType()
+	return wrongType(node, t, path)
+}
+
+// checkFields checks mapping, a struct's fields, field by field; a key the
+// struct has no field for is the strict decoder's to report.
+func checkFields(mapping *yaml.Node, t reflect.Type, path string) []string {
+	fields := jsonFields(t)
+	problems := ambiguousKeys(mapping, func(key string) string { return childPath(path, key) })
+	for i := 0; i+1 < len(mapping.Content); i += 2 {
+		key := mapping.Content[i].Value
+		if field, known := fields[key]; known {
+			problems = append(problems, checkTyping(mapping.Content[i+1], field, childPath(path, key))...)
+		}
 	}
-	if node.Style != 0 && node.Style != yaml.FlowStyle || node.Tag != "" && !strings.HasPrefix(node.Tag, "!!") {
+	return problems
+}
+
+// checkItems checks sequence, a slice, item by item.
+func checkItems(sequence *yaml.Node, t reflect.Type, path string) []string {
+	var problems []string //nolint:prealloc // not one per item: most lists have none
+	for i, item := range sequence.Content {
+		problems = append(problems, checkTyping(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+	}
+	return problems
+}
+
+// checkEntries checks mapping, a map, value by value, each at its key.
+func checkEntries(mapping *yaml.Node, t reflect.Type, path string) []string {
+	entryPath := func(key string) string { return fmt.Sprintf("%s[%s]", path, key) }
+	problems := ambiguousKeys(mapping, entryPath)
+	for i := 0; i+1 < len(mapping.Content); i += 2 {
+		problems = append(problems, checkTyping(mapping.Content[i+1], t.Elem(), entryPath(mapping.Content[i].Value))...)
+	}
+	return problems
+}
+
+// checkScalar checks scalar, the value of a field of t, a type that is not
+// a struct, slice or map: a value written as a string (quoted, a block
+// scalar, explicitly tagged) fits a string field only; an unquoted value
+// must not be read otherwise than written, and must be of the field's type.
+func checkScalar(scalar *yaml.Node, t reflect.Type, path string) []string {
+	if scalar.Style != 0 && scalar.Style != yaml.FlowStyle || scalar.Tag != "" && !strings.HasPrefix(scalar.Tag, "!!") {
 		// Quoted, a block scalar, or explicitly tagged: a string as written.
 		if t.Kind() == reflect.String {
 			return nil
 		}
-		return wrongType()
+		return wrongType(scalar, t, path)
 	}
-	value, quoted := node.Value, strconv.Quote(node.Value)
-	tag := node.ShortTag()
-	switch {
-	case yaml11Booleans[value]:
-		return at("Invalid value: %s as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string %s; "+
-			"quote it (%s) or write true or false", value, quoted, quoted)
-	case differingNumber.MatchString(value):
-		return at("Invalid value: %s as written: YAML 1.1, which reads this file, and YAML 1.2 take it as different values; "+
-			"quote it (%s) or write a plain decimal number", value, quoted)
-	case tag == "!!timestamp":
-		return at("Invalid value: %s as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: %s", value, quoted)
+	if problems := checkReading(scalar, path); len(problems) > 0 {
+		return problems
 	}
+	value := valueKind(scalar)
 	switch t.Kind() {
 	case reflect.String:
-		if tag == "!!int" || tag == "!!float" || tag == "!!bool" {
-			return at("Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s", value, nodeTypeName(node), quoted)
+		if value != reflect.String {
+			return problemAt(path, "Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s",
+				scalar.Value, nodeTypeName(scalar), strconv.Quote(scalar.Value))
 		}
 	case reflect.Bool:
-		if tag != "!!bool" {
-			return wrongType()
+		if value != reflect.Bool {
+			return wrongType(scalar, t, path)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if tag != "!!int" {
-			return wrongType()
+		if value != reflect.Int {
+			return wrongType(scalar, t, path)
 		}
 	case reflect.Float32, reflect.Float64:
-		if tag != "!!int" && tag != "!!float" {
-			return wrongType()
+		if value != reflect.Int && value != reflect.Float64 {
+			return wrongType(scalar, t, path)
 		}
 	}
 	return nil
+}
+
+// checkReading refuses scalar, an unquoted value, when YAML reads it
+// otherwise than written: differently in YAML 1.1 and 1.2 (a boolean, a
+// number), or as a timestamp.
+func checkReading(scalar *yaml.Node, path string) []string {
+	value, quoted := scalar.Value, strconv.Quote(scalar.Value)
+	switch {
+	case yaml11Booleans[value]:
+		return problemAt(path, "Invalid value: %s as written: YAML 1.1, which reads this file, takes it as a boolean, YAML 1.2 as the string %s; "+
+			"quote it (%s) or write true or false", value, quoted, quoted)
+	case differingNumber.MatchString(value):
+		return problemAt(path, "Invalid value: %s as written: YAML 1.1, which reads this file, and YAML 1.2 take it as different values; "+
+			"quote it (%s) or write a plain decimal number", value, quoted)
+	case scalar.ShortTag() == "!!timestamp":
+		return problemAt(path, "Invalid value: %s as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: %s", value, quoted)
+	}
+	return nil
+}
+
+// problemAt is the problem format describes, at path.
+func problemAt(path, format string, args ...any) []string {
+	if path == "" {
+		path = "(the document)"
+	}
+	return []string{path + ": " + fmt.Sprintf(format, args...)}
+}
+
+// wrongType is the problem of node, at path, not being of type t.
+func wrongType(node *yaml.Node, t reflect.Type, path string) []string {
+	return problemAt(path, "Invalid value: must be of type %s, not %s", typeName(t.Kind()), nodeTypeName(node))
 }
 
 // ambiguousKeys refuses the unquoted keys of mapping that YAML 1.1 reads
@@ -223,9 +259,10 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	return fields
 }
 
-// typeName names a field's Go type the way the file's author knows it.
-func typeName(t reflect.Type) string {
-	switch t.Kind() {
+// typeName names a Go type, by its kind, the way the file's author knows
+// it.
+func typeName(kind reflect.Kind) string {
+	switch kind {
 	case reflect.Slice:
 		return "list"
 	case reflect.Map, reflect.Struct:
@@ -240,19 +277,36 @@ func typeName(t reflect.Type) string {
 	return "integer"
 }
 
-// nodeTypeName names what YAML made of a value.
+// nodeTypeName names what YAML made of a value: as typeName names the kind
+// it decodes into, but a boolean and a number are just that.
 func nodeTypeName(node *yaml.Node) string {
+	switch kind := valueKind(node); kind {
+	case reflect.Int, reflect.Float64:
+		return "number"
+	case reflect.Bool:
+		return "boolean"
+	default:
+		return typeName(kind)
+	}
+}
+
+// valueKind is the kind of Go value YAML decodes node into: a list, a
+// mapping, or a scalar as its tag types it (an integer, a float, a
+// boolean); anything else is a string.
+func valueKind(node *yaml.Node) reflect.Kind {
 	switch node.Kind {
 	case yaml.SequenceNode:
-		return "list"
+		return reflect.Slice
 	case yaml.MappingNode:
-		return "mapping"
+		return reflect.Map
 	}
 	switch node.ShortTag() {
-	case "!!int", "!!float":
-		return "number"
+	case "!!int":
+		return reflect.Int
+	case "!!float":
+		return reflect.Float64
 	case "!!bool":
-		return "boolean"
+		return reflect.Bool
 	}
-	return "string"
+	return reflect.String
 }

@@ -161,11 +161,43 @@ func DecideLandscape(repo Repository, q Question) (Answer, error) {
 		return Answer{}, fmt.Errorf("soak %s is negative", q.Landscape.Soak)
 	}
 	answer := Answer{Running: q.Running}
+	if err := readOwn(repo, q, &answer); err != nil {
+		return Answer{}, err
+	}
+	candidates, err := repo.Candidates(q.Branch, answer.Running, MaxCandidates)
+	if err != nil {
+		return Answer{}, fmt.Errorf("list the commits of branch %q after %s: %w", q.Branch, answer.Running, err)
+	}
+	for _, upstream := range q.Landscape.After {
+		reading, err := readUpstream(repo, upstream, q)
+		if err != nil {
+			return Answer{}, err
+		}
+		answer.Upstreams = append(answer.Upstreams, reading)
+	}
+	ancestry, err := walkAncestry(repo, q.Branch, answer.Running, answer.Upstreams, candidates)
+	if err != nil {
+		return Answer{}, err
+	}
+	if answer.Candidates, err = uncontained(ancestry, answer.Running, candidates); err != nil {
+		return Answer{}, err
+	}
+	if answer.Decision, err = decideOn(repo, q, answer, ancestry); err != nil {
+		return Answer{}, err
+	}
+	return answer, nil
+}
+
+// readOwn reads the landscape's own records for a decision at q.Now into
+// answer: its newest applied or hotfix record at or before Now, its own
+// refusal newer than that, and the records left out. With
+// RunningFromRecords, the revision it runs is that applied record's.
+func readOwn(repo Repository, q Question, answer *Answer) error {
 	var own RecordHistory
 	if q.Landscape.Name != "" { // a hold or hotfix outside every landscape
 		var err error
 		if own, err = repo.Records(q.Landscape.Name, RecordLimits{Since: q.Now}); err != nil {
-			return Answer{}, fmt.Errorf("read the records of landscape %s: %w", q.Landscape.Name, err)
+			return fmt.Errorf("read the records of landscape %s: %w", q.Landscape.Name, err)
 		}
 	}
 	answer.OwnWarnings = own.Warnings
@@ -188,51 +220,56 @@ func DecideLandscape(repo Repository, q Question) (Answer, error) {
 			answer.Running = answer.Applied.Revision
 		}
 	}
+	return nil
+}
 
-	candidates, err := repo.Candidates(q.Branch, answer.Running, MaxCandidates)
-	if err != nil {
-		return Answer{}, fmt.Errorf("list the commits of branch %q after %s: %w", q.Branch, answer.Running, err)
-	}
-	for _, upstream := range q.Landscape.After {
-		reading, err := readUpstream(repo, upstream, q)
-		if err != nil {
-			return Answer{}, err
-		}
-		answer.Upstreams = append(answer.Upstreams, reading)
-	}
-
-	// One walk answers every question of the decision: does the running
-	// revision contain a candidate (merged through a second parent), does
-	// each upstream record's revision.
+// walkAncestry answers, in one walk of the history, every question of the
+// decision: does the running revision contain a candidate (merged through a
+// second parent), does each upstream record's revision. Without a
+// candidate or a revision to ask about, there is nothing to walk.
+func walkAncestry(repo Repository, branch, running string, upstreams []UpstreamReading, candidates []string) (Ancestry, error) {
 	tips := []string{}
-	if answer.Running != "" {
-		tips = append(tips, answer.Running)
+	if running != "" {
+		tips = append(tips, running)
 	}
-	for _, reading := range answer.Upstreams {
+	for _, reading := range upstreams {
 		for _, record := range reading.Records {
 			tips = append(tips, record.Revision)
 		}
 	}
-	var ancestry Ancestry = noTips{}
-	if len(candidates) > 0 && len(tips) > 0 {
-		if ancestry, err = repo.Ancestry(tips, candidates); err != nil {
-			return Answer{}, fmt.Errorf("walk the history of branch %q: %w", q.Branch, err)
-		}
+	if len(candidates) == 0 || len(tips) == 0 {
+		return noTips{}, nil
 	}
-	answer.Candidates = candidates
-	if answer.Running != "" && len(candidates) > 0 {
-		answer.Candidates = nil
-		for _, candidate := range candidates {
-			contained, err := ancestry.IsAncestor(candidate, answer.Running)
-			if err != nil {
-				return Answer{}, err
-			}
-			if !contained {
-				answer.Candidates = append(answer.Candidates, candidate)
-			}
-		}
+	ancestry, err := repo.Ancestry(tips, candidates)
+	if err != nil {
+		return nil, fmt.Errorf("walk the history of branch %q: %w", branch, err)
 	}
+	return ancestry, nil
+}
 
+// uncontained are the candidates the running revision does not contain
+// yet, newest first.
+func uncontained(ancestry Ancestry, running string, candidates []string) ([]string, error) {
+	if running == "" || len(candidates) == 0 {
+		return candidates, nil
+	}
+	var left []string
+	for _, candidate := range candidates {
+		contained, err := ancestry.IsAncestor(candidate, running)
+		if err != nil {
+			return nil, err
+		}
+		if !contained {
+			left = append(left, candidate)
+		}
+	}
+	return left, nil
+}
+
+// decideOn decides with Decide on what answer holds: a pending hotfix is
+// taken at once, with Waiting and RequeueAt those of the commits after it;
+// the revision the landscape refused last is not promoted again.
+func decideOn(repo Repository, q Question, answer Answer, ancestry Ancestry) (Decision, error) {
 	in := Input{Candidates: answer.Candidates, Soak: q.Landscape.Soak, Now: q.Now, Ancestry: ancestry}
 	for _, reading := range answer.Upstreams {
 		in.Upstreams = append(in.Upstreams, Upstream{Landscape: reading.Landscape, Records: reading.Records})
@@ -240,7 +277,7 @@ func DecideLandscape(repo Repository, q Question) (Answer, error) {
 	if q.Hotfix != "" {
 		pending, err := hotfixPending(repo, q.Hotfix, answer.Running, answer.Candidates)
 		if err != nil {
-			return Answer{}, err
+			return Decision{}, err
 		}
 		if pending {
 			in.Hotfix = q.Hotfix
@@ -254,15 +291,14 @@ func DecideLandscape(repo Repository, q Question) (Answer, error) {
 		decision.Waiting, decision.RequeueAt = after.Waiting, after.RequeueAt
 	}
 	if err != nil {
-		return Answer{}, fmt.Errorf("decide what landscape %s takes: %w", q.Landscape.Name, err)
+		return Decision{}, fmt.Errorf("decide what landscape %s takes: %w", q.Landscape.Name, err)
 	}
 	// A landscape does not take again a revision it refused: it builds a
 	// refused revision again only once the branch moves on.
 	if answer.Refused != nil && !decision.Hotfix && decision.Promote == answer.Refused.Revision {
 		decision.Promote, decision.PromotedHolds = "", nil
 	}
-	answer.Decision = decision
-	return answer, nil
+	return decision, nil
 }
 
 // readUpstream reads one upstream's records for a decision at q.Now: back
