@@ -165,12 +165,19 @@ type boundedStorage struct {
 }
 
 // openBoundedStorage opens the .git directory (or bare repository) dotGit
-// for reading within limits. Objects over lazyObjectThreshold are read as
-// they are consumed, not inflated on lookup. keepDescriptors keeps the pack
-// files open across lookups (many small reads); Close releases them.
+// for reading within limits. keepDescriptors keeps the pack files open
+// across lookups (many small reads); Close releases them.
+//
+// go-git's LargeObjectThreshold (read large objects as they are consumed) is
+// left off: its streaming delta reader (packfile.ReaderFromDelta, go-git
+// v5.19.3) does not go back to the start of the base when a copy goes
+// backwards, so a large blob stored as a delta comes out with the right size
+// and the wrong bytes (TestADeltaOfALargeBaseIsReadByteForByte). Every object
+// is inflated whole instead, which the header check above bounds: a blob
+// never more than --max-checkout-size, the checkout's own bound.
 func openBoundedStorage(dotGit billy.Filesystem, limits ObjectLimits, cacheSize cache.FileSize, keepDescriptors bool) *boundedStorage {
 	storage := filesystem.NewStorageWithOptions(dotGit, cache.NewObjectLRU(cacheSize),
-		filesystem.Options{LargeObjectThreshold: lazyObjectThreshold, KeepDescriptors: keepDescriptors})
+		filesystem.Options{KeepDescriptors: keepDescriptors})
 	return &boundedStorage{Storage: storage, limits: limits, headers: newObjectHeaders(dotGit, limits)}
 }
 
