@@ -157,6 +157,8 @@ const maxDeltaDepth = 4095
 // packs a fetch writes checked before go-git indexes them.
 type boundedStorage struct {
 	*filesystem.Storage
+	// deltas reads packed deltas, inflated whole (openBoundedStorage).
+	deltas  *filesystem.Storage
 	limits  ObjectLimits
 	headers *objectHeaders
 
@@ -165,20 +167,20 @@ type boundedStorage struct {
 }
 
 // openBoundedStorage opens the .git directory (or bare repository) dotGit
-// for reading within limits. keepDescriptors keeps the pack files open
-// across lookups (many small reads); Close releases them.
-//
-// go-git's LargeObjectThreshold (read large objects as they are consumed) is
-// left off: its streaming delta reader (packfile.ReaderFromDelta, go-git
-// v5.19.3) does not go back to the start of the base when a copy goes
-// backwards, so a large blob stored as a delta comes out with the right size
-// and the wrong bytes (TestADeltaOfALargeBaseIsReadByteForByte). Every object
-// is inflated whole instead, which the header check above bounds: a blob
-// never more than --max-checkout-size, the checkout's own bound.
+// for reading within limits. Objects over lazyObjectThreshold are read as
+// they are consumed, not inflated on lookup, except a packed delta: go-git's
+// streaming delta reader (packfile.ReaderFromDelta, v5.19.3) does not go
+// back to the start of the base when a copy goes backwards, so a large blob
+// stored as a delta came out with the right size and the wrong bytes
+// (TestADeltaOfALargeBaseIsReadByteForByte). A delta is read through a
+// second storage that inflates it whole, within the bound its header was
+// checked against. keepDescriptors keeps the pack files open across lookups
+// (many small reads); Close releases them.
 func openBoundedStorage(dotGit billy.Filesystem, limits ObjectLimits, cacheSize cache.FileSize, keepDescriptors bool) *boundedStorage {
 	storage := filesystem.NewStorageWithOptions(dotGit, cache.NewObjectLRU(cacheSize),
-		filesystem.Options{KeepDescriptors: keepDescriptors})
-	return &boundedStorage{Storage: storage, limits: limits, headers: newObjectHeaders(dotGit, limits)}
+		filesystem.Options{LargeObjectThreshold: lazyObjectThreshold, KeepDescriptors: keepDescriptors})
+	whole := filesystem.NewStorageWithOptions(dotGit, cache.NewObjectLRU(cacheSize), filesystem.Options{KeepDescriptors: keepDescriptors})
+	return &boundedStorage{Storage: storage, deltas: whole, limits: limits, headers: newObjectHeaders(dotGit, limits)}
 }
 
 // EncodedObject refuses an object over its bound before go-git reads it.
@@ -186,7 +188,16 @@ func (s *boundedStorage) EncodedObject(kind plumbing.ObjectType, hash plumbing.H
 	if err := s.check(hash); err != nil {
 		return nil, err
 	}
-	return s.Storage.EncodedObject(kind, hash)
+	if !s.headers.packedAsDelta(hash) {
+		return s.Storage.EncodedObject(kind, hash)
+	}
+	object, err := s.deltas.EncodedObject(kind, hash)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		// A pack fetched since deltas last listed the packs.
+		s.deltas.Reindex()
+		object, err = s.deltas.EncodedObject(kind, hash)
+	}
+	return object, err
 }
 
 // EncodedObjectSize is the object's size, within its bound.
@@ -240,7 +251,7 @@ func (s *boundedStorage) PackfileWriter() (io.WriteCloser, error) {
 // Close releases the pack files of both the storage and the header reader.
 func (s *boundedStorage) Close() error {
 	s.headers.reset()
-	return s.Storage.Close()
+	return errors.Join(s.deltas.Close(), s.Storage.Close())
 }
 
 // checkedPackWriter is the PackfileWriter of boundedStorage.
@@ -491,6 +502,18 @@ func (h *objectHeaders) check(hash plumbing.Hash) error {
 	}
 	h.checked[hash] = true
 	return nil
+}
+
+// packedAsDelta says whether hash is stored in a pack as a delta.
+func (h *objectHeaders) packedAsDelta(hash plumbing.Hash) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	pack, offset, found := h.inKnownPacks(hash)
+	if !found {
+		return false
+	}
+	header, err := pack.scanner.SeekObjectHeader(offset)
+	return err == nil && header.Type.IsDelta()
 }
 
 // header is the checked kind and size of hash.

@@ -110,8 +110,12 @@ func exportRevision(ctx context.Context, repository *git.Repository, repoDir, re
 
 // openLocalRepository opens the repository at or above repoDir (a linked
 // work tree's too) with the bounded storer of every repository we read
-// (openBoundedStorage): no object over its bound is inflated. Close the
-// storage when done.
+// (openBoundedStorage): no object over its bound is inflated, and a blob
+// within it is read as it is consumed. Close the storage when done.
+// lazyObjectThreshold is the size above which an object is read from disk
+// as it is consumed rather than inflated on access.
+const lazyObjectThreshold = 64 << 10
+
 func openLocalRepository(repoDir string, limits ObjectLimits) (*git.Repository, *boundedStorage, error) {
 	opened, err := git.PlainOpenWithOptions(repoDir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
 	if err != nil {
