@@ -213,8 +213,11 @@ func TestValidateKeepsTheMergedSpecsForEvaluate(t *testing.T) {
 	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
 		fmt.Sprintf(namespacedProfileOf, "good", "team-a", "aws")+`  machineImages:
   - name: ubuntu
+    updateStrategy: major
     versions:
     - version: "24.4"
+      cri: [{name: containerd}]
+      architectures: [amd64]
 ---
 `+fmt.Sprintf(namespacedProfileOf, "bad", "team-b", "aws")+`  kubernetes:
     versions:
