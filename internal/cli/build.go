@@ -87,7 +87,7 @@ func runBuild(ctx context.Context, root, path string, build sandbox.Options, now
 	for _, w := range warnings.Summarize() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	evaluated, ok := evaluateProfiles(docs, now, stderr)
+	evaluated, ok := evaluateProfiles(profileInputs{docs: docs}, now, stderr)
 	if !ok {
 		return errInvalidInputReported
 	}

@@ -86,3 +86,35 @@ func TestEveryCommandReadsYAMLAsTheSyncDoes(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryCommandReportsTypingSchemaAndRuleProblemsInOneRound: a version
+// written twice hides neither the missing spec.type nor the namespaced
+// profile's invalid parent, which is named as invalid, not as missing.
+func TestEveryCommandReportsTypingSchemaAndRuleProblemsInOneRound(t *testing.T) {
+	g := NewWithT(t)
+	profiles := "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\nspec:\n" +
+		requiredLists[0].lines + requiredLists[1].lines + requiredLists[2].lines +
+		"  kubernetes:\n    versions:\n    - version: 1.31.0\n    - version: 1.31.0\n---\n" +
+		"apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: team\n  namespace: team\nspec:\n  parent: {kind: CloudProfile, name: p}\n"
+	want := []string{
+		`p.yaml: CloudProfile/p: spec.kubernetes.versions[1] (1.31.0): Duplicate value: {"version":"1.31.0"}: each key may appear once in this list`,
+		`p.yaml: CloudProfile/p: spec.type: Required value`,
+		`p.yaml: NamespacedCloudProfile/team/team: spec.parent.name: Invalid value: "p": the parent CloudProfile is invalid (see its problems), so this profile cannot be merged`,
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.yaml")
+	g.Expect(os.WriteFile(file, []byte(profiles), 0o644)).To(Succeed())
+	for name, args := range map[string][]string{
+		"evaluate":    {"evaluate", "--at", "2025-06-01T00:00:00Z", "-f", file},
+		"timeline":    {"timeline", "--at", "2025-06-01T00:00:00Z", "-f", file},
+		"update-path": {"update-path", "--at", "2025-06-01T00:00:00Z", "-f", file, "--profile", "p", "--kubernetes", "1.31.0"},
+	} {
+		status, _, stderr := run(t, args[0], "", args[1:]...)
+		g.Expect(status).To(Equal(exitInvalidInput), "%s: %s", name, stderr)
+		var lines []string
+		for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+			lines = append(lines, strings.TrimPrefix(line, dir+string(filepath.Separator)))
+		}
+		g.Expect(lines).To(Equal(want), name)
+	}
+}
