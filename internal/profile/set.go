@@ -92,8 +92,8 @@ func withoutRestated(problems, earlier Problems) Problems {
 	for _, e := range earlier {
 		// The field and every field holding it: a.b[0] (x).c gives a.b[0] (x),
 		// a.b and a.
-		for field := e.Field; field != ""; field = holderOf(field) {
-			typed[at{e.File, e.Kind, e.Namespace, e.Name, field}] = true
+		for path := e.Field; path != ""; path = holderOf(path) {
+			typed[at{e.File, e.Kind, e.Namespace, e.Name, path}] = true
 		}
 	}
 	var kept Problems
@@ -105,19 +105,19 @@ func withoutRestated(problems, earlier Problems) Problems {
 	return kept
 }
 
-// holderOf is the field that holds field: its path without the last step
+// holderOf is the field that holds the field at path: path without the last step
 // (a field name or a list index with its entry's name); "" for a top-level
 // field.
-func holderOf(field string) string {
-	cut := strings.LastIndexAny(field, ".[")
+func holderOf(path string) string {
+	cut := strings.LastIndexAny(path, ".[")
 	if cut < 0 {
 		return ""
 	}
 	// A name in parentheses after an index may hold dots: 1.30.0.
-	if open := strings.LastIndex(field, " ("); open >= 0 && strings.HasSuffix(field, ")") && cut > open {
-		cut = strings.LastIndex(field[:open], "[")
+	if open := strings.LastIndex(path, " ("); open >= 0 && strings.HasSuffix(path, ")") && cut > open {
+		cut = strings.LastIndex(path[:open], "[")
 	}
-	return field[:cut]
+	return path[:cut]
 }
 
 // refusedCloudProfiles are the names of the CloudProfiles problems name.
