@@ -70,11 +70,21 @@ func Load(docs []Document, lookupParent ParentLookup, now time.Time) (*Set, erro
 func LoadChecked(docs []Document, typing Problems, lookupParent ParentLookup, now time.Time) (*Set, error) {
 	objects, problems := DecodeDocuments(docs)
 	problems = append(append(Problems{}, typing...), withoutRestated(problems, typing)...)
-	set, err := validate(objects, refusedCloudProfiles(problems), lookupParent, now)
+	return ValidateDecoded(objects, problems, lookupParent, now)
+}
+
+// ValidateDecoded is Validate for objects whose input also had problems
+// (decodeProblems: of the typing check or the decoding): the set's problems
+// are those first and then the validation's, in one round, and a
+// CloudProfile they name is an invalid parent, so its NamespacedCloudProfiles
+// say their parent is invalid rather than missing. The sync calls it with
+// the decoding's problems of a revision.
+func ValidateDecoded(objects []Object, decodeProblems Problems, lookupParent ParentLookup, now time.Time) (*Set, error) {
+	set, err := validate(objects, refusedCloudProfiles(decodeProblems), lookupParent, now)
 	if err != nil {
 		return nil, err
 	}
-	set.Problems = append(problems, set.Problems...)
+	set.Problems = append(append(Problems{}, decodeProblems...), set.Problems...)
 	return set, nil
 }
 
