@@ -721,10 +721,9 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	if err != nil {
 		return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 	}
+	// Objects that do not decode are reported by validate, with the
+	// problems of the objects that do, in one round.
 	objects, problems := profile.DecodeDocuments(docs)
-	if len(problems) > 0 {
-		return decodedRevision{}, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, problems.Summarize()))
-	}
 	profile.ApplyDefaultNamespace(objects, obj.Namespace)
 	digests, err := contentDigests(objects)
 	if err != nil {
@@ -736,7 +735,7 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	for _, w := range buildWarnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
 	}
-	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, digests: digests, warnings: warnings}
+	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, problems: problems, digests: digests, warnings: warnings}
 	decoded.size = decodedSize(decoded)
 	return decoded, nil
 }
@@ -753,7 +752,7 @@ type syncWarning struct{ reason, message string }
 func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, decoded decodedRevision, live *liveProfiles) ([]syncWarning, error) {
 	warnings := decoded.warnings
 	now := r.Clock.Now()
-	set, err := profile.Validate(decoded.objects, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
+	set, err := profile.ValidateDecoded(decoded.objects, decoded.problems, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
 		cp, ok := live.cloudProfiles[name]
 		// A parent this sync applied and the revision no longer has is about
 		// to be pruned: it does not count as present.
@@ -767,6 +766,11 @@ func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gi
 	}
 	for _, w := range set.Warnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.ValidationFailedReason, message: w.String()})
+	}
+	if len(decoded.problems) > 0 {
+		// What does not decode is wrong whatever the time and the cluster:
+		// the revision stays refused until it changes.
+		return warnings, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, set.Problems.Summarize()))
 	}
 	if len(set.Problems) > 0 {
 		return warnings, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, set.Problems.Summarize()))
@@ -858,6 +862,9 @@ func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProf
 type decodedRevision struct {
 	revision, path string
 	objects        []profile.Object
+	// problems are the decoding's: documents that are no valid profile.
+	// validate reports them with the validation's problems of objects.
+	problems profile.Problems
 	// digests[i] is profile.ContentDigest of objects[i]: the sync compares it
 	// with each live object's at every interval.
 	digests []string

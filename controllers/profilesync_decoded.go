@@ -143,7 +143,7 @@ func (c decodedCollector) Collect(ch chan<- prometheus.Metric) {
 // of providerConfig the same in both. TestDecodedSizeIsAtLeastWhatTheObjectsTake
 // measures both against the heap.
 func decodedSize(d decodedRevision) int64 {
-	size := heapSize(reflect.ValueOf(d.objects)) + heapSize(reflect.ValueOf(d.digests)) + heapSize(reflect.ValueOf(d.warnings)) +
+	size := heapSize(reflect.ValueOf(d.objects)) + heapSize(reflect.ValueOf(d.digests)) + heapSize(reflect.ValueOf(d.warnings)) + heapSize(reflect.ValueOf(d.problems)) +
 		int64(len(d.revision)+len(d.path)) + int64(unsafe.Sizeof(d))
 	return size + size/4
 }

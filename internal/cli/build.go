@@ -31,9 +31,9 @@ validates and prints the result as 'profilesync evaluate' does. Problems name
 the file each object came from, relative to the repository root.
 
 The repository root is --root, by default the Git work tree that contains PATH
-(the nearest directory above it with a .git entry), else PATH itself, as for
-every other command: outside a Git work tree, give --root to let an overlay
-reach the bases above it.
+(the nearest directory above it with a .git entry), else the working directory
+when it contains PATH, else PATH itself, as for every other command; when the
+build fails outside a Git work tree, the message says which root was used.
 
 The landscape's versioning policy is the file profilesync-policy.yaml nearest
 to PATH: in PATH or a directory above it, up to the repository root
@@ -70,7 +70,7 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 	flags := cmd.Flags()
 	flags.SortFlags = false
 	flags.Var(&at, "at", "evaluate at this RFC 3339 time (default now)")
-	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH, else PATH)")
+	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH, else the working directory when it contains PATH, else PATH)")
 	bindPolicyHorizon(flags, &policyHorizon)
 	bindBuildOptions(flags, &build)
 	return cmd
@@ -91,12 +91,16 @@ func runBuild(ctx context.Context, root, path string, build sandbox.Options, now
 	// printed as they are.
 	docs, warnings, err := sandbox.Build(ctx, build, overlay.root, overlay.path)
 	if err != nil {
+		if overlay.found != nil && overlay.found.Chosen != repofile.RootGit {
+			// Without Git the root is a guess: say which, and how to set it.
+			return fmt.Errorf("%w\nbuild: %s", err, overlay.found.Describe())
+		}
 		return err
 	}
 	for _, w := range warnings.Summarize() {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	evaluated, ok := evaluateProfiles(docs, now, stderr)
+	evaluated, ok := evaluateProfiles(profileInputs{docs: docs}, now, stderr)
 	if !ok {
 		return errInvalidInputReported
 	}
@@ -112,16 +116,22 @@ func runBuild(ctx context.Context, root, path string, build sandbox.Options, now
 
 // overlayLocation is an overlay to build: the repository root the build is
 // confined to, absolute, and the overlay's path relative to it.
-type overlayLocation struct{ root, path string }
+type overlayLocation struct {
+	root, path string
+	// found is how the root was chosen when --root was not given.
+	found *repofile.Root
+}
 
 // locateOverlay resolves path and the root it is confined to (when empty,
 // the repository that contains path).
 func locateOverlay(root, path string) (overlayLocation, error) {
+	var found *repofile.Root
 	if root == "" {
-		var err error
-		if root, err = repofile.RepositoryOf(path); err != nil {
+		chosen, err := repofile.FindRoot(path)
+		if err != nil {
 			return overlayLocation{}, fmt.Errorf("build: %w", err)
 		}
+		root, found = chosen.Dir, &chosen
 	}
 	absRoot, err := filepath.Abs(root)
 	if err == nil {
@@ -130,7 +140,7 @@ func locateOverlay(root, path string) (overlayLocation, error) {
 	if err != nil {
 		return overlayLocation{}, fmt.Errorf("build: %w", err)
 	}
-	return overlayLocation{root: absRoot, path: path}, nil
+	return overlayLocation{root: absRoot, path: path, found: found}, nil
 }
 
 // pathInRoot returns path relative to root, as overlay.Build takes it.

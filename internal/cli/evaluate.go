@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/profilesync/profilesync/internal/profile"
 )
 
 func newEvaluateCommand() *cobra.Command {
@@ -42,11 +40,11 @@ FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 			if err != nil {
 				return err
 			}
-			docs, err := readInputs(inputs, reader, cmd.InOrStdin())
+			read, err := readInputs(inputs, reader, cmd.InOrStdin())
 			if err != nil {
 				return err
 			}
-			return printEvaluated(docs, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return printEvaluated(read, at.or(time.Now()), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	flags := cmd.Flags()
@@ -58,8 +56,8 @@ FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 
 // printEvaluated validates and evaluates docs at t and prints them; on
 // invalid input nothing reaches stdout.
-func printEvaluated(docs []profile.Document, at time.Time, stdout, stderr io.Writer) error {
-	evaluated, ok := evaluateProfiles(docs, at, stderr)
+func printEvaluated(inputs profileInputs, at time.Time, stdout, stderr io.Writer) error {
+	evaluated, ok := evaluateProfiles(inputs, at, stderr)
 	if !ok {
 		return errInvalidInputReported
 	}

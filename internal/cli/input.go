@@ -63,60 +63,63 @@ func readerFor(reader *repofile.Reader, opts inputOptions, path string) (*repofi
 // sync reads a repository (repofile): inside the root, never .git/, no link
 // leading out, within the limits. Problems name files as given on the
 // command line.
-func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) ([]profile.Document, error) {
+func readInputs(opts inputOptions, reader *repofile.Reader, stdin io.Reader) (profileInputs, error) {
 	if len(opts.paths) == 0 {
-		return nil, usageErrorf("no input: give at least one -f PATH (a file, a directory or - for stdin)")
+		return profileInputs{}, usageErrorf("no input: give at least one -f PATH (a file, a directory or - for stdin)")
 	}
 	var docs []profile.Document
-	// Values YAML types otherwise than written are refused before decoding,
-	// as the build refuses them, so that every command means the same.
+	// Values YAML types otherwise than written are refused, as the build
+	// refuses them, so that every command means the same; with the problems
+	// of decoding and validation, in one round (profile.LoadChecked).
 	var typing profile.Problems
 	for _, path := range opts.paths {
 		if path == "-" {
 			data, err := reader.ReadStream("<stdin>", stdin)
 			if err != nil {
-				return nil, err
+				return profileInputs{}, err
 			}
 			typing = append(typing, profile.CheckYAMLTyping("<stdin>", data)...)
 			fileDocs, err := profile.SplitDocuments("<stdin>", bytes.NewReader(data))
 			if err != nil {
-				return nil, err
+				return profileInputs{}, err
 			}
 			docs = append(docs, fileDocs...)
 			continue
 		}
 		pathReader, err := readerFor(reader, opts, path)
 		if err != nil {
-			return nil, fmt.Errorf("reading input %s: %w", path, err)
+			return profileInputs{}, fmt.Errorf("reading input %s: %w", path, err)
 		}
 		given, err := pathReader.Rel(path)
 		if err != nil {
-			return nil, fmt.Errorf("reading input %s: %w", path, err)
+			return profileInputs{}, fmt.Errorf("reading input %s: %w", path, err)
 		}
 		files, err := pathReader.Files(given, isProfileFileName)
 		if err != nil {
-			return nil, fmt.Errorf("reading input %s: %w", path, err)
+			return profileInputs{}, fmt.Errorf("reading input %s: %w", path, err)
 		}
 		for _, file := range files {
 			data, err := pathReader.ReadFile(file)
 			if err != nil {
-				return nil, err
+				return profileInputs{}, err
 			}
 			display := displayInput(path, given, file)
 			typing = append(typing, profile.CheckYAMLTyping(display, data)...)
 			fileDocs, err := profile.SplitDocuments(display, bytes.NewReader(data))
 			if err != nil {
-				return nil, err
+				return profileInputs{}, err
 			}
 			docs = append(docs, fileDocs...)
 		}
 	}
-	if len(typing) > 0 {
-		// The error is printed as it is: a mistake repeated many times is
-		// cut short here, as every list of problems is.
-		return nil, typing.Summarize()
-	}
-	return docs, nil
+	return profileInputs{docs: docs, typing: typing}, nil
+}
+
+// profileInputs are the documents of the inputs and the typing problems of
+// their files (profile.CheckYAMLTyping).
+type profileInputs struct {
+	docs   []profile.Document
+	typing profile.Problems
 }
 
 // isProfileFileName reports whether a directory's file named name is read
@@ -138,11 +141,11 @@ func displayInput(path, given, file string) string {
 	return filepath.Join(path, filepath.FromSlash(strings.TrimPrefix(file, given+"/")))
 }
 
-// evaluateProfiles loads docs as one set at t (profile.Load) and computes
+// evaluateProfiles loads inputs as one set at t (profile.LoadChecked) and computes
 // every object's status at t. It writes warnings to stderr, and when the set
 // is invalid every problem, one per line; ok is false then.
-func evaluateProfiles(docs []profile.Document, at time.Time, stderr io.Writer) ([]profile.Object, bool) {
-	set, err := profile.Load(docs, nil, at)
+func evaluateProfiles(inputs profileInputs, at time.Time, stderr io.Writer) ([]profile.Object, bool) {
+	set, err := profile.LoadChecked(inputs.docs, inputs.typing, nil, at)
 	if err != nil {
 		// Without a parent lookup validation has nothing that can fail.
 		fmt.Fprintf(stderr, "validating profiles: %v\n", err)

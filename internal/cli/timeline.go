@@ -165,11 +165,11 @@ func evaluateWindow(inputs inputOptions, reader *repofile.Reader, from, until ti
 	if !until.IsZero() && until.Before(from) {
 		return nil, usageErrorf("--until %s is before --at %s", until.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}
-	docs, err := readInputs(inputs, reader, stdin)
+	read, err := readInputs(inputs, reader, stdin)
 	if err != nil {
 		return nil, err
 	}
-	evaluated, ok := evaluateProfiles(docs, from, stderr)
+	evaluated, ok := evaluateProfiles(read, from, stderr)
 	if !ok {
 		return nil, errInvalidInputReported
 	}

@@ -82,12 +82,12 @@ func runUpdatePath(opts updatePathOptions, args []string, stdin io.Reader, stdou
 	if err != nil {
 		return err
 	}
-	docs, err := readInputs(opts.inputs, reader, stdin)
+	read, err := readInputs(opts.inputs, reader, stdin)
 	if err != nil {
 		return err
 	}
 	now := opts.at.or(time.Now())
-	evaluated, ok := evaluateProfiles(docs, now, stderr)
+	evaluated, ok := evaluateProfiles(read, now, stderr)
 	if !ok {
 		return errInvalidInputReported
 	}

@@ -85,6 +85,12 @@ func FuzzMergeNamespaced(f *testing.F) {
 // leftToMergedValidation reports whether an error of the merged spec is one
 // the merge leaves to validation by design (see FuzzMergeNamespaced).
 func leftToMergedValidation(e *field.Error, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) bool {
+	// What an added image or version lacks that Gardener requires
+	// (addedVersionFields) is checked with the merged spec, as in Gardener.
+	if e.Type == field.ErrorTypeRequired && strings.HasPrefix(e.Field, "spec.machineImages[") &&
+		(strings.HasSuffix(e.Field, ".cri") || strings.HasSuffix(e.Field, ".architectures") || strings.HasSuffix(e.Field, ".updateStrategy")) {
+		return true
+	}
 	for i := len(parent.MachineImages); i < len(parent.MachineImages)+len(ncp.MachineImages); i++ {
 		if strings.HasPrefix(e.Field, fmt.Sprintf("status.cloudProfileSpec.machineImages[%d]", i)) {
 			return true

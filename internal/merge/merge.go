@@ -125,17 +125,19 @@ func ExplainMissingParent(errs field.ErrorList, where string) field.ErrorList {
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
 // profile.Validate can report them without validating the merged spec again.
 func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
-	merged, errs := mergeOverrides(parent, ncp)
+	merged, errs, addedErrs := mergeAndCheckAdded(parent, ncp)
 	if len(errs) > 0 {
-		return nil, errs, nil
+		return nil, append(errs, addedErrs...), nil
 	}
 	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(merged, MergedSpecPath, now)
-	if len(validationErrs) > 0 {
-		for _, e := range validationErrs {
-			if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
-				e.Detail += " (from " + from + ")"
-			}
+	for _, e := range validationErrs {
+		if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
+			e.Detail += " (from " + from + ")"
 		}
+	}
+	// What an added image or version lacks is reported with the merged
+	// spec's problems, in the same round.
+	if validationErrs = append(addedErrs, validationErrs...); len(validationErrs) > 0 {
 		return nil, validationErrs, nil
 	}
 	for i, w := range warnings {
@@ -224,17 +226,28 @@ var MergedSpecPath = field.NewPath("status", "cloudProfileSpec")
 // mergeOverrides is Namespaced without the final validation of the merged
 // spec. It returns the merged spec even when there are errors so that tests can
 // look at it; Namespaced never hands such a spec out.
+// What an added image or version lacks (addedVersionFields) is not among
+// its errors: Gardener checks that on the merged spec, and so does
+// NamespacedWithWarnings.
 func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	merged, errs, _ := mergeAndCheckAdded(parent, ncp)
+	return merged, errs
+}
+
+// mergeAndCheckAdded is mergeOverrides with the errors of what an added image
+// or version lacks (addedVersionFields) apart, so that they do not keep the
+// merged spec from being validated.
+func mergeAndCheckAdded(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList, field.ErrorList) {
 	specPath := field.NewPath("spec")
 	if ncp == nil {
-		return nil, field.ErrorList{field.Required(specPath, "the NamespacedCloudProfile has no spec")}
+		return nil, field.ErrorList{field.Required(specPath, "the NamespacedCloudProfile has no spec")}, nil
 	}
 	errs := validateParentReference(ncp.Parent, specPath.Child("parent"))
 	if parent == nil {
-		return nil, append(errs, field.NotFound(specPath.Child("parent", "name"), ncp.Parent.Name))
+		return nil, append(errs, field.NotFound(specPath.Child("parent", "name"), ncp.Parent.Name)), nil
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, errs, nil
 	}
 
 	m := &merge{
@@ -257,7 +270,7 @@ func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedC
 	m.spec.CABundle = concatCABundles(m.spec.CABundle, override.CABundle)
 	m.mergeLimits(override.Limits, specPath.Child("limits"))
 
-	return m.spec, m.errs
+	return m.spec, m.errs, m.addedErrs
 }
 
 // merge carries the spec being built and the errors found so far, so that
@@ -266,6 +279,9 @@ type merge struct {
 	parentName string
 	spec       *v1alpha1.CloudProfileSpec
 	errs       field.ErrorList
+	// addedErrs are what added images and versions lack that Gardener
+	// requires (addedVersionFields); the merged spec is still validated.
+	addedErrs field.ErrorList
 }
 
 // notInParent reports an override entry that must name something the parent
@@ -341,21 +357,43 @@ func (m *merge) mergeMachineImages(overrides []v1alpha1.NamespacedMachineImage, 
 // which is checked here to point at the override, the validation of the
 // merged spec reports what is wrong with it.
 //
-// An unset updateStrategy is written out as lifecycle.UpdateStrategyOrDefault
-// gives it, the default the API server gives a CloudProfile's image, so the
-// merged spec reads the same as a CloudProfile written out in full.
+// Its updateStrategy must be written, as Gardener requires: the API server
+// defaults it for a CloudProfile's image, not for a NamespacedCloudProfile's.
 func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *field.Path) {
 	if len(o.Versions) == 0 {
 		m.errs = append(m.errs, field.Required(fldPath.Child("versions"),
 			fmt.Sprintf("machine image %q is not in parent CloudProfile %q, so it is added and needs at least one version", o.Name, m.parentName)))
 		return
 	}
-	strategy := lifecycle.UpdateStrategyOrDefault(o.UpdateStrategy)
-	m.spec.MachineImages = append(m.spec.MachineImages, v1alpha1.MachineImage{
-		Name:           o.Name,
-		Versions:       o.Versions,
-		UpdateStrategy: &strategy,
-	})
+	if o.UpdateStrategy == nil {
+		m.addedErrs = append(m.addedErrs, field.Required(fldPath.Child("updateStrategy"), "must provide an update strategy"))
+	}
+	for i, v := range o.Versions {
+		m.addedErrs = append(m.addedErrs, m.addedVersionFields(v, lifecycle.EntryPath(fldPath, "versions", i, v.Version))...)
+	}
+	m.spec.MachineImages = append(m.spec.MachineImages, v1alpha1.MachineImage(o))
+}
+
+// addedVersionFields refuses a machine image version a namespaced profile
+// adds (to a parent's image or with an image of its own) without what
+// Gardener requires of it: Gardener's API server defaults cri (containerd)
+// and architectures (amd64) for a CloudProfile's versions only, never for a
+// NamespacedCloudProfile's, and then refuses a merged version without a
+// container runtime interface, or without an architecture when the parent
+// defines no machineCapabilities (validateContainerRuntimesInterfaces and
+// validateCloudProfileMachineImages in Gardener's
+// pkg/apis/core/validation/cloudprofile.go, on the simulated merge of the
+// namespacedcloudprofile validator plugin). path is the version's entry in the
+// namespaced profile's spec, so the error names what to edit.
+func (m *merge) addedVersionFields(v v1alpha1.MachineImageVersion, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(v.CRI) == 0 {
+		errs = append(errs, field.Required(path.Child("cri"), "must provide at least one supported container runtime"))
+	}
+	if len(v.Architectures) == 0 && len(m.spec.MachineCapabilities) == 0 {
+		errs = append(errs, field.Required(path.Child("architectures"), "must provide at least one architecture"))
+	}
+	return errs
 }
 
 // mergeMachineImageVersions merges the override's versions of one parent
@@ -366,6 +404,7 @@ func (m *merge) mergeMachineImageVersions(image *v1alpha1.MachineImage, override
 	mergeByKey(m, image.Versions, versionOf, overrides, versionOf, VersionKey, imagePath, "versions",
 		func(o v1alpha1.MachineImageVersion, path *field.Path, parentIndex int) {
 			if parentIndex < 0 {
+				m.addedErrs = append(m.addedErrs, m.addedVersionFields(o, path)...)
 				image.Versions = append(image.Versions, o)
 				return
 			}

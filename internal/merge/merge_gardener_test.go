@@ -134,6 +134,7 @@ func TestMergeNamespacedImageVersionCapabilities(t *testing.T) {
 			name: "an added version's flavors are checked against the parent's definitions, naming the override",
 			override: v1alpha1.MachineImageVersion{
 				ExpirableVersion:  plainVersion("1592.2.0"),
+				CRI:               []v1alpha1.CRI{{Name: "containerd"}},
 				CapabilityFlavors: []v1alpha1.Capabilities{{"architecture": {"s390x"}}},
 			},
 			wantErrs: []string{"status.cloudProfileSpec.machineImages[0] (gardenlinux).versions[1] (1592.2.0).capabilityFlavors[0].architecture[0]: Unsupported value"},
@@ -168,7 +169,7 @@ func TestMergeNamespacedErrorsNameTheOverrideEntryThatCausedThem(t *testing.T) {
 			name: "an added machine image version",
 			change: func(_ *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) {
 				ncp.MachineImages = []v1alpha1.NamespacedMachineImage{{Name: "gardenlinux", Versions: []v1alpha1.MachineImageVersion{
-					{ExpirableVersion: plainVersion("1592.2.0"), Architectures: []string{"riscv64"}},
+					{ExpirableVersion: plainVersion("1592.2.0"), CRI: []v1alpha1.CRI{{Name: "containerd"}}, Architectures: []string{"riscv64"}},
 				}}}
 			},
 			want: []string{`status.cloudProfileSpec.machineImages[0] (gardenlinux).versions[1] (1592.2.0).architectures[0]: Unsupported value: "riscv64": ` +

@@ -13,6 +13,12 @@ func imageVersion(v v1alpha1.ExpirableVersion) v1alpha1.MachineImageVersion {
 	return v1alpha1.MachineImageVersion{ExpirableVersion: v}
 }
 
+// addedImageVersion is an image version a namespaced profile adds, with the
+// container runtime and architecture Gardener requires of it.
+func addedImageVersion(v v1alpha1.ExpirableVersion) v1alpha1.MachineImageVersion {
+	return v1alpha1.MachineImageVersion{ExpirableVersion: v, CRI: []v1alpha1.CRI{{Name: "containerd"}}, Architectures: []string{"amd64"}}
+}
+
 // parentImageVersion is the version profile() gives its gardenlinux image,
 // with the expiry replaced.
 func parentImageVersion(v v1alpha1.ExpirableVersion) v1alpha1.MachineImageVersion {
@@ -29,16 +35,43 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 		wantErrs  []string
 	}{
 		{
-			name: "an image the parent lacks is appended with the default update strategy",
+			name: "an image the parent lacks is appended as written",
+			overrides: []v1alpha1.NamespacedMachineImage{{
+				Name:           "ubuntu",
+				UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch),
+				Versions:       []v1alpha1.MachineImageVersion{addedImageVersion(plainVersion("24.4"))},
+			}},
+			want: []v1alpha1.MachineImage{profile().MachineImages[0], {
+				Name:           "ubuntu",
+				Versions:       []v1alpha1.MachineImageVersion{addedImageVersion(plainVersion("24.4"))},
+				UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch),
+			}},
+		},
+		{
+			name: "an image the parent lacks needs an update strategy, and its versions a container runtime and an architecture, as in Gardener",
 			overrides: []v1alpha1.NamespacedMachineImage{{
 				Name:     "ubuntu",
 				Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("24.4"))},
 			}},
-			want: []v1alpha1.MachineImage{profile().MachineImages[0], {
-				Name:           "ubuntu",
-				Versions:       []v1alpha1.MachineImageVersion{imageVersion(plainVersion("24.4"))},
-				UpdateStrategy: strategy(v1alpha1.UpdateStrategyMajor),
+			wantErrs: []string{
+				"spec.machineImages[0] (ubuntu).updateStrategy: Required value",
+				"spec.machineImages[0] (ubuntu).versions[0] (24.4).cri: Required value",
+				"spec.machineImages[0] (ubuntu).versions[0] (24.4).architectures: Required value",
+			},
+		},
+		{
+			name: "a version added to a parent's image needs a container runtime and an architecture, as in Gardener",
+			overrides: []v1alpha1.NamespacedMachineImage{{
+				Name: "gardenlinux",
+				Versions: []v1alpha1.MachineImageVersion{
+					{ExpirableVersion: plainVersion("1592.8.0"), Architectures: []string{"amd64"}},
+					{ExpirableVersion: plainVersion("1592.9.0"), CRI: []v1alpha1.CRI{{Name: "containerd"}}},
+				},
 			}},
+			wantErrs: []string{
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.8.0).cri: Required value",
+				"spec.machineImages[0] (gardenlinux).versions[1] (1592.9.0).architectures: Required value",
+			},
 		},
 		{
 			name:      "an image the parent lacks needs at least one version",
@@ -48,8 +81,9 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 		{
 			name: "an appended image is validated as a full image in the merged spec",
 			overrides: []v1alpha1.NamespacedMachineImage{{
-				Name:     "ubuntu",
-				Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: plainVersion("24.4"), Architectures: []string{"s390x"}}},
+				Name:           "ubuntu",
+				UpdateStrategy: strategy(v1alpha1.UpdateStrategyMajor),
+				Versions:       []v1alpha1.MachineImageVersion{{ExpirableVersion: plainVersion("24.4"), CRI: []v1alpha1.CRI{{Name: "containerd"}}, Architectures: []string{"s390x"}}},
 			}},
 			wantErrs: []string{"status.cloudProfileSpec.machineImages[1] (ubuntu).versions[0] (24.4).architectures[0]: Unsupported value"},
 		},
@@ -123,12 +157,12 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 			name: "an added version needs no expiry",
 			overrides: []v1alpha1.NamespacedMachineImage{{
 				Name:     "gardenlinux",
-				Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1592.9.0"))},
+				Versions: []v1alpha1.MachineImageVersion{addedImageVersion(plainVersion("1592.9.0"))},
 			}},
 			want: []v1alpha1.MachineImage{{
 				Name:           "gardenlinux",
 				UpdateStrategy: strategy(v1alpha1.UpdateStrategyMinor),
-				Versions:       []v1alpha1.MachineImageVersion{parentImageVersion(plainVersion("1592.1.0")), imageVersion(plainVersion("1592.9.0"))},
+				Versions:       []v1alpha1.MachineImageVersion{parentImageVersion(plainVersion("1592.1.0")), addedImageVersion(plainVersion("1592.9.0"))},
 			}},
 		},
 		{
@@ -180,19 +214,19 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 			name: "a version the parent image lacks is appended after the parent's versions",
 			overrides: []v1alpha1.NamespacedMachineImage{{
 				Name:     "gardenlinux",
-				Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1443.2.0"))},
+				Versions: []v1alpha1.MachineImageVersion{addedImageVersion(plainVersion("1443.2.0"))},
 			}},
 			want: []v1alpha1.MachineImage{{
 				Name:           "gardenlinux",
 				UpdateStrategy: strategy(v1alpha1.UpdateStrategyMinor),
-				Versions:       append(profile().MachineImages[0].Versions, imageVersion(plainVersion("1443.2.0"))),
+				Versions:       append(profile().MachineImages[0].Versions, addedImageVersion(plainVersion("1443.2.0"))),
 			}},
 		},
 		{
 			name: "an appended version is validated as a full version in the merged spec",
 			overrides: []v1alpha1.NamespacedMachineImage{{
 				Name:     "gardenlinux",
-				Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("not-a-version"))},
+				Versions: []v1alpha1.MachineImageVersion{addedImageVersion(plainVersion("not-a-version"))},
 			}},
 			wantErrs: []string{"status.cloudProfileSpec.machineImages[0] (gardenlinux).versions[1] (not-a-version).version: Invalid value"},
 		},
@@ -200,7 +234,7 @@ func TestMergeNamespacedMachineImages(t *testing.T) {
 			name: "an image or a version named twice in the override is an error",
 			overrides: []v1alpha1.NamespacedMachineImage{
 				{Name: "gardenlinux", Versions: []v1alpha1.MachineImageVersion{
-					imageVersion(plainVersion("1443.2.0")), imageVersion(plainVersion("1443.2.0")),
+					addedImageVersion(plainVersion("1443.2.0")), addedImageVersion(plainVersion("1443.2.0")),
 				}},
 				{Name: "gardenlinux", UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch)},
 			},

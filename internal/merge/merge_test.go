@@ -222,8 +222,9 @@ func TestMergeNamespacedRequiresTheListsInTheMergedSpec(t *testing.T) {
 				parent.MachineTypes, parent.MachineImages = nil, nil
 				ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.xlarge", "8")}
 				ncp.MachineImages = []v1alpha1.NamespacedMachineImage{{
-					Name:     "ubuntu",
-					Versions: []v1alpha1.MachineImageVersion{imageVersion(plainVersion("24.4.0"))},
+					Name:           "ubuntu",
+					UpdateStrategy: strategy(v1alpha1.UpdateStrategyMajor),
+					Versions:       []v1alpha1.MachineImageVersion{addedImageVersion(plainVersion("24.4.0"))},
 				}}
 			},
 		},
@@ -257,7 +258,7 @@ func TestMergeNamespacedLeavesInputsUnchanged(t *testing.T) {
 	ncp.MachineImages = []v1alpha1.NamespacedMachineImage{{
 		Name:           "gardenlinux",
 		UpdateStrategy: strategy(v1alpha1.UpdateStrategyPatch),
-		Versions:       []v1alpha1.MachineImageVersion{imageVersion(plainVersion("1443.2.0"))},
+		Versions:       []v1alpha1.MachineImageVersion{addedImageVersion(plainVersion("1443.2.0"))},
 	}}
 	ncp.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", "8")}
 	ncp.CABundle = ptr.To(testCertificate(t, "override"))
@@ -338,18 +339,25 @@ func TestMergeNamespacedGEP25Rendering(t *testing.T) {
 	t.Run("the merged spec is rejected because the GEP's highest Kubernetes version expires", func(t *testing.T) {
 		g := NewWithT(t)
 		merged, errs := Namespaced(parent(), ncp)
-		g.Expect(errorFields(errs)).To(Equal([]string{"status.cloudProfileSpec.kubernetes.versions[4] (1.28.6).expirationDate: Forbidden"}))
+		g.Expect(errorFields(errs)).To(Equal([]string{
+			"spec.machineImages[0] (suse-chost).versions[0] (16.4).cri: Required value",
+			"spec.machineImages[0] (suse-chost).versions[0] (16.4).architectures: Required value",
+			"status.cloudProfileSpec.kubernetes.versions[4] (1.28.6).expirationDate: Forbidden",
+		}), "Gardener refuses the GEP's added image version too: it has neither cri nor architectures")
 		g.Expect(merged).To(BeNil())
 	})
 
-	t.Run("with a newer non-expiring Kubernetes version in the parent the GEP's rendering is accepted", func(t *testing.T) {
+	t.Run("with a newer non-expiring Kubernetes version in the parent and the added version's cri and architectures, the GEP's rendering is accepted", func(t *testing.T) {
 		g := NewWithT(t)
 		withNewer := parent()
 		withNewer.Kubernetes.Versions = append(withNewer.Kubernetes.Versions, plainVersion("1.29.0"))
+		complete := ncp.DeepCopy()
+		complete.MachineImages[0].Versions[0] = addedImageVersion(deprecatedAPIVersion("16.4", "", "2023-08-08T23:59:59Z"))
 		want := wantMerged()
 		want.Kubernetes.Versions = append(want.Kubernetes.Versions, plainVersion("1.29.0"))
+		want.MachineImages[0].Versions[3] = addedImageVersion(deprecatedAPIVersion("16.4", "", "2023-08-08T23:59:59Z"))
 
-		merged, errs := Namespaced(withNewer, ncp)
+		merged, errs := Namespaced(withNewer, complete)
 		g.Expect(errs).To(BeEmpty())
 		g.Expect(merged).To(Equal(want))
 	})

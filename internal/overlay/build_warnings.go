@@ -131,6 +131,7 @@ func (r *buildFS) kustomizationIndexPatchWarnings(path string) (warnings profile
 		entries := phase.entries(k)
 		for n := 0; n < len(entries); {
 			if _, ok := check.jsonPatch(entries[n]); !ok {
+				warnings = append(warnings, check.staleDeletes(phase.upTo(k, n), entries[n])...)
 				n++
 				continue
 			}
@@ -359,4 +360,122 @@ func andList(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// staleDeletes warns about the entries of a strategic-merge patch that say
+// $patch: delete for a keyed list entry its target does not have (a version
+// the base no longer lists): the patch deletes nothing, without a word from
+// kustomize, and whoever wrote it believes the entry is gone. before is the
+// kustomization as kustomize has applied it right before entry; only a
+// patch with such a directive costs a build. The caller must not hold
+// kustomizeRuns.
+func (c patchCheck) staleDeletes(before types.Kustomization, entry types.Patch) profile.Problems {
+	text := entry.Patch
+	if entry.Path != "" {
+		content, err := newBuildFS(c.fs.ctx, c.fs.root, c.fs.limits).ReadFile(filepath.Join(c.dir, entry.Path))
+		if err != nil {
+			return nil
+		}
+		text = string(content)
+	}
+	patches, err := resmapFactory().RF().SliceFromBytes([]byte(text))
+	if err != nil || !slices.ContainsFunc(patches, func(p *resource.Resource) bool { return holdsDelete(p.YNode()) }) {
+		return nil
+	}
+	kustomizeRuns.Lock()
+	defer kustomizeRuns.Unlock()
+	state, err := c.build(before)
+	if err != nil {
+		return nil
+	}
+	var warnings profile.Problems
+	for _, p := range patches {
+		if !holdsDelete(p.YNode()) {
+			continue
+		}
+		targets := state.Resources()
+		if entry.Target != nil {
+			if targets, err = state.Select(*entry.Target); err != nil {
+				continue
+			}
+		}
+		for _, target := range targets {
+			if entry.Target == nil && (target.GetKind() != p.GetKind() || target.GetName() != p.GetName() ||
+				p.GetNamespace() != "" && target.GetNamespace() != p.GetNamespace()) {
+				continue
+			}
+			schema := openapi.SchemaForResourceType(kyaml.TypeMeta{APIVersion: target.GetApiVersion(), Kind: target.GetKind()})
+			for _, message := range deletesNothing(p.YNode(), target.YNode(), schema, "") {
+				where := "strategic-merge patch"
+				if entry.Path != "" {
+					where += " " + entry.Path
+				}
+				warnings = append(warnings, profile.Problem{
+					File: c.fs.display(c.kustomization),
+					Kind: target.GetKind(), Namespace: target.GetNamespace(), Name: target.GetName(),
+					Message: where + ": " + message,
+				})
+			}
+		}
+	}
+	return warnings
+}
+
+// patchDirective is the strategic-merge patch's directive field.
+const patchDirective = "$patch"
+
+// holdsDelete reports whether node holds $patch: delete anywhere.
+func holdsDelete(node *kyaml.Node) bool {
+	if node == nil {
+		return false
+	}
+	if v := mappingValue(node, patchDirective); v != nil && v.Value == "delete" {
+		return true
+	}
+	return slices.ContainsFunc(node.Content, holdsDelete)
+}
+
+// deletesNothing follows patch through target (nil where target has nothing)
+// and says, for each entry of a keyed list that patch deletes, when target's
+// list has no entry of its key; path is the JSON pointer of patch.
+func deletesNothing(patch, target *kyaml.Node, schema *openapi.ResourceSchema, path string) []string {
+	if patch == nil || schema == nil {
+		return nil
+	}
+	var messages []string
+	switch patch.Kind {
+	case kyaml.MappingNode:
+		for i := 0; i+1 < len(patch.Content); i += 2 {
+			key := patch.Content[i].Value
+			if strings.HasPrefix(key, "$") {
+				continue
+			}
+			messages = append(messages, deletesNothing(patch.Content[i+1], mappingValue(target, key), schema.Field(key), path+"/"+key)...)
+		}
+	case kyaml.SequenceNode:
+		keys := mergeKeys(schema)
+		if keys == nil {
+			return nil
+		}
+		for _, item := range patch.Content {
+			var matched *kyaml.Node
+			if target != nil {
+				for _, candidate := range target.Content {
+					if entryKey(candidate, keys) == entryKey(item, keys) {
+						matched = candidate
+						break
+					}
+				}
+			}
+			if v := mappingValue(item, patchDirective); v != nil && v.Value == "delete" {
+				if matched == nil {
+					messages = append(messages, fmt.Sprintf("$patch: delete of the %s entry %s deletes nothing: the target has no such entry; remove it from the patch",
+						path, describeEntry(item, keys)))
+				}
+				continue
+			}
+			messages = append(messages, deletesNothing(item, matched, schema.Elements(), path+"/"+describeEntry(item, keys))...)
+		}
+	}
+	return messages
 }

@@ -68,7 +68,21 @@ func TestBuildWarnsAboutJSONPatchesThatAddressKeyedEntriesByIndex(t *testing.T) 
 			overlay: "patches:\n" + jsonPatchOn("- op: replace\n  path: /spec/type\n  value: gcp\n"),
 		},
 		{
-			name:    "a strategic-merge patch is never warned about",
+			name:    "a strategic-merge patch deleting a version the base does not have deletes nothing, and is named",
+			overlay: "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  kubernetes:\n    versions:\n    - version: 1.20.0\n      $patch: delete\n"),
+			want: []string{kustomizationFile + "CloudProfile/aws: strategic-merge patch: $patch: delete of the /spec/kubernetes/versions entry 1.20.0 deletes nothing: " +
+				"the target has no such entry; remove it from the patch"},
+		},
+		{
+			name:    "a stage deleted from a version the base does not have deletes nothing, named by the file and the keys",
+			overlay: "patches:\n- path: stale.yaml\n",
+			files: map[string]string{"overlays/x/stale.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  machineImages:\n  - name: gardenlinux\n" +
+				"    versions:\n    - version: 1.0.0\n      lifecycle:\n      - classification: deprecated\n        $patch: delete\n"},
+			want: []string{kustomizationFile + "CloudProfile/aws: strategic-merge patch stale.yaml: $patch: delete of the /spec/machineImages/gardenlinux/versions/1.0.0/lifecycle entry deprecated deletes nothing: " +
+				"the target has no such entry; remove it from the patch"},
+		},
+		{
+			name:    "a strategic-merge patch deleting an entry the target has is not warned about",
 			overlay: "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  kubernetes:\n    versions:\n    - version: 1.32.9\n      $patch: delete\n"),
 		},
 		{

@@ -9,10 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/profilesync/profilesync/internal/repofile"
 )
@@ -21,8 +23,11 @@ import (
 // reads it (YAML 1.2, as kustomize does) and refuses every unquoted value
 // whose meaning is not the one written:
 //
-//   - a date or time, which YAML types as a timestamp and kustomize
-//     silently rewrites (2025-03-01 becomes 2025-03-01T00:00:00Z);
+//   - a date or time, which YAML types as a timestamp, unless it is an
+//     RFC 3339 time (with seconds and a zone) that every reader passes on as
+//     written (timestampReadAsWritten): kustomize silently rewrites
+//     2025-03-01 to 2025-03-01T00:00:00Z, and a time without a zone or with
+//     a space is no time the API takes;
 //   - a value where YAML 1.1 and 1.2 differ (yes, on, off, 0777, 1_000):
 //     a reader of the other version means something else;
 //   - a number or boolean where the profile's schema has a string
@@ -235,7 +240,7 @@ func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structura
 	value := node.Value
 	quoted := strconv.Quote(value)
 	switch tag := node.ShortTag(); {
-	case tag == "!!timestamp":
+	case tag == "!!timestamp" && !timestampReadAsWritten(node):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: %s", value, quoted))
 	case repofile.IsYAML11Boolean(value):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML 1.2, which the sync reads, takes it as the string %s, "+
@@ -245,6 +250,35 @@ func (c *typingCheck) scalar(node *yaml.Node, schema *structuralschema.Structura
 	case schema != nil && schema.Type == schemaTypeString && (tag == "!!int" || tag == "!!float" || tag == "!!bool"):
 		c.refuse(path, fmt.Sprintf("Invalid value: %s as written: YAML reads it as a %s, and this field is a string; quote it: %s", value, yamlTypeName(tag), quoted))
 	}
+}
+
+// timestampReadAsWritten reports whether node, an unquoted scalar YAML types
+// as a timestamp, means what is written to every reader of the file: it is
+// an RFC 3339 time with seconds and a zone (what the API's time fields take,
+// so Gardener stores it unchanged), kubectl's reader (sigs.k8s.io/yaml, YAML
+// 1.1 to JSON) passes it on as the same string, and so does the sync's
+// (kustomize decodes the YAML 1.2 node to JSON). Gardener's own example
+// profile writes expirationDate: 2025-11-30T01:02:03Z so; a date without a
+// time, which kustomize turns into midnight UTC, is not read as written.
+func timestampReadAsWritten(node *yaml.Node) bool {
+	value := node.Value
+	if _, err := time.Parse(time.RFC3339, value); err != nil {
+		return false
+	}
+	written, err := json.Marshal(value)
+	if err != nil {
+		return false
+	}
+	byKubectl, err := sigsyaml.YAMLToJSON([]byte(value))
+	if err != nil || !bytes.Equal(bytes.TrimSpace(byKubectl), written) {
+		return false
+	}
+	var decoded any
+	if err := node.Decode(&decoded); err != nil {
+		return false
+	}
+	byKustomize, err := json.Marshal(decoded)
+	return err == nil && bytes.Equal(byKustomize, written)
 }
 
 func yamlTypeName(tag string) string {

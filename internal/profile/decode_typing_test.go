@@ -1,10 +1,13 @@
 package profile
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // profileWith is a CloudProfile whose Kubernetes versions are the given
@@ -34,6 +37,20 @@ func TestCheckYAMLTyping(t *testing.T) {
 			name:    "an unquoted date is refused: kustomize would rewrite it silently",
 			content: profileWith(`    - version: 1.30.0`, `      expirationDate: 2025-03-01`),
 			want:    []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).expirationDate: Invalid value: 2025-03-01 as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: "2025-03-01"`},
+		},
+		{
+			name:    "an unquoted RFC 3339 time with seconds and a zone is read as written, as Gardener's example profile writes it",
+			content: profileWith(`    - version: 1.30.0`, `      expirationDate: 2025-11-30T01:02:03Z`),
+		},
+		{
+			name:    "an unquoted time written with a space and without a zone is refused",
+			content: profileWith(`    - version: 1.30.0`, `      expirationDate: 2025-11-30 01:02:03`),
+			want:    []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).expirationDate: Invalid value: 2025-11-30 01:02:03 as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: "2025-11-30 01:02:03"`},
+		},
+		{
+			name:    "an unquoted time whose zero fraction kustomize drops is refused",
+			content: profileWith(`    - version: 1.30.0`, `      expirationDate: 2025-11-30T01:02:03.000Z`),
+			want:    []string{`p.yaml: CloudProfile/p: spec.kubernetes.versions[0] (1.30.0).expirationDate: Invalid value: 2025-11-30T01:02:03.000Z as written: YAML types an unquoted date or time as a timestamp, which is converted silently; quote it: "2025-11-30T01:02:03.000Z"`},
 		},
 		{
 			name:    "a value YAML 1.1 reads as a boolean is refused",
@@ -73,6 +90,47 @@ func TestCheckYAMLTyping(t *testing.T) {
 				return
 			}
 			g.Expect(lines).To(Equal(tt.want))
+		})
+	}
+}
+
+// TestTimestampsAreAcceptedExactlyWhenKubectlKeepsTheirString round-trips
+// each unquoted timestamp through kubectl's reader (sigs.k8s.io/yaml's
+// YAMLToJSON): the typing check accepts an RFC 3339 time exactly when that
+// reader passes on the string as written, and refuses every other one. (A
+// time without a zone, 2025-11-30T01:02:03, is no timestamp to YAML: it stays
+// a string, which the decoder refuses as no RFC 3339 time.)
+func TestTimestampsAreAcceptedExactlyWhenKubectlKeepsTheirString(t *testing.T) {
+	tests := []struct {
+		name, value string
+		accepted    bool
+	}{
+		{name: "Gardener's example expirationDate", value: "2025-11-30T01:02:03Z", accepted: true},
+		{name: "a time with a numeric zone", value: "2025-11-30T01:02:03+01:00", accepted: true},
+		{name: "a time with a fraction of a second", value: "2025-11-30T01:02:03.5Z", accepted: true},
+		{name: "a date without a time, which kustomize makes midnight UTC", value: "2025-03-01"},
+		{name: "a time written with a space and without a zone", value: "2025-11-30 01:02:03"},
+		{name: "a lowercase t, which kustomize makes uppercase", value: "2025-11-30t01:02:03Z"},
+		{name: "a time with single digits, which kustomize pads", value: "2025-1-3T01:02:03Z"},
+		{name: "a zero fraction, which kustomize drops", value: "2025-11-30T01:02:03.000Z"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			byKubectl, err := sigsyaml.YAMLToJSON([]byte("expirationDate: " + tt.value + "\n"))
+			g.Expect(err).NotTo(HaveOccurred())
+			var read map[string]any
+			g.Expect(json.Unmarshal(byKubectl, &read)).To(Succeed())
+			_, rfc3339 := time.Parse(time.RFC3339, tt.value)
+			keptByKubectl := read["expirationDate"] == tt.value
+			problems := CheckYAMLTyping("p.yaml", []byte(profileWith(`    - version: 1.30.0`, `      expirationDate: `+tt.value)))
+			if tt.accepted {
+				g.Expect(keptByKubectl && rfc3339 == nil).To(BeTrue(), "kubectl reads %s as %s", tt.value, byKubectl)
+				g.Expect(problems).To(BeEmpty())
+				return
+			}
+			g.Expect(problems).To(HaveLen(1))
+			g.Expect(problems[0].Message).To(ContainSubstring("YAML types an unquoted date or time as a timestamp"))
 		})
 	}
 }

@@ -56,13 +56,89 @@ func (s *Set) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudPr
 // the set is validated again at every sync, because the time and the
 // parents on the cluster change.
 func Load(docs []Document, lookupParent ParentLookup, now time.Time) (*Set, error) {
+	return LoadChecked(docs, nil, lookupParent, now)
+}
+
+// LoadChecked is Load for documents whose files CheckYAMLTyping found
+// typing problems in: those, the decoding's (schema, unknown fields) and the
+// validation's of every object that decoded are one round of problems, so
+// a mistake of one kind does not hide the others. A problem the typing check
+// and the decoder both find (a keyed entry written twice) is reported once,
+// as the typing check words it. A CloudProfile with a problem of either kind
+// is refused, so its NamespacedCloudProfiles say their parent is invalid
+// rather than missing.
+func LoadChecked(docs []Document, typing Problems, lookupParent ParentLookup, now time.Time) (*Set, error) {
 	objects, problems := DecodeDocuments(docs)
-	set, err := Validate(objects, lookupParent, now)
+	problems = append(append(Problems{}, typing...), withoutRestated(problems, typing)...)
+	return ValidateDecoded(objects, problems, lookupParent, now)
+}
+
+// ValidateDecoded is Validate for objects whose input also had problems
+// (decodeProblems: of the typing check or the decoding): the set's problems
+// are those first and then the validation's, in one round, and a
+// CloudProfile they name is an invalid parent, so its NamespacedCloudProfiles
+// say their parent is invalid rather than missing. The sync calls it with
+// the decoding's problems of a revision.
+func ValidateDecoded(objects []Object, decodeProblems Problems, lookupParent ParentLookup, now time.Time) (*Set, error) {
+	set, err := validate(objects, refusedCloudProfiles(decodeProblems), lookupParent, now)
 	if err != nil {
 		return nil, err
 	}
-	set.Problems = append(problems, set.Problems...)
+	set.Problems = append(append(Problems{}, decodeProblems...), set.Problems...)
 	return set, nil
+}
+
+// withoutRestated returns the decoding's problems without those that
+// restate a typing problem of earlier: of the same file and object, at the
+// typing problem's field (a keyed entry written twice, version: 1.30 that is
+// no string) or at a field that holds it (the decoder reads YAML 1.1, so to
+// it labels: {usable: yes} is a map holding a boolean).
+func withoutRestated(problems, earlier Problems) Problems {
+	if len(earlier) == 0 {
+		return problems
+	}
+	type at struct{ file, kind, namespace, name, field string }
+	typed := make(map[at]bool, len(earlier))
+	for _, e := range earlier {
+		// The field and every field holding it: a.b[0] (x).c gives a.b[0] (x),
+		// a.b and a.
+		for path := e.Field; path != ""; path = holderOf(path) {
+			typed[at{e.File, e.Kind, e.Namespace, e.Name, path}] = true
+		}
+	}
+	var kept Problems
+	for _, p := range problems {
+		if p.Field == "" || !typed[at{p.File, p.Kind, p.Namespace, p.Name, p.Field}] {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// holderOf is the field that holds the field at path: path without the last step
+// (a field name or a list index with its entry's name); "" for a top-level
+// field.
+func holderOf(path string) string {
+	cut := strings.LastIndexAny(path, ".[")
+	if cut < 0 {
+		return ""
+	}
+	// A name in parentheses after an index may hold dots: 1.30.0.
+	if open := strings.LastIndex(path, " ("); open >= 0 && strings.HasSuffix(path, ")") && cut > open {
+		cut = strings.LastIndex(path[:open], "[")
+	}
+	return path[:cut]
+}
+
+// refusedCloudProfiles are the names of the CloudProfiles problems name.
+func refusedCloudProfiles(problems Problems) map[string]bool {
+	refused := map[string]bool{}
+	for _, p := range problems {
+		if p.Kind == v1alpha1.CloudProfileKind && p.Name != "" {
+			refused[p.Name] = true
+		}
+	}
+	return refused
 }
 
 // ApplyDefaultNamespace sets namespace on every NamespacedCloudProfile that
@@ -101,8 +177,15 @@ func ApplyDefaultNamespace(objects []Object, namespace string) {
 //
 // The error is only for a failed lookupParent.
 func Validate(objects []Object, lookupParent ParentLookup, now time.Time) (*Set, error) {
+	return validate(objects, nil, lookupParent, now)
+}
+
+// validate is Validate with the CloudProfiles refused before validation
+// (named in refused): they are invalid parents, whether or not they decoded.
+func validate(objects []Object, refused map[string]bool, lookupParent ParentLookup, now time.Time) (*Set, error) {
 	report := &Set{Objects: objects, at: now, merged: make(map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec)}
 	parents := newParentIndex(objects, lookupParent, now)
+	parents.refused = refused
 	firstIndexOf := make(map[string]int, len(objects))
 	for i, o := range objects {
 		key := o.Ref()
@@ -199,7 +282,10 @@ type parentIndex struct {
 	inSet  map[string]*v1alpha1.CloudProfile
 	lookup ParentLookup
 	found  map[string]parent
-	now    time.Time // the time parents in the set are validated at
+	// refused are CloudProfiles of the input refused before validation (a
+	// typing or decoding problem): invalid parents even when not in the set.
+	refused map[string]bool
+	now     time.Time // the time parents in the set are validated at
 }
 
 func newParentIndex(objects []Object, lookup ParentLookup, now time.Time) *parentIndex {
@@ -228,7 +314,9 @@ func (p *parentIndex) find(name string) (parent, error) {
 		return found, nil
 	}
 	var result parent
-	if cp, ok := p.inSet[name]; ok {
+	if p.refused[name] {
+		result = parent{invalid: true}
+	} else if cp, ok := p.inSet[name]; ok {
 		errs, _ := lifecycle.ValidateCloudProfileSpecAt(&cp.Spec, nil, p.now)
 		result = parent{spec: WithServerDefaults(&cp.Spec), invalid: len(errs) > 0}
 	} else if p.lookup != nil && name != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,8 +214,11 @@ func TestValidateKeepsTheMergedSpecsForEvaluate(t *testing.T) {
 	objects, problems := decodeString(t, "set.yaml", fmt.Sprintf(minimalCloudProfile, "aws")+"---\n"+
 		fmt.Sprintf(namespacedProfileOf, "good", "team-a", "aws")+`  machineImages:
   - name: ubuntu
+    updateStrategy: major
     versions:
     - version: "24.4"
+      cri: [{name: containerd}]
+      architectures: [amd64]
 ---
 `+fmt.Sprintf(namespacedProfileOf, "bad", "team-b", "aws")+`  kubernetes:
     versions:
@@ -315,4 +319,48 @@ spec:
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(set.Problems.Lines()).To(ContainElement(HavePrefix("broken.yaml")), "decoding problems are the set's problems")
 	g.Expect(set.Objects).To(HaveLen(1), "what decoded is validated")
+}
+
+// TestLoadCheckedReportsEveryKindOfProblemInOneRound: typing problems, the
+// decoding's and the validation's come together, a keyed entry written twice
+// hides nothing, and a refused CloudProfile makes its NamespacedCloudProfile
+// name it as an invalid parent, not as a missing one.
+func TestLoadCheckedReportsEveryKindOfProblemInOneRound(t *testing.T) {
+	withoutType := strings.Replace(fmt.Sprintf(minimalCloudProfile, "aws"), "  type: local\n", "", 1)
+	tests := []struct {
+		name, content string
+		want          []string
+	}{
+		{
+			name: "a version written twice and a missing spec.type are reported together, the duplicate once",
+			content: withoutType + "    - version: 1.31.0\n---\n" +
+				fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws"),
+			want: []string{
+				`set.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.31.0): Duplicate value: {"version":"1.31.0"}: each key may appear once in this list`,
+				`set.yaml: CloudProfile/aws: spec.type: Required value`,
+				`set.yaml: NamespacedCloudProfile/team-a/team-a: spec.parent.name: Invalid value: "aws": the parent CloudProfile is invalid (see its problems), so this profile cannot be merged`,
+			},
+		},
+		{
+			name: "a typing problem, an unknown field and a rule of another object are reported together",
+			content: strings.Replace(fmt.Sprintf(minimalCloudProfile, "aws"), "  name: aws\n", "  name: aws\n  labels: {usable: yes}\n", 1) + "---\n" +
+				strings.Replace(fmt.Sprintf(minimalCloudProfile, "gcp"), "  type: local\n", "  type: local\n  machineTypez: []\n", 1) + "---\n" +
+				fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "gcp") + "  kubernetes:\n    versions:\n    - version: 1.99.0\n",
+			want: []string{
+				`set.yaml: CloudProfile/aws: metadata.labels.usable: Invalid value: yes as written: YAML 1.2, which the sync reads, takes it as the string "yes", YAML 1.1 as a boolean; quote it ("yes") or write true or false`,
+				`set.yaml: CloudProfile/gcp: spec.machineTypez: unknown field: the API has no such field (check spelling and indentation)`,
+				`set.yaml: NamespacedCloudProfile/team-a/team-a: spec.parent.name: Invalid value: "gcp": the parent CloudProfile is invalid (see its problems), so this profile cannot be merged`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			docs, err := SplitDocuments("set.yaml", strings.NewReader(tt.content))
+			g.Expect(err).NotTo(HaveOccurred())
+			set, err := LoadChecked(docs, CheckYAMLTyping("set.yaml", []byte(tt.content)), nil, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(set.Problems.Lines()).To(Equal(tt.want))
+		})
+	}
 }

@@ -353,13 +353,56 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// RepositoryOf returns the repository path is in: the nearest directory at
-// or above it that holds a .git entry, else path's own directory (path
-// itself when it is a directory).
+// RepositoryOf returns the repository path is in (FindRoot).
 func RepositoryOf(path string) (string, error) {
+	root, err := FindRoot(path)
+	return root.Dir, err
+}
+
+// Root is the directory a command reading path is confined to, and how it
+// was chosen, for messages that say which root was used.
+type Root struct {
+	Dir string
+	// Chosen says how: RootGit, RootWorkingDirectory or RootOwnDirectory.
+	Chosen RootChoice
+}
+
+// RootChoice is how a default root was chosen.
+type RootChoice int
+
+const (
+	// RootGit is the nearest directory at or above path with a .git entry.
+	RootGit RootChoice = iota
+	// RootWorkingDirectory is the working directory, which contains path,
+	// when no Git work tree does: an overlay may then reach bases above it
+	// (../../base), as in a checkout without .git.
+	RootWorkingDirectory
+	// RootOwnDirectory is path's own directory (path itself when it is a
+	// directory), when neither a Git work tree nor the working directory
+	// contains it.
+	RootOwnDirectory
+)
+
+// Describe says which root was used and why, and how to choose another.
+func (r Root) Describe() string {
+	switch r.Chosen {
+	case RootGit:
+		return fmt.Sprintf("the root is %s, the Git work tree that contains the path; set --root to use another", r.Dir)
+	case RootWorkingDirectory:
+		return fmt.Sprintf("the root is %s, the working directory: no Git work tree contains the path; set --root to use another", r.Dir)
+	}
+	return fmt.Sprintf("the root is %s, the path's own directory: neither a Git work tree nor the working directory contains the path; "+
+		"set --root to the directory that holds everything the path refers to", r.Dir)
+}
+
+// FindRoot returns the root a command reading path is confined to when none
+// is given: the nearest directory at or above it that holds a .git entry;
+// else the working directory, when it contains path; else path's own
+// directory (path itself when it is a directory).
+func FindRoot(path string) (Root, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", path, err)
+		return Root{}, fmt.Errorf("resolving %s: %w", path, err)
 	}
 	own := abs
 	if info, err := os.Stat(abs); err != nil || !info.IsDir() {
@@ -367,12 +410,18 @@ func RepositoryOf(path string) (string, error) {
 	}
 	for dir := own; ; {
 		if _, err := os.Lstat(filepath.Join(dir, GitMetadataDir)); err == nil {
-			return dir, nil
+			return Root{Dir: dir, Chosen: RootGit}, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return own, nil
+			break
 		}
 		dir = parent
 	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, own); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return Root{Dir: wd, Chosen: RootWorkingDirectory}, nil
+		}
+	}
+	return Root{Dir: own, Chosen: RootOwnDirectory}, nil
 }

@@ -259,3 +259,33 @@ func TestCheckPathRefusesADanglingLinkByWhereItLeads(t *testing.T) {
 	_, err = CheckPath(root, filepath.Join(root, "git.yaml"), "git.yaml")
 	g.Expect(err).To(MatchError("git.yaml: a symbolic link into .git/, Git's metadata: refused"))
 }
+
+func TestFindRootFallsBackToTheWorkingDirectoryOutsideGit(t *testing.T) {
+	parent := t.TempDir()
+	overlay := filepath.Join(parent, "overlays", "bench")
+	if err := os.MkdirAll(overlay, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, workingDirectory string
+		want                   Root
+	}{
+		{name: "the working directory contains the path: it is the root", workingDirectory: parent,
+			want: Root{Dir: parent, Chosen: RootWorkingDirectory}},
+		{name: "the path is the working directory", workingDirectory: overlay,
+			want: Root{Dir: overlay, Chosen: RootWorkingDirectory}},
+		{name: "the working directory does not contain the path: the path's own directory", workingDirectory: t.TempDir(),
+			want: Root{Dir: overlay, Chosen: RootOwnDirectory}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			t.Chdir(tt.workingDirectory)
+			got, err := FindRoot(overlay)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got).To(Equal(tt.want))
+			g.Expect(got.Describe()).To(ContainSubstring("the root is " + tt.want.Dir))
+			g.Expect(got.Describe()).To(ContainSubstring("set --root"))
+		})
+	}
+}
