@@ -437,7 +437,9 @@ func (l *landscape) waitReady(ctx context.Context, timeout time.Duration) error 
 		last = why
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not Ready after %s: %s", timeout, last)
+			// Wrapped, so that a stop asked for meanwhile (Canceled) is
+			// told from the timeout (DeadlineExceeded).
+			return fmt.Errorf("not Ready after %s: %s: %w", timeout, last, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -162,7 +162,7 @@ func (l *landscape) waitRecorded(ctx context.Context, sha string, timeout time.D
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no record of %q after %s: applied %q", sha, timeout, applied)
+			return fmt.Errorf("no record of %q after %s: applied %q: %w", sha, timeout, applied, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

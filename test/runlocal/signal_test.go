@@ -35,14 +35,19 @@ func TestRunLocalStopsCleanlyOnSignal(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	const running, startingUp = "Running until Ctrl-C.", "Landscape dev: API server"
 	for _, tc := range []struct {
 		signal     syscall.Signal
 		landscapes string
+		// sentAfter is the start of the line after which the signal is sent.
+		sentAfter string
 	}{
-		{syscall.SIGHUP, "dev,prod"},
-		{syscall.SIGTERM, "dev"},
+		{syscall.SIGHUP, "dev,prod", running},
+		{syscall.SIGTERM, "dev", running},
+		// Ctrl-C while it still starts up is a clean stop too.
+		{syscall.SIGINT, "dev,prod", startingUp},
 	} {
-		t.Run(tc.signal.String(), func(t *testing.T) {
+		t.Run(tc.signal.String()+" after "+tc.sentAfter, func(t *testing.T) {
 			g := NewWithT(t)
 			tmpDir, workDir := t.TempDir(), filepath.Join(t.TempDir(), "work")
 			cmd := exec.Command(binary,
@@ -88,7 +93,8 @@ func TestRunLocalStopsCleanlyOnSignal(t *testing.T) {
 
 			var mu sync.Mutex
 			var printed strings.Builder
-			running := make(chan struct{})
+			reached := make(chan struct{})
+			var reachedOnce sync.Once
 			copied := make(chan struct{})
 			go func() {
 				defer close(copied)
@@ -97,34 +103,27 @@ func TestRunLocalStopsCleanlyOnSignal(t *testing.T) {
 					mu.Lock()
 					printed.WriteString(scanner.Text() + "\n")
 					mu.Unlock()
-					if scanner.Text() == "Running until Ctrl-C." {
-						close(running)
+					if strings.HasPrefix(scanner.Text(), tc.sentAfter) {
+						reachedOnce.Do(func() { close(reached) })
 					}
 				}
 			}()
 			output := func() string { mu.Lock(); defer mu.Unlock(); return printed.String() }
 			select {
-			case <-running:
+			case <-reached:
 			case <-exited:
-				t.Fatalf("run-local ended before it ran: %v\n%s\n%s", waited, output(), stderr.String())
+				t.Fatalf("run-local ended before %q: %v\n%s\n%s", tc.sentAfter, waited, output(), stderr.String())
 			case <-time.After(5 * time.Minute):
-				t.Fatalf("run-local is not running after 5 minutes:\n%s\n%s", output(), stderr.String())
+				t.Fatalf("no %q after 5 minutes:\n%s\n%s", tc.sentAfter, output(), stderr.String())
 			}
 
 			children = controlPlaneProcesses(t, cmd.Process.Pid)
-			g.Expect(children).To(HaveLen(2*len(strings.Split(tc.landscapes, ","))), "an etcd and a kube-apiserver per landscape")
-
-			// The metrics endpoint answers the curl line it printed.
-			curl := regexp.MustCompile(`(?m)^  curl -sk -H "Authorization: Bearer \$\(cat (\S+)\)" (https://\S+)$`).FindStringSubmatch(output())
-			g.Expect(curl).NotTo(BeNil(), output())
-			token, err := os.ReadFile(curl[1])
-			g.Expect(err).NotTo(HaveOccurred())
-			metrics, err := scrape(curl[2], string(token))
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(metrics).To(MatchRegexp(`(?m)^profilesync_\w+\{.*landscape="dev"`), "the controllers' own metrics")
-			// Without a token the API server accepts, no metrics (controller-
-			// runtime's filter answers a failed TokenReview with 500).
-			g.Expect(scrape(curl[2], "not-a-token")).To(MatchRegexp(`^(401|403|500) `), "the endpoint is secure")
+			if tc.sentAfter == running {
+				g.Expect(children).To(HaveLen(2*len(strings.Split(tc.landscapes, ","))), "an etcd and a kube-apiserver per landscape")
+				scrapeAsPrinted(g, output())
+			} else {
+				g.Expect(children).NotTo(BeEmpty(), "dev's control plane runs")
+			}
 
 			g.Expect(cmd.Process.Signal(tc.signal)).To(Succeed())
 			select {
@@ -202,4 +201,20 @@ func scrape(url, token string) (string, error) {
 		return "", errors.Join(err, errors.New("read the metrics"))
 	}
 	return string(body), nil
+}
+
+// scrapeAsPrinted scrapes dev's metrics endpoint as the curl line printed
+// says, and checks that a request without a valid token gets none.
+func scrapeAsPrinted(g Gomega, printed string) {
+	// The metrics endpoint answers the curl line it printed.
+	curl := regexp.MustCompile(`(?m)^  curl -sk -H "Authorization: Bearer \$\(cat (\S+)\)" (https://\S+)$`).FindStringSubmatch(printed)
+	g.Expect(curl).NotTo(BeNil(), printed)
+	token, err := os.ReadFile(curl[1])
+	g.Expect(err).NotTo(HaveOccurred())
+	metrics, err := scrape(curl[2], string(token))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(metrics).To(MatchRegexp(`(?m)^profilesync_\w+\{.*landscape="dev"`), "the controllers' own metrics")
+	// Without a token the API server accepts, no metrics (controller-
+	// runtime's filter answers a failed TokenReview with 500).
+	g.Expect(scrape(curl[2], "not-a-token")).To(MatchRegexp(`^(401|403|500) `), "the endpoint is secure")
 }
