@@ -6,9 +6,10 @@ SHELL := /usr/bin/env bash -o pipefail
 
 LOCALBIN ?= $(CURDIR)/bin
 
-# The manager's container image, for docker-build (config/manager deploys
-# ghcr.io/profilesync/profilesync:latest unless `kustomize edit set image` says otherwise).
-IMG ?= ghcr.io/profilesync/profilesync:latest
+# The manager's container image: what docker-build builds, docker-push pushes
+# and deploy runs. No public image is published: build and push your own,
+# `make docker-build docker-push deploy IMG=<registry>/profilesync:<tag>`.
+IMG ?= profilesync:dev
 
 # The release `profilesync version` reports: the Git tag, else the commit
 # (with -dirty for uncommitted changes). The commit itself comes from Go's
@@ -131,6 +132,25 @@ build: manifests generate fmt vet ## Build the profilesync binary into bin/.
 .PHONY: docker-build
 docker-build: ## Build the manager's container image $(IMG) (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager's container image $(IMG) (needs a Docker engine).
+	docker push $(IMG)
+
+##@ Deployment
+
+# deploy and undeploy render config/default with the image set to $(IMG) by
+# hack/deploy (kustomize's krusty in-process: no kustomize binary, the
+# checkout is not edited) and hand it to the user's kubectl.
+.PHONY: deploy
+deploy: ## Install the CRDs and the operator running image $(IMG) into the cluster of the current kubeconfig (kubectl; cert-manager for the webhook).
+	go run ./hack/deploy --image $(IMG) | kubectl apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: ## Remove what deploy installed, CRDs and so every profile included, from the cluster of the current kubeconfig.
+	go run ./hack/deploy --image $(IMG) | kubectl delete --ignore-not-found -f -
+
+##@ Local
 
 .PHONY: run-local
 run-local: envtest ## Run ProfileSync on local control planes with the example repository (Ctrl-C stops it).

@@ -2,11 +2,15 @@
 // with nothing but Go. It serves examples/profiles-repo as a Git repository on
 // loopback, starts one local control plane (kube-apiserver + etcd, as envtest
 // does) per landscape, installs the CRDs, runs the operator's controllers
-// in-process against each, creates one ProfileSync per landscape, waits until
-// every object is Ready, prints what `kubectl get` shows, shows a commit
-// rolling out (dev at once, prod once dev has held it for the soak of the
-// repository's rollout file) and how to make a change, and keeps running
-// until Ctrl-C, then cleans up.
+// in-process against each, with the admission webhooks of config/webhook and
+// the secure metrics endpoint as the Deployment runs them, creates one
+// ProfileSync per landscape, waits until every object is Ready (saying what
+// a landscape waits for, and until when), prints what `kubectl get` shows,
+// how to scrape the metrics and a tenant's write the webhook refuses, shows a
+// commit rolling out (dev at once, prod once dev has held it for the soak of
+// the repository's rollout file) and how to make a change, and keeps running
+// until Ctrl-C, SIGTERM or SIGHUP, then cleans up: control planes, their
+// temporary directories and the work directory.
 //
 // Each landscape gets its own control plane because that is what a landscape
 // is: a cluster of its own, where the same profile names mean that
@@ -23,6 +27,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -31,6 +36,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,13 +50,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
 	"github.com/profilesync/profilesync/internal/overlay"
 	"github.com/profilesync/profilesync/internal/profile"
 	"github.com/profilesync/profilesync/test/gitserver"
+	"github.com/profilesync/profilesync/webhooks"
 )
 
 // operatorNamespace is where the landscape ProfileSyncs live, as in config/default.
@@ -84,9 +94,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, opts, os.Stdout); err != nil {
+	// A closed terminal or a dropped SSH session (SIGHUP) and a service
+	// manager (SIGTERM) stop it as Ctrl-C does: without handling them Go
+	// exits at once and leaves every control plane running, with its
+	// temporary directories.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	err = run(ctx, opts, os.Stdout)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		os.Exit(1)
 	}
@@ -98,7 +113,7 @@ func parseFlags(args []string) (options, error) {
 	var landscapes, now string
 	fs.StringVar(&opts.repoDir, "repo", "examples/profiles-repo", "The directory to serve as the Git repository of profiles.")
 	fs.StringVar(&opts.projectDir, "project", ".", "The ProfileSync checkout (for config/crd/bases).")
-	fs.StringVar(&opts.workDir, "work-dir", filepath.Join(os.TempDir(), "profilesync-local"), "Where kubeconfigs, the Git cache and the served repository go; emptied at start.")
+	fs.StringVar(&opts.workDir, "work-dir", filepath.Join(os.TempDir(), "profilesync-local"), "Where kubeconfigs, tokens, the Git cache and the served repository go; emptied at start, removed at stop.")
 	fs.StringVar(&landscapes, "landscapes", "dev,prod", "The overlays to run, one local cluster each (overlays/NAME).")
 	fs.DurationVar(&opts.interval, "interval", 10*time.Second, "The ProfileSyncs' sync interval.")
 	fs.StringVar(&now, "now", "", "Pretend it is this RFC 3339 time at start (time passes from there); default: the real time.")
@@ -128,9 +143,34 @@ type landscape struct {
 	kubeconfig string
 	stopMgr    context.CancelFunc
 	mgrDone    chan error
+	// metricsURL is the manager's metrics endpoint.
+	metricsURL string
+	// out receives what the landscape waits for (reportWaiting).
+	out io.Writer
+	// lastWaiting is the wait last reported, so each is reported once.
+	lastWaiting string
 }
 
+// freeLoopbackAddress is a loopback address with a port free now, for a
+// server that does not say which port it bound.
+func freeLoopbackAddress() (string, error) {
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer listener.Close()
+	return listener.Addr().String(), nil
+}
+
+// run runs the local landscapes until ctx ends. A stop asked for while it
+// still starts up is a clean stop too: it returns nil once everything it
+// started is stopped and its work directory removed.
 func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
+	defer func() {
+		if stoppedCleanly(ctx, retErr) {
+			retErr = nil
+		}
+	}()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		return errors.New("KUBEBUILDER_ASSETS is not set: run 'make run-local', which builds kube-apiserver and etcd into bin/")
 	}
@@ -141,6 +181,15 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 	if err := os.MkdirAll(opts.workDir, 0o755); err != nil {
 		return err
 	}
+	// Removed last, after the Git server and the control planes: it holds
+	// their repositories, caches and kubeconfigs, of no use once they stop.
+	defer func() {
+		if err := os.RemoveAll(opts.workDir); err != nil {
+			retErr = errors.Join(retErr, fmt.Errorf("remove %s: %w", opts.workDir, err))
+		} else if stoppedCleanly(ctx, retErr) {
+			fmt.Fprintf(out, "Removed %s.\n", opts.workDir)
+		}
+	}()
 
 	server, err := gitserver.New(filepath.Join(opts.workDir, "git"), gitserver.Options{AllowPush: true})
 	if err != nil {
@@ -169,13 +218,14 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 				retErr = errors.Join(retErr, err)
 			}
 		}
-		if retErr == nil {
+		if stoppedCleanly(ctx, retErr) {
 			fmt.Fprintln(out, "Stopped every control plane and the Git server.")
 		}
 	}()
 	for _, name := range opts.landscapes {
 		l, err := startLandscape(ctx, opts, name, clk)
 		if l != nil {
+			l.out = out
 			running = append(running, l)
 		}
 		if err != nil {
@@ -198,6 +248,15 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 			return fmt.Errorf("landscape %s: %w", l.name, err)
 		}
 	}
+	fmt.Fprintln(out, "\n=== As in production: admission webhooks and the secure metrics endpoint ===")
+	for _, l := range running {
+		if err := l.showMetrics(ctx, out, opts.workDir); err != nil {
+			return fmt.Errorf("landscape %s: %w", l.name, err)
+		}
+	}
+	if err := running[0].showAdmission(ctx, out); err != nil {
+		return fmt.Errorf("landscape %s: %w", running[0].name, err)
+	}
 	if err := showRollout(ctx, out, opts, server, running, clk); err != nil {
 		return err
 	}
@@ -211,10 +270,21 @@ func run(ctx context.Context, opts options, out io.Writer) (retErr error) {
 	return nil
 }
 
+// stoppedCleanly says err is no failure: nil, or the cancellation of a stop
+// asked for by a signal.
+func stoppedCleanly(ctx context.Context, err error) bool {
+	return err == nil || (ctx.Err() != nil && errors.Is(err, context.Canceled))
+}
+
 func startLandscape(ctx context.Context, opts options, name string, clk clock.PassiveClock) (*landscape, error) {
 	l := &landscape{name: name, env: &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(opts.projectDir, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		// The admission webhooks, as config/webhook installs them: envtest
+		// points them at a local port with a serving certificate of its own.
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join(opts.projectDir, "config", "webhook", "manifests.yaml")},
+		},
 	}}
 	cfg, err := l.env.Start()
 	if err != nil {
@@ -250,16 +320,36 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 		return l, err
 	}
 
+	metricsAddr, err := freeLoopbackAddress()
+	if err != nil {
+		return l, fmt.Errorf("pick the metrics port: %w", err)
+	}
+	webhookServer := l.env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   controllers.CacheOptions(nil),
+		Scheme: scheme,
+		// As the Deployment serves them (--metrics-secure): HTTPS, to
+		// clients the API server authenticates and authorizes.
+		Metrics: metricsserver.Options{
+			BindAddress:    metricsAddr,
+			SecureServing:  true,
+			FilterProvider: filters.WithAuthenticationAndAuthorization,
+		},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    webhookServer.LocalServingHost,
+			Port:    webhookServer.LocalServingPort,
+			CertDir: webhookServer.LocalServingCertDir,
+		}),
+		Cache: controllers.CacheOptions(nil),
 		// One manager per landscape runs in this process, each with the same
 		// controllers; their names are unique per manager, which is enough.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return l, fmt.Errorf("create the manager: %w", err)
+	}
+	l.metricsURL = "https://" + metricsAddr + "/metrics"
+	if err := webhooks.SetupWithManager(mgr, webhooks.Options{Clock: clk}); err != nil {
+		return l, fmt.Errorf("set up the admission webhooks: %w", err)
 	}
 	mgrCtx, cancel := context.WithCancel(ctx)
 	if err := controllers.SetupAll(mgrCtx, mgr, controllers.Config{
@@ -270,6 +360,9 @@ func startLandscape(ctx context.Context, opts options, name string, clk clock.Pa
 		// As config/manager ships it: the landscapes' ProfileSyncs, in the
 		// operator's namespace, still write as the operator.
 		DefaultServiceAccount: "default",
+		// One process serves the metrics of every landscape (controller-
+		// runtime's registry is global), each with its landscape's label.
+		MetricsRegistry: prometheus.WrapRegistererWith(prometheus.Labels{"landscape": name}, crmetrics.Registry),
 	}); err != nil {
 		cancel()
 		return l, err
@@ -344,7 +437,9 @@ func (l *landscape) waitReady(ctx context.Context, timeout time.Duration) error 
 		last = why
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not Ready after %s: %s", timeout, last)
+			// Wrapped, so that a stop asked for meanwhile (Canceled) is
+			// told from the timeout (DeadlineExceeded).
+			return fmt.Errorf("not Ready after %s: %s: %w", timeout, last, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -355,6 +450,7 @@ func (l *landscape) allReady(ctx context.Context) (bool, string, error) {
 	if err := l.client.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: l.name}, &sync); err != nil {
 		return false, "", err
 	}
+	l.reportWaiting(&sync)
 	if !conditions.IsReady(&sync) {
 		return false, fmt.Sprintf("ProfileSync %s: %s", l.name, conditions.GetMessage(&sync, v1alpha1.ReadyCondition)), nil
 	}

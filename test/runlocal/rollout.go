@@ -152,6 +152,7 @@ func (l *landscape) waitRecorded(ctx context.Context, sha string, timeout time.D
 		if err := l.client.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: l.name}, &sync); err != nil {
 			return err
 		}
+		l.reportWaiting(&sync)
 		applied := sync.Status.LastAppliedRevision
 		if applied != "" && strings.HasSuffix(applied, sha) && sync.Status.Rollout != nil &&
 			sync.Status.Rollout.RecordedRevision != "" && strings.HasSuffix(applied, sync.Status.Rollout.RecordedRevision) {
@@ -161,8 +162,45 @@ func (l *landscape) waitRecorded(ctx context.Context, sha string, timeout time.D
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no record of %q after %s: applied %q", sha, timeout, applied)
+			return fmt.Errorf("no record of %q after %s: applied %q: %w", sha, timeout, applied, ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// reportWaiting prints, once per candidate and eligibility, that the
+// landscape waits for a newer commit, until when and for whom
+// (status.rollout.waiting): a wait for a soak is otherwise a silent minute.
+func (l *landscape) reportWaiting(sync *v1alpha1.ProfileSync) {
+	if l.out == nil || sync.Status.Rollout == nil || sync.Status.Rollout.Waiting == nil {
+		return
+	}
+	waiting := sync.Status.Rollout.Waiting
+	revision := waiting.Revision
+	if len(revision) > 12 {
+		revision = revision[:12]
+	}
+	line := fmt.Sprintf("%s waits for %s", l.name, revision)
+	if waiting.EligibleAt != nil {
+		line += " until " + waiting.EligibleAt.UTC().Format(time.RFC3339)
+	}
+	var upstreams []string
+	for _, u := range waiting.Upstreams {
+		switch {
+		case u.Refused:
+			upstreams = append(upstreams, u.Landscape+" refused it")
+		case u.Since != nil:
+			upstreams = append(upstreams, u.Landscape+" has held it since "+u.Since.UTC().Format(time.RFC3339))
+		default:
+			upstreams = append(upstreams, u.Landscape+" does not hold it yet")
+		}
+	}
+	if len(upstreams) > 0 {
+		line += " (" + strings.Join(upstreams, ", ") + ")"
+	}
+	if line == l.lastWaiting {
+		return
+	}
+	l.lastWaiting = line
+	fmt.Fprintf(l.out, "\n%s\n", line)
 }

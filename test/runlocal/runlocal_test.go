@@ -40,6 +40,9 @@ func TestRunLocalReachesReadyAndCleansUp(t *testing.T) {
 	defer cancel()
 	g.Expect(run(ctx, opts, &out)).To(Succeed(), out.String())
 	view := out.String()
+	if testing.Verbose() {
+		t.Log(view) // what the README's tour shows
+	}
 
 	g.Expect(view).To(ContainSubstring("All profiles Ready."))
 	g.Expect(view).To(ContainSubstring("export KUBECONFIG=" + filepath.Join(opts.workDir, "dev.kubeconfig")))
@@ -66,7 +69,14 @@ func TestRunLocalReachesReadyAndCleansUp(t *testing.T) {
 	g.Expect(time.Duration(prodAfter)*time.Second).To(BeNumerically(">=", opts.soak), "prod waits out the soak")
 	g.Expect(strings.Count(view, "$ profilesync rollout status http://127.0.0.1:")).To(Equal(3))
 	g.Expect(view).To(MatchRegexp(`(?m)^prod\s+dev\s+3s\s+` + tour[1][2][:7] + `\s+\S+\s+up to date$`))
+	// While prod waits out the soak it says so, and until when.
+	g.Expect(view).To(MatchRegexp(`(?m)^prod waits for `+tour[1][2]+` until 2026-11-22T\d\d:\d\d:\d\dZ \(dev has held it since 2026-11-22T\d\d:\d\d:\d\dZ\)$`), view)
+	// The admission webhooks run: the tenant's write of spec.kubernetes is
+	// refused as production refuses it.
+	g.Expect(view).To(MatchRegexp(`Error from server \(Forbidden\): admission webhook "vnamespacedcloudprofile\.core\.profilesync\.io" denied the request: .*modify-spec-kubernetes`))
+	g.Expect(view).To(MatchRegexp(`(?m)^  curl -sk -H "Authorization: Bearer \$\(cat \S+/dev-metrics\.token\)" https://127\.0\.0\.1:\d+/metrics$`))
 	g.Expect(view).To(ContainSubstring("Stopped every control plane and the Git server."))
+	g.Expect(opts.workDir).NotTo(BeADirectory(), "the work directory is removed")
 
 	// Nothing is left listening: every API server printed is gone.
 	servers := regexp.MustCompile(`API server (https://[^,]+),`).FindAllStringSubmatch(view, -1)
