@@ -37,8 +37,8 @@ func CommitTime(repoDir, commit string, limits ObjectLimits) (time.Time, error) 
 	}
 	when := object.Committer.When
 	if !rollout.TimeInRange(when, 0) {
-		return time.Time{}, fmt.Errorf("%w: commit %s of %s: committer time: unix %d is outside years 0000 to 9999, the times a status can hold",
-			rollout.ErrTimeOutOfRange, commit, repoDir, when.Unix())
+		return time.Time{}, fmt.Errorf("%w: commit %s: committer time: unix %d is outside years 0000 to 9999, the times a status can hold",
+			rollout.ErrTimeOutOfRange, commit, when.Unix())
 	}
 	return when, nil
 }
