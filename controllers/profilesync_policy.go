@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/rollout"
 )
 
 // checkPolicy checks a valid revision against the versioning policy of its
@@ -34,14 +36,21 @@ func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout 
 	if p == nil {
 		return nil, nil
 	}
+	var warnings []syncWarning
 	commit, err := gitsource.CommitTime(checkout.Dir, checkout.Commit, r.Fetcher.ObjectLimits())
 	if err != nil {
 		// The notice is then measured from now, which only asks for more.
+		// A committer time no status can hold (rollout.ErrTimeOutOfRange:
+		// Git stores any unix seconds) is said, so that a hostile commit
+		// can neither set its own notice nor pass unnoticed.
 		commit = now
+		if errors.Is(err, rollout.ErrTimeOutOfRange) {
+			warnings = append(warnings, syncWarning{reason: v1alpha1.PolicyWarningReason,
+				message: fmt.Sprintf("revision %s: %v; the policy's notice is measured from now", checkout.Revision, err)})
+		}
 	}
 	head := set.Evaluate()
 	findings := p.Check(head, liveCounterparts(head, live), now, commit)
-	var warnings []syncWarning
 	for _, w := range findings.Warnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.PolicyWarningReason, message: w.String()})
 	}

@@ -275,7 +275,9 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 // policy (the profilesync-policy.yaml nearest to its overlay in the head),
 // with the base for the notice rule, and prints the findings on stderr, each
 // line once. The commit that makes the change is the head's when it is a
-// revision, else it is made now. satisfied is false when a rule of severity
+// revision, else it is made now; a revision whose committer time no report
+// can hold (years 0000 to 9999) is taken as made now, with a warning.
+// satisfied is false when a rule of severity
 // error is broken, at now or within policyHorizon after it. The error is for a policy file that cannot be read.
 func checkPolicies(
 	head diffTree, landscapes []landscape, heads, bases sideSet, build sandbox.Options, now time.Time, policyHorizon time.Duration, stderr io.Writer,
@@ -283,6 +285,9 @@ func checkPolicies(
 	commit := now
 	if !head.commitTime.IsZero() {
 		commit = head.commitTime
+	}
+	if head.commitTimeIgnored != nil {
+		fmt.Fprintf(stderr, "warning: head %s: %v; the policy's notice is measured from now (--at)\n", head.label, head.commitTimeIgnored)
 	}
 	satisfied = true
 	printed := map[string]bool{}

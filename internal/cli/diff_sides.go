@@ -13,6 +13,7 @@ import (
 
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/rollout"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -25,8 +26,13 @@ type diffTree struct {
 	// dir is relative to root; "." unless --repo is inside the repository.
 	dir string
 	// commitTime is when the revision was committed; zero for a tree that
-	// is not a revision.
+	// is not a revision, or for a commit whose time no report can hold.
 	commitTime time.Time
+	// commitTimeIgnored says why commitTime is zero for a revision: its
+	// committer claims a time outside years 0000 to 9999
+	// (rollout.ErrTimeOutOfRange). The policy's notice is then measured
+	// from now, with a warning, as the sync does.
+	commitTimeIgnored error
 }
 
 // path is an overlay's path relative to the tree's root, as overlay.Build
@@ -156,11 +162,15 @@ func newRevisionSides(ctx context.Context, opts *diffOptions) (*diffSides, error
 		if err != nil {
 			return diffTree{}, err
 		}
-		committed, err := gitsource.CommitTime(repo, commit, gitsource.ObjectLimitsFor(opts.maxCheckoutSize))
+		tree := diffTree{label: revisionLabel(revision, commit), root: dest, dir: prefix}
+		tree.commitTime, err = gitsource.CommitTime(repo, commit, gitsource.ObjectLimitsFor(opts.maxCheckoutSize))
+		if errors.Is(err, rollout.ErrTimeOutOfRange) {
+			tree.commitTimeIgnored, err = err, nil
+		}
 		if err != nil {
 			return diffTree{}, err
 		}
-		return diffTree{label: revisionLabel(revision, commit), root: dest, dir: prefix, commitTime: committed}, nil
+		return tree, nil
 	}
 	if sides.head, err = export(opts.head, "head"); err != nil {
 		sides.close()

@@ -32,6 +32,12 @@ var (
 // policy fixture's trees, committed at fixed times: pr at 2026-11-20T12:02Z.
 func policyRepo(t *testing.T) string {
 	t.Helper()
+	return policyRepoWithPRAt(t, time.Date(2026, 11, 20, 12, 2, 0, 0, time.UTC))
+}
+
+// policyRepoWithPRAt is policyRepo with pr committed at prWhen.
+func policyRepoWithPRAt(t *testing.T, prWhen time.Time) string {
+	t.Helper()
 	g := NewWithT(t)
 	dir := t.TempDir()
 	repo, err := git.PlainInit(dir, false)
@@ -42,6 +48,9 @@ func policyRepo(t *testing.T) string {
 		copyTree(t, side.tree, dir)
 		g.Expect(worktree.AddWithOptions(&git.AddOptions{All: true})).To(Succeed())
 		when := time.Date(2026, 11, 20, 12, i+1, 0, 0, time.UTC)
+		if side.branch == "pr" {
+			when = prWhen
+		}
 		hash, err := worktree.Commit(side.branch, &git.CommitOptions{Author: &object.Signature{Name: "test", Email: "test@example.com", When: when}})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(repo.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(side.branch), hash))).To(Succeed())
@@ -115,6 +124,29 @@ func TestDiffReportsThePolicyOfEveryLandscape(t *testing.T) {
 			g.Expect(stdout).To(ContainSubstring("after the commit (2026-11-20T12:02:00Z)"))
 		})
 	}
+}
+
+// TestDiffIgnoresACommitTimeNoReportCanHold diffs a head whose committer
+// claims year 10000 (Git stores any unix seconds): the time is ignored with
+// a warning naming the commit and the field, the notice is measured from
+// --at, and the JSON report is written whole.
+func TestDiffIgnoresACommitTimeNoReportCanHold(t *testing.T) {
+	g := NewWithT(t)
+	repo := policyRepoWithPRAt(t, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
+	status, stdout, stderr := run(t, "diff", "", "--repo", repo, "--base", "main", "--head", "pr", "--at", policyTime, "--output", "json")
+	g.Expect(status).To(Equal(exitInvalidInput), stderr)
+	g.Expect(stderr).To(MatchRegexp(`warning: head pr \([0-9a-f]{7}\): a time out of range: commit [0-9a-f]{40}: committer time: unix 253402300800 is outside years 0000 to 9999, the times a status can hold; the policy's notice is measured from now \(--at\)`))
+	var report struct {
+		Policy []struct{ Errors, Warnings []string }
+	}
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	var findings []string
+	for _, section := range report.Policy {
+		findings = append(findings, section.Errors...)
+		findings = append(findings, section.Warnings...)
+	}
+	g.Expect(findings).To(ContainElement(ContainSubstring("after the commit (2026-11-22T00:00:00Z)")))
+	g.Expect(stdout).NotTo(ContainSubstring("10000-"))
 }
 
 func TestDiffPolicyInJSON(t *testing.T) {

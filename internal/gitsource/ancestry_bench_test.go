@@ -1,17 +1,11 @@
 package gitsource
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage/memory"
-
 	"github.com/profilesync/profilesync/internal/rollout"
+	"github.com/profilesync/profilesync/test/largehistory"
 )
 
 // Issue 31's scale: a branch of decideBenchCommits commits, and an upstream
@@ -63,68 +57,12 @@ func BenchmarkDecideOnALargeHistory(b *testing.B) {
 }
 
 // decideBenchRepository returns the directory of the benchmark's
-// repository, writing it the first time, and the branch's mainline commits,
-// oldest first.
+// repository, written once under TMPDIR by test/largehistory, and the
+// branch's mainline commits, oldest first.
 func decideBenchRepository(b *testing.B) (string, []string) {
 	b.Helper()
-	commits := make([]graphCommit, 0, decideBenchCommits)
-	var mainline []int
-	for i := range decideBenchCommits {
-		c := graphCommit{when: decideBenchStart.Add(time.Duration(i) * time.Second)}
-		switch {
-		case i == 0:
-		case i%10 == 9: // a side commit off the previous mainline commit
-			c.parents = []int{mainline[len(mainline)-1]}
-		case i%10 == 0: // merging it
-			c.parents = []int{mainline[len(mainline)-1], i - 1}
-		default:
-			c.parents = []int{mainline[len(mainline)-1]}
-		}
-		commits = append(commits, c)
-		if i%10 != 9 {
-			mainline = append(mainline, i)
-		}
-	}
-	source, err := git.Init(memory.NewStorage(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	hashes := writeGraph(b, source.Storer, commits)
-	names := make([]string, len(mainline))
-	for i, m := range mainline {
-		names[i] = hashes[m].String()
-	}
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("profilesync-bench-decide-%d-%d-%s", decideBenchCommits, decideBenchRecords, names[len(names)-1][:12]))
-	if _, err := os.Stat(filepath.Join(dir, "packed")); err == nil {
-		return dir, names
-	}
-	if err := source.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName("main"), hashes[len(hashes)-1])); err != nil {
-		b.Fatal(err)
-	}
-	// dev applies a mainline commit an hour, from the first to the tip.
-	var parent plumbing.Hash
-	for i := range decideBenchRecords {
-		revision := names[i*(len(names)-1)/(decideBenchRecords-1)]
-		at := decideBenchStart.Add(time.Duration(i+1) * time.Hour)
-		record := rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: revision, AppliedAt: at, ReadyAt: at.Add(time.Minute), OperatorVersion: "v0.1.0"}
-		content, err := rollout.EncodeRecord(record)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if parent, err = writeRecordCommit(source, record, content, parent); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := source.Storer.SetReference(plumbing.NewHashReference(rollout.LandscapeRefPrefix+"dev", parent)); err != nil {
-		b.Fatal(err)
-	}
-	packed := writePacked(b, source)
-	_ = os.RemoveAll(dir)
-	if err := os.Rename(packed, dir); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "packed"), nil, 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return dir, names
+	history := largehistory.Build(b, largehistory.Spec{
+		Commits: decideBenchCommits, Records: decideBenchRecords, Upstream: "dev", Start: decideBenchStart,
+	})
+	return history.Dir, history.Mainline
 }

@@ -5,15 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/profilesync/profilesync/internal/rollout"
+	"github.com/profilesync/profilesync/test/largehistory"
 )
 
 // benchRecords is the length of dev's record history in
@@ -50,7 +47,7 @@ func BenchmarkReadRecords(b *testing.B) {
 		}
 		repo.recordOf(record)
 	}
-	landscapes, err := OpenLandscapes(writePacked(b, repo.repository), ObjectLimitsFor(0))
+	landscapes, err := OpenLandscapes(largehistory.Pack(b, repo.repository), ObjectLimitsFor(0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,45 +89,4 @@ func BenchmarkReadRecords(b *testing.B) {
 			b.ReportMetric(float64(read), "records")
 		})
 	}
-}
-
-// writePacked writes every object and ref of an in-memory repository into a
-// new bare repository on disk, the objects as one pack, and returns its
-// directory.
-func writePacked(b *testing.B, source *git.Repository) string {
-	b.Helper()
-	dir := b.TempDir()
-	if _, err := git.PlainInit(dir, true); err != nil {
-		b.Fatal(err)
-	}
-	target := filesystem.NewStorage(osfs.New(dir), cache.NewObjectLRUDefault())
-	defer target.Close()
-	objects, err := source.Storer.IterEncodedObjects(plumbing.AnyObject)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var hashes []plumbing.Hash
-	_ = objects.ForEach(func(object plumbing.EncodedObject) error {
-		hashes = append(hashes, object.Hash())
-		return nil
-	})
-	pack, err := target.PackfileWriter()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := packfile.NewEncoder(pack, source.Storer, false).Encode(hashes, 10); err != nil {
-		b.Fatal(err)
-	}
-	if err := pack.Close(); err != nil {
-		b.Fatal(err)
-	}
-	refs, err := source.Storer.IterReferences()
-	if err != nil {
-		b.Fatal(err)
-	}
-	err = refs.ForEach(func(ref *plumbing.Reference) error { return target.SetReference(ref) })
-	if err != nil {
-		b.Fatal(err)
-	}
-	return dir
 }

@@ -337,7 +337,7 @@ func timesInRange(record Record, soak time.Duration) error {
 		if stamp.at.IsZero() {
 			continue
 		}
-		if stamp.at.After(MaxTime) || stamp.at.Year() < 0 || stamp.at.Add(stamp.add).After(MaxTime) || stamp.at.Add(stamp.add).Before(stamp.at) {
+		if !TimeInRange(stamp.at, stamp.add) {
 			return fmt.Errorf("%w: %s of landscape %s: %s: %s plus the soak of %s is after %s, the latest time a status can hold; the record is ignored",
 				ErrTimeOutOfRange, source, record.Landscape, stamp.field, stamp.at.UTC().Format(time.RFC3339), stamp.add, MaxTime.Format(time.RFC3339))
 		}
