@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -457,9 +459,21 @@ func (r *ProfileSyncReconciler) markReconciling(ctx context.Context, obj *v1alph
 	if conditions.IsTrue(obj, v1alpha1.ReconcilingCondition) {
 		return nil
 	}
-	written := obj.DeepCopy()
 	conditions.MarkReconciling(obj, meta.ProgressingReason, messageFmt, args...)
-	if err := patchStatus(ctx, r.Client, written, obj, &obj.Status); err != nil {
+	// The conditions alone, as a merge patch (which replaces the list): the
+	// rest of the status, lastAppliedRevision among it, is written once, by
+	// the sync's final status patch, and never says more than is applied.
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": obj.Status.Conditions}})
+	if err != nil {
+		return fmt.Errorf("encode the conditions of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	target := &v1alpha1.ProfileSync{}
+	target.SetNamespace(obj.Namespace)
+	target.SetName(obj.Name)
+	err = retryTransient(func() error {
+		return r.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(StatusFieldManager))
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("mark %s Reconciling: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	return nil

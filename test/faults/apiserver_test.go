@@ -48,16 +48,18 @@ func (timeoutError) Error() string   { return "injected: i/o timeout" }
 func (timeoutError) Timeout() bool   { return true }
 func (timeoutError) Temporary() bool { return true }
 
-// objectWritesBeforeStatus checks that the first status write that names
-// revision comes after the last write of a profile: Ready is never reported
-// for a revision that is not wholly on the cluster.
+// objectWritesBeforeStatus checks that the first status write that records
+// revision as applied comes after the last write of a profile: a revision
+// is never reported applied while it is not wholly on the cluster. (Other
+// status writes may name it before: Reconciling says which revision the
+// sync works on.)
 func objectWritesBeforeStatus(g Gomega, writes []write, revision string) {
 	lastObject, firstStatus := -1, -1
 	for i, w := range writes {
 		switch {
 		case (w.Resource == "cloudprofiles" || w.Resource == "namespacedcloudprofiles") && w.Subresource == "" && !w.DryRun:
 			lastObject = i
-		case w.Resource == "profilesyncs" && w.Subresource == "status" && strings.Contains(w.Body, revision) && firstStatus < 0:
+		case w.Resource == "profilesyncs" && w.Subresource == "status" && strings.Contains(appliedRevisionIn(w), revision) && firstStatus < 0:
 			firstStatus = i
 		}
 	}
@@ -166,4 +168,32 @@ func TestAPIServerErrorsOnAFractionOfWrites(t *testing.T) {
 	g.Expect(inventory(applied)).To(Equal(want))
 	g.Expect(l.onCluster(g)).To(Equal(want))
 	objectWritesBeforeStatus(g, faults.recorded(nil), second)
+}
+
+// appliedRevisionIn is the status.lastAppliedRevision a status write sends,
+// or "" when it sends none (a JSON patch that replaces the status, or a
+// merge patch).
+func appliedRevisionIn(w write) string {
+	var status struct {
+		LastAppliedRevision string `json:"lastAppliedRevision"`
+	}
+	var replaced []struct {
+		Path  string          `json:"path"`
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal([]byte(w.Body), &replaced) == nil {
+		for _, op := range replaced {
+			if op.Path == "/status" && json.Unmarshal(op.Value, &status) == nil {
+				return status.LastAppliedRevision
+			}
+		}
+		return ""
+	}
+	var merged struct {
+		Status json.RawMessage `json:"status"`
+	}
+	if json.Unmarshal([]byte(w.Body), &merged) == nil && len(merged.Status) > 0 && json.Unmarshal(merged.Status, &status) == nil {
+		return status.LastAppliedRevision
+	}
+	return ""
 }
