@@ -18,7 +18,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=get;list;watch

@@ -1,6 +1,6 @@
 // Package controllers holds one reconciler per kind. They are thin: they fetch
-// objects, call the pure rules of internal/lifecycle, internal/merge and
-// internal/profile, write status (or, for ProfileSync, apply spec) and requeue.
+// objects, call the pure rules of internal/lifecycle, internal/render/merge and
+// internal/render/profile, write status (or, for ProfileSync, apply spec) and requeue.
 package controllers
 
 import (

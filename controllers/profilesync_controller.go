@@ -36,8 +36,8 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/memorybudget"
-	"github.com/profilesync/profilesync/internal/merge"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/merge"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -703,7 +703,7 @@ type liveProfiles struct {
 
 func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, error) {
 	// The sync only reads the live objects (the rules of internal/lifecycle
-	// and internal/profile never modify their inputs), so it lists them
+	// and internal/render/profile never modify their inputs), so it lists them
 	// without the cache's deep copy: every sync reads every profile, and
 	// each namespaced profile carries a whole merged profile in its status.
 	var cps v1alpha1.CloudProfileList

@@ -8,7 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 func TestDecodedRevisionsAreReusedOnlyForTheSameRevisionAndPath(t *testing.T) {

@@ -25,7 +25,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 	"github.com/profilesync/profilesync/test/testenv"
 )

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/render/merge"
 )
 
 // +kubebuilder:webhook:path=/validate-core-profilesync-io-v1alpha1-namespacedcloudprofile,mutating=false,failurePolicy=fail,sideEffects=None,groups=core.profilesync.io,resources=namespacedcloudprofiles,verbs=create;update,versions=v1alpha1,name=vnamespacedcloudprofile.core.profilesync.io,admissionReviewVersions=v1

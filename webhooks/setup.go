@@ -1,7 +1,7 @@
 // Package webhooks is ProfileSync's validating admission webhook for
 // CloudProfiles and NamespacedCloudProfiles. It enforces on the API server
 // what the sync and the command line check before they write, with the very
-// same functions of internal/merge and internal/lifecycle, so a rule means
+// same functions of internal/render/merge and internal/lifecycle, so a rule means
 // the same thing whoever changes a profile (kubectl, the sync, another tool):
 //
 //   - NamespacedCloudProfile create and update: changing spec.kubernetes,

@@ -10,7 +10,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // TestBuildAndEvaluateRefuseAProfileTheAPIServerCannotStore: a CloudProfile

@@ -20,7 +20,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/markdown"
 	"github.com/profilesync/profilesync/internal/overlaypatch"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // clusterRequestTimeout bounds each request to the cluster when the

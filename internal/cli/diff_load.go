@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/profilesync/profilesync/internal/overlay"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )

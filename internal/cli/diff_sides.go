@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/rollout"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/render/overlay"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/profilesync/profilesync/internal/mergekeys"
+	"github.com/profilesync/profilesync/internal/render/mergekeys"
 )
 
 func newOpenAPICommand() *cobra.Command {

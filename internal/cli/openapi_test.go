@@ -8,7 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/mergekeys"
+	"github.com/profilesync/profilesync/internal/render/mergekeys"
 )
 
 func TestOpenAPIPrintsTheSchemaEveryBuildUses(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/lifecycle"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/rollout"
 	"github.com/profilesync/profilesync/internal/sandbox"

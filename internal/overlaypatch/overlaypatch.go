@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/mergekeys"
+	"github.com/profilesync/profilesync/internal/render/mergekeys"
 )
 
 // patchDirective is the strategic-merge patch directive key; an entry of a

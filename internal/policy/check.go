@@ -7,7 +7,7 @@ import (
 	"time"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // Findings are a landscape's breaches of its policy, as problems located in

@@ -5,7 +5,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 func TestScheduledErrorsAreTheErrorsTimeBringsWithinTheHorizon(t *testing.T) {

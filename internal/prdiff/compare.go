@@ -3,7 +3,7 @@ package prdiff
 import (
 	"time"
 
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // LandscapeSides is one landscape of a pull request on both sides, each as

@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/test/builders"
 )
 

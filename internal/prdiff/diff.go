@@ -1,8 +1,8 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/merge"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/merge"
+	"github.com/profilesync/profilesync/internal/render/profile"
 
 	"cmp"
 	"fmt"

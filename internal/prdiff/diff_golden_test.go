@@ -5,8 +5,8 @@ import (
 
 	"github.com/profilesync/profilesync/test/builders"
 
-	"github.com/profilesync/profilesync/internal/overlay"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
 
 	"bytes"
 	"context"

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/profilesync/profilesync/internal/markdown"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 

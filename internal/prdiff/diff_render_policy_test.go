@@ -1,7 +1,7 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 
 	"testing"
 

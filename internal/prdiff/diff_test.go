@@ -3,7 +3,7 @@ package prdiff
 import (
 	"github.com/profilesync/profilesync/test/builders"
 
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 
 	"testing"
 	"time"

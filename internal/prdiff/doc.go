@@ -7,7 +7,7 @@
 // WriteText, WriteMarkdown and WriteJSON print a report for a
 // terminal, a pull-request comment and programs.
 //
-// The package is pure: it takes the objects internal/overlay built and
-// internal/profile decoded, and
+// The package is pure: it takes the objects internal/render/overlay built and
+// internal/render/profile decoded, and
 // returns a report. `profilesync diff` is its one caller.
 package prdiff

@@ -59,7 +59,7 @@ var (
 // value of the wrong type is reported at its full path, list indices
 // included (landscapes[1].soak), and every unquoted value that YAML 1.1 and
 // 1.2 read differently (name: no) is refused with a request to quote it, as
-// the profiles' are (internal/profile's typing check).
+// the profiles' are (internal/render/profile's typing check).
 func (f SettingsFile) DecodeSettings(data []byte, v any) (problems []string, decoded bool) {
 	document, problems := checkDocuments(data, f.Kind)
 	if len(problems) > 0 {

@@ -17,7 +17,7 @@ import (
 // The plain scalars whose meaning depends on the YAML version that reads
 // them. Settings files are read as YAML 1.1 (sigs.k8s.io/yaml), overlays as
 // YAML 1.2 (kustomize): a value one of them reads otherwise is refused in
-// both, with a request to quote it (internal/profile's typing check uses the
+// both, with a request to quote it (internal/render/profile's typing check uses the
 // same two lists).
 var (
 	// yaml11Booleans are the plain scalars YAML 1.1 reads as booleans and

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/profilesync/profilesync/internal/overlay"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // realisticLandscape is a landscape of n CloudProfiles of kubernetes

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/profilesync/profilesync/internal/overlay"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // A process started by a Runner serves its request before main runs: the

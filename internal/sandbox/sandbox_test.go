@@ -13,7 +13,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/overlay"
+	"github.com/profilesync/profilesync/internal/render/overlay"
 )
 
 // writeTree writes files (path → content) below root.

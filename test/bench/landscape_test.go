@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/profilesync/profilesync/internal/lifecycle"
-	"github.com/profilesync/profilesync/internal/overlay"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // landscape is the shape of the benchmark repository: one overlay that

@@ -57,8 +57,8 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
-	"github.com/profilesync/profilesync/internal/overlay"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/test/gitserver"
 	"github.com/profilesync/profilesync/webhooks"
 )

@@ -15,7 +15,7 @@ import (
 
 // gardenerCorpus is the directory of real Gardener profiles, each copied
 // from an upstream repository with a header naming its source.
-const gardenerCorpus = "../../test/testdata/gardener"
+const gardenerCorpus = "../../../test/testdata/gardener"
 
 // sourceCommit finds the commit in a corpus file's header comment, so that
 // every fixture can be traced back to the exact upstream version.

@@ -11,5 +11,5 @@
 //
 // It is all the admission webhooks need, so it imports no more than
 // internal/lifecycle: it decodes nothing and does not compile kustomize.
-// internal/profile merges every namespaced profile of a set through it.
+// internal/render/profile merges every namespaced profile of a set through it.
 package merge

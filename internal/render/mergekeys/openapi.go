@@ -2,7 +2,7 @@
 // the OpenAPI schema every build registers and plain kustomize reads from a
 // kustomization's openapi field. It imports no kustomize, so what only
 // needs the keys (overlaypatch, the CLI's openapi command) does not compile
-// it; internal/overlay, which builds, registers the schema.
+// it; internal/render/overlay, which builds, registers the schema.
 package mergekeys
 
 import (
@@ -18,8 +18,8 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/config/crd"
-	"github.com/profilesync/profilesync/internal/merge"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/merge"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // OpenAPISchema returns the OpenAPI schema that teaches kustomize how to

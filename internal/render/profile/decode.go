@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/render/merge"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // plainKinds are the kinds the linear path builds: the profiles, which are

@@ -11,7 +11,7 @@
 //     repeated many times short for people to read;
 //   - Validate checks a set applied together at a time: every profile's
 //     lifecycle rules, duplicates, the size the API server would store, and
-//     every namespaced profile merged with its parent (internal/merge). The
+//     every namespaced profile merged with its parent (internal/render/merge). The
 //     Set it returns is the only thing that evaluates (Set.Evaluate gives
 //     each valid profile its status at that same time), so no set is
 //     evaluated against objects or a time it was not validated with. Load
@@ -20,7 +20,7 @@
 //   - DriftedFields names the fields of a live profile that differ from
 //     what is applied, and ContentDigest identifies what was applied.
 //
-// Building an overlay into documents is internal/overlay; the pull-request
+// Building an overlay into documents is internal/render/overlay; the pull-request
 // diff of two builds is internal/prdiff.
 //
 // The package is pure: it takes files and specs and returns objects, specs

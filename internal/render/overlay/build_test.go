@@ -9,14 +9,14 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // profilesRepo is the fixture repository shared with the sync e2e tests.
-var profilesRepo = filepath.Join("..", "..", "test", "testdata", "profiles-repo")
+var profilesRepo = filepath.Join("..", "..", "..", "test", "testdata", "profiles-repo")
 
 // examplesRepo is the example repository that make run-local serves.
-var examplesRepo = filepath.Join("..", "..", "examples", "profiles-repo")
+var examplesRepo = filepath.Join("..", "..", "..", "examples", "profiles-repo")
 
 // buildGoldenTime is the instant the golden outputs are evaluated at: some
 // versions of the fixture are in each stage then, and the dev and prod

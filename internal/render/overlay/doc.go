@@ -1,5 +1,5 @@
 // Package overlay builds a kustomize overlay of one checkout into profile
-// documents (internal/profile), as a sandbox:
+// documents (internal/render/profile), as a sandbox:
 //
 //   - Build reads one checkout's work tree and nothing else (no network, no
 //     .git/, no paths leaving it, builtin plugins only), within Limits and a

@@ -24,7 +24,7 @@ type differenceExample struct {
 // list items (by as much as the block's opening line).
 func differenceExamples(t *testing.T) []differenceExample {
 	t.Helper()
-	data, err := os.ReadFile("../../docs/lifecycle.md")
+	data, err := os.ReadFile("../../../docs/lifecycle.md")
 	if err != nil {
 		t.Fatalf("reading docs/lifecycle.md: %v", err)
 	}

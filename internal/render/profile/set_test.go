@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/render/merge"
 )
 
 const namespacedProfileOf = `apiVersion: core.profilesync.io/v1alpha1

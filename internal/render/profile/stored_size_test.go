@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/render/merge"
 )
 
 // cloudProfileObject is a CloudProfile named name with spec, from file.

@@ -63,7 +63,7 @@ func specFieldPaths(t reflect.Type, prefix string) []string {
 // first column of every row of the table under "## Every field".
 func documentedFields(t *testing.T) []string {
 	t.Helper()
-	data, err := os.ReadFile("../../docs/api.md")
+	data, err := os.ReadFile("../../../docs/api.md")
 	if err != nil {
 		t.Fatalf("reading docs/api.md: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestSpecFieldPathsWalksListsInlinesAndForeignTypes(t *testing.T) {
 // the field matches, in one of the forms the text above the table explains.
 func TestEveryFieldOfTheFieldTableNamesItsGardenerRelease(t *testing.T) {
 	g := NewWithT(t)
-	data, err := os.ReadFile("../../docs/api.md")
+	data, err := os.ReadFile("../../../docs/api.md")
 	g.Expect(err).NotTo(HaveOccurred())
 	_, section, found := strings.Cut(string(data), "\n## Every field")
 	g.Expect(found).To(BeTrue())

@@ -22,8 +22,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 
-	"github.com/profilesync/profilesync/internal/mergekeys"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/mergekeys"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // Build renders the directory path of the repository checked out at root,

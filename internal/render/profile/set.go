@@ -9,7 +9,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
-	"github.com/profilesync/profilesync/internal/merge"
+	"github.com/profilesync/profilesync/internal/render/merge"
 )
 
 // ParentLookup finds a parent CloudProfile that is not among the objects of

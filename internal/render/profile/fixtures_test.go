@@ -26,9 +26,9 @@ var (
 const supported = v1alpha1.ClassificationSupported
 
 // profilesRepo is the repository of profiles the tests build and decode.
-var profilesRepo = filepath.Join("..", "..", "test", "testdata", "profiles-repo")
+var profilesRepo = filepath.Join("..", "..", "..", "test", "testdata", "profiles-repo")
 
-// mergeExamples are the merge's golden examples (internal/merge), inputs a
+// mergeExamples are the merge's golden examples (internal/render/merge), inputs a
 // set is validated with here.
 var mergeExamples = filepath.Join("..", "merge", "testdata", "merge")
 

@@ -5,7 +5,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 

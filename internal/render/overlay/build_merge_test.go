@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/yaml"
 
-	"github.com/profilesync/profilesync/internal/mergekeys"
-	"github.com/profilesync/profilesync/internal/profile"
+	"github.com/profilesync/profilesync/internal/render/mergekeys"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // mergeBase is the base the strategic-merge tests patch: versions and
