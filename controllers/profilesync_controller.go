@@ -460,23 +460,32 @@ func (r *ProfileSyncReconciler) markReconciling(ctx context.Context, obj *v1alph
 		return nil
 	}
 	conditions.MarkReconciling(obj, meta.ProgressingReason, messageFmt, args...)
-	// The conditions alone, as a merge patch (which replaces the list): the
-	// rest of the status, lastAppliedRevision among it, is written once, by
-	// the sync's final status patch, and never says more than is applied.
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": obj.Status.Conditions}})
-	if err != nil {
-		return fmt.Errorf("encode the conditions of %s: %w", client.ObjectKeyFromObject(obj), err)
-	}
-	target := &v1alpha1.ProfileSync{}
-	target.SetNamespace(obj.Namespace)
-	target.SetName(obj.Name)
-	err = retryTransient(func() error {
-		return r.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(StatusFieldManager))
-	})
+	// The conditions alone (a merge patch replaces the list): the rest of
+	// the status, lastAppliedRevision among it, is written once, by the
+	// sync's final status patch, and never says more than is applied.
+	err := r.patchStatusFields(ctx, obj, map[string]any{"conditions": obj.Status.Conditions})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("mark %s Reconciling: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	return nil
+}
+
+// patchStatusFields writes the given fields of obj's status alone, as a
+// JSON merge patch (a list it names is replaced whole), leaving the rest of
+// the status on the server as it is. A fresh object receives the answer:
+// obj holds the status the sync is building, which the API server has not
+// seen yet.
+func (r *ProfileSyncReconciler) patchStatusFields(ctx context.Context, obj *v1alpha1.ProfileSync, fields map[string]any) error {
+	patch, err := json.Marshal(map[string]any{"status": fields})
+	if err != nil {
+		return fmt.Errorf("encode the status of ProfileSync %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	target := &v1alpha1.ProfileSync{}
+	target.SetNamespace(obj.Namespace)
+	target.SetName(obj.Name)
+	return retryTransient(func() error {
+		return r.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(StatusFieldManager))
+	})
 }
 
 // logOutcome writes the one log line of a sync: the revision it applied or

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -311,19 +310,7 @@ func (r *ProfileSyncReconciler) claimWrites(ctx context.Context, obj *v1alpha1.P
 		return nil
 	}
 	inventory := &v1alpha1.ProfileSyncInventory{Entries: entries}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"inventory": inventory}})
-	if err != nil {
-		return applyFailed(fmt.Errorf("encode the inventory of ProfileSync %s: %w", client.ObjectKeyFromObject(obj), err))
-	}
-	// A fresh object receives the answer: obj holds the status this sync is
-	// building, which the API server has not seen yet.
-	target := &v1alpha1.ProfileSync{}
-	target.SetNamespace(obj.Namespace)
-	target.SetName(obj.Name)
-	err = retryTransient(func() error {
-		return r.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(StatusFieldManager))
-	})
-	if err != nil {
+	if err := r.patchStatusFields(ctx, obj, map[string]any{"inventory": inventory}); err != nil {
 		return applyFailed(fmt.Errorf("record the objects about to be written in the inventory of ProfileSync %s: %w", client.ObjectKeyFromObject(obj), err))
 	}
 	obj.Status.Inventory = inventory
