@@ -2,9 +2,7 @@ package controllers
 
 import (
 	"container/list"
-	"reflect"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -134,72 +132,12 @@ func (c decodedCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(decodedCountDesc, prometheus.GaugeValue, float64(revisions))
 }
 
-// decodedSize estimates what a decoded revision holds in memory: every
-// struct, slice, string, map and pointer its objects, digests and warnings
-// reach, counted as the Go runtime lays them out (heapSize), plus a quarter
-// for the allocator's size classes. The JSON of an object says little about
-// it: a version of a machine image is twenty bytes of JSON and two hundred in
-// memory (every field of the API types takes its width, set or not), a blob
-// of providerConfig the same in both. TestDecodedSizeIsAtLeastWhatTheObjectsTake
-// measures both against the heap.
+// decodedSize estimates what a decoded revision holds in memory
+// (memorybudget.HeapEstimate of its objects, digests, warnings and problems).
+// The JSON of an object says little about it: a version of a machine image is
+// twenty bytes of JSON and two hundred in memory, a blob of providerConfig the
+// same in both.
 func decodedSize(d decodedRevision) int64 {
-	size := heapSize(reflect.ValueOf(d.objects)) + heapSize(reflect.ValueOf(d.digests)) + heapSize(reflect.ValueOf(d.warnings)) + heapSize(reflect.ValueOf(d.problems)) +
+	return memorybudget.HeapEstimate(d.objects, d.digests, d.warnings, d.problems) +
 		int64(len(d.revision)+len(d.path)) + int64(unsafe.Sizeof(d))
-	return size + size/4
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-// heapSize is the memory that v refers to outside itself: the backing
-// arrays of its slices and strings, what its pointers and maps hold, and
-// their own contents in turn. v's own width is counted by whatever holds
-// it. A time.Time's location is shared by every time, and not counted.
-func heapSize(v reflect.Value) int64 {
-	switch v.Kind() {
-	case reflect.String:
-		return int64(v.Len())
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return 0
-		}
-		elem := v.Elem()
-		return int64(elem.Type().Size()) + heapSize(elem)
-	case reflect.Slice:
-		if v.IsNil() {
-			return 0
-		}
-		size := int64(v.Cap()) * int64(v.Type().Elem().Size())
-		for i := range v.Len() {
-			size += heapSize(v.Index(i))
-		}
-		return size
-	case reflect.Map:
-		if v.IsNil() {
-			return 0
-		}
-		// A bucket slot per entry, keys and values inline, about twice
-		// what they take.
-		size := 2 * int64(v.Len()) * int64(v.Type().Key().Size()+v.Type().Elem().Size())
-		for iter := v.MapRange(); iter.Next(); {
-			size += heapSize(iter.Key()) + heapSize(iter.Value())
-		}
-		return size
-	case reflect.Struct:
-		if v.Type() == timeType {
-			return 0
-		}
-		var size int64
-		for i := range v.NumField() {
-			size += heapSize(v.Field(i))
-		}
-		return size
-	case reflect.Array:
-		var size int64
-		for i := range v.Len() {
-			size += heapSize(v.Index(i))
-		}
-		return size
-	default:
-		return 0
-	}
 }

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -102,47 +101,6 @@ func TestARevisionLargerThanTheBoundIsNotKept(t *testing.T) {
 	bytes, revisions := decoded.size()
 	g.Expect(bytes).To(Equal(int64(10)))
 	g.Expect(revisions).To(Equal(1))
-}
-
-// TestDecodedSizeIsAtLeastWhatTheObjectsTake: the estimate that the bound
-// counts is above the heap the decoded objects really hold, measured, for
-// the profile shape that takes the most memory per byte of JSON (many small
-// versions of many images) and for a providerConfig blob.
-func TestDecodedSizeIsAtLeastWhatTheObjectsTake(t *testing.T) {
-	for _, shape := range []struct {
-		name string
-		yaml func(name string) string
-	}{
-		{"many small versions", manyVersionsProfile},
-		{"a providerConfig blob", func(name string) string { return profileOfSize(name, 1<<20) }},
-	} {
-		t.Run(shape.name, func(t *testing.T) {
-			g := NewWithT(t)
-			docs := make([]profile.Document, 20)
-			for i := range docs {
-				docs[i] = profile.Document{File: fmt.Sprintf("p%d.yaml", i), Data: []byte(shape.yaml(fmt.Sprintf("p%d", i)))}
-			}
-			before := heapAfterGC()
-			objects, problems := profile.DecodeDocuments(docs)
-			held := heapAfterGC() - before
-			g.Expect(problems).To(BeEmpty())
-			digests, err := contentDigests(objects)
-			g.Expect(err).NotTo(HaveOccurred())
-			size := decodedSize(decodedRevision{objects: objects, digests: digests})
-			t.Logf("%s: %d objects hold %d bytes of heap, estimated %d", shape.name, len(objects), held, size)
-			g.Expect(size).To(BeNumerically(">=", held))
-			g.Expect(size).To(BeNumerically("<", 2*held), "not so far above that the bound keeps little")
-			runtime.KeepAlive(objects)
-			runtime.KeepAlive(docs)
-		})
-	}
-}
-
-func heapAfterGC() int64 {
-	runtime.GC()
-	var stats runtime.MemStats
-	runtime.ReadMemStats(&stats)
-	return int64(stats.HeapAlloc)
 }
 
 // manyVersionsProfile is a CloudProfile of 30 machine images of 100 versions
