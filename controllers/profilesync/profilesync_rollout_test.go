@@ -110,9 +110,9 @@ func (l *landscapeRecorder) push(record rollout.Record) {
 
 // rolloutWaitingSeconds is the profilesync_rollout_candidate_waiting_seconds
 // of sync that metrics report now.
-func rolloutWaitingSeconds(g Gomega, metrics *metrics.Metrics, sync *v1alpha1.ProfileSync) float64 {
+func rolloutWaitingSeconds(g Gomega, m *metrics.Metrics, sync *v1alpha1.ProfileSync) float64 {
 	registry := prometheus.NewRegistry()
-	g.Expect(registry.Register(metrics)).To(Succeed())
+	g.Expect(registry.Register(m)).To(Succeed())
 	families, err := registry.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, f := range families {
