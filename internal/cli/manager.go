@@ -136,7 +136,8 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.webhookCertSecret, "webhook-cert-secret", "profilesync-webhook-server-cert",
 		"The Secret, in the operator's namespace (RUNTIME_NAMESPACE), that holds the serving certificate and its CA with --webhook-cert-provisioning=self; it must exist (config/default ships it empty).")
 	fs.StringVar(&f.webhookService, "webhook-service", "profilesync-webhook-service",
-		"The Service, in the operator's namespace, through which the API server calls the admission webhook: with --webhook-cert-provisioning=self the certificate is for SERVICE.NAMESPACE.svc and SERVICE.NAMESPACE.svc.cluster.local.")
+		"The Service, in the operator's namespace, through which the API server calls the admission webhook: "+
+			"with --webhook-cert-provisioning=self the certificate is for SERVICE.NAMESPACE.svc and SERVICE.NAMESPACE.svc.cluster.local.")
 	fs.StringVar(&f.webhookConfiguration, "webhook-configuration", "profilesync-validating-webhook-configuration",
 		"The ValidatingWebhookConfiguration whose caBundle gets the CA with --webhook-cert-provisioning=self.")
 	fs.StringSliceVar(&f.webhookCertDNSNames, "webhook-cert-dns-names", nil,

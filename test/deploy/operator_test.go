@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -130,9 +131,30 @@ func containerEnv(t *testing.T, deployment *appsv1.Deployment, container corev1.
 
 // operatorProcess is the operator binary, running.
 type operatorProcess struct {
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan error
+	cmd *exec.Cmd
+	log *lockedBuffer
+	// exited is closed when the process has ended, with err its end.
+	exited chan struct{}
+	err    error
+}
+
+// lockedBuffer is the operator's output, written by exec's copying
+// goroutine while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // logTail is the end of the operator's log, for failure messages.
@@ -157,20 +179,23 @@ func startOperator(t *testing.T, bin string, deployment *appsv1.Deployment, loca
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(containerEnv(t, deployment, container),
 		"KUBECONFIG="+serviceAccountKubeconfig(t), "HOME="+t.TempDir(), "PATH="+os.Getenv("PATH"), "TMPDIR="+t.TempDir())
-	p := &operatorProcess{cmd: cmd, log: &bytes.Buffer{}, done: make(chan error, 1)}
+	p := &operatorProcess{cmd: cmd, log: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
 	t.Logf("started the operator: %s", strings.Join(args, " "))
-	go func() { p.done <- cmd.Wait() }()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-p.done:
+		case <-p.exited:
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-p.done
+			<-p.exited
 		}
 		if t.Failed() {
 			t.Logf("the operator's log:\n%s", p.logTail())
@@ -181,8 +206,8 @@ func startOperator(t *testing.T, bin string, deployment *appsv1.Deployment, loca
 
 // readyz asks the operator's readiness endpoint; nil is ready.
 func readyz(healthAddr string) error {
-	client := &http.Client{Timeout: 2 * time.Second}
-	resp, err := client.Get("http://" + healthAddr + "/readyz?verbose")
+	probe := &http.Client{Timeout: 2 * time.Second}
+	resp, err := probe.Get("http://" + healthAddr + "/readyz?verbose")
 	if err != nil {
 		return err
 	}
@@ -317,8 +342,8 @@ func TestTheShippedOperatorServesAdmissionWithItsOwnCertificate(t *testing.T) {
 	deadline := started.Add(operatorReadyTimeout)
 	for readyz(healthAddr) != nil {
 		select {
-		case err := <-operator.done:
-			t.Fatalf("the operator exited before it was ready: %v\n%s", err, operator.logTail())
+		case <-operator.exited:
+			t.Fatalf("the operator exited before it was ready: %v\n%s", operator.err, operator.logTail())
 		default:
 		}
 		if time.Now().After(deadline) {
