@@ -393,14 +393,19 @@ func TestTheShippedOperatorServesAdmissionWithItsOwnCertificate(t *testing.T) {
 	g.Expect(apply(ctx, k8sClient, rendered)).To(Succeed())
 	g.Eventually(func(g Gomega) map[string][]byte { return caBundles(ctx, g) }).WithTimeout(30 * time.Second).Should(Equal(bundles))
 
-	// Applying config/default again (make deploy, a GitOps tool) keeps the
-	// certificate and the caBundle: neither names them.
+	// Applying config/default again (make deploy: kubectl apply
+	// --server-side, without --force-conflicts) keeps the certificate and
+	// the caBundle, and conflicts with nothing the operator wrote: the
+	// shipped objects name neither.
+	reapply := func(obj *unstructured.Unstructured) error {
+		return k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), fieldOwner)
+	}
 	for _, obj := range objects {
 		switch obj.GetKind() {
 		case "Secret":
-			g.Expect(apply(ctx, k8sClient, obj)).To(Succeed())
+			g.Expect(reapply(obj)).To(Succeed())
 		case "ValidatingWebhookConfiguration":
-			g.Expect(apply(ctx, k8sClient, webhooksByURL(t, obj, "https://localhost:"+webhookPort))).To(Succeed())
+			g.Expect(reapply(webhooksByURL(t, obj, "https://localhost:"+webhookPort))).To(Succeed())
 		}
 	}
 	var again corev1.Secret
