@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -112,7 +113,7 @@ func setupAdmission(mgr ctrl.Manager, flags managerFlags) error {
 	if err != nil {
 		return fmt.Errorf("--webhook-cert-provisioning=self: %w", err)
 	}
-	return mgr.Add(afterCertificate{ready: certReady, register: register})
+	return mgr.Add(afterCertificate{ready: certReady, register: register, waiting: waiting, log: mgr.GetLogger().WithName("admission")})
 }
 
 // afterCertificate registers the admission webhooks, and so starts the
@@ -121,11 +122,16 @@ func setupAdmission(mgr ctrl.Manager, flags managerFlags) error {
 type afterCertificate struct {
 	ready    <-chan struct{}
 	register func() error
+	// waiting says what it waits for, in the log (the readiness endpoint
+	// withholds its checks' reasons).
+	waiting error
+	log     logr.Logger
 }
 
 func (afterCertificate) NeedLeaderElection() bool { return false }
 
 func (a afterCertificate) Start(ctx context.Context) error {
+	a.log.Info(a.waiting.Error())
 	select {
 	case <-ctx.Done():
 		return nil
@@ -134,5 +140,6 @@ func (a afterCertificate) Start(ctx context.Context) error {
 	if err := a.register(); err != nil {
 		return fmt.Errorf("register the admission webhooks: %w", err)
 	}
+	a.log.Info("the serving certificate is ready and its CA in the webhook configuration: serving admission")
 	return nil
 }

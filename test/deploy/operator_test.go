@@ -340,7 +340,15 @@ func TestTheShippedOperatorServesAdmissionWithItsOwnCertificate(t *testing.T) {
 	// is the CA of the certificate it serves.
 	started := time.Now()
 	deadline := started.Add(operatorReadyTimeout)
-	for readyz(healthAddr) != nil {
+	sawWaiting := false
+	for {
+		err := readyz(healthAddr)
+		if err == nil {
+			break
+		}
+		if strings.Contains(err.Error(), "[-]admission-webhook failed") {
+			sawWaiting = true
+		}
 		select {
 		case <-operator.exited:
 			t.Fatalf("the operator exited before it was ready: %v\n%s", operator.err, operator.logTail())
@@ -353,6 +361,7 @@ func TestTheShippedOperatorServesAdmissionWithItsOwnCertificate(t *testing.T) {
 	}
 	bundles := caBundles(ctx, g)
 	t.Logf("ready %s after the start", time.Since(started).Round(time.Millisecond))
+	g.Expect(sawWaiting).To(BeTrue(), "/readyz answered not ready while the admission webhook waited for its certificate")
 	g.Expect(bundles).To(HaveLen(2))
 	var secret corev1.Secret
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: webhookCertSecretName}, &secret)).To(Succeed())
@@ -413,4 +422,10 @@ func TestTheShippedOperatorServesAdmissionWithItsOwnCertificate(t *testing.T) {
 	g.Expect(again.Data).To(Equal(secret.Data))
 	g.Expect(caBundles(ctx, g)).To(Equal(bundles))
 	g.Expect(readyz(healthAddr)).To(Succeed())
+
+	// config/default grants the operator everything it did here.
+	log := operator.log.String()
+	g.Expect(log).To(ContainSubstring("the admission webhooks wait for their serving certificate (--webhook-cert-provisioning=self)"))
+	g.Expect(log).To(ContainSubstring("serving admission"))
+	g.Expect(strings.ToLower(log)).NotTo(ContainSubstring("forbidden"), "the operator was refused something:\n%s", log)
 }
