@@ -70,9 +70,21 @@ help: ## Show this help.
 
 ##@ Development
 
+# The Helm chart reads the generated CRDs, the operator's ClusterRole rules,
+# the webhooks and the sample roles for people from copies in its
+# files/generated/ (Helm reads no file outside the chart); test/deploy's
+# TestChartRendersWhatConfigDefaultBuilds fails when they differ from config/.
+CHART_GENERATED := charts/profilesync/files/generated
+
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC roles and the webhook configuration into config/.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC roles and the webhook configuration into config/ and the Helm chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./internal/receiver/...;./webhooks/..." output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
+	rm -rf $(CHART_GENERATED) && mkdir -p $(CHART_GENERATED)/crds
+	cp config/crd/bases/*.yaml $(CHART_GENERATED)/crds/
+	cp config/rbac/role.yaml $(CHART_GENERATED)/role.yaml
+	cp config/webhook/manifests.yaml $(CHART_GENERATED)/webhooks.yaml
+	mkdir -p $(CHART_GENERATED)/user-roles
+	cp config/rbac/role_project_admin.yaml config/rbac/role_landscape_operator.yaml config/rbac/role_on_call.yaml $(CHART_GENERATED)/user-roles/
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy methods of the API types.
