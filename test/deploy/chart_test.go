@@ -1,12 +1,22 @@
 package deploy
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
@@ -15,8 +25,14 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/profilesync/profilesync/internal/cli"
 )
 
 // chartReleaseName is the release name under which the chart names its
@@ -254,4 +270,278 @@ func withKinds(objects []*unstructured.Unstructured, kinds ...string) []*unstruc
 	return slices.DeleteFunc(slices.Clone(objects), func(obj *unstructured.Unstructured) bool {
 		return !slices.Contains(kinds, obj.GetKind())
 	})
+}
+
+// managerContainer returns the manager's container of the rendered Deployment.
+func managerContainer(t *testing.T, objects []*unstructured.Unstructured) corev1.Container {
+	t.Helper()
+	deployment := decode[appsv1.Deployment](t, onlyObject(t, objects, "Deployment"))
+	if len(deployment.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("the Deployment has %d containers, want 1", len(deployment.Spec.Template.Spec.Containers))
+	}
+	return deployment.Spec.Template.Spec.Containers[0]
+}
+
+func hasKind(objects []*unstructured.Unstructured, kind string) bool {
+	return slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool { return o.GetKind() == kind })
+}
+
+// TestChartValuesReachTheManager: each value docs/helm.md describes changes
+// the rendered objects as it says, and nothing else of the Deployment's
+// arguments than its own flag.
+func TestChartValuesReachTheManager(t *testing.T) {
+	defaultArgs := managerContainer(t, renderChart(t)).Args
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	for _, tc := range []struct {
+		name string
+		set  []string
+		// addedArgs and removedArgs are the manager's arguments that differ
+		// from the default values'.
+		addedArgs, removedArgs []string
+		// addedLast: addedArgs are the last arguments, so they override.
+		addedLast bool
+		check     func(g Gomega, objects []*unstructured.Unstructured, manager corev1.Container)
+	}{{
+		name: "the image a user built and pushed",
+		set:  []string{"image.repository=registry.example:5000/team/profilesync", "image.tag=v1.2.3", "image.pullPolicy=Always"},
+		check: func(g Gomega, _ []*unstructured.Unstructured, manager corev1.Container) {
+			g.Expect(manager.Image).To(Equal("registry.example:5000/team/profilesync:v1.2.3"))
+			g.Expect(manager.ImagePullPolicy).To(Equal(corev1.PullAlways))
+		},
+	}, {
+		name: "a digest pins the image over the tag",
+		set:  []string{"image.repository=registry.example/profilesync", "image.tag=v1", "image.digest=" + digest},
+		check: func(g Gomega, _ []*unstructured.Unstructured, manager corev1.Container) {
+			g.Expect(manager.Image).To(Equal("registry.example/profilesync@" + digest))
+		},
+	}, {
+		name: "resources for larger builds",
+		set:  []string{"resources.limits.memory=6Gi", "resources.requests.cpu=200m"},
+		check: func(g Gomega, _ []*unstructured.Unstructured, manager corev1.Container) {
+			g.Expect(manager.Resources.Limits.Memory().String()).To(Equal("6Gi"))
+			g.Expect(manager.Resources.Requests.Cpu().String()).To(Equal("200m"))
+			g.Expect(manager.Resources.Requests.Memory().String()).To(Equal("256Mi"), "the other defaults stay")
+		},
+	}, {
+		name:        "lockdown off: tenants without a ServiceAccount write as the operator",
+		set:         []string{"tenancy.defaultServiceAccount="},
+		removedArgs: []string{"--default-service-account=default"},
+	}, {
+		name:        "lockdown with another ServiceAccount and the landscape operators' namespace",
+		set:         []string{"tenancy.defaultServiceAccount=profiles-sync", "tenancy.clusterProfilesNamespace=landscapes"},
+		addedArgs:   []string{"--default-service-account=profiles-sync", "--cluster-profiles-namespace=landscapes"},
+		removedArgs: []string{"--default-service-account=default"},
+	}, {
+		name: "every limit",
+		set: []string{"limits.maxConcurrentBuilds=4", "limits.buildMemoryLimit=2Gi", "limits.decodedCacheSize=256Mi",
+			"limits.memoryBudget=12Gi", "limits.maxObjects=3000", "limits.maxFileSize=8Mi", "limits.maxRenderedSize=64Mi",
+			"limits.maxCheckoutSize=256Mi", "limits.buildCPULimit=2m"},
+		addedArgs: []string{"--max-concurrent-builds=4", "--build-memory-limit=2Gi", "--decoded-cache-size=256Mi",
+			"--memory-budget=12Gi", "--max-objects=3000", "--max-file-size=8Mi", "--max-rendered-size=64Mi",
+			"--max-checkout-size=256Mi", "--build-cpu-limit=2m"},
+		removedArgs: []string{"--max-concurrent-builds=2", "--build-memory-limit=1Gi", "--decoded-cache-size=128Mi"},
+	}, {
+		name:      "a shard watches only its ProfileSyncs",
+		set:       []string{`sharding.watchLabelSelector=sharding.profilesync.io/key in (shard1\,shard2)`},
+		addedArgs: []string{"--watch-label-selector=sharding.profilesync.io/key in (shard1,shard2)"},
+	}, {
+		name:        "admission off: no webhooks, no certificate, no flag",
+		set:         []string{"webhook.enabled=false"},
+		removedArgs: []string{"--enable-admission"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, manager corev1.Container) {
+			for _, kind := range []string{"ValidatingWebhookConfiguration", "Certificate", "Issuer"} {
+				g.Expect(hasKind(objects, kind)).To(BeFalse(), "no %s", kind)
+			}
+			g.Expect(slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool {
+				return o.GetName() == "profilesync-webhook-service"
+			})).To(BeFalse(), "no webhook Service")
+			g.Expect(manager.Ports).NotTo(ContainElement(HaveField("ContainerPort", BeEquivalentTo(9443))))
+			g.Expect(manager.VolumeMounts).NotTo(ContainElement(HaveField("MountPath", "/tmp/k8s-webhook-server/serving-certs")))
+		},
+	}, {
+		name: "admission with a certificate of one's own instead of cert-manager",
+		set:  []string{"webhook.certManager.enabled=false", "webhook.caBundle=Q0E=", "webhook.certSecretName=my-webhook-cert"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+			g.Expect(hasKind(objects, "Certificate")).To(BeFalse())
+			g.Expect(hasKind(objects, "Issuer")).To(BeFalse())
+			webhooks := onlyObject(t, objects, "ValidatingWebhookConfiguration")
+			g.Expect(webhooks.GetAnnotations()).NotTo(HaveKey("cert-manager.io/inject-ca-from"))
+			hooks, _, _ := unstructured.NestedSlice(webhooks.Object, "webhooks")
+			g.Expect(hooks).To(HaveLen(2))
+			for _, hook := range hooks {
+				caBundle, _, _ := unstructured.NestedString(hook.(map[string]any), "clientConfig", "caBundle")
+				g.Expect(caBundle).To(Equal("Q0E="))
+			}
+			deployment := decode[appsv1.Deployment](t, findObject(t, objects, "Deployment", deploymentName))
+			g.Expect(deployment.Spec.Template.Spec.Volumes).To(ContainElement(HaveField("Secret.SecretName", "my-webhook-cert")))
+		},
+	}, {
+		name: "the CRDs left to the user, and kept or not on uninstall",
+		set:  []string{"crds.install=false"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+			g.Expect(hasKind(objects, "CustomResourceDefinition")).To(BeFalse())
+		},
+	}, {
+		name: "CRDs deleted with the release",
+		set:  []string{"crds.keep=false"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+			for _, obj := range objects {
+				if obj.GetKind() == "CustomResourceDefinition" {
+					g.Expect(obj.GetAnnotations()).NotTo(HaveKey("helm.sh/resource-policy"), obj.GetName())
+				}
+			}
+		},
+	}, {
+		name: "no sample roles for people",
+		set:  []string{"rbac.userRoles=false"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+			var roles []string
+			for _, obj := range objects {
+				if obj.GetKind() == "ClusterRole" {
+					roles = append(roles, obj.GetName())
+				}
+			}
+			g.Expect(roles).To(ConsistOf(managerRoleName, metricsAuthRoleName, metricsReaderRoleName))
+		},
+	}, {
+		name: "scheduling, pull secrets and pod annotations",
+		set: []string{"nodeSelector.pool=system", "tolerations[0].key=dedicated", "tolerations[0].operator=Exists",
+			"imagePullSecrets[0].name=regcred", "podAnnotations.team=platform", "replicas=2"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+			deployment := decode[appsv1.Deployment](t, onlyObject(t, objects, "Deployment"))
+			pod := deployment.Spec.Template
+			g.Expect(*deployment.Spec.Replicas).To(BeEquivalentTo(2))
+			g.Expect(pod.Spec.NodeSelector).To(Equal(map[string]string{"pool": "system"}))
+			g.Expect(pod.Spec.Tolerations).To(ConsistOf(corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists}))
+			g.Expect(pod.Spec.ImagePullSecrets).To(ConsistOf(corev1.LocalObjectReference{Name: "regcred"}))
+			g.Expect(pod.Annotations).To(HaveKeyWithValue("team", "platform"))
+			g.Expect(pod.Annotations).To(HaveKeyWithValue("kubectl.kubernetes.io/default-container", "manager"))
+		},
+	}, {
+		name:      "extra arguments come last",
+		set:       []string{"extraArgs={--concurrent=8,--max-hold=72h}"},
+		addedArgs: []string{"--concurrent=8", "--max-hold=72h"},
+		addedLast: true,
+	}, {
+		name: "a release of another name names every object after it",
+		set:  []string{"fullnameOverride=ps"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+			for _, obj := range objects {
+				if obj.GetKind() != "CustomResourceDefinition" {
+					g.Expect(obj.GetName()).To(HavePrefix("ps-"), objectKey(obj))
+				}
+			}
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			objects := renderChart(t, tc.set...)
+			manager := managerContainer(t, objects)
+			want := slices.DeleteFunc(slices.Clone(defaultArgs), func(arg string) bool { return slices.Contains(tc.removedArgs, arg) })
+			g.Expect(manager.Args).To(ConsistOf(append(want, tc.addedArgs...)), "the manager's arguments")
+			if tc.addedLast {
+				g.Expect(manager.Args[len(manager.Args)-len(tc.addedArgs):]).To(Equal(tc.addedArgs), "the added arguments come last")
+			}
+			if tc.check != nil {
+				tc.check(g, objects, manager)
+			}
+		})
+	}
+}
+
+// TestChartArgumentsAreFlagsOfTheManager: every argument the chart can
+// render, with every value set, is a flag `profilesync manager` accepts with
+// a value it parses, so a typo in the chart fails here, not in a
+// crash-looping pod.
+func TestChartArgumentsAreFlagsOfTheManager(t *testing.T) {
+	for _, set := range [][]string{nil, {
+		"tenancy.clusterProfilesNamespace=landscapes", "limits.memoryBudget=12Gi", "limits.maxObjects=3000",
+		"limits.maxFileSize=8Mi", "limits.maxRenderedSize=64Mi", "limits.maxCheckoutSize=256Mi", "limits.buildCPULimit=2m",
+		"sharding.watchLabelSelector=sharding.profilesync.io/key=shard1",
+	}} {
+		g := NewWithT(t)
+		args := managerContainer(t, renderChart(t, set...)).Args
+		manager, _, err := cli.NewRootCommand(nil, nil, nil).Find([]string{"manager"})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(manager.Name()).To(Equal("manager"))
+		g.Expect(manager.ParseFlags(args)).To(Succeed(), "profilesync manager %s", strings.Join(args, " "))
+		g.Expect(manager.Flags().Args()).To(BeEmpty(), "every argument is a flag")
+	}
+	// And a misspelt flag is refused, so the check above checks something.
+	manager, _, _ := cli.NewRootCommand(nil, nil, nil).Find([]string{"manager"})
+	NewWithT(t).Expect(manager.ParseFlags([]string{"--max-concurent-builds=2"})).NotTo(Succeed())
+}
+
+// TestChartRefusesWebhooksWithoutACertificate: the chart never renders the
+// fail-closed webhook configuration without a certificate the API server
+// can trust: without cert-manager it needs the caBundle, and says so.
+func TestChartRefusesWebhooksWithoutACertificate(t *testing.T) {
+	g := NewWithT(t)
+	_, err := renderChartValues("webhook.certManager.enabled=false")
+	g.Expect(err).To(MatchError(And(ContainSubstring("webhook.caBundle is empty"), ContainSubstring("webhook.enabled=false"))))
+	_, err = renderChartValues("webhook.certManager.enabled=false", "webhook.enabled=false")
+	g.Expect(err).NotTo(HaveOccurred(), "no webhooks need no certificate")
+}
+
+// selfSignedCABundle returns a CA certificate, PEM and base64, as a user
+// without cert-manager gives it in webhook.caBundle.
+func selfSignedCABundle(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "profilesync-webhook-ca"},
+		NotBefore:             time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		NotAfter:              time.Date(2036, 1, 1, 0, 0, 0, 0, time.UTC),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+}
+
+// TestChartIsAcceptedByTheAPIServer: every object the chart renders, with
+// cert-manager and with a caBundle of one's own, passes a server-side dry-run
+// apply on a real API server without warnings (the pod template holds to the
+// restricted Pod Security Standard of the Namespace), but for cert-manager's
+// kinds, whose CRDs the test API server does not have, as for config/default.
+func TestChartIsAcceptedByTheAPIServer(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+	}{
+		{"admission with cert-manager", []string{"namespace.create=true"}},
+		{"admission with a caBundle", []string{"namespace.create=true", "webhook.certManager.enabled=false", "webhook.caBundle=" + selfSignedCABundle(t)}},
+		{"admission off, every limit set, a shard", []string{"namespace.create=true", "webhook.enabled=false", "limits.maxObjects=3000",
+			"limits.memoryBudget=3Gi", "sharding.watchLabelSelector=sharding.profilesync.io/key=shard1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			objects := renderChart(t, tc.set...)
+			installPrerequisites(t, objects)
+			c, warnings := clientWithWarnings(t)
+			var applied []string
+			for _, obj := range objects {
+				gk := obj.GroupVersionKind().GroupKind()
+				if slices.Contains(certManagerKinds, gk) {
+					err := apply(ctx, c, obj, client.DryRunAll)
+					g.Expect(meta.IsNoMatchError(err)).To(BeTrue(), "%s: only cert-manager's CRDs are missing, got %v", objectKey(obj), err)
+					continue
+				}
+				g.Expect(apply(ctx, c, obj, client.DryRunAll)).To(Succeed(), "server-side dry-run apply of %s", objectKey(obj))
+				g.Expect(warnings.take()).To(BeEmpty(), "API server warnings for %s", objectKey(obj))
+				applied = append(applied, obj.GetKind())
+			}
+			g.Expect(applied).To(ContainElements("Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
+				"ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment"))
+		})
+	}
 }
