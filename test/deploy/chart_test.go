@@ -11,7 +11,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -544,4 +546,48 @@ func TestChartIsAcceptedByTheAPIServer(t *testing.T) {
 				"ClusterRoleBinding", "Role", "RoleBinding", "Service", "Deployment"))
 		})
 	}
+}
+
+// chartValuePaths returns the dotted paths of the chart's values: a map with
+// entries is walked into, anything else (a scalar, a list, an empty map) is
+// one value.
+func chartValuePaths(prefix string, values map[string]any) []string {
+	var paths []string
+	for key, value := range values {
+		path := key
+		if prefix != "" {
+			path = prefix + "." + key
+		}
+		// resources is one value: its keys are Kubernetes', not the chart's.
+		if nested, ok := value.(map[string]any); ok && len(nested) > 0 && path != "resources" {
+			paths = append(paths, chartValuePaths(path, nested)...)
+			continue
+		}
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// TestEveryChartValueIsDocumented: the values table of docs/helm.md has a row
+// for every value of the chart's values.yaml, and none for a value it does
+// not have.
+func TestEveryChartValueIsDocumented(t *testing.T) {
+	g := NewWithT(t)
+	chart, err := loader.Load(chartDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	values := chartValuePaths("", chart.Values)
+	g.Expect(values).To(ContainElements("image.repository", "resources", "tenancy.defaultServiceAccount",
+		"limits.maxObjects", "sharding.watchLabelSelector", "webhook.enabled", "metrics.serviceMonitor.enabled"))
+
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "helm.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	row := regexp.MustCompile("^\\| `([^`]+)` \\|")
+	var documented []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			documented = append(documented, m[1])
+		}
+	}
+	g.Expect(documented).To(ConsistOf(values), "docs/helm.md's values table, against charts/profilesync/values.yaml")
 }
