@@ -591,3 +591,22 @@ func TestEveryChartValueIsDocumented(t *testing.T) {
 	}
 	g.Expect(documented).To(ConsistOf(values), "docs/helm.md's values table, against charts/profilesync/values.yaml")
 }
+
+// TestChartRefusesValuesItDoesNotKnow: values.schema.json refuses a
+// misspelt or mistyped value at `helm install`, naming it, rather than
+// rendering the default silently.
+func TestChartRefusesValuesItDoesNotKnow(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"webhook.enable=false", "enable"},
+		{"limits.maxObject=3000", "maxObject"},
+		{"replicas=0", "replicas"},
+		{"image.pullPolicy=Sometimes", "pullPolicy"},
+		{"webhook.enabled=no", "/webhook/enabled"},
+		{"image.digest=v1", "digest"},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			_, err := renderChartValues(tc.set)
+			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tc.want)))
+		})
+	}
+}
