@@ -73,7 +73,7 @@ help: ## Show this help.
 ##@ Development
 
 # The Helm chart reads the generated CRDs, the operator's ClusterRole rules,
-# the webhooks and the sample roles for people from copies in its
+# the webhooks, the sample roles for people and the sample alerts from copies in its
 # files/generated/ (Helm reads no file outside the chart); test/deploy's
 # TestChartRendersWhatConfigDefaultBuilds fails when they differ from config/.
 CHART_GENERATED := charts/profilesync/files/generated
@@ -87,6 +87,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC roles and the webhook config
 	cp config/webhook/manifests.yaml $(CHART_GENERATED)/webhooks.yaml
 	mkdir -p $(CHART_GENERATED)/user-roles
 	cp config/rbac/role_project_admin.yaml config/rbac/role_landscape_operator.yaml config/rbac/role_on_call.yaml $(CHART_GENERATED)/user-roles/
+	cp config/prometheus/prometheusrule.yaml $(CHART_GENERATED)/prometheusrule.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy methods of the API types.

@@ -253,19 +253,22 @@ func TestChartGrantsTheSameRBACAsConfigDefault(t *testing.T) {
 	}
 }
 
-// TestChartServiceMonitorMatchesConfigPrometheus: with
-// metrics.serviceMonitor.enabled the chart scrapes the metrics Service as
-// config/prometheus's ServiceMonitor does.
-func TestChartServiceMonitorMatchesConfigPrometheus(t *testing.T) {
+// TestChartMonitoringMatchesConfigPrometheus: with
+// metrics.serviceMonitor.enabled and metrics.prometheusRule.enabled the chart
+// renders every object of config/prometheus: the ServiceMonitor that scrapes
+// the metrics Service, and the sample alerts.
+func TestChartMonitoringMatchesConfigPrometheus(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(slices.ContainsFunc(renderChart(t), func(o *unstructured.Unstructured) bool { return o.GetKind() == "ServiceMonitor" })).
-		To(BeFalse(), "off by default: it needs the Prometheus Operator's CRDs")
-	chart := renderChart(t, "metrics.serviceMonitor.enabled=true")
-	config := buildConfig(t, "prometheus")
-	compareObjects(t, withKinds(chart, "ServiceMonitor"), withKinds(config, "ServiceMonitor"), "config/prometheus")
+	defaults := renderChart(t)
+	g.Expect(hasKind(defaults, "ServiceMonitor")).To(BeFalse(), "off by default: it needs the Prometheus Operator's CRDs")
+	g.Expect(hasKind(defaults, "PrometheusRule")).To(BeFalse(), "off by default: it needs the Prometheus Operator's CRDs")
+	chart := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true")
+	compareObjects(t, withKinds(chart, "ServiceMonitor", "PrometheusRule"), buildConfig(t, "prometheus"), "config/prometheus")
 
-	labelled := onlyObject(t, renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prometheus"), "ServiceMonitor")
-	g.Expect(labelled.GetLabels()).To(HaveKeyWithValue("release", "prometheus"))
+	labelled := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prometheus",
+		"metrics.prometheusRule.enabled=true", "metrics.prometheusRule.labels.release=prometheus-rules")
+	g.Expect(onlyObject(t, labelled, "ServiceMonitor").GetLabels()).To(HaveKeyWithValue("release", "prometheus"))
+	g.Expect(onlyObject(t, labelled, "PrometheusRule").GetLabels()).To(HaveKeyWithValue("release", "prometheus-rules"))
 }
 
 func withKinds(objects []*unstructured.Unstructured, kinds ...string) []*unstructured.Unstructured {
