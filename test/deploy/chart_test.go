@@ -25,6 +25,8 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
 	appsv1 "k8s.io/api/apps/v1"
@@ -611,5 +613,26 @@ func TestChartRefusesValuesItDoesNotKnow(t *testing.T) {
 			_, err := renderChartValues(tc.set)
 			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tc.want)))
 		})
+	}
+}
+
+// TestChartPassesHelmLint: `helm lint --strict` (Helm's own linter, as a
+// library) finds nothing above INFO in the chart, with its default values and
+// with every optional part on.
+func TestChartPassesHelmLint(t *testing.T) {
+	for _, set := range [][]string{nil, {"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "namespace.create=true"}} {
+		values := map[string]any{}
+		for _, s := range set {
+			if err := strvals.ParseInto(s, values); err != nil {
+				t.Fatal(err)
+			}
+		}
+		linter := lint.All(chartDir, values, operatorNamespace, true)
+		for _, message := range linter.Messages {
+			if message.Severity > support.InfoSev {
+				t.Errorf("helm lint --set %s: %s", strings.Join(set, ","), message)
+			}
+		}
+		NewWithT(t).Expect(linter.Messages).NotTo(BeNil(), "the linter ran its rules")
 	}
 }
