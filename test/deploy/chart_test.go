@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -634,5 +635,46 @@ func TestChartPassesHelmLint(t *testing.T) {
 			}
 		}
 		NewWithT(t).Expect(linter.Messages).NotTo(BeNil(), "the linter ran its rules")
+	}
+}
+
+// TestChartCopiesOfConfigAreCurrent: the files the chart reads from
+// files/generated are the config/ files `make manifests` copies there, byte
+// for byte, so a change of config/ reaches the chart with `make manifests`
+// (TestChartRendersWhatConfigDefaultBuilds shows what differs; this says
+// which copy and what to run).
+func TestChartCopiesOfConfigAreCurrent(t *testing.T) {
+	g := NewWithT(t)
+	root := filepath.Join("..", "..")
+	generated := filepath.Join(chartDir, "files", "generated")
+	copies := map[string]string{
+		"role.yaml":           "config/rbac/role.yaml",
+		"webhooks.yaml":       "config/webhook/manifests.yaml",
+		"prometheusrule.yaml": "config/prometheus/prometheusrule.yaml",
+	}
+	for _, role := range []string{"role_project_admin.yaml", "role_landscape_operator.yaml", "role_on_call.yaml"} {
+		copies[filepath.Join("user-roles", role)] = filepath.Join("config", "rbac", role)
+	}
+	crds, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(crds).NotTo(BeEmpty())
+	for _, crd := range crds {
+		copies[filepath.Join("crds", filepath.Base(crd))] = filepath.Join("config", "crd", "bases", filepath.Base(crd))
+	}
+	var present []string
+	g.Expect(filepath.WalkDir(generated, func(path string, entry os.DirEntry, err error) error {
+		if err == nil && !entry.IsDir() {
+			rel, _ := filepath.Rel(generated, path)
+			present = append(present, rel)
+		}
+		return err
+	})).To(Succeed())
+	g.Expect(present).To(ConsistOf(slices.Collect(maps.Keys(copies))), "the files of %s are the copies `make manifests` makes", generated)
+	for copied, source := range copies {
+		want, err := os.ReadFile(filepath.Join(root, source))
+		g.Expect(err).NotTo(HaveOccurred())
+		got, err := os.ReadFile(filepath.Join(generated, copied))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(string(got) == string(want)).To(BeTrue(), "charts/profilesync/files/generated/%s differs from %s: run `make manifests`", copied, source)
 	}
 }
