@@ -317,6 +317,12 @@ func TestChartValuesReachTheManager(t *testing.T) {
 			g.Expect(manager.ImagePullPolicy).To(Equal(corev1.PullAlways))
 		},
 	}, {
+		name: "a tag that --set reads as a number",
+		set:  []string{"image.tag=2"},
+		check: func(g Gomega, _ []*unstructured.Unstructured, manager corev1.Container) {
+			g.Expect(manager.Image).To(Equal("ghcr.io/profilesync/profilesync:2"))
+		},
+	}, {
 		name: "a digest pins the image over the tag",
 		set:  []string{"image.repository=registry.example/profilesync", "image.tag=v1", "image.digest=" + digest},
 		check: func(g Gomega, _ []*unstructured.Unstructured, manager corev1.Container) {
@@ -605,7 +611,7 @@ func TestChartRefusesValuesItDoesNotKnow(t *testing.T) {
 	for _, tc := range []struct{ set, want string }{
 		{"webhook.enable=false", "enable"},
 		{"limits.maxObject=3000", "maxObject"},
-		{"replicas=0", "replicas"},
+		{"replicas=two", "replicas"},
 		{"image.pullPolicy=Sometimes", "pullPolicy"},
 		{"webhook.enabled=no", "/webhook/enabled"},
 		{"image.digest=v1", "digest"},
