@@ -11,11 +11,11 @@ import (
 )
 
 // checker says what a change of the profiles would make the sync refuse
-// that it does not refuse already: the validation's problems at now and at
-// every instant the change schedules, the policy's errors at now (with the
-// notice rule, the change counted as a commit at now) and those time brings
-// up to the last of those instants, or the policy's horizon when that is
-// later.
+// that it does not refuse already: the validation's problems and the
+// policy's errors at now (with the notice rule, the change counted as a
+// commit at now) and at every instant the change schedules, and the
+// policy's errors time brings up to the last of those instants, or the
+// policy's horizon when that is later.
 //
 // Problems are compared without their field path: adding or removing a
 // version moves the indices of the versions after it, not what is wrong
@@ -84,6 +84,16 @@ func (c *checker) refusals(after []profile.Object, instants []time.Time) []strin
 	}, func() profile.Problems {
 		return c.policy.Check(c.baseEvaluated, nil, c.now, c.now).Errors
 	}, "")
+	// At every transition the change schedules, compared with the base at
+	// the same instant: a finding the base has there too is not the
+	// change's, one the base has lost by then is.
+	for _, t := range instants {
+		report("policy at "+t.String(), func() profile.Problems {
+			return c.policy.Check(evaluated, nil, t, t).Errors
+		}, func() profile.Problems {
+			return c.policy.Check(c.baseEvaluated, nil, t, t).Errors
+		}, "from "+t.UTC().Format(time.RFC3339)+": ")
+	}
 	until := c.now.Add(policy.DefaultHorizon)
 	for _, t := range instants {
 		if t.After(until) {

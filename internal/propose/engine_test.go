@@ -156,7 +156,7 @@ func TestProposals(t *testing.T) {
 				namespaced(lc("1.31.9", stg(expired, "2027-01-01T00:00:00Z"))),
 			},
 			discovered: []Discovered{kubernetesReleases(0)},
-			summaries: []string{"kubernetes 1.31.8 retired: expired on 2026-06-01, more than 90d ago, and no NamespacedCloudProfile of the repository lists it"},
+			summaries:  []string{"kubernetes 1.31.8 retired: expired on 2026-06-01, more than 90d ago, and no NamespacedCloudProfile of the repository lists it"},
 		},
 		{
 			name:     "a machine image version takes over its group as a Kubernetes patch does its minor",
