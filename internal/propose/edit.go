@@ -66,6 +66,55 @@ func (l list) at(i int) *v1alpha1.ExpirableVersion {
 	return &(*l.kubernetes)[i]
 }
 
+func (l list) versions() []string {
+	out := make([]string, l.len())
+	for i := range out {
+		out[i] = l.at(i).Version
+	}
+	return out
+}
+
+// insertionIndex puts a new version next to the highest of versions below
+// it: after it in a list written in ascending order, before it in a
+// descending one; at the start or the end when none is below it. The edit
+// of a file and of the decoded profiles put it at the same place.
+func insertionIndex(versions []string, version string) int {
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return len(versions)
+	}
+	parsed := make([]*semver.Version, len(versions))
+	for i, written := range versions {
+		parsed[i], _ = semver.NewVersion(written)
+	}
+	ascending, descending := 0, 0
+	for i := 1; i < len(parsed); i++ {
+		if parsed[i-1] == nil || parsed[i] == nil {
+			continue
+		}
+		if parsed[i-1].LessThan(parsed[i]) {
+			ascending++
+		} else {
+			descending++
+		}
+	}
+	below := -1
+	for i, p := range parsed {
+		if p != nil && p.LessThan(v) && (below < 0 || p.GreaterThan(parsed[below])) {
+			below = i
+		}
+	}
+	switch {
+	case below < 0 && descending > ascending:
+		return len(versions)
+	case below < 0:
+		return 0
+	case descending > ascending:
+		return below
+	}
+	return below + 1
+}
+
 // index returns the position of the version equal, as semver, to version
 // (1877.3 and 1877.3.0 are one), or -1.
 func (l list) index(version string) int {
@@ -139,8 +188,9 @@ func applyEdit(objects []profile.Object, e Edit) error {
 			return fmt.Errorf("%s: %s is listed already", targetLabel(e.Target), e.Version)
 		}
 		added := v1alpha1.ExpirableVersion{Version: e.Version, Lifecycle: cloneStages(e.Lifecycle)}
+		at := insertionIndex(l.versions(), e.Version)
 		if l.image == nil {
-			*l.kubernetes = append(*l.kubernetes, added)
+			*l.kubernetes = slices.Insert(*l.kubernetes, at, added)
 			return nil
 		}
 		entry := v1alpha1.MachineImageVersion{}
@@ -150,7 +200,7 @@ func applyEdit(objects []profile.Object, e Edit) error {
 			}
 		}
 		entry.ExpirableVersion = added
-		l.image.Versions = append(l.image.Versions, entry)
+		l.image.Versions = slices.Insert(l.image.Versions, at, entry)
 	case SetLifecycle:
 		if i < 0 {
 			return fmt.Errorf("%s: %s is not listed", targetLabel(e.Target), e.Version)
