@@ -612,3 +612,35 @@ func formatDate(t time.Time) string {
 	}
 	return t.Format(time.RFC3339)
 }
+
+// NewerThanListed reports whether version could be proposed for one of
+// feeds' lists in objects: it is newer than every listed version of its
+// group, or its group is newer than every listed one. A source asks for the
+// release time of those versions only.
+func NewerThanListed(objects []profile.Object, feeds []Feed, version string) bool {
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return false
+	}
+	for _, feed := range feeds {
+		l, err := listOf(objects, feed)
+		if err != nil {
+			continue
+		}
+		strategy := v1alpha1.UpdateStrategyPatch
+		if l.image != nil {
+			strategy = lifecycle.UpdateStrategyOrDefault(l.image.UpdateStrategy)
+		}
+		group := groupOf(v, strategy)
+		if highest := highestOf(l, group, strategy); highest != nil {
+			if v.GreaterThan(highest) {
+				return true
+			}
+			continue
+		}
+		if newest := newestGroupOf(l, strategy); newest == nil || !group.LessThan(newest) {
+			return true
+		}
+	}
+	return false
+}
