@@ -24,6 +24,7 @@ import (
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/prdiff"
 	"github.com/profilesync/profilesync/internal/propose"
+	"github.com/profilesync/profilesync/internal/propose/sources"
 	"github.com/profilesync/profilesync/internal/render/overlay"
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
@@ -48,7 +49,7 @@ type proposeOptions struct {
 	horizon       time.Duration
 	policyHorizon time.Duration
 	output        diffFormat
-	sourceLimits  propose.Limits
+	sourceLimits  sources.Limits
 	build         sandbox.Options
 	maxBuilds     int
 	// lookupEnv reads the environment (os.LookupEnv); tests inject theirs.
@@ -58,7 +59,7 @@ type proposeOptions struct {
 func newProposeCommand() *cobra.Command {
 	opts := proposeOptions{
 		repo: ".", remote: "origin", horizon: prdiff.DefaultHorizon, policyHorizon: policy.DefaultHorizon,
-		output: diffFormatTable, sourceLimits: propose.DefaultLimits(), lookupEnv: os.LookupEnv,
+		output: diffFormatTable, sourceLimits: sources.DefaultLimits(), lookupEnv: os.LookupEnv,
 	}
 	cmd := &cobra.Command{
 		Use:   "propose [--repo DIR] [--at TIME] [--commit] [--push-branch BRANCH] [--message-file FILE]",
@@ -254,13 +255,13 @@ func discoverReleases(ctx context.Context, file *propose.File, objects []profile
 				password, _ := opts.lookupEnv(proposeGitPasswordEnv)
 				auth = &githttp.BasicAuth{Username: username, Password: password}
 			}
-			releases, err = propose.ListGit(ctx, s, auth, nil, opts.sourceLimits)
+			releases, err = sources.ListGit(ctx, s, auth, nil, opts.sourceLimits)
 		} else {
-			auth, authErr := propose.EnvironmentAuth(s, opts.lookupEnv)
+			auth, authErr := sources.EnvironmentAuth(s, opts.lookupEnv)
 			if authErr != nil {
 				err = authErr
 			} else {
-				releases, err = propose.ListOCI(ctx, s, propose.OCIOptions{Auth: auth, Limits: opts.sourceLimits,
+				releases, err = sources.ListOCI(ctx, s, sources.OCIOptions{Auth: auth, Limits: opts.sourceLimits,
 					NeedsTime: func(version string) bool { return propose.NewerThanListed(objects, s.Feeds, version) }})
 			}
 		}

@@ -1,4 +1,4 @@
-package propose
+package sources
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/propose"
 )
 
 // imageRegistry serves go-containerregistry's in-process registry (the
@@ -63,8 +65,8 @@ func imageRegistry(t *testing.T, username, password string, tags map[string]time
 	return host + "/gardenlinux/gardenlinux"
 }
 
-func ociSourceAt(repository string) *Source {
-	f, err := Decode(FileName, []byte(versionsHeader+`sources:
+func ociSourceAt(repository string) *propose.Source {
+	f, err := propose.Decode(propose.FileName, []byte(versionsHeader+`sources:
 - name: gardenlinux
   oci:
     repository: "`+repository+`"
@@ -89,7 +91,7 @@ func TestOCITagsAppearWithTheTimeTheirImageWasMade(t *testing.T) {
 	releases, err := ListOCI(context.Background(), source, OCIOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	sort.Slice(releases, func(i, j int) bool { return releases[i].Version < releases[j].Version })
-	g.Expect(releases).To(Equal([]Release{
+	g.Expect(releases).To(Equal([]propose.Release{
 		{Version: "1592.4", Released: at("2026-11-01T08:00:00Z")},
 		{Version: "1592.5", Released: at("2026-11-26T09:30:00Z")},
 	}))
@@ -98,7 +100,7 @@ func TestOCITagsAppearWithTheTimeTheirImageWasMade(t *testing.T) {
 	releases, err = ListOCI(context.Background(), source, OCIOptions{NeedsTime: func(v string) bool { return v == "1592.5" }})
 	g.Expect(err).NotTo(HaveOccurred())
 	sort.Slice(releases, func(i, j int) bool { return releases[i].Version < releases[j].Version })
-	g.Expect(releases).To(Equal([]Release{{Version: "1592.4"}, {Version: "1592.5", Released: at("2026-11-26T09:30:00Z")}}))
+	g.Expect(releases).To(Equal([]propose.Release{{Version: "1592.4"}, {Version: "1592.5", Released: at("2026-11-26T09:30:00Z")}}))
 }
 
 func TestAnOCISourceBehindCredentialsReadsThemFromTheEnvironment(t *testing.T) {
@@ -110,7 +112,7 @@ func TestAnOCISourceBehindCredentialsReadsThemFromTheEnvironment(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	releases, err := ListOCI(context.Background(), source, OCIOptions{Auth: auth})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(releases).To(Equal([]Release{{Version: "1592.5", Released: at("2026-11-26T09:30:00Z")}}))
+	g.Expect(releases).To(Equal([]propose.Release{{Version: "1592.5", Released: at("2026-11-26T09:30:00Z")}}))
 
 	delete(env, "REGISTRY_PASSWORD")
 	_, err = EnvironmentAuth(source, func(k string) (string, bool) { v, ok := env[k]; return v, ok })

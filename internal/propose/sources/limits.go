@@ -1,4 +1,9 @@
-package propose
+// Package sources reads the sources of new versions that the versions file
+// declares (internal/propose): the tags of Git repositories, with go-git,
+// and of OCI repositories, with go-containerregistry, each reading bounded
+// (Limits) and every failure named by its source. It is the one package of
+// the proposals that reaches the network; the engine stays pure.
+package sources
 
 import (
 	"errors"

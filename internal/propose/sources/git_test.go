@@ -1,4 +1,4 @@
-package propose
+package sources
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	. "github.com/onsi/gomega"
 
+	"github.com/profilesync/profilesync/internal/propose"
 	"github.com/profilesync/profilesync/test/gitserver"
 )
 
@@ -58,8 +59,8 @@ func kubernetesRepo(t *testing.T, options gitserver.Options, allowFilter bool) (
 	return server, server.RepoURL("kubernetes")
 }
 
-func gitSourceAt(url string) *Source {
-	f, err := Decode(FileName, []byte(versionsHeader+"sources:\n- name: kubernetes\n  git: {url: \""+url+"\"}\n  feeds: [{file: base/cloudprofiles.yaml, cloudProfile: aws}]\n"))
+func gitSourceAt(url string) *propose.Source {
+	f, err := propose.Decode(propose.FileName, []byte(versionsHeader+"sources:\n- name: kubernetes\n  git: {url: \""+url+"\"}\n  feeds: [{file: base/cloudprofiles.yaml, cloudProfile: aws}]\n"))
 	if err != nil {
 		panic(err)
 	}
@@ -88,7 +89,7 @@ func TestAServerWithoutFilteredFetchesGivesTagsWithoutTimes(t *testing.T) {
 	server, url := kubernetesRepo(t, gitserver.Options{}, false)
 	releases, err := ListGit(context.Background(), gitSourceAt(url), nil, nil, DefaultLimits())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(releases).To(ConsistOf(Release{Version: "1.34.2"}, Release{Version: "1.34.3"}))
+	g.Expect(releases).To(ConsistOf(propose.Release{Version: "1.34.2"}, propose.Release{Version: "1.34.3"}))
 	g.Expect(server.Requests().UploadPacks).To(BeZero(), "nothing is fetched that would bring trees or blobs")
 }
 

@@ -1,4 +1,4 @@
-package propose
+package sources
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/profilesync/profilesync/internal/propose"
 )
 
 // createdAnnotation is the OCI annotation of when an image was built.
@@ -34,11 +36,11 @@ type OCIOptions struct {
 // annotation, else the image configuration's created time. A source that
 // fails (unreachable, bad credentials, more than its limits) is an error
 // naming it.
-func ListOCI(ctx context.Context, s *Source, options OCIOptions) ([]Release, error) {
+func ListOCI(ctx context.Context, s *propose.Source, options OCIOptions) ([]propose.Release, error) {
 	if s.OCI == nil {
 		return nil, fmt.Errorf("source %s is not an OCI source", s.Name)
 	}
-	fail := func(err error) ([]Release, error) {
+	fail := func(err error) ([]propose.Release, error) {
 		return nil, fmt.Errorf("source %s: listing the tags of %s: %w", s.Name, s.OCI.Repository, err)
 	}
 	limits := options.Limits
@@ -70,13 +72,13 @@ func ListOCI(ctx context.Context, s *Source, options OCIOptions) ([]Release, err
 	if limits.MaxTags > 0 && len(tags) > limits.MaxTags {
 		return fail(fmt.Errorf("%w: %d tags are more than %d", ErrSourceLimit, len(tags), limits.MaxTags))
 	}
-	var releases []Release
+	var releases []propose.Release
 	for _, tag := range tags {
 		v, ok := s.Version(tag)
 		if !ok {
 			continue
 		}
-		release := Release{Version: v.Original()}
+		release := propose.Release{Version: v.Original()}
 		if options.NeedsTime == nil || options.NeedsTime(release.Version) {
 			release.Released, err = createdAt(repository.Tag(tag), remoteOptions)
 			if err != nil {
@@ -151,7 +153,7 @@ func parseCreated(annotations map[string]string) (time.Time, bool) {
 // from the environment variables the versions file names (lookup is
 // os.LookupEnv, injected). Nil, anonymous, when the source names none; an
 // error naming the source and the variable when one is not set.
-func EnvironmentAuth(s *Source, lookup func(string) (string, bool)) (authn.Authenticator, error) {
+func EnvironmentAuth(s *propose.Source, lookup func(string) (string, bool)) (authn.Authenticator, error) {
 	if s.OCI == nil || s.OCI.Credentials == nil || s.OCI.Credentials.UsernameEnv == "" {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package propose
+package sources
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/profilesync/profilesync/internal/propose"
 )
 
 const tagPrefix = "refs/tags/"
@@ -32,11 +34,11 @@ const tagPrefix = "refs/tags/"
 // that filter (uploadpack.allowFilter) is not asked for more: the times are
 // then unknown, and a cooldown waits for them. Only http and https URLs are
 // read; every response counts against limits.MaxBytes.
-func ListGit(ctx context.Context, s *Source, auth transport.AuthMethod, base http.RoundTripper, limits Limits) ([]Release, error) {
+func ListGit(ctx context.Context, s *propose.Source, auth transport.AuthMethod, base http.RoundTripper, limits Limits) ([]propose.Release, error) {
 	if s.Git == nil {
 		return nil, fmt.Errorf("source %s is not a Git source", s.Name)
 	}
-	fail := func(err error) ([]Release, error) {
+	fail := func(err error) ([]propose.Release, error) {
 		return nil, fmt.Errorf("source %s: listing the tags of %s: %w", s.Name, redactURL(s.Git.URL), err)
 	}
 	parsed, err := url.Parse(s.Git.URL)
@@ -82,9 +84,9 @@ func ListGit(ctx context.Context, s *Source, auth transport.AuthMethod, base htt
 			tags = append(tags, tagged{version: v.Original(), hash: ref.Hash()})
 		}
 	}
-	releases := make([]Release, len(tags))
+	releases := make([]propose.Release, len(tags))
 	for i, t := range tags {
-		releases[i] = Release{Version: t.version}
+		releases[i] = propose.Release{Version: t.version}
 	}
 	if len(tags) == 0 || !advertised.Capabilities.Supports(capability.Filter) || !advertised.Capabilities.Supports(capability.Shallow) {
 		return releases, nil
