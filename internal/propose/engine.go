@@ -301,7 +301,7 @@ func (e *engine) newVersion(d Discovered, strategy v1alpha1.MachineImageUpdateSt
 		if newestGroup := newestGroupOf(l, strategy); newestGroup != nil && group.LessThan(newestGroup) {
 			return Proposal{}, false // an old minor: never brought back
 		}
-		return e.newGroup(state, d, l, strategy, group, r), true
+		return e.newGroup(state, d, l, strategy, r), true
 	}
 }
 
@@ -346,7 +346,7 @@ func (e *engine) newPatch(d Discovered, l list, strategy v1alpha1.MachineImageUp
 	return Proposal{Source: d.Source, Target: d.Target, Summary: summary, Edits: edits}
 }
 
-func (e *engine) newGroup(state []profile.Object, d Discovered, l list, strategy v1alpha1.MachineImageUpdateStrategy, group *semver.Version, r Release) Proposal {
+func (e *engine) newGroup(state []profile.Object, d Discovered, l list, strategy v1alpha1.MachineImageUpdateStrategy, r Release) Proposal {
 	preview := e.in.Schedule.PreviewDuration
 	if p := e.in.Policy; p != nil && p.Rules.Preview != nil && p.Rules.Preview.MaxDays != nil && d.Target.MachineImage == "" {
 		preview = min(preview, time.Duration(*p.Rules.Preview.MaxDays)*day)

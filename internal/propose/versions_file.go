@@ -136,7 +136,7 @@ type Feed struct {
 // is outside the range).
 func (s *Source) Version(tag string) (*semver.Version, bool) {
 	match := s.TagPattern.FindStringSubmatch(tag)
-	if match == nil || len(match) < 2 || match[1] == "" {
+	if len(match) < 2 || match[1] == "" {
 		return nil, false
 	}
 	v, err := semver.NewVersion(match[1])
@@ -307,64 +307,77 @@ func (d *document) check() (*File, []string) {
 			out.OCI = &OCISource{Repository: s.OCI.Repository}
 			problems = append(problems, checkOCI(p.Child("oci"), s.OCI, out.OCI)...)
 		}
-		if s.TagPattern != "" {
-			pattern = s.TagPattern
-		}
-		switch re, err := regexp.Compile(pattern); {
-		case len(pattern) > MaxTagPatternLen:
-			add(p.Child("tagPattern"), "%d characters are more than the %d a pattern may have", len(pattern), MaxTagPatternLen)
-		case err != nil:
-			add(p.Child("tagPattern"), "not a regular expression: %s", repofile.OneLine(err.Error()))
-		case re.NumSubexp() < 1:
-			add(p.Child("tagPattern"), "%q has no group: its first group, in parentheses, is the version", pattern)
-		default:
-			out.TagPattern = re
-		}
-		if s.Versions != "" {
-			constraints, err := semver.NewConstraint(s.Versions)
-			if err != nil {
-				add(p.Child("versions"), "%q is not a semver range like \">= 1.32\": %s", s.Versions, repofile.OneLine(err.Error()))
-			}
-			out.Versions = constraints
-		}
+		checkTags(p, s, pattern, &out, add)
 		duration(p.Child("cooldown"), s.Cooldown, 0, &out.Cooldown)
-		feedsPath := p.Child("feeds")
-		switch {
-		case len(s.Feeds) == 0:
-			add(feedsPath, "required: at least one profile the versions go into")
-		case len(s.Feeds) > MaxFeeds:
-			add(feedsPath, "%d feeds are more than the %d a source may list", len(s.Feeds), MaxFeeds)
-		}
-		for j, feed := range s.Feeds {
-			if j >= MaxFeeds {
-				break
-			}
-			fp := feedsPath.Index(j)
-			clean, ok := checkFeedFile(fp.Child("file"), feed.File, add)
-			if feed.CloudProfile == "" {
-				add(fp.Child("cloudProfile"), "required: the name of the CloudProfile the versions go into")
-			}
-			switch {
-			case s.OCI != nil && s.Git == nil && feed.MachineImage == "":
-				add(fp.Child("machineImage"), "required: the machine image of the CloudProfile the OCI source's versions go into")
-			case s.Git != nil && feed.MachineImage != "":
-				add(fp.Child("machineImage"), "a Git source feeds Kubernetes versions: leave machineImage out, or use an oci source")
-			}
-			out.Feeds = append(out.Feeds, Feed{File: clean, CloudProfile: feed.CloudProfile, MachineImage: feed.MachineImage})
-			if ok && feed.CloudProfile != "" {
-				key := Feed{CloudProfile: feed.CloudProfile, MachineImage: feed.MachineImage}
-				if other, seen := feeds[key]; seen {
-					add(fp, "%s is fed by source %s too: one list of versions has one source", feedLabel(key), other)
-				}
-				feeds[key] = s.Name
-			}
-		}
+		out.Feeds = checkFeeds(p.Child("feeds"), s, feeds, add)
 		f.Sources = append(f.Sources, out)
 	}
 	if len(problems) > 0 {
 		return nil, problems
 	}
 	return f, nil
+}
+
+// checkFeeds checks a source's feeds; seen holds the lists fed so far, by
+// the source that feeds them.
+func checkFeeds(feedsPath *field.Path, s sourceDocument, seen map[Feed]string, add func(*field.Path, string, ...any)) []Feed {
+	var out []Feed
+	switch {
+	case len(s.Feeds) == 0:
+		add(feedsPath, "required: at least one profile the versions go into")
+	case len(s.Feeds) > MaxFeeds:
+		add(feedsPath, "%d feeds are more than the %d a source may list", len(s.Feeds), MaxFeeds)
+	}
+	for j, feed := range s.Feeds {
+		if j >= MaxFeeds {
+			break
+		}
+		fp := feedsPath.Index(j)
+		clean, ok := checkFeedFile(fp.Child("file"), feed.File, add)
+		if feed.CloudProfile == "" {
+			add(fp.Child("cloudProfile"), "required: the name of the CloudProfile the versions go into")
+		}
+		switch {
+		case s.OCI != nil && s.Git == nil && feed.MachineImage == "":
+			add(fp.Child("machineImage"), "required: the machine image of the CloudProfile the OCI source's versions go into")
+		case s.Git != nil && feed.MachineImage != "":
+			add(fp.Child("machineImage"), "a Git source feeds Kubernetes versions: leave machineImage out, or use an oci source")
+		}
+		out = append(out, Feed{File: clean, CloudProfile: feed.CloudProfile, MachineImage: feed.MachineImage})
+		if ok && feed.CloudProfile != "" {
+			key := Feed{CloudProfile: feed.CloudProfile, MachineImage: feed.MachineImage}
+			if other, fed := seen[key]; fed {
+				add(fp, "%s is fed by source %s too: one list of versions has one source", feedLabel(key), other)
+			}
+			seen[key] = s.Name
+		}
+	}
+	return out
+}
+
+// checkTags checks a source's tag pattern (pattern when it sets none) and
+// semver range into out.
+func checkTags(p *field.Path, s sourceDocument, pattern string, out *Source, add func(*field.Path, string, ...any)) {
+	if s.TagPattern != "" {
+		pattern = s.TagPattern
+	}
+	switch re, err := regexp.Compile(pattern); {
+	case len(pattern) > MaxTagPatternLen:
+		add(p.Child("tagPattern"), "%d characters are more than the %d a pattern may have", len(pattern), MaxTagPatternLen)
+	case err != nil:
+		add(p.Child("tagPattern"), "not a regular expression: %s", repofile.OneLine(err.Error()))
+	case re.NumSubexp() < 1:
+		add(p.Child("tagPattern"), "%q has no group: its first group, in parentheses, is the version", pattern)
+	default:
+		out.TagPattern = re
+	}
+	if s.Versions != "" {
+		constraints, err := semver.NewConstraint(s.Versions)
+		if err != nil {
+			add(p.Child("versions"), "%q is not a semver range like \">= 1.32\": %s", s.Versions, repofile.OneLine(err.Error()))
+		}
+		out.Versions = constraints
+	}
 }
 
 func checkOCI(p *field.Path, doc *ociDocument, out *OCISource) []string {

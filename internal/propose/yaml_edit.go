@@ -47,6 +47,9 @@ func EditFile(file string, content []byte, edits []Edit) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// versionsKey is the field of a list of versions.
+const versionsKey = "versions"
+
 // versionsNode finds the sequence of target's versions among the
 // documents.
 func versionsNode(nodes []*yaml.RNode, target Feed) (*yaml.Node, error) {
@@ -54,9 +57,9 @@ func versionsNode(nodes []*yaml.RNode, target Feed) (*yaml.Node, error) {
 		if n.GetKind() != v1alpha1.CloudProfileKind || n.GetName() != target.CloudProfile {
 			continue
 		}
-		path := []string{"spec", "kubernetes", "versions"}
+		path := []string{"spec", "kubernetes", versionsKey}
 		if target.MachineImage != "" {
-			path = []string{"spec", "machineImages", "[name=" + target.MachineImage + "]", "versions"}
+			path = []string{"spec", "machineImages", "[name=" + target.MachineImage + "]", versionsKey}
 		}
 		list, err := n.Pipe(yaml.Lookup(path...))
 		if err != nil || list == nil || list.YNode().Kind != yaml.SequenceNode {
