@@ -210,7 +210,7 @@ func proposalProfiles(reader *repofile.Reader, file *propose.File) ([]profile.Ob
 	}
 	isYAML := func(name string) bool {
 		ext := path.Ext(name)
-		return (ext == ".yaml" || ext == ".yml") && !overlay.IsSettingsFile(name) && !propose.IsFileName(name)
+		return (ext == ".yaml" || ext == ".yml") && !overlay.IsSettingsFile(name)
 	}
 	files, err := reader.Files(".", isYAML)
 	if err != nil {
