@@ -5,6 +5,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/profilesync/profilesync/internal/lifecycle"
 
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/render/profile"
@@ -22,6 +25,7 @@ import (
 // with them.
 type checker struct {
 	base          []profile.Object
+	baseSet       *profile.Set
 	baseEvaluated []profile.Object
 	policy        *policy.Policy
 	now           time.Time
@@ -32,6 +36,7 @@ type checker struct {
 func newChecker(base []profile.Object, p *policy.Policy, now time.Time) *checker {
 	c := &checker{base: base, policy: p, now: now, known: map[string]map[string]bool{}}
 	if set, err := profile.Validate(base, nil, now); err == nil {
+		c.baseSet = set
 		c.baseEvaluated = set.Evaluate()
 	}
 	return c
@@ -65,15 +70,15 @@ func (c *checker) refusals(after []profile.Object, instants []time.Time) []strin
 		return set
 	}
 	afterNow := validate(after, c.now)
-	for _, t := range append([]time.Time{c.now}, instants...) {
-		when := ""
-		set := afterNow
-		if !t.Equal(c.now) {
-			when = "from " + t.UTC().Format(time.RFC3339) + ": "
-			set = validate(after, t)
-		}
-		report("validate "+t.String(), func() profile.Problems { return set.Problems },
-			func() profile.Problems { return validate(c.base, t).Problems }, when)
+	report("validate now", func() profile.Problems { return afterNow.Problems },
+		func() profile.Problems { return validate(c.base, c.now).Problems }, "")
+	// At a later instant only the rules that depend on the time can say
+	// otherwise (one supported version per minor): the rest of the
+	// validation (schema, sizes, the merge) is the same as now.
+	for _, t := range instants {
+		baseSet := c.baseSet
+		report("validate "+t.String(), func() profile.Problems { return lifecycleProblemsAt(afterNow, t) },
+			func() profile.Problems { return lifecycleProblemsAt(baseSet, t) }, "from "+t.UTC().Format(time.RFC3339)+": ")
 	}
 	if c.policy == nil {
 		return out
@@ -122,3 +127,32 @@ func keys(problems profile.Problems) map[string]bool {
 }
 
 func metav1Time(t time.Time) metav1.Time { return metav1.NewTime(t.UTC()) }
+
+// lifecycleProblemsAt is the validation of set's profiles by the rules of
+// internal/lifecycle at t: every CloudProfile's spec, and every
+// NamespacedCloudProfile's spec as merged with its parent, as the sync
+// validates them at t.
+func lifecycleProblemsAt(set *profile.Set, t time.Time) profile.Problems {
+	if set == nil {
+		return nil
+	}
+	var out profile.Problems
+	add := func(o profile.Object, errs field.ErrorList) {
+		for _, e := range errs {
+			out = append(out, profile.Problem{File: o.File, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name(), Field: e.Field, Message: e.ErrorBody()})
+		}
+	}
+	for _, o := range set.Objects {
+		switch {
+		case o.CloudProfile != nil:
+			errs, _ := lifecycle.ValidateCloudProfileSpecAt(&o.CloudProfile.Spec, field.NewPath("spec"), t)
+			add(o, errs)
+		case o.NamespacedCloudProfile != nil:
+			if merged := set.MergedSpec(o.NamespacedCloudProfile); merged != nil {
+				errs, _ := lifecycle.ValidateCloudProfileSpecAt(merged, field.NewPath("status", "cloudProfileSpec"), t)
+				add(o, errs)
+			}
+		}
+	}
+	return out
+}

@@ -115,6 +115,19 @@ func insertionIndex(versions []string, version string) int {
 	return below + 1
 }
 
+// canonicalVersions are the listed versions that are semver, each in its
+// canonical form (1877.3 as 1877.3.0): a release is listed when its
+// canonical form is among them.
+func (l list) canonicalVersions() map[string]bool {
+	out := make(map[string]bool, l.len())
+	for i := range l.len() {
+		if v, err := semver.NewVersion(l.at(i).Version); err == nil {
+			out[v.String()] = true
+		}
+	}
+	return out
+}
+
 // index returns the position of the version equal, as semver, to version
 // (1877.3 and 1877.3.0 are one), or -1.
 func (l list) index(version string) int {

@@ -105,36 +105,53 @@ func Propose(in Input) (*Result, error) {
 	e := &engine{in: in, now: now, check: newChecker(in.Profiles, in.Policy, now)}
 	state := in.Profiles
 	result := &Result{}
-	for _, d := range in.Discovered {
-		if _, err := listOf(state, d.Target); err != nil {
-			result.Skipped = append(result.Skipped, Skip{Source: d.Source, Target: d.Target, Reason: err.Error()})
-			continue
-		}
-		next := e.candidates(state, d, &result.Skipped)
-		for _, candidate := range next {
-			proposal, ok := candidate(state)
-			if !ok {
+	// One proposal can make another acceptable (a retirement refused
+	// while it would shift the policy's window, until a new minor takes
+	// that place): passes repeat until one accepts nothing, so that a run
+	// on the result proposes nothing. The skips are the last pass's.
+	for pass := 0; ; pass++ {
+		var skipped []Skip
+		accepted := 0
+		for _, d := range in.Discovered {
+			if _, err := listOf(state, d.Target); err != nil {
+				skipped = append(skipped, Skip{Source: d.Source, Target: d.Target, Reason: err.Error()})
 				continue
 			}
-			after, err := ApplyEdits(state, proposal.Edits)
-			if err != nil {
-				return nil, fmt.Errorf("source %s: %w", d.Source, err)
-			}
-			if refusals := e.check.refusals(after, instantsOf(proposal.Edits, now)); len(refusals) > 0 {
-				reason := "not proposed, it would be refused: " + refusals[0]
-				if len(refusals) > 1 {
-					reason += fmt.Sprintf(" (and %d more)", len(refusals)-1)
+			for _, candidate := range e.candidates(state, d, &skipped) {
+				proposal, ok := candidate(state)
+				if !ok {
+					continue
 				}
-				result.Skipped = append(result.Skipped, Skip{Source: d.Source, Target: d.Target, Version: proposal.Edits[0].Version, Reason: reason})
-				continue
+				after, err := ApplyEdits(state, proposal.Edits)
+				if err != nil {
+					return nil, fmt.Errorf("source %s: %w", d.Source, err)
+				}
+				if refusals := e.check.refusals(after, instantsOf(proposal.Edits, now)); len(refusals) > 0 {
+					reason := "not proposed, it would be refused: " + refusals[0]
+					if len(refusals) > 1 {
+						reason += fmt.Sprintf(" (and %d more)", len(refusals)-1)
+					}
+					skipped = append(skipped, Skip{Source: d.Source, Target: d.Target, Version: proposal.Edits[0].Version, Reason: reason})
+					continue
+				}
+				state = after
+				result.Proposals = append(result.Proposals, proposal)
+				accepted++
 			}
-			state = after
-			result.Proposals = append(result.Proposals, proposal)
+		}
+		if accepted == 0 || pass >= maxPasses {
+			result.Skipped = skipped
+			break
 		}
 	}
 	result.Profiles = state
 	return result, nil
 }
+
+// maxPasses bounds the passes of Propose: each accepted proposal adds or
+// removes a version for good, so passes end on their own; the bound is for
+// the case nobody has thought of.
+const maxPasses = 20
 
 type engine struct {
 	in    Input
@@ -173,12 +190,13 @@ func (e *engine) candidates(state []profile.Object, d Discovered, skipped *[]Ski
 	}
 	byGroup := map[string]newest{}
 	var inCooldown []Skip
+	listed := l.canonicalVersions()
 	for _, r := range d.Releases {
 		v, err := semver.NewVersion(r.Version)
 		if err != nil || v.Prerelease() != "" || v.Metadata() != "" || (d.Target.MachineImage == "" && !kubernetesVersion.MatchString(r.Version)) {
 			continue
 		}
-		if l.index(r.Version) >= 0 {
+		if listed[v.String()] {
 			continue
 		}
 		if ready := r.Released.Add(d.Cooldown); d.Cooldown > 0 && (r.Released.IsZero() || ready.After(e.now)) {
