@@ -20,12 +20,11 @@ func benchmarkInput(versions, tags int) Input {
 	for m := range minors {
 		for p := range 20 {
 			name := fmt.Sprintf("1.%d.%d", m, p)
-			switch {
-			case p == 19:
+			if p == 19 {
 				listed = append(listed, lc(name, stg(supported, "")))
-			default:
-				listed = append(listed, lc(name, stg(supported, ""), stg(deprecated, "2026-01-01T00:00:00Z"), stg(expired, "2027-06-01T00:00:00Z")))
+				continue
 			}
+			listed = append(listed, lc(name, stg(supported, ""), stg(deprecated, "2026-01-01T00:00:00Z"), stg(expired, "2027-06-01T00:00:00Z")))
 		}
 	}
 	var releases []Release
