@@ -256,3 +256,28 @@ func TestAnImageVersionCopiesTheFieldsOfTheVersionBeforeIt(t *testing.T) {
 	g.Expect(images[1].CRI).To(Equal(images[0].CRI))
 	g.Expect(images[1].KubeletVersionConstraint).To(Equal(images[0].KubeletVersionConstraint))
 }
+
+func TestOnlyVersionsNewerThanTheirGroupNeedAReleaseTime(t *testing.T) {
+	objects := []profile.Object{cloudProfile(plain("1.33.5"), plain("1.34.2"))}
+	tests := []struct {
+		name    string
+		feed    Feed
+		version string
+		want    bool
+	}{
+		{"a patch newer than its minor's newest", kubernetesFeed, "1.34.3", true},
+		{"a patch of an older minor newer than that minor's newest", kubernetesFeed, "1.33.6", true},
+		{"a patch the minor already has a newer one of", kubernetesFeed, "1.34.1", false},
+		{"a new minor", kubernetesFeed, "1.35.0", true},
+		{"an old minor the profile no longer lists", kubernetesFeed, "1.31.9", false},
+		{"an image version of a newer group", imageFeed, "1593.0.0", true},
+		{"an image version below its group's newest", imageFeed, "1592.0.1", false},
+		{"a version that is no semver", kubernetesFeed, "latest", false},
+		{"a list the profiles do not have", Feed{File: profilesFile, CloudProfile: "gcp"}, "1.35.0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(NewerThanListed(objects, []Feed{tt.feed}, tt.version)).To(Equal(tt.want))
+		})
+	}
+}
