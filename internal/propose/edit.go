@@ -147,7 +147,8 @@ func (l list) index(version string) int {
 }
 
 // listOf finds target's list among objects: the CloudProfile named
-// target.CloudProfile read from target.File.
+// target.CloudProfile read from target.File. Its error says what is missing
+// in words that follow targetLabel.
 func listOf(objects []profile.Object, target Feed) (list, error) {
 	for _, o := range objects {
 		cp := o.CloudProfile
@@ -162,9 +163,9 @@ func listOf(objects []profile.Object, target Feed) (list, error) {
 				return list{image: &cp.Spec.MachineImages[i]}, nil
 			}
 		}
-		return list{}, fmt.Errorf("%s: CloudProfile/%s has no machine image %s", target.File, target.CloudProfile, target.MachineImage)
+		return list{}, fmt.Errorf("the CloudProfile has no machine image %s", target.MachineImage)
 	}
-	return list{}, fmt.Errorf("%s: no CloudProfile/%s in the file", target.File, target.CloudProfile)
+	return list{}, fmt.Errorf("the file holds no CloudProfile/%s", target.CloudProfile)
 }
 
 // ApplyEdits returns objects with edits made, as a sync would read the
@@ -192,7 +193,7 @@ func ApplyEdits(objects []profile.Object, edits []Edit) ([]profile.Object, error
 func applyEdit(objects []profile.Object, e Edit) error {
 	l, err := listOf(objects, e.Target)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", targetLabel(e.Target), err)
 	}
 	i := l.index(e.Version)
 	switch e.Action {

@@ -170,7 +170,7 @@ func TestProposals(t *testing.T) {
 			name:       "a list the profiles do not have is reported by the source's name and changes nothing",
 			profiles:   []profile.Object{cloudProfile(lc("1.32.9", stg(supported, "")), lc("1.33.5", stg(supported, "")))},
 			discovered: []Discovered{{Source: "flatcar", Target: Feed{File: profilesFile, CloudProfile: "aws", MachineImage: "flatcar"}, Releases: []Release{release("4000.1.0", "2026-11-25T00:00:00Z")}}},
-			skipped:    []string{"source flatcar: base/cloudprofiles.yaml: CloudProfile/aws machine image flatcar: base/cloudprofiles.yaml: CloudProfile/aws has no machine image flatcar"},
+			skipped:    []string{"source flatcar: base/cloudprofiles.yaml: CloudProfile/aws machine image flatcar: the CloudProfile has no machine image flatcar"},
 		},
 		{
 			name:       "without a policy, a new patch takes over after its preview and nothing checks a window",
