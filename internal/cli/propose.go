@@ -180,8 +180,11 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 			return fmt.Errorf("writing --message-file: %w", err)
 		}
 	}
-	diff := diffOptions{baseDir: baseDir, headDir: root, at: timeFlag{now}, horizon: opts.horizon, policyHorizon: opts.policyHorizon,
-		output: opts.output, build: opts.build, maxBuilds: opts.maxBuilds, maxCheckoutSize: defaultMaxCheckoutSize}
+	diff := diffOptions{
+		baseDir: baseDir, headDir: root, baseLabel: opts.repo + " before the proposal", headLabel: opts.repo + " with the proposal",
+		at: timeFlag{now}, horizon: opts.horizon, policyHorizon: opts.policyHorizon,
+		output: opts.output, build: opts.build, maxBuilds: opts.maxBuilds, maxCheckoutSize: defaultMaxCheckoutSize,
+	}
 	reportErr := runDiff(ctx, &diff, nil, stdout, stderr)
 	if reportErr != nil && !errors.Is(reportErr, errInvalidInputReported) {
 		return reportErr

@@ -173,7 +173,8 @@ func TestProposePushesABranchThatASecondRunUpdatesInPlace(t *testing.T) {
 	imageLine := "- gardenlinux 1592.5 (tagged " + dateOf(time.Now().UTC().Add(-time.Hour)) + ") supported from " + dateOf(takeover) +
 		"; 1592.4.0 deprecated from " + dateOf(takeover) + " with 30 days' notice, expires " + dateOf(expiry)
 	g.Expect(stdout).To(HavePrefix("profilesync propose: 2 changes of versions\n\n" + kubernetesLine + "\n" + imageLine + "\n"))
-	g.Expect(stdout).To(ContainSubstring("dev"), "the report of diff follows the message")
+	g.Expect(stdout).To(ContainSubstring("Base "+checkout+" before the proposal, head "+checkout+" with the proposal; at "+at), "the report of diff follows the message")
+	g.Expect(stdout).To(ContainSubstring("Policy of dev (profilesync-policy.yaml): satisfied."))
 	g.Expect(stdout).To(ContainSubstring("1.34.3"))
 
 	mainRepo, err := git.PlainOpen(filepath.Join(f.profiles.Root(), "profiles.git"))
