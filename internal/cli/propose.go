@@ -77,7 +77,8 @@ is proposed. The files are edited in place: comments, key order and quoting
 stay as written.
 
 It prints the commit message (one line per change and its reason), then the
-report 'profilesync diff' prints for the checkout before and after the edits.
+report 'profilesync diff' prints for the checkout before and after the edits
+(with --output json, the message goes to stderr and stdout is the report).
 With --commit the edits are committed to the checkout's current branch; with
 --push-branch BRANCH they are committed on BRANCH, made from the checkout's
 HEAD, and BRANCH is pushed to --remote, replacing what it held: a branch that
@@ -174,7 +175,12 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, message)
+	// With --output json, stdout is the report alone, for scripts.
+	messageOut := stdout
+	if opts.output == diffFormatJSON {
+		messageOut = stderr
+	}
+	fmt.Fprintln(messageOut, message)
 	if opts.messageFile != "" {
 		if err := os.WriteFile(opts.messageFile, []byte(message+"\n"), 0o644); err != nil {
 			return fmt.Errorf("writing --message-file: %w", err)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"io"
 	"io/fs"
 	"log"
@@ -223,4 +224,16 @@ func TestASourceBehindBadCredentialsFailsByNameAndChangesNothing(t *testing.T) {
 	g.Expect(string(after)).NotTo(Equal(string(before)))
 	g.Expect(string(after)).To(ContainSubstring("    - version: 1592.4.0\n      architectures: [amd64, arm64]\n      cri:\n      - name: containerd\n      lifecycle:\n      - classification: supported\n  machineTypes:"),
 		"the image the failed source feeds is as it was")
+}
+
+func TestProposeWithJSONOutputPrintsTheReportAloneOnStdout(t *testing.T) {
+	g := NewWithT(t)
+	f := newProposeFixture(t)
+	t.Setenv("REGISTRY_USER", "ci")
+	t.Setenv("REGISTRY_PASSWORD", "s3cret")
+	status, stdout, stderr := run(t, "propose", "", "--repo", f.checkout(t), "--at", f.at.Format(time.RFC3339), "--output", "json")
+	g.Expect(status).To(Equal(0), stderr)
+	var report map[string]any
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed(), stdout)
+	g.Expect(stderr).To(HavePrefix("profilesync propose: 2 changes of versions\n"))
 }
