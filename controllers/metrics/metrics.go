@@ -1,3 +1,6 @@
+// Package metrics holds the operator's own Prometheus metrics (docs/metrics.md):
+// the ProfileSync reconciler reports its syncs to them, the status
+// reconcilers the status they write.
 package metrics
 
 import (

@@ -1,3 +1,8 @@
+// Package profilesync holds the ProfileSync reconciler: it fetches a
+// revision, decides whether the landscape may take it (the rollout gate),
+// builds and checks it, honours the holds of break glass, applies it as the
+// ProfileSync's identity, prunes what left Git, and reports. The rules it
+// applies live in the pure packages under internal/.
 package profilesync
 
 import (
