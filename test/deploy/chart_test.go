@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -76,6 +77,11 @@ func renderChartValues(set ...string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the chart: %w", err)
 	}
+	return renderLoadedChart(chart, set...)
+}
+
+// renderLoadedChart renders a chart already loaded, perhaps changed in memory.
+func renderLoadedChart(chart *helmchart.Chart, set ...string) ([]*unstructured.Unstructured, error) {
 	values := map[string]any{}
 	for _, s := range set {
 		if err := strvals.ParseInto(s, values); err != nil {
@@ -571,6 +577,28 @@ func TestChartRefusesWebhooksWithoutACertificate(t *testing.T) {
 			g.Expect(findObject(t, objects, "Certificate", "profilesync-serving-cert")).NotTo(BeNil())
 		}
 	}
+}
+
+// TestChartRefusesRoleRulesOnObjectsItDoesNotName: the chart gives the
+// generated rules' resourceNames the release's names, and a resourceName
+// it does not know (a new +kubebuilder:rbac marker's) fails the render,
+// naming it, rather than granting a right on an object the release does not
+// have.
+func TestChartRefusesRoleRulesOnObjectsItDoesNotName(t *testing.T) {
+	g := NewWithT(t)
+	chart, err := loader.Load(chartDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	var changed bool
+	for _, file := range chart.Files {
+		if file.Name == "files/generated/role.yaml" {
+			before := string(file.Data)
+			file.Data = []byte(strings.Replace(before, "- webhook-server-cert", "- leader-lock", 1))
+			changed = string(file.Data) != before
+		}
+	}
+	g.Expect(changed).To(BeTrue(), "the chart's copy of role.yaml names the Secret webhook-server-cert")
+	_, err = renderLoadedChart(chart)
+	g.Expect(err).To(MatchError(And(ContainSubstring(`"leader-lock"`), ContainSubstring("files/generated/role.yaml"))))
 }
 
 // TestChartNamesTheManagersCertificateObjects: with
