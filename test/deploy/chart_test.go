@@ -758,10 +758,11 @@ func TestChartRefusesValuesItDoesNotKnow(t *testing.T) {
 }
 
 // TestChartPassesHelmLint: `helm lint --strict` (Helm's own linter, as a
-// library) finds nothing above INFO in the chart, with its default values and
-// with every optional part on.
+// library) finds nothing above INFO in the chart, with its default values, with
+// every optional part on, and in each admission mode.
 func TestChartPassesHelmLint(t *testing.T) {
-	for _, set := range [][]string{nil, {"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "namespace.create=true"}} {
+	for _, set := range [][]string{nil, {"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "namespace.create=true"},
+		{"webhook.certProvisioning=cert-manager"}, {"webhook.certProvisioning=external", "webhook.caBundle=Q0E="}} {
 		values := map[string]any{}
 		for _, s := range set {
 			if err := strvals.ParseInto(s, values); err != nil {
