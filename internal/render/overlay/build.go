@@ -109,17 +109,22 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 	}
 	built := make(chan outcome, 1)
 	warned := make(chan profile.Problems, 1)
+	sourced := make(chan [][]profile.FieldSource, 1)
 	go func() {
-		builtSent := false
+		builtSent, warnedSent := false, false
 		defer func() {
 			// kustomize has panicked on odd input before; a commit must not
 			// take the process down with it.
 			if recovered := recover(); recovered != nil {
-				if builtSent {
+				switch {
+				case warnedSent:
+					sourced <- nil
+				case builtSent:
 					warned <- nil
-					return
+					sourced <- nil
+				default:
+					built <- outcome{err: fmt.Errorf("kustomize build of %s failed: %v", buildFS.display(target), recovered)}
 				}
-				built <- outcome{err: fmt.Errorf("kustomize build of %s failed: %v", buildFS.display(target), recovered)}
 			}
 		}()
 		docs, err := buildFS.build(target)
@@ -127,6 +132,8 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 		builtSent = true
 		if err == nil {
 			warned <- buildFS.indexPatchWarnings()
+			warnedSent = true
+			sourced <- buildFS.fieldSources(target, docs)
 		}
 	}()
 	var result outcome
@@ -140,12 +147,28 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 	}
 	// The check for index patches comes after the build and must never fail
 	// it, not even by running out of time.
+	var warnings profile.Problems
 	select {
-	case warnings := <-warned:
-		return result.docs, warnings, nil
+	case warnings = <-warned:
 	case <-ctx.Done():
 		return result.docs, profile.Problems{{File: buildFS.display(target),
 			Message: fmt.Sprintf("JSON patches were not all checked for list entries addressed by index: %v", context.Cause(ctx))}}, nil
+	}
+	// So is the accounting of which patch set which field: without it,
+	// problems name the objects' files.
+	select {
+	case sources := <-sourced:
+		docs := result.docs
+		if sources != nil {
+			docs = slices.Clone(docs)
+			for i := range docs {
+				docs[i].SetBy = sources[i]
+			}
+		}
+		return docs, warnings, nil
+	case <-ctx.Done():
+		return result.docs, append(warnings, profile.Problem{File: buildFS.display(target),
+			Message: fmt.Sprintf("the fields patches set were not all found, so problems name the objects' files: %v", context.Cause(ctx))}), nil
 	}
 }
 
