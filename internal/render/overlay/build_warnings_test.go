@@ -93,7 +93,7 @@ func TestBuildWarnsAboutJSONPatchesThatAddressKeyedEntriesByIndex(t *testing.T) 
 				"so the patch creates it without architectures and cri, which every other entry of the list has; if the base renamed or removed it, update the patch"},
 		},
 		{
-			name:    "an image version a patch creates whole, like the versions the image has, is intended and not warned about",
+			name: "an image version a patch creates whole, like the versions the image has, is intended and not warned about",
 			overlay: "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  machineImages:\n  - name: gardenlinux\n"+
 				"    versions:\n    - version: 1900.0.0\n      architectures: [amd64]\n      cri:\n      - name: containerd\n"),
 			files: map[string]string{"base/profiles.yaml": imagesWithArchitectures},
