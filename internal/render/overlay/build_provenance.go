@@ -71,9 +71,10 @@ func (r *buildFS) fieldSources(target string, docs []profile.Document) (sources 
 	if err != nil {
 		return nil
 	}
+	replay := patchReplay{target: target, kustomizationPath: kustomizationPath, topContent: content, kustomizations: kustomizations, steps: steps}
 	kustomizeRuns.Lock()
 	defer kustomizeRuns.Unlock()
-	before, err := r.buildWithFirstPatches(target, kustomizationPath, content, kustomizations, steps, 0)
+	before, err := r.buildWithFirstPatches(replay, 0)
 	if err != nil {
 		return nil
 	}
@@ -81,7 +82,7 @@ func (r *buildFS) fieldSources(target string, docs []profile.Document) (sources 
 	for n := range steps {
 		after := final
 		if n+1 < len(steps) {
-			if after, err = r.buildWithFirstPatches(target, kustomizationPath, content, kustomizations, steps, n+1); err != nil {
+			if after, err = r.buildWithFirstPatches(replay, n+1); err != nil {
 				return nil
 			}
 		}
@@ -180,12 +181,23 @@ func (r *buildFS) directorySteps(dir, entry string, kustomizations map[string]*p
 	return nil
 }
 
+// patchReplay is what fieldSources builds again: the target, its
+// kustomization (path and content), the kustomizations of the build that
+// have patches, and the patch steps in the order kustomize applies them.
+type patchReplay struct {
+	target, kustomizationPath string
+	topContent                []byte
+	kustomizations            map[string]*patchedKustomization
+	steps                     []patchStep
+}
+
 // buildWithFirstPatches builds target with only the first n of steps in
 // their kustomizations, and returns the objects by objectID. The caller
 // holds kustomizeRuns.
-func (r *buildFS) buildWithFirstPatches(target, kustomizationPath string, topContent []byte, kustomizations map[string]*patchedKustomization, steps []patchStep, n int) (map[string]*kyaml.Node, error) {
+func (r *buildFS) buildWithFirstPatches(replay patchReplay, n int) (map[string]*kyaml.Node, error) {
 	build := newBuildFS(r.ctx, r.root, r.limits)
-	for path, patched := range kustomizations {
+	topContent, steps := replay.topContent, replay.steps
+	for path, patched := range replay.kustomizations {
 		k := patched.content
 		k.Patches, k.PatchesJson6902 = nil, nil
 		for _, step := range steps[:n] {
@@ -208,7 +220,7 @@ func (r *buildFS) buildWithFirstPatches(target, kustomizationPath string, topCon
 			build.virtual[path] = content
 		}
 	}
-	built, err := build.kustomize(target, kustomizationPath, topContent)
+	built, err := build.kustomize(replay.target, replay.kustomizationPath, topContent)
 	if err != nil {
 		return nil, err
 	}

@@ -525,7 +525,7 @@ func partialEntry(created, siblings *kyaml.Node) []string {
 // hasField reports whether a mapping sets field to something other than null.
 func hasField(node *kyaml.Node, field string) bool {
 	v := mappingValue(node, field)
-	return v != nil && !(v.Kind == kyaml.ScalarNode && v.Tag == kyaml.NodeTagNull)
+	return v != nil && (v.Kind != kyaml.ScalarNode || v.Tag != kyaml.NodeTagNull)
 }
 
 // isDirectiveOnly reports whether a list entry holds nothing but
