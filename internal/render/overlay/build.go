@@ -97,7 +97,15 @@ func Build(ctx context.Context, root, path string, limits Limits) ([]profile.Doc
 // patchesJson6902) whose path addresses a keyed list by index, and the entry
 // that index selects today: an insertion in the base silently moves such a
 // patch onto another version. See indexPatchWarnings for how the entry is
-// found.
+// found. It also names each strategic-merge patch entry, by its key, that
+// matches no entry of its target where that is a mistake: a $patch: delete
+// that deletes nothing, or an entry created without a field every other
+// entry of its list has (see staleKeyedEntries).
+//
+// Each document's SetBy names the fields that patches set and the patch
+// that set each (see fieldSources), so that problems of those fields name
+// the patch, not the object's file, where the value is not. Neither the
+// warnings nor SetBy ever fail the build.
 func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([]profile.Document, profile.Problems, error) {
 	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
