@@ -107,6 +107,17 @@ func Build(ctx context.Context, root, path string, limits Limits) ([]profile.Doc
 // the patch, not the object's file, where the value is not. Neither the
 // warnings nor SetBy ever fail the build.
 func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([]profile.Document, profile.Problems, error) {
+	return BuildWithWarningsWithin(ctx, ctx, root, path, limits)
+}
+
+// BuildWithWarningsWithin is BuildWithWarnings whose checks after the build
+// (the warnings, and which patch set which field) end when extras is done,
+// while the build itself ends when ctx is: a caller that is stopped at a
+// deadline (the build sandbox's child, which its parent kills) keeps time
+// to hand over what the build made, and a check that takes long never turns
+// a build that finished into one that failed. What was not checked in time
+// is one warning, and without SetBy problems name the objects' files.
+func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, limits Limits) ([]profile.Document, profile.Problems, error) {
 	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
 		return nil, nil, err
@@ -156,11 +167,13 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 	// The check for index patches comes after the build and must never fail
 	// it, not even by running out of time.
 	var warnings profile.Problems
+	if extras.Err() != nil {
+		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil
+	}
 	select {
 	case warnings = <-warned:
-	case <-ctx.Done():
-		return result.docs, profile.Problems{{File: buildFS.display(target),
-			Message: fmt.Sprintf("JSON patches were not all checked for list entries addressed by index: %v", context.Cause(ctx))}}, nil
+	case <-extras.Done():
+		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil
 	}
 	// So is the accounting of which patch set which field: without it,
 	// problems name the objects' files.
@@ -174,10 +187,15 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 			}
 		}
 		return docs, warnings, nil
-	case <-ctx.Done():
-		return result.docs, append(warnings, profile.Problem{File: buildFS.display(target),
-			Message: fmt.Sprintf("the fields patches set were not all found, so problems name the objects' files: %v", context.Cause(ctx))}), nil
+	case <-extras.Done():
+		return result.docs, append(warnings, outOfTime(buildFS.display(target), extras)), nil
 	}
+}
+
+// outOfTime is the warning of checks after a build that extras stopped.
+func outOfTime(target string, extras context.Context) profile.Problem {
+	return profile.Problem{File: target, Message: fmt.Sprintf("the checks after the build did not finish (JSON patches addressing list entries by index, "+
+		"stale patches, which patch set which field, so problems name the objects' files): %v", context.Cause(extras))}
 }
 
 // kustomizeRuns lets one kustomize build run at a time in a process.

@@ -2,6 +2,7 @@ package overlay
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -89,4 +90,34 @@ func TestBuildNamesThePatchThatSetEachField(t *testing.T) {
 			g.Expect(docs[1].SetBy).To(BeEmpty(), "no patch touches the NamespacedCloudProfile")
 		})
 	}
+}
+
+// TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole: when the
+// checks after the build must stop (the sandbox's child near its deadline),
+// the build's objects come back whole, without the fields patches set, and
+// one warning says what was not checked; the build does not fail.
+func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml": kustomization("profiles.yaml"),
+		"base/profiles.yaml":      mergeBase,
+		"overlays/x/kustomization.yaml": kustomization("../../base") + "patches:\n" +
+			inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: gcp\n"),
+	})
+	stopped, stop := context.WithCancelCause(context.Background())
+	stop(errors.New("the build's time was nearly up"))
+	docs, warnings, err := BuildWithWarningsWithin(context.Background(), stopped, root, filepath.Join("overlays", "x"), DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(docs).To(HaveLen(2))
+	g.Expect(string(docs[0].Data)).To(ContainSubstring("type: gcp"))
+	g.Expect(docs[0].SetBy).To(BeEmpty())
+	g.Expect(warnings.Lines()).To(ConsistOf(
+		"overlays/x: the checks after the build did not finish (JSON patches addressing list entries by index, stale patches, which patch set which field, " +
+			"so problems name the objects' files): the build's time was nearly up"))
+
+	docs, warnings, err = BuildWithWarningsWithin(context.Background(), context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(warnings).To(BeEmpty())
+	g.Expect(docs[0].SetBy).To(Equal([]profile.FieldSource{{Field: "spec.type", File: "overlays/x/kustomization.yaml", Patch: "patches[0]"}}))
 }
