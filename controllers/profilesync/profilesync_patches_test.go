@@ -1,4 +1,4 @@
-package controllers
+package profilesync
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func TestAPartialEntryAPatchCreatesIsReportedAsABuildWarning(t *testing.T) {
 	ctx := context.Background()
 	ensureNamespace(t, clusterProfilesNamespace)
 	server := startGitServer(t)
-	profile := uniqueName("partial")
+	profile := testenv.UniqueName("partial")
 	files := map[string]string{
 		"base/profiles.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + profile + "\nspec:\n  type: local\n" +
 			"  kubernetes:\n    versions:\n    - version: 1.31.0\n" +
@@ -34,7 +34,7 @@ func TestAPartialEntryAPatchCreatesIsReportedAsABuildWarning(t *testing.T) {
 			"    apiVersion: core.profilesync.io/v1alpha1\n    kind: CloudProfile\n    metadata:\n      name: " + profile + "\n" +
 			"    spec:\n      machineImages:\n      - name: ubuntu\n        versions:\n        - version: 24.4.0\n          lifecycle:\n          - classification: supported\n",
 	}
-	repo := uniqueName("partial")
+	repo := testenv.UniqueName("partial")
 	commit, err := server.CreateRepo(repo, files)
 	g.Expect(err).NotTo(HaveOccurred())
 	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "overlay", profile)
@@ -59,7 +59,7 @@ func TestARefusedValueAPatchSetNamesThePatch(t *testing.T) {
 	g := NewWithT(t)
 	ensureNamespace(t, clusterProfilesNamespace)
 	server := startGitServer(t)
-	profile := uniqueName("patched")
+	profile := testenv.UniqueName("patched")
 	files := map[string]string{
 		"base/profiles.yaml":         singleProfileRepo(profile, "1.31.0")["profiles.yaml"],
 		"base/kustomization.yaml":    "resources:\n- profiles.yaml\n",
@@ -67,7 +67,7 @@ func TestARefusedValueAPatchSetNamesThePatch(t *testing.T) {
 		"overlay/expire.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: " + profile + "\n" +
 			"spec:\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n",
 	}
-	repo := uniqueName("patched")
+	repo := testenv.UniqueName("patched")
 	commit, err := server.CreateRepo(repo, files)
 	g.Expect(err).NotTo(HaveOccurred())
 	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "overlay", profile)
