@@ -35,6 +35,9 @@ var (
 	// testMetrics is where the suite manager's controllers register their
 	// metrics (metrics.go); the tests read it.
 	testMetrics = prometheus.NewRegistry()
+	// suiteRegistry registers the suite manager's metrics in testMetrics
+	// and remembers what SetupAll registered (observability_test.go).
+	suiteRegistry = &recordingRegisterer{Registerer: testMetrics}
 	// managerClient is the suite manager's client: it reads the manager's
 	// cache and its indexes, as the reconcilers do.
 	managerClient client.Client
@@ -101,7 +104,7 @@ func setupTestReconcilers(ctx context.Context, mgr ctrl.Manager, env *testenv.En
 		AllowCredentialsOverHTTP: true,
 		ReceiverAddr:             receiverAddr,
 		MaxCheckoutSize:          suiteMaxCheckoutSize,
-		MetricsRegistry:          testMetrics,
+		MetricsRegistry:          suiteRegistry,
 	})
 }
 
