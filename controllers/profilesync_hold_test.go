@@ -445,6 +445,8 @@ func TestHoldRefusedOrIgnored(t *testing.T) {
 				g.Expect(got.Status.Holds).To(BeEmpty())
 				g.Expect(getCloudProfile(g, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "synced as if not held")
 				g.Expect(syncEvents(g, l.sync, v1alpha1.HoldRefusedReason)).To(ConsistOf(ContainSubstring(tt.want)))
+				g.Expect(value(g, "profilesync_refused_holds", map[string]string{"namespace": l.sync.Namespace, "name": l.sync.Name})).
+					To(Equal(1.0), "the alert ProfileHoldRefused reads it")
 			}).WithTimeout(15 * time.Second).Should(Succeed())
 			for k, v := range tt.annotations {
 				g.Expect(getCloudProfile(g, l.profile).Annotations).To(HaveKeyWithValue(k, v), "a refused hold is not the sync's to remove")
@@ -471,6 +473,8 @@ func TestHoldRefusedOrIgnored(t *testing.T) {
 		waitApplied(t, sync, commit)
 		g.Expect(versionsOf(getCloudProfile(g, name))).To(ContainElement("1.31.0"), "the hold is ignored")
 		g.Expect(conditions.Has(getProfileSync(g, sync), v1alpha1.HeldCondition)).To(BeFalse())
+		g.Expect(value(g, "profilesync_refused_holds", map[string]string{"namespace": sync.Namespace, "name": sync.Name})).
+			To(Equal(0.0), "ignored, not refused")
 		g.Eventually(func(g Gomega) {
 			g.Expect(syncEvents(g, sync, v1alpha1.HoldIgnoredReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + name + ": annotation profilesync.io/hold-until ignored")))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
