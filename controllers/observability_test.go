@@ -129,7 +129,7 @@ func metricNames(expr string) ([]string, error) {
 	err = inspectSelectors(parsed, func(selector *parser.VectorSelector) error {
 		name := selector.Name
 		for _, m := range selector.LabelMatchers {
-			if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			if m.Name == model.MetricNameLabel && m.Type == labels.MatchEqual {
 				name = m.Value
 			}
 		}
