@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"text/template"
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
@@ -244,6 +245,9 @@ func TestAlertsParseAndReadOnlyMetricsTheOperatorExports(t *testing.T) {
 			}
 			g.Expect(r.Labels).To(HaveKey("severity"), r.Alert)
 			g.Expect(r.Annotations).To(HaveKey("summary"), r.Alert)
+			for name, text := range r.Annotations {
+				g.Expect(parseAlertTemplate(text)).To(Succeed(), "annotation %s of %s", name, r.Alert)
+			}
 			g.Expect(r.Annotations).To(HaveKeyWithValue("runbook_url", runbookBase+strings.ToLower(r.Alert)),
 				"%s links its section of docs/runbooks.md", r.Alert)
 		}
@@ -260,6 +264,16 @@ func TestAlertsParseAndReadOnlyMetricsTheOperatorExports(t *testing.T) {
 	for _, alert := range alerts {
 		g.Expect(string(doc)).To(ContainSubstring("`"+alert+"`"), "docs/metrics.md describes the alert %s", alert)
 	}
+}
+
+// parseAlertTemplate parses an annotation as Prometheus parses it: a Go
+// template with $labels and $value defined, and Prometheus's functions; a
+// stray brace or an unknown variable fails here rather than in the alert.
+func parseAlertTemplate(text string) error {
+	noop := func(any) string { return "" }
+	funcs := template.FuncMap{"humanize": noop, "humanizeDuration": noop, "humanizePercentage": noop, "humanizeTimestamp": noop, "title": noop, "toUpper": noop}
+	_, err := template.New("annotation").Funcs(funcs).Parse(`{{$labels := .Labels}}{{$value := .Value}}` + text)
+	return err
 }
 
 // grafanaDashboard is the part of a Grafana dashboard's JSON the tests
