@@ -30,6 +30,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/controllers/profilesync"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/memorybudget"
 	"github.com/profilesync/profilesync/internal/sandbox"
@@ -125,7 +126,7 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 			"It also bounds the rollout's mirror across fetches, and each Git object before it is inflated: "+
 			"a blob to it, a tree to an eighth of it, a commit or a tag to a thirty-second (at least 8Mi and 2Mi).")
 	bindBuildLimits(fs, &f.builds)
-	fs.DurationVar(&f.refusalRecheck, "refusal-recheck-interval", controllers.DefaultRefusalRecheck,
+	fs.DurationVar(&f.refusalRecheck, "refusal-recheck-interval", profilesync.DefaultRefusalRecheck,
 		"How long a refused revision stays refused without a look: a revision that does not build is never built again until it, "+
 			"the ProfileSync's spec or a reconcile request changes; one refused by validation, policy or tenancy, which depend on time "+
 			"and the cluster, is checked again after this long.")

@@ -101,7 +101,7 @@ func TestMetricsAreServedSecurely(t *testing.T) {
 // HTTPS with a bearer token, and holds the alerts and the Grafana dashboard
 // (a ConfigMap that Grafana's sidecar picks up by its label). The API server of
 // the tests has no Prometheus Operator CRDs, so the objects are checked as
-// built, not applied; controllers/observability_test.go checks the expressions.
+// built, not applied; controllers/profilesync/observability_test.go checks the expressions.
 func TestPrometheusConfigScrapesTheMetricsService(t *testing.T) {
 	g := NewWithT(t)
 	service := decode[corev1.Service](t, findObject(t, buildDefault(t), "Service", metricsServiceName))
