@@ -23,21 +23,13 @@ var (
 	// testMetrics is where the suite manager's controllers register their
 	// metrics (controllers/metrics); the tests read it.
 	testMetrics *prometheus.Registry
-	// managerClient is the suite manager's client: it reads the manager's
-	// cache and its indexes, as the reconcilers do.
-	managerClient client.Client
-	// receiverURL is the base URL of the suite manager's push receiver.
-	receiverURL string
 )
-
-// clusterProfilesNamespace is where the tests' landscape ProfileSyncs live.
-const clusterProfilesNamespace = testenv.OperatorNamespace
 
 // UseSuite keeps the operator suite in the package's variables; TestMain
 // calls it before the tests run.
 func UseSuite(op *testenv.Operator) {
 	restConfig, k8sClient, testScheme = op.Config, op.Client, op.Scheme
-	testClock, testMetrics, managerClient, receiverURL = op.Clock, op.Metrics, op.ManagerClient, op.ReceiverURL
+	testClock, testMetrics = op.Clock, op.Metrics
 }
 
 // directCloudProfileReconciler is a reconciler a test calls itself, with an

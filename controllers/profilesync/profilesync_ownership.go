@@ -310,10 +310,10 @@ func (r *ProfileSyncReconciler) claimWrites(ctx context.Context, obj *v1alpha1.P
 	if !added {
 		return nil
 	}
-	inventory := &v1alpha1.ProfileSyncInventory{Entries: entries}
-	if err := r.patchStatusFields(ctx, obj, map[string]any{"inventory": inventory}); err != nil {
+	listed := &v1alpha1.ProfileSyncInventory{Entries: entries}
+	if err := r.patchStatusFields(ctx, obj, map[string]any{"inventory": listed}); err != nil {
 		return applyFailed(fmt.Errorf("record the objects about to be written in the inventory of ProfileSync %s: %w", client.ObjectKeyFromObject(obj), err))
 	}
-	obj.Status.Inventory = inventory
+	obj.Status.Inventory = listed
 	return nil
 }

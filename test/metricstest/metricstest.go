@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -15,9 +15,9 @@ import (
 // Series are the series of the metric family name in registry whose labels
 // include want (a label wanted with the value "" matches a series without
 // it), with their value: a gauge's or counter's value, a histogram's count.
-func Series(g Gomega, registry prometheus.Gatherer, name string, want map[string]string) map[string]float64 {
+func Series(g gomega.Gomega, registry prometheus.Gatherer, name string, want map[string]string) map[string]float64 {
 	families, err := registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 	found := map[string]float64{}
 	for _, family := range families {
 		if family.GetName() != name {
@@ -66,9 +66,9 @@ func labelString(m *dto.Metric) string {
 
 // Value is the value of the one series of name with the labels want in
 // registry.
-func Value(g Gomega, registry prometheus.Gatherer, name string, want map[string]string) float64 {
+func Value(g gomega.Gomega, registry prometheus.Gatherer, name string, want map[string]string) float64 {
 	found := Series(g, registry, name, want)
-	g.Expect(found).To(HaveLen(1), "one series %s%v", name, want)
+	g.Expect(found).To(gomega.HaveLen(1), "one series %s%v", name, want)
 	for _, v := range found {
 		return v
 	}
@@ -77,9 +77,9 @@ func Value(g Gomega, registry prometheus.Gatherer, name string, want map[string]
 
 // FamiliesWith are the families of registry whose name has prefix and that
 // have a series with the labels want.
-func FamiliesWith(g Gomega, registry prometheus.Gatherer, prefix string, want map[string]string) []string {
+func FamiliesWith(g gomega.Gomega, registry prometheus.Gatherer, prefix string, want map[string]string) []string {
 	families, err := registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 	var names []string
 	for _, family := range families {
 		if !strings.HasPrefix(family.GetName(), prefix) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,28 +41,28 @@ func UpdateSpec[T client.Object](t *testing.T, c client.Client, obj T, mutate fu
 // SettledResourceVersion waits until obj, read with c, has not changed for a
 // second and returns its resourceVersion: the controllers' reaction to
 // creating it is over.
-func SettledResourceVersion(g Gomega, c client.Reader, obj client.Object) string {
+func SettledResourceVersion(g gomega.Gomega, c client.Reader, obj client.Object) string {
 	var last string
-	g.Eventually(func(g Gomega) {
-		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)).To(gomega.Succeed())
 		rv := obj.GetResourceVersion()
 		changed := rv != last
 		last = rv
-		g.Expect(changed).To(BeFalse())
-	}).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(Succeed())
+		g.Expect(changed).To(gomega.BeFalse())
+	}).WithTimeout(15 * time.Second).WithPolling(time.Second).Should(gomega.Succeed())
 	return last
 }
 
 // GetCloudProfile reads the CloudProfile name with c.
-func GetCloudProfile(g Gomega, c client.Reader, name string) *v1alpha1.CloudProfile {
+func GetCloudProfile(g gomega.Gomega, c client.Reader, name string) *v1alpha1.CloudProfile {
 	var cp v1alpha1.CloudProfile
-	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, &cp)).To(Succeed())
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Name: name}, &cp)).To(gomega.Succeed())
 	return &cp
 }
 
 // GetNamespacedCloudProfile reads obj anew with c.
-func GetNamespacedCloudProfile(g Gomega, c client.Reader, obj *v1alpha1.NamespacedCloudProfile) *v1alpha1.NamespacedCloudProfile {
+func GetNamespacedCloudProfile(g gomega.Gomega, c client.Reader, obj *v1alpha1.NamespacedCloudProfile) *v1alpha1.NamespacedCloudProfile {
 	var got v1alpha1.NamespacedCloudProfile
-	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(obj), &got)).To(Succeed())
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(obj), &got)).To(gomega.Succeed())
 	return &got
 }
