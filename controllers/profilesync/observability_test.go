@@ -426,3 +426,29 @@ func TestDashboardParsesAndShowsEveryMetricTheOperatorExports(t *testing.T) {
 		g.Expect(shown).To(HaveKey(family), "the dashboard shows %s", family)
 	}
 }
+
+// promqlBlock is a fenced PromQL example of a page.
+var promqlBlock = regexp.MustCompile("(?s)```promql\n(.*?)```")
+
+// TestTheDocsPromQLExamplesParseAndReadExportedMetrics: a query a reader
+// copies from the docs runs as written.
+func TestTheDocsPromQLExamplesParseAndReadExportedMetrics(t *testing.T) {
+	g := NewWithT(t)
+	exported := exportedMetrics(t)
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	g.Expect(err).NotTo(HaveOccurred())
+	examples := 0
+	for _, page := range pages {
+		content, err := os.ReadFile(page)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, m := range promqlBlock.FindAllStringSubmatch(string(content), -1) {
+			examples++
+			names, err := metricNames(m[1])
+			g.Expect(err).NotTo(HaveOccurred(), "%s: %s", page, m[1])
+			for _, name := range names {
+				g.Expect(exported).To(HaveKey(name), "%s reads %s, which the operator does not export", page, name)
+			}
+		}
+	}
+	g.Expect(examples).To(BeNumerically(">=", 3), "the walk found the examples of docs/metrics.md and docs/rollout.md")
+}
