@@ -658,9 +658,9 @@ func TestChartCopiesOfConfigAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
 	generated := filepath.Join(chartDir, "files", "generated")
 	copies := map[string]string{
-		"role.yaml":           "config/rbac/role.yaml",
-		"webhooks.yaml":       "config/webhook/manifests.yaml",
-		"prometheusrule.yaml": "config/prometheus/prometheusrule.yaml",
+		"role.yaml":              "config/rbac/role.yaml",
+		"webhooks.yaml":          "config/webhook/manifests.yaml",
+		"prometheusrule.yaml":    "config/prometheus/prometheusrule.yaml",
 		"grafana-dashboard.json": "config/prometheus/grafana-dashboard.json",
 	}
 	for _, role := range []string{"role_project_admin.yaml", "role_landscape_operator.yaml", "role_on_call.yaml"} {
