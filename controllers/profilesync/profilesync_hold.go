@@ -432,6 +432,7 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 			"%s: annotation %s ignored: the object is not in this ProfileSync's inventory, so its hold is not this ProfileSync's to honour", ignored, v1alpha1.HoldUntilAnnotation)
 	}
 	obj.Status.Holds = j.held
+	r.Metrics.ObserveRefusedHolds(obj, len(j.refused))
 	markHeld(obj, j)
 	return nil
 }

@@ -120,11 +120,12 @@ func (r *ProfileSyncReconciler) gateRollout(ctx context.Context, obj *v1alpha1.P
 	return gate, err
 }
 
-// decideRollout is gateRollout without the metric.
+// decideRollout is gateRollout without the waiting metric.
 func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (*rolloutGate, error) {
 	key := client.ObjectKeyFromObject(obj).String()
 	r.memory.setWake(client.ObjectKeyFromObject(obj), time.Time{})
 	landscape, gates, err := r.placeInRollout(obj, checkout)
+	r.Metrics.ObserveSoak(obj, upstreamSoak(obj, landscape))
 	if err != nil || !gates {
 		return &rolloutGate{checkout: checkout}, err
 	}
@@ -166,6 +167,18 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 		return nil, fetchFailed(err)
 	}
 	return &rolloutGate{checkout: targetCheckout, promoted: promoted}, nil
+}
+
+// upstreamSoak is the least a candidate of obj's landscape waits: the
+// landscape's soak, when it has upstream landscapes and obj follows a
+// branch; nil when nothing gates it. The stuck rollout alert compares the
+// wait with it.
+func upstreamSoak(obj *v1alpha1.ProfileSync, landscape *rollout.Landscape) *time.Duration {
+	if landscape == nil || len(landscape.After) == 0 || !followsBranch(obj) {
+		return nil
+	}
+	soak := landscape.Soak
+	return &soak
 }
 
 // placeInRollout reads the checkout's rollout file, finds obj's landscape
@@ -402,10 +415,12 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 			r.event(obj, corev1.EventTypeWarning, v1alpha1.RecordFailedReason, "%s", message)
 		}
 		attempts := r.memory.failedPush(client.ObjectKeyFromObject(obj))
+		r.Metrics.ObserveRecordPush(obj, attempts)
 		r.memory.wakeEarlier(client.ObjectKeyFromObject(obj), r.Clock.Now().Add(recordRetryAfter(attempts, gitsource.IsTransient(err), obj.Spec.Interval.Duration)))
 		return
 	}
 	r.memory.pushed(client.ObjectKeyFromObject(obj))
+	r.Metrics.ObserveRecordPush(obj, 0)
 	r.memory.fresh(client.ObjectKeyFromObject(obj), eventTopic{kind: topicRecordPush}, nil)
 	status.RecordedRevision, status.RecordedKind = record.Revision, string(record.Kind)
 	conditions.MarkTrue(obj, v1alpha1.RecordedCondition, v1alpha1.RecordedReason,

@@ -286,15 +286,17 @@ func TestChartGrantsTheSameRBACAsConfigDefault(t *testing.T) {
 
 // TestChartMonitoringMatchesConfigPrometheus: with
 // metrics.serviceMonitor.enabled and metrics.prometheusRule.enabled the chart
-// renders every object of config/prometheus: the ServiceMonitor that scrapes
-// the metrics Service, and the sample alerts.
+// (and metrics.grafanaDashboard.enabled) the chart renders every object of
+// config/prometheus: the ServiceMonitor that scrapes the metrics Service, the
+// alerts, and the Grafana dashboard's ConfigMap.
 func TestChartMonitoringMatchesConfigPrometheus(t *testing.T) {
 	g := NewWithT(t)
 	defaults := renderChart(t)
 	g.Expect(hasKind(defaults, "ServiceMonitor")).To(BeFalse(), "off by default: it needs the Prometheus Operator's CRDs")
 	g.Expect(hasKind(defaults, "PrometheusRule")).To(BeFalse(), "off by default: it needs the Prometheus Operator's CRDs")
-	chart := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true")
-	compareObjects(t, withKinds(chart, "ServiceMonitor", "PrometheusRule"), buildConfig(t, "prometheus"), "config/prometheus")
+	g.Expect(hasKind(defaults, "ConfigMap")).To(BeFalse(), "the dashboard is off by default")
+	chart := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true")
+	compareObjects(t, withKinds(chart, "ServiceMonitor", "PrometheusRule", "ConfigMap"), buildConfig(t, "prometheus"), "config/prometheus")
 
 	labelled := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prometheus",
 		"metrics.prometheusRule.enabled=true", "metrics.prometheusRule.labels.release=prometheus-rules")
@@ -761,7 +763,7 @@ func TestChartRefusesValuesItDoesNotKnow(t *testing.T) {
 // library) finds nothing above INFO in the chart, with its default values, with
 // every optional part on, and in each admission mode.
 func TestChartPassesHelmLint(t *testing.T) {
-	for _, set := range [][]string{nil, {"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "namespace.create=true"},
+	for _, set := range [][]string{nil, {"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true", "namespace.create=true"},
 		{"webhook.certProvisioning=cert-manager"}, {"webhook.certProvisioning=external", "webhook.caBundle=Q0E="}} {
 		values := map[string]any{}
 		for _, s := range set {
@@ -789,9 +791,10 @@ func TestChartCopiesOfConfigAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
 	generated := filepath.Join(chartDir, "files", "generated")
 	copies := map[string]string{
-		"role.yaml":           "config/rbac/role.yaml",
-		"webhooks.yaml":       "config/webhook/manifests.yaml",
-		"prometheusrule.yaml": "config/prometheus/prometheusrule.yaml",
+		"role.yaml":              "config/rbac/role.yaml",
+		"webhooks.yaml":          "config/webhook/manifests.yaml",
+		"prometheusrule.yaml":    "config/prometheus/prometheusrule.yaml",
+		"grafana-dashboard.json": "config/prometheus/grafana-dashboard.json",
 	}
 	for _, role := range []string{"role_project_admin.yaml", "role_landscape_operator.yaml", "role_on_call.yaml"} {
 		copies[filepath.Join("user-roles", role)] = filepath.Join("config", "rbac", role)
