@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // Break glass. An on-call engineer who must change a profile now edits it
@@ -118,11 +119,11 @@ func judgeHolds(in *Input, items []item, dropped []v1alpha1.InventoryEntry, owne
 				return err
 			}
 			held.ObservedGeneration = live.GetGeneration()
-			waiting, err := stillDrifted(it.object, it.live, held.DriftedFields)
+			waiting, caughtUp, err := CatchUp(it.object, it.live, held.DriftedFields)
 			if err != nil {
 				return err
 			}
-			if gitCaughtUp(held.DriftedFields, waiting) {
+			if caughtUp {
 				release(v1alpha1.HoldReleasedReason)
 				return nil
 			}
@@ -155,14 +156,20 @@ func judgeHolds(in *Input, items []item, dropped []v1alpha1.InventoryEntry, owne
 	return j, nil
 }
 
-// gitCaughtUp is the release decision of a hold: Git has caught up when
-// something drifted under the hold (recorded) and none of it differs from
-// Git any more (waiting). A hold under which nothing has drifted yet is not
-// caught up with: it was set before the edit it is for (or the edit only
-// adds fields Git does not set), and it holds whatever is edited while it
-// stands, until it expires or is removed.
-func gitCaughtUp(recorded, waiting []string) bool {
-	return len(recorded) > 0 && len(waiting) == 0
+// CatchUp is the release decision of a hold on the live object, against
+// the object of Git o: waiting are the fields the hold recorded
+// (status.holds[].driftedFields) on which live still differs from Git, and
+// Git has caught up when something drifted under the hold and none of it
+// differs any more. A hold under which nothing has drifted yet is not caught
+// up with: it was set before the edit it is for (or the edit only adds
+// fields Git does not set), and it holds whatever is edited while it
+// stands, until it expires or is removed. The sync's plan and
+// `profilesync diff --cluster` both ask it.
+func CatchUp(o profile.Object, live metav1.Object, recorded []string) (waiting []string, caughtUp bool, err error) {
+	if waiting, err = stillDrifted(o, live, recorded); err != nil {
+		return nil, false, err
+	}
+	return waiting, len(recorded) > 0 && len(waiting) == 0, nil
 }
 
 // maxRecordedFields bounds status.holds[].driftedFields, as its schema does
