@@ -123,7 +123,9 @@ func TestClaimsOthers(t *testing.T) {
 // TestClaimFor: the inventory recorded before the first write lists
 // everything the plan writes.
 func TestClaimFor(t *testing.T) {
-	cp := func(name string) v1alpha1.InventoryEntry { return v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: name} }
+	cp := func(name string) v1alpha1.InventoryEntry {
+		return v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: name}
+	}
 	ncp := v1alpha1.InventoryEntry{Kind: v1alpha1.NamespacedCloudProfileKind, Namespace: "team-a", Name: "p"}
 	writesOf := func(entries ...v1alpha1.InventoryEntry) []Write {
 		var w []Write

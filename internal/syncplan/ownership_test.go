@@ -39,11 +39,15 @@ func TestPlannedWrites(t *testing.T) {
 			live:       func(t *testing.T) []metav1.Object { return []metav1.Object{applied(t, aws, landscape, 1)} },
 			wantWrites: []string{"CloudProfile/aws spec.kubernetes.versions[2] (1.32.0)"}, wantStages: []syncplan.Stage{syncplan.StageParents}},
 		{name: "owner labels rewritten to name another ProfileSync are written back", git: []profile.Object{aws},
-			live:       func(t *testing.T) []metav1.Object { return []metav1.Object{applied(t, aws, landscape, 1, relabelled(tenant))} },
+			live: func(t *testing.T) []metav1.Object {
+				return []metav1.Object{applied(t, aws, landscape, 1, relabelled(tenant))}
+			},
 			wantWrites: []string{"CloudProfile/aws metadata.labels[profilesync.io/name] metadata.labels[profilesync.io/namespace]"},
 			wantStages: []syncplan.Stage{syncplan.StageParents}},
 		{name: "a version only the cluster has is not Git's: left alone", git: []profile.Object{aws},
-			live: func(t *testing.T) []metav1.Object { return []metav1.Object{applied(t, aws, landscape, 1, liveEdit(addVersion))} }},
+			live: func(t *testing.T) []metav1.Object {
+				return []metav1.Object{applied(t, aws, landscape, 1, liveEdit(addVersion))}
+			}},
 		{name: "a version Git dropped is written, so that server-side apply removes it", git: []profile.Object{aws},
 			live: func(t *testing.T) []metav1.Object {
 				return []metav1.Object{applied(t, cloudProfile("aws", addVersion), landscape, 1)}
