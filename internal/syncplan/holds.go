@@ -68,7 +68,11 @@ type holdJudgement struct {
 	waiting  map[v1alpha1.InventoryEntry][]string
 	releases []Release
 	refused  []string
-	ignored  []string
+	// refusedHolds name each refused hold by its object and annotations,
+	// which its message (ParseHold's, which may name the time) does not do
+	// steadily.
+	refusedHolds []string
+	ignored      []string
 }
 
 // judgeHolds decides the hold of every live object of the revision and of
@@ -111,6 +115,8 @@ func judgeHolds(in *Input, items []item, dropped []v1alpha1.InventoryEntry, owne
 				return nil
 			}
 			j.refused = append(j.refused, fmt.Sprintf("%s: %s", ref, err))
+			j.refusedHolds = append(j.refusedHolds, fmt.Sprintf("%s %s=%q %s=%q", ref,
+				v1alpha1.HoldUntilAnnotation, until, v1alpha1.HoldReasonAnnotation, annotations[v1alpha1.HoldReasonAnnotation]))
 			return nil
 		}
 		held := v1alpha1.ObjectHold{InventoryEntry: entry, Until: metav1.NewTime(hold.Until), Reason: hold.Reason}

@@ -317,3 +317,22 @@ func TestAHoldSetIsReportedOnce(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(reasons(p.Events)).To(Equal([]string{v1alpha1.HoldSetReason}), "a new expiry is a new hold")
 }
+
+// TestARefusedHoldIsReportedOnceForItsAnnotations: the message of a refused
+// hold may name the time (an example expiry a day ahead), so it is
+// remembered by its object and annotations: a plan a second later reports
+// the same line, and a changed annotation a new one.
+func TestARefusedHoldIsReportedOnceForItsAnnotations(t *testing.T) {
+	g := NewWithT(t)
+	aws := cloudProfile("aws")
+	in := input(t, landscape, []profile.Object{aws}, applied(t, aws, landscape, 1, annotate(v1alpha1.HoldReasonAnnotation, "INC-1")))
+	owns(&in, landscape, entry(aws))
+	first, err := syncplan.Decide(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	in.Now = in.Now.Add(time.Second)
+	second, err := syncplan.Decide(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(first.RefusedHolds).NotTo(Equal(second.RefusedHolds), "the message names the time")
+	g.Expect(second.Topics[syncplan.TopicRefusedHolds]).To(Equal(first.Topics[syncplan.TopicRefusedHolds]))
+	g.Expect(second.Events[0].Line).To(Equal(first.Events[0].Line))
+}

@@ -177,6 +177,7 @@ type Plan struct {
 	Holds []v1alpha1.ObjectHold
 	// RefusedHolds and IgnoredHolds: the object's reference and why.
 	RefusedHolds, IgnoredHolds []string
+	refusedHolds               []string
 	waiting                    map[v1alpha1.InventoryEntry][]string
 	// standingEnds are the holds a refused plan keeps standing although
 	// they end (Release.Reason), until a plan that passes releases them.
@@ -286,7 +287,7 @@ func Decide(in Input) (*Plan, error) {
 		return nil, err
 	}
 	p.HoldsJudged = true
-	p.Holds, p.waiting, p.RefusedHolds, p.IgnoredHolds = j.held, j.waiting, j.refused, j.ignored
+	p.Holds, p.waiting, p.RefusedHolds, p.refusedHolds, p.IgnoredHolds = j.held, j.waiting, j.refused, j.refusedHolds, j.ignored
 	p.Releases = j.releases
 	for i := range items {
 		items[i].held = p.held(items[i].entry)

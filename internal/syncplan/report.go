@@ -60,10 +60,12 @@ func (p *Plan) reportHolds(in *Input) {
 		}
 	}
 	p.Topics[TopicHeld] = heldLines
-	p.Topics[TopicRefusedHolds] = p.RefusedHolds
-	for _, refused := range p.RefusedHolds {
+	// A refused hold is reported once for its object and annotations: its
+	// message may name the time (ParseHold's example of an expiry).
+	p.Topics[TopicRefusedHolds] = p.refusedHolds
+	for i, refused := range p.RefusedHolds {
 		p.Events = append(p.Events, Event{Type: corev1.EventTypeWarning, Reason: v1alpha1.HoldRefusedReason,
-			Message: refused + "; the object is synced as if not held", Topic: TopicRefusedHolds, Line: refused})
+			Message: refused + "; the object is synced as if not held", Topic: TopicRefusedHolds, Line: p.refusedHolds[i]})
 	}
 	p.Topics[TopicIgnoredHolds] = p.IgnoredHolds
 	for _, ignored := range p.IgnoredHolds {
