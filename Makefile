@@ -72,7 +72,7 @@ help: ## Show this help.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC roles and the webhook configuration into config/.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./internal/receiver/...;./webhooks/..." output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./internal/receiver/...;./internal/servingcert/...;./webhooks/..." output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy methods of the API types.
@@ -143,7 +143,7 @@ docker-push: ## Push the manager's container image $(IMG) (needs a Docker engine
 # hack/deploy (kustomize's krusty in-process: no kustomize binary, the
 # checkout is not edited) and hand it to the user's kubectl.
 .PHONY: deploy
-deploy: ## Install the CRDs and the operator running image $(IMG) into the cluster of the current kubeconfig (kubectl; cert-manager for the webhook).
+deploy: ## Install the CRDs and the operator running image $(IMG) into the cluster of the current kubeconfig (kubectl; no cert-manager needed: the operator makes the webhook's certificate).
 	go run ./hack/deploy --image $(IMG) | kubectl apply --server-side -f -
 
 .PHONY: undeploy
