@@ -54,11 +54,15 @@ import (
 const SyncFieldManager = "profilesync"
 
 // ProfileSyncReconciler keeps one landscape's profiles in sync with a
-// kustomize overlay in Git. A revision is applied whole or not at all: every
-// phase before the apply can stop it, and then nothing is written and the last
-// good revision stays on the cluster. The one exception is break glass: an
-// object held by v1alpha1.HoldUntilAnnotation is left as it is while the rest
-// of the revision applies (profilesync_hold.go says why, and when a hold
+// kustomize overlay in Git. It fetches, builds and validates a revision,
+// asks internal/syncplan for the plan of the sync (what it writes, in which
+// order, holds, releases and prunes), reports the plan, and executes it. A
+// revision is applied whole or not at all: every phase before the apply can
+// stop it, a plan that refuses stops it too, and then nothing is written
+// (not the end of a hold either) and the last good revision stays on the
+// cluster. The one exception is break glass: an object held by
+// v1alpha1.HoldUntilAnnotation is left as it is while the rest of the
+// revision applies (profilesync_hold.go says why, syncplan when a hold
 // ends).
 type ProfileSyncReconciler struct {
 	client.Client
