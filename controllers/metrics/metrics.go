@@ -1,3 +1,6 @@
+// Package metrics holds the operator's own Prometheus metrics (docs/metrics.md):
+// the ProfileSync reconciler reports its syncs to them, the status
+// reconcilers the status they write.
 package metrics
 
 import (
@@ -252,7 +255,7 @@ func unixSeconds(t time.Time) float64 {
 	return float64(t.UnixNano()) / float64(time.Second)
 }
 
-// observeProfile records the status a profile's controller wrote.
+// ObserveProfile records the status a profile's controller wrote.
 func (m *Metrics) ObserveProfile(kind string, obj client.Object, status *v1alpha1.ProfileVersionsStatus) {
 	if m == nil {
 		return
@@ -278,7 +281,7 @@ func (m *Metrics) ObserveProfile(kind string, obj client.Object, status *v1alpha
 	m.profiles[key] = p
 }
 
-// forgetProfile ends the series of a deleted profile.
+// ForgetProfile ends the series of a deleted profile.
 func (m *Metrics) ForgetProfile(kind string, key types.NamespacedName) {
 	if m == nil {
 		return
@@ -288,7 +291,7 @@ func (m *Metrics) ForgetProfile(kind string, key types.NamespacedName) {
 	delete(m.profiles, profileKey{kind: kind, NamespacedName: key})
 }
 
-// forgetSync ends the series of a deleted ProfileSync.
+// ForgetSync ends the series of a deleted ProfileSync.
 func (m *Metrics) ForgetSync(key types.NamespacedName) {
 	if m == nil {
 		return
@@ -302,7 +305,7 @@ func (m *Metrics) ForgetSync(key types.NamespacedName) {
 	m.promotions.DeletePartialMatch(labels)
 }
 
-// promoted counts a commit the rollout took, by reason.
+// Promoted counts a commit the rollout took, by reason.
 func (m *Metrics) Promoted(obj *v1alpha1.ProfileSync, reason string) {
 	if m == nil {
 		return
@@ -310,7 +313,7 @@ func (m *Metrics) Promoted(obj *v1alpha1.ProfileSync, reason string) {
 	m.promotions.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
 }
 
-// observeWaiting records the candidate the landscape waits for; empty when
+// ObserveWaiting records the candidate the landscape waits for; empty when
 // none waits. A candidate keeps the time it was first seen while it waits.
 func (m *Metrics) ObserveWaiting(obj *v1alpha1.ProfileSync, candidate string) {
 	if m == nil {
@@ -325,8 +328,8 @@ func (m *Metrics) ObserveWaiting(obj *v1alpha1.ProfileSync, candidate string) {
 	}
 }
 
-// refusedRevision counts a failure of a sync, by its reason; the caller
-// counts a failure retried with backoff once (reportedFailures).
+// RefusedRevision counts a failure of a sync, by its reason; the caller
+// counts a failure retried with backoff once (the ProfileSync reconciler reports it once).
 func (m *Metrics) RefusedRevision(obj *v1alpha1.ProfileSync, reason string) {
 	if m == nil {
 		return
@@ -334,7 +337,7 @@ func (m *Metrics) RefusedRevision(obj *v1alpha1.ProfileSync, reason string) {
 	m.refused.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
 }
 
-// appliedRevision records a successful sync at the controllers' now.
+// AppliedRevision records a successful sync at the controllers' now.
 func (m *Metrics) AppliedRevision(obj *v1alpha1.ProfileSync) {
 	if m == nil {
 		return
@@ -345,7 +348,7 @@ func (m *Metrics) AppliedRevision(obj *v1alpha1.ProfileSync) {
 	m.syncState(obj).appliedAt = now
 }
 
-// observeDrift records how many objects a sync left drifted.
+// ObserveDrift records how many objects a sync left drifted.
 func (m *Metrics) ObserveDrift(obj *v1alpha1.ProfileSync, drifted int) {
 	if m == nil {
 		return
@@ -383,7 +386,7 @@ type SyncTimer struct {
 	spent map[string]time.Duration
 }
 
-// startSync begins timing a sync of obj.
+// StartSync begins timing a sync of obj.
 func (m *Metrics) StartSync(obj *v1alpha1.ProfileSync) *SyncTimer {
 	if m == nil {
 		return nil
@@ -391,7 +394,7 @@ func (m *Metrics) StartSync(obj *v1alpha1.ProfileSync) *SyncTimer {
 	return &SyncTimer{metrics: m, obj: obj, spent: map[string]time.Duration{}}
 }
 
-// start ends the phase under way, if any, and starts phase.
+// Start ends the phase under way, if any, and starts phase.
 func (t *SyncTimer) Start(phase string) {
 	if t == nil {
 		return
@@ -409,7 +412,7 @@ func (t *SyncTimer) endPhase(now time.Time) {
 	t.phase = ""
 }
 
-// finish ends the sync: it observes each phase's duration and records the
+// Finish ends the sync: it observes each phase's duration and records the
 // ProfileSync's state as its status now says.
 func (t *SyncTimer) Finish() {
 	if t == nil {

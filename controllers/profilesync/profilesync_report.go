@@ -20,7 +20,7 @@ import (
 // lists the holds that end as they stood (StandingHolds), so a sync that
 // stops before them judges them again.
 func (r *ProfileSyncReconciler) reportPlan(obj *v1alpha1.ProfileSync, plan *syncplan.Plan) {
-	key := client.ObjectKeyFromObject(obj).String()
+	key := client.ObjectKeyFromObject(obj)
 	topics := make([]string, 0, len(plan.Topics))
 	for topic := range plan.Topics {
 		topics = append(topics, topic)
@@ -28,7 +28,7 @@ func (r *ProfileSyncReconciler) reportPlan(obj *v1alpha1.ProfileSync, plan *sync
 	slices.Sort(topics)
 	fresh := make(map[string][]string, len(topics))
 	for _, topic := range topics {
-		fresh[topic] = r.reported.fresh(key+"\x00"+topic, plan.Topics[topic])
+		fresh[topic] = r.memory.fresh(key, eventTopic{kind: planTopics[topic]}, plan.Topics[topic])
 	}
 	for _, e := range plan.Events {
 		if e.Topic == "" || slices.Contains(fresh[e.Topic], e.Line) {
@@ -43,6 +43,15 @@ func (r *ProfileSyncReconciler) reportPlan(obj *v1alpha1.ProfileSync, plan *sync
 		setPlanCondition(obj, v1alpha1.DriftedCondition, plan.DriftedCondition())
 		r.Metrics.ObserveDrift(obj, len(plan.Drifts))
 	}
+}
+
+// planTopics are the kinds of the memory's event topics (syncMemory) of
+// the plan's topics.
+var planTopics = map[string]topicKind{
+	syncplan.TopicHeld:         topicHeld,
+	syncplan.TopicRefusedHolds: topicHoldRefused,
+	syncplan.TopicIgnoredHolds: topicHoldIgnored,
+	syncplan.TopicDrift:        topicDrift,
 }
 
 // emit reports events the plan made for a step once it is executed.

@@ -650,7 +650,7 @@ func TestNextSyncWakesForTheRolloutWithinTheInterval(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &ProfileSyncReconciler{}
-			r.rolloutWakes.set(client.ObjectKeyFromObject(obj).String(), tt.wake)
+			r.memory.setWake(client.ObjectKeyFromObject(obj), tt.wake)
 			NewWithT(t).Expect(r.nextSync(obj, now, time.Hour)).To(Equal(tt.want))
 		})
 	}

@@ -190,3 +190,17 @@ func TestARefusedPlanFailsAsItsKind(t *testing.T) {
 		g.Expect(err.Error()).To(Equal("a; b"))
 	}
 }
+
+// TestEveryTopicOfThePlanIsATopicOfItsOwn: the lines of each of the plan's
+// event topics are remembered apart, so one topic's lines never hide
+// another's.
+func TestEveryTopicOfThePlanIsATopicOfItsOwn(t *testing.T) {
+	g := NewWithT(t)
+	kinds := map[topicKind]bool{}
+	for _, topic := range []string{syncplan.TopicHeld, syncplan.TopicRefusedHolds, syncplan.TopicIgnoredHolds, syncplan.TopicDrift} {
+		kind, ok := planTopics[topic]
+		g.Expect(ok).To(BeTrue(), topic)
+		g.Expect(kinds).NotTo(HaveKey(kind), topic)
+		kinds[kind] = true
+	}
+}
