@@ -16,11 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
-// Key is the key of the object of kind namespace/name in an inventory.
+// Key is the key of the object of kind namespace/name in an inventory: the
+// sync's plan's (syncplan.Key), so the index finds what the plan claims.
 func Key(kind, namespace, name string) string {
-	return kind + "/" + namespace + "/" + name
+	return syncplan.Key(kind, namespace, name)
 }
 
 // Index indexes ProfileSyncs by the Key of every entry of their

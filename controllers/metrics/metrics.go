@@ -22,8 +22,8 @@ const (
 	PhaseFetch    = "fetch"    // resolve the ref and check the revision out
 	PhaseRollout  = "rollout"  // the rollout gate: read the landscapes' records and decide which commit to take
 	PhaseBuild    = "build"    // kustomize build and decode; skipped when the revision was built before
-	PhaseValidate = "validate" // read the live profiles, check the set, tenancy and the update rules
-	PhaseHold     = "hold"     // judge the holds of break glass, and remove the annotations of those that end
+	PhaseValidate = "validate" // read the live profiles, check the set, and plan the sync (internal/syncplan)
+	PhaseHold     = "hold"     // remove the annotations of the holds of break glass that end, after the writes
 	PhaseApply    = "apply"    // server-side apply of every profile
 	PhasePrune    = "prune"    // delete what left Git
 	PhaseRecord   = "record"   // push the landscape's record to Git; only when one is pushed
@@ -161,7 +161,7 @@ func New(clk clock.PassiveClock, refusalReasons []string) *Metrics {
 		refusalReasons: refusalReasons,
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "profilesync_sync_duration_seconds",
-			Help: "Duration of the phases of a ProfileSync's sync (fetch, rollout, build, validate, hold, apply, prune, record, status), one observation per phase run in a sync.",
+			Help: "Duration of the phases of a ProfileSync's sync (fetch, rollout, build, validate, apply, hold, prune, record, status), one observation per phase run in a sync.",
 			// From a cached build to a fetch that runs into spec.timeout.
 			Buckets: []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 		}, []string{labelNamespace, labelName, "phase"}),

@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
-func namedChanges(names ...string) []applyChange {
-	changes := make([]applyChange, len(names))
+func namedChanges(names ...string) []syncplan.Write {
+	changes := make([]syncplan.Write, len(names))
 	for i, name := range names {
-		changes[i].desired = &unstructured.Unstructured{}
-		changes[i].desired.SetName(name)
+		changes[i].Desired = &unstructured.Unstructured{}
+		changes[i].Desired.SetName(name)
 	}
 	return changes
 }
@@ -26,8 +28,8 @@ func namedChanges(names ...string) []applyChange {
 func TestForEachChangeReportsTheFirstFailingChangeInOrder(t *testing.T) {
 	r := &ProfileSyncReconciler{ApplyConcurrency: 4}
 	for range 20 {
-		err := r.forEachChange(context.Background(), namedChanges("gcp", "aws", "azure"), func(_ context.Context, c applyChange) error {
-			switch c.desired.GetName() {
+		err := r.forEachChange(context.Background(), namedChanges("gcp", "aws", "azure"), func(_ context.Context, c syncplan.Write) error {
+			switch c.Desired.GetName() {
 			case "gcp":
 				// The first in order answers last.
 				time.Sleep(20 * time.Millisecond)
@@ -48,9 +50,9 @@ func TestForEachChangeReportsTheFirstFailingChangeInOrder(t *testing.T) {
 func TestForEachChangeStartsNothingAfterAFailure(t *testing.T) {
 	r := &ProfileSyncReconciler{ApplyConcurrency: 1}
 	var started atomic.Int32
-	err := r.forEachChange(context.Background(), namedChanges("a", "b", "c", "d"), func(_ context.Context, c applyChange) error {
+	err := r.forEachChange(context.Background(), namedChanges("a", "b", "c", "d"), func(_ context.Context, c syncplan.Write) error {
 		started.Add(1)
-		if c.desired.GetName() == "b" {
+		if c.Desired.GetName() == "b" {
 			return errors.New("b refused")
 		}
 		return nil
@@ -61,7 +63,7 @@ func TestForEachChangeStartsNothingAfterAFailure(t *testing.T) {
 	if got := started.Load(); got != 2 {
 		t.Fatalf("%d writes started, want 2: none after the failure", got)
 	}
-	if err := r.forEachChange(context.Background(), namedChanges("a", "b"), func(context.Context, applyChange) error { return nil }); err != nil {
+	if err := r.forEachChange(context.Background(), namedChanges("a", "b"), func(context.Context, syncplan.Write) error { return nil }); err != nil {
 		t.Fatalf("forEachChange() = %v, want nil", err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -45,9 +43,9 @@ import (
 	"github.com/profilesync/profilesync/controllers/transient"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/memorybudget"
-	"github.com/profilesync/profilesync/internal/render/merge"
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=profilesyncs,verbs=get;list;watch
@@ -61,11 +59,15 @@ import (
 const SyncFieldManager = "profilesync"
 
 // ProfileSyncReconciler keeps one landscape's profiles in sync with a
-// kustomize overlay in Git. A revision is applied whole or not at all: every
-// phase before the apply can stop it, and then nothing is written and the last
-// good revision stays on the cluster. The one exception is break glass: an
-// object held by v1alpha1.HoldUntilAnnotation is left as it is while the rest
-// of the revision applies (profilesync_hold.go says why, and when a hold
+// kustomize overlay in Git. It fetches, builds and validates a revision,
+// asks internal/syncplan for the plan of the sync (what it writes, in which
+// order, holds, releases and prunes), reports the plan, and executes it. A
+// revision is applied whole or not at all: every phase before the apply can
+// stop it, a plan that refuses stops it too, and then nothing is written
+// (not the end of a hold either) and the last good revision stays on the
+// cluster. The one exception is break glass: an object held by
+// v1alpha1.HoldUntilAnnotation is left as it is while the rest of the
+// revision applies (profilesync_hold.go says why, syncplan when a hold
 // ends).
 type ProfileSyncReconciler struct {
 	client.Client
@@ -561,35 +563,48 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
-	if lost := dropClaimsLost(obj, claims, r.ClusterProfilesNamespace); len(lost) > 0 {
-		ctrl.LoggerFrom(ctx).Info("claims taken over by the landscape's ProfileSyncs dropped from the inventory", "objects", len(lost))
+	self := client.ObjectKeyFromObject(obj)
+	plan, err := syncplan.Decide(syncplan.Input{
+		Sync: self, Revision: checkout.Revision, LastAppliedRevision: obj.Status.LastAppliedRevision,
+		Objects: decoded.objects, Digests: decoded.digests,
+		Live:      syncplan.Live{CloudProfiles: live.cloudProfiles, Namespaced: live.namespaced},
+		Inventory: inventoryEntries(obj.Status.Inventory), Claims: claims, PreviousHolds: obj.Status.Holds,
+		Prune: obj.Spec.Prune, DriftMode: obj.DriftMode(), LandscapeNamespace: r.ClusterProfilesNamespace,
+		Now: r.Clock.Now(), MaxHold: r.MaxHold,
+	})
+	if err != nil {
+		return "", fmt.Errorf("plan revision %s: %w", checkout.Revision, err)
 	}
-	plan := newApplyPlan(obj, decoded.objects, decoded.digests, live, claims)
-	if err := r.checkAccess(obj, plan); err != nil {
-		return "", err
+	if len(plan.LostClaims) > 0 {
+		// Kept whatever follows: the sync's status patch writes it, refused
+		// or not.
+		obj.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: plan.RetainedInventory}
+		ctrl.LoggerFrom(ctx).Info("claims taken over by the landscape's ProfileSyncs dropped from the inventory", "objects", len(plan.LostClaims))
 	}
-	timer.Start(metrics.PhaseHold)
-	if err := r.holds(ctx, obj, plan); err != nil {
-		return "", err
+	r.reportPlan(obj, plan)
+	if plan.Refusal != nil {
+		return "", refusalOf(plan.Refusal)
 	}
-	timer.Start(metrics.PhaseValidate)
-	if err := r.checkUpdateRules(plan, live); err != nil {
-		return "", err
-	}
+	// The plan refuses nothing: it is executed in its order, writes, hold
+	// releases, prunes.
 	timer.Start(metrics.PhaseApply)
-	end := r.ApplyGate.Begin(client.ObjectKeyFromObject(obj))
-	err = r.apply(ctx, obj, plan, checkout.Revision)
+	end := r.ApplyGate.Begin(self)
+	err = r.apply(ctx, obj, plan)
 	end()
 	if err != nil {
 		return "", err
 	}
-	r.wakeOutranked(plan.outranked(client.ObjectKeyFromObject(obj), r.ClusterProfilesNamespace))
+	r.wakeOutranked(plan.Outranked)
+	timer.Start(metrics.PhaseHold)
+	if err := r.releaseHolds(ctx, obj, plan, live); err != nil {
+		return "", err
+	}
 	timer.Start(metrics.PhasePrune)
-	if err := r.prune(ctx, obj, plan); err != nil {
+	if err := r.prune(ctx, obj, plan.Prunes); err != nil {
 		return "", err
 	}
 	obj.Status.LastAppliedRevision = checkout.Revision
-	obj.Status.Inventory = plan.inventory()
+	obj.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: plan.Inventory}
 	r.appliedRollout(obj, gate)
 	return checkout.Revision, nil
 }
@@ -760,84 +775,22 @@ func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gi
 	return append(warnings, policyWarnings...), err
 }
 
-// checkAccess enforces tenancy before anything is written. A ProfileSync in
-// the cluster-profiles namespace belongs to the landscape's operators and may
-// write CloudProfiles and NamespacedCloudProfiles anywhere; any other
-// ProfileSync belongs to a tenant and may write only NamespacedCloudProfiles
-// in its own namespace. Objects another ProfileSync's inventory lists are
-// refused too unless this one outranks it (decideContest); an object's
-// labels decide nothing.
-func (r *ProfileSyncReconciler) checkAccess(obj *v1alpha1.ProfileSync, plan *applyPlan) error {
-	var denied []string
-	self := client.ObjectKeyFromObject(obj)
-	privileged := isLandscapeSync(self, r.ClusterProfilesNamespace)
-	for _, item := range plan.items {
-		contest := decideContest(self, item.otherOwners, r.ClusterProfilesNamespace)
-		switch {
-		case !privileged && item.object.CloudProfile != nil:
-			denied = append(denied, fmt.Sprintf("%s: %s: only ProfileSyncs in namespace %q may write cluster-scoped CloudProfiles",
-				item.object.File, item.object.Ref(), r.ClusterProfilesNamespace))
-		case !privileged && item.object.Namespace() != obj.Namespace:
-			denied = append(denied, fmt.Sprintf("%s: %s: a ProfileSync outside namespace %q may write NamespacedCloudProfiles only in its own namespace %q",
-				item.object.File, item.object.Ref(), r.ClusterProfilesNamespace, obj.Namespace))
-		case contest.outranked:
-			denied = append(denied, outrankedConflict(obj, item, contest.standing, r.ClusterProfilesNamespace))
-		case len(contest.standing) > 0:
-			denied = append(denied, ownershipConflict(obj, item, contest.standing))
-		}
+// refusalOf is the failure of a plan that refuses its revision: tenancy
+// and ownership deny access; the update rules refuse the revision as the
+// admission webhook would.
+func refusalOf(refusal *syncplan.Refusal) error {
+	if refusal.Kind == syncplan.AccessDenied {
+		return accessDenied(refusal)
 	}
-	if len(denied) > 0 {
-		return accessDenied(errors.New(strings.Join(denied, "; ")))
-	}
-	return nil
+	return validationFailed(refusal)
 }
 
-// checkUpdateRules compares the revision with the live objects with
-// merge.CheckCloudProfileChange, as the admission webhook does: no version
-// that left unavailable may become unavailable again, no maxNodesTotal may be
-// lowered, and no CloudProfile may
-// lose (or, by pruning, be deleted with) what a NamespacedCloudProfile that
-// stays on the cluster overrides.
-func (r *ProfileSyncReconciler) checkUpdateRules(plan *applyPlan, live *liveProfiles) error {
-	now := r.Clock.Now()
-	var problems []string
-	report := func(file, ref string, errs field.ErrorList) {
-		for _, e := range errs {
-			problems = append(problems, fmt.Sprintf("%s: %s: %s", file, ref, e.Error()))
-		}
+// inventoryEntries are the entries of inventory, nil for none.
+func inventoryEntries(listed *v1alpha1.ProfileSyncInventory) []v1alpha1.InventoryEntry {
+	if listed == nil {
+		return nil
 	}
-	// Children that stay as they are on the cluster: not in this revision
-	// and not about to be pruned. Children in the revision were already
-	// merged with the new parent by profile.Validate.
-	var remaining []v1alpha1.NamespacedCloudProfile
-	for key, ncp := range live.namespaced {
-		if !plan.has(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name) && !plan.prunes(v1alpha1.NamespacedCloudProfileKind, key.Namespace, key.Name) {
-			remaining = append(remaining, *ncp)
-		}
-	}
-	sort.Slice(remaining, func(i, j int) bool {
-		return client.ObjectKeyFromObject(&remaining[i]).String() < client.ObjectKeyFromObject(&remaining[j]).String()
-	})
-	for _, item := range plan.items {
-		cp := item.object.CloudProfile
-		if cp == nil || item.live == nil || item.held {
-			continue
-		}
-		liveCP := item.live.(*v1alpha1.CloudProfile)
-		report(item.object.File, item.object.Ref(), merge.CheckCloudProfileChange(cp.Name, &liveCP.Spec, &cp.Spec, remaining, now))
-	}
-	for _, entry := range plan.pruned {
-		if entry.Kind != v1alpha1.CloudProfileKind {
-			continue
-		}
-		if liveCP, ok := live.cloudProfiles[entry.Name]; ok {
-			report("(removed from Git)", "CloudProfile/"+entry.Name, merge.CheckCloudProfileChange(entry.Name, &liveCP.Spec, nil, remaining, now))
-		}
-	}
-	if len(problems) > 0 {
-		return validationFailed(errors.New(strings.Join(problems, "; ")))
-	}
-	return nil
+	return listed.Entries
 }
 
 type decodedRevision struct {

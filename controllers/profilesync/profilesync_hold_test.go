@@ -3,7 +3,6 @@ package profilesync
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -28,6 +27,7 @@ import (
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
+	"github.com/profilesync/profilesync/internal/syncplan"
 	"github.com/profilesync/profilesync/test/builders"
 	"github.com/profilesync/profilesync/test/metricstest"
 	"github.com/profilesync/profilesync/test/testenv"
@@ -597,257 +597,13 @@ func TestEndHoldRemovesOnlyTheHoldItJudged(t *testing.T) {
 	t.Cleanup(func() { _ = k8sClient.Delete(ctx, cp) })
 	r := &ProfileSyncReconciler{Client: k8sClient}
 
-	err := r.endHold(ctx, endedHold{ref: "CloudProfile/" + cp.Name, live: cp, until: "2030-01-01T00:00:00Z"})
+	entry := v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: cp.Name}
+	err := r.endHold(ctx, syncplan.Release{Entry: entry, Until: "2030-01-01T00:00:00Z", HasReason: true}, cp)
 	g.Expect(err).To(MatchError(ContainSubstring("end the hold of CloudProfile/" + cp.Name)))
 	g.Expect(testenv.GetCloudProfile(g, k8sClient, cp.Name).Annotations).To(HaveKey(v1alpha1.HoldUntilAnnotation), "extended meanwhile: left")
 
-	g.Expect(r.endHold(ctx, endedHold{ref: "CloudProfile/" + cp.Name, live: cp, until: "2030-01-02T00:00:00Z"})).To(Succeed())
+	g.Expect(r.endHold(ctx, syncplan.Release{Entry: entry, Until: "2030-01-02T00:00:00Z", HasReason: true}, cp)).To(Succeed())
 	g.Expect(testenv.GetCloudProfile(g, k8sClient, cp.Name).Annotations).To(Equal(map[string]string{"team": "a"}))
-}
-
-// TestJudgeHoldsAndThePlanThatFollows: which holds the sync honours, ends,
-// refuses and ignores, and what the plan then writes, prunes and keeps,
-// without a cluster.
-func TestJudgeHoldsAndThePlanThatFollows(t *testing.T) {
-	g := NewWithT(t)
-	now := builders.Time("2026-11-25T02:00:00Z")
-	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
-	owner := stepSync(clusterProfilesNamespace)
-	owner.Spec.Prune = true
-	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{}
-	for _, name := range []string{"edited", "caught-up", "expired", "past", "dropped"} {
-		owner.Status.Inventory.Entries = append(owner.Status.Inventory.Entries, v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: name})
-	}
-	owner.Status.Inventory.Entries = append(owner.Status.Inventory.Entries, v1alpha1.InventoryEntry{Kind: v1alpha1.NamespacedCloudProfileKind, Namespace: "team-a", Name: "ncp"})
-	owner.Status.Holds = []v1alpha1.ObjectHold{{
-		InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "expired"},
-		Until:          metav1.NewTime(now),
-	}, {
-		// Git has since caught up with the edit this hold recorded.
-		InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "caught-up"},
-		Until:          metav1.NewTime(now.Add(time.Hour)),
-		DriftedFields:  []string{"spec.machineTypes[0] (m5.large).memory"},
-	}}
-	// live is the object as the sync applied it from git, then edited by
-	// hand (edit) and held until.
-	live := func(git client.Object, until string, edit bool) client.Object {
-		o := appliedFrom(owned(git.DeepCopyObject().(client.Object), clusterProfilesNamespace), git)
-		o.GetAnnotations()[v1alpha1.HoldUntilAnnotation] = until
-		if !edit {
-			return o
-		}
-		switch typed := o.(type) {
-		case *v1alpha1.CloudProfile:
-			shrinkMemory(typed)
-		case *v1alpha1.NamespacedCloudProfile:
-			typed.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = builders.Date("2021-01-01T00:00:00Z")
-		}
-		return o
-	}
-	git := []client.Object{
-		stepCloudProfile("edited", "1.31.0"),
-		stepCloudProfile("caught-up", "1.31.0"),
-		stepCloudProfile("expired", "1.31.0"),
-		stepCloudProfile("past", "1.31.0"),
-		stepCloudProfile("unowned", "1.31.0"),
-		stepNamespaced("team-a", "ncp", "edited", "1.31.0"),
-	}
-	var objects []profile.Object
-	for _, o := range git {
-		objects = append(objects, gitObject(o))
-	}
-	plan := newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(
-		live(git[0], at(time.Hour), true),
-		live(git[1], at(time.Hour), false),
-		live(git[2], at(0), true),
-		live(git[3], at(-time.Hour), true),
-		live(git[4], at(time.Hour), true),
-		live(git[5], at(time.Hour), true),
-		live(stepCloudProfile("dropped", "1.31.0"), at(time.Hour), false),
-	), nil)
-
-	j, err := judgeHolds(owner, plan, now, 0)
-	g.Expect(err).NotTo(HaveOccurred())
-	var held []string
-	for _, h := range j.held {
-		held = append(held, objectRef(h.InventoryEntry)+" until "+h.Until.UTC().Format(time.RFC3339))
-	}
-	g.Expect(held).To(Equal([]string{
-		"CloudProfile/dropped until " + at(time.Hour),
-		"CloudProfile/edited until " + at(time.Hour),
-		"NamespacedCloudProfile/team-a/ncp until " + at(time.Hour),
-	}))
-	g.Expect(j.heldFields).To(HaveKeyWithValue(inventory.Key(v1alpha1.CloudProfileKind, "", "edited"), []string{"spec.machineTypes[0] (m5.large).memory"}))
-	var ended []string
-	for _, e := range j.ended {
-		ended = append(ended, e.ref+" "+e.reason)
-	}
-	g.Expect(ended).To(ConsistOf("CloudProfile/caught-up "+v1alpha1.HoldReleasedReason, "CloudProfile/expired "+v1alpha1.HoldExpiredReason))
-	g.Expect(j.refused).To(ConsistOf(And(HavePrefix("CloudProfile/past: annotation "+v1alpha1.HoldUntilAnnotation), ContainSubstring("is not in the future"))))
-	g.Expect(j.ignored).To(ConsistOf("CloudProfile/unowned"))
-
-	plan.hold(j)
-	changes, _, err := plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionCorrect)
-	g.Expect(err).NotTo(HaveOccurred())
-	var written []string
-	for _, c := range changes {
-		written = append(written, c.item.object.Ref())
-	}
-	g.Expect(written).To(ConsistOf("CloudProfile/expired", "CloudProfile/past", "CloudProfile/unowned"), "every object but the held ones")
-	g.Expect(plan.pruned).To(BeEmpty(), "a held object Git dropped is not pruned")
-	g.Expect(plan.inventory().Entries).To(ContainElement(v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "dropped"}), "and stays the ProfileSync's")
-}
-
-// TestChangesUnderWarnReportDriftAndApplyWhatGitChanged: mode warn writes
-// no drift back and returns it with its fields; an object Git changed is
-// still written whole.
-func TestChangesUnderWarnReportDriftAndApplyWhatGitChanged(t *testing.T) {
-	g := NewWithT(t)
-	owner := stepSync(clusterProfilesNamespace)
-	drifted := appliedFrom(owned(stepCloudProfile("drifted", "1.31.0"), owner.Namespace), stepCloudProfile("drifted", "1.31.0"))
-	shrinkMemory(drifted)
-	changed := appliedFrom(owned(stepCloudProfile("changed", "1.31.0"), owner.Namespace), stepCloudProfile("changed", "1.31.0"))
-	shrinkMemory(changed)
-	objects := []profile.Object{gitObject(stepCloudProfile("drifted", "1.31.0")), gitObject(stepCloudProfile("changed", "1.31.0", "1.32.0"))}
-	plan := newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(drifted, changed), nil)
-
-	changes, drifts, err := plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionWarn)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(drifts).To(Equal([]objectDrift{{ref: "CloudProfile/drifted", fields: []string{"spec.machineTypes[0] (m5.large).memory"}}}))
-	g.Expect(changes).To(HaveLen(1))
-	g.Expect(changes[0].item.object.Ref()).To(Equal("CloudProfile/changed"))
-	g.Expect(changes[0].fields).To(ContainElement("spec.machineTypes[0] (m5.large).memory"), "the new revision puts the drift back too")
-
-	changes, drifts, err = plan.changes(ownerLabels(owner), v1alpha1.DriftDetectionCorrect)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(drifts).To(BeEmpty())
-	g.Expect(changes).To(HaveLen(2), "mode correct writes both")
-}
-
-// TestHoldWaitsOnTheFieldsThatDrifted: a hold records the fields the held
-// object differed from Git on when it was first judged, and the fields of
-// later edits; what Git changes meanwhile is not waited on, so Git having
-// the edit releases the hold whatever else Git changed.
-func TestHoldWaitsOnTheFieldsThatDrifted(t *testing.T) {
-	now := builders.Time("2026-11-25T02:00:00Z")
-	until := now.Add(time.Hour).Format(time.RFC3339)
-	const memory = "spec.machineTypes[0] (m5.large).memory"
-	owner := stepSync(clusterProfilesNamespace)
-	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "aws"}}}
-	applied := stepCloudProfile("aws", "1.31.0")
-	// live is aws as the sync applied it, then at generation edited by
-	// hand (edits) and held.
-	live := func(generation int64, edits ...func(*v1alpha1.CloudProfile)) *v1alpha1.CloudProfile {
-		cp := appliedFrom(owned(applied.DeepCopy(), owner.Namespace), applied)
-		cp.Annotations[v1alpha1.HoldUntilAnnotation] = until
-		cp.Generation = generation
-		for _, edit := range edits {
-			edit(cp)
-		}
-		return cp
-	}
-	inGit := func(edits ...func(*v1alpha1.CloudProfile)) *v1alpha1.CloudProfile {
-		cp := applied.DeepCopy()
-		for _, edit := range edits {
-			edit(cp)
-		}
-		return cp
-	}
-	addVersion := func(cp *v1alpha1.CloudProfile) {
-		cp.Spec.Kubernetes.Versions = append(cp.Spec.Kubernetes.Versions, v1alpha1.ExpirableVersion{Version: "1.32.0"})
-	}
-	retype := func(cp *v1alpha1.CloudProfile) { cp.Spec.Type = "aws" }
-	judge := func(t *testing.T, git, live *v1alpha1.CloudProfile) holdJudgement {
-		t.Helper()
-		objects := []profile.Object{gitObject(git)}
-		j, err := judgeHolds(owner, newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(live), nil), now, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j
-	}
-	// judged is the status the sync leaves after j.
-	judged := func(j holdJudgement) { owner.Status.Holds = j.held }
-	recorded := func(g Gomega, j holdJudgement) []string {
-		g.Expect(j.held).To(HaveLen(1), "held")
-		return j.held[0].DriftedFields
-	}
-
-	t.Run("the first judgement records the drift", func(t *testing.T) {
-		g := NewWithT(t)
-		j := judge(t, applied, live(2, shrinkMemory))
-		g.Expect(recorded(g, j)).To(Equal([]string{memory}))
-		g.Expect(j.held[0].ObservedGeneration).To(Equal(int64(2)))
-		judged(j)
-	})
-	t.Run("a field Git changes during the hold is not waited on", func(t *testing.T) {
-		g := NewWithT(t)
-		j := judge(t, inGit(addVersion), live(2, shrinkMemory))
-		g.Expect(recorded(g, j)).To(Equal([]string{memory}))
-		g.Expect(j.heldFields).To(HaveKeyWithValue(inventory.Key(v1alpha1.CloudProfileKind, "", "aws"), []string{memory}))
-		judged(j)
-	})
-	t.Run("Git having the edit releases the hold, whatever else Git changed", func(t *testing.T) {
-		g := NewWithT(t)
-		j := judge(t, inGit(addVersion, shrinkMemory), live(2, shrinkMemory))
-		g.Expect(j.held).To(BeEmpty())
-		g.Expect(j.ended).To(HaveLen(1))
-		g.Expect(j.ended[0].reason).To(Equal(v1alpha1.HoldReleasedReason))
-	})
-	t.Run("a later edit's drift is added, and Git's changes of the time with it", func(t *testing.T) {
-		g := NewWithT(t)
-		// The new generation says the object was edited; which of the
-		// differences are the edit's the sync cannot tell while Git has
-		// changes too, so it waits on all rather than overwrite the edit.
-		j := judge(t, inGit(addVersion), live(3, shrinkMemory, retype))
-		g.Expect(recorded(g, j)).To(Equal([]string{memory, "spec.kubernetes.versions[1] (1.32.0)", "spec.type"}))
-		g.Expect(j.held[0].ObservedGeneration).To(Equal(int64(3)))
-		judged(j)
-
-		j = judge(t, inGit(addVersion, shrinkMemory), live(3, shrinkMemory, retype))
-		g.Expect(j.heldFields).To(HaveKeyWithValue(inventory.Key(v1alpha1.CloudProfileKind, "", "aws"), []string{"spec.kubernetes.versions[1] (1.32.0)", "spec.type"}),
-			"Git has only the first edit")
-		judged(j)
-
-		j = judge(t, inGit(addVersion, shrinkMemory, retype), live(3, shrinkMemory, retype, addVersion))
-		g.Expect(j.held).To(BeEmpty(), "Git has both edits, and the object Git's version")
-	})
-	t.Run("Git unchanged since the last apply: every difference is an edit", func(t *testing.T) {
-		g := NewWithT(t)
-		owner.Status.Holds = []v1alpha1.ObjectHold{{InventoryEntry: v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "aws"},
-			Until: metav1.NewTime(now.Add(time.Hour)), DriftedFields: []string{memory}, ObservedGeneration: 2}}
-		j := judge(t, applied, live(2, shrinkMemory, retype))
-		g.Expect(recorded(g, j)).To(Equal([]string{memory, "spec.type"}), "found without a new generation, as an edit of labels or annotations is")
-	})
-}
-
-// TestRecordedFieldsThatDoNotFitAreRecordedWhole: a drift of more fields
-// than status.holds[].driftedFields takes is recorded as the wholes it
-// belongs to, which wait on no less.
-func TestRecordedFieldsThatDoNotFitAreRecordedWhole(t *testing.T) {
-	g := NewWithT(t)
-	var fields []string
-	for i := range maxRecordedFields {
-		fields = append(fields, fmt.Sprintf("spec.regions[%d] (r%d).name", i, i))
-	}
-	g.Expect(recordable(fields)).To(Equal(fields))
-	fields = append(fields, "metadata.labels[team]")
-	g.Expect(recordable(fields)).To(Equal([]string{"spec", "metadata.labels"}))
-	g.Expect(recordable([]string{"metadata.annotations[" + strings.Repeat("x", maxRecordedFieldPath) + "]"})).To(Equal([]string{"metadata.annotations"}))
-
-	git := stepCloudProfile("aws", "1.31.0")
-	git.Labels = map[string]string{"team": "a"}
-	live := owned(git.DeepCopy(), clusterProfilesNamespace)
-	live.Labels["team"] = "b"
-	item := planItem{object: gitObject(git), live: live}
-	drifted, err := stillDrifted(item, []string{"spec", "metadata.labels", "metadata.annotations"})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(drifted).To(Equal([]string{"metadata.labels"}))
-	shrinkMemory(live)
-	delete(live.Labels, "team")
-	drifted, err = stillDrifted(item, []string{"spec", "metadata.labels[team]"})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(drifted).To(Equal([]string{"spec", "metadata.labels[team]"}))
 }
 
 // TestHoldSetIsReportedOnce: a sync that follows another at once may read
@@ -856,7 +612,6 @@ func TestRecordedFieldsThatDoNotFitAreRecordedWhole(t *testing.T) {
 // reads the hold from the status and does not report it either.
 func TestHoldSetIsReportedOnce(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	now := builders.Time("2026-11-25T02:00:00Z")
 	owner := stepSync(clusterProfilesNamespace)
 	owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{{Kind: v1alpha1.CloudProfileKind, Name: "aws"}}}
@@ -865,9 +620,16 @@ func TestHoldSetIsReportedOnce(t *testing.T) {
 	live.Annotations[v1alpha1.HoldUntilAnnotation] = now.Add(time.Hour).Format(time.RFC3339)
 	shrinkMemory(live)
 	objects := []profile.Object{gitObject(git)}
-	// sync runs the holds phase of a sync of obj, as r.
+	// sync plans a sync of obj and reports the plan, as r.
 	sync := func(r *ProfileSyncReconciler, obj *v1alpha1.ProfileSync) {
-		g.Expect(r.holds(ctx, obj, newApplyPlan(obj, objects, digestsOf(t, objects), liveOf(live), nil))).To(Succeed())
+		plan, err := syncplan.Decide(syncplan.Input{
+			Sync: client.ObjectKeyFromObject(obj), Objects: objects, Digests: digestsOf(t, objects),
+			Live:      syncplan.Live{CloudProfiles: liveOf(live).cloudProfiles},
+			Inventory: obj.Status.Inventory.Entries, PreviousHolds: obj.Status.Holds, Now: now,
+			LandscapeNamespace: clusterProfilesNamespace,
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+		r.reportPlan(obj, plan)
 	}
 	newManager := func() (*ProfileSyncReconciler, *record.FakeRecorder) {
 		recorder := record.NewFakeRecorder(10)
@@ -884,100 +646,6 @@ func TestHoldSetIsReportedOnce(t *testing.T) {
 	restarted, events := newManager()
 	sync(restarted, first.DeepCopy())
 	g.Expect(testenv.DrainEvents(events)).To(BeEmpty())
-}
-
-// TestGitCaughtUpIsJudgedAgainstTheDriftUnderTheHold: the release decision
-// of a hold, judged on one held CloudProfile. Git has caught up only when
-// something drifted under the hold and Git now has it; a hold under which
-// nothing has drifted yet (set before the edit) stays.
-func TestGitCaughtUpIsJudgedAgainstTheDriftUnderTheHold(t *testing.T) {
-	now := builders.Time("2026-11-25T02:00:00Z")
-	const memory = "spec.machineTypes[0] (m5.large).memory"
-	applied := stepCloudProfile("aws", "1.31.0")
-	tests := []struct {
-		name string
-		// previous is the hold status.holds lists, nil when the hold was
-		// never judged.
-		previous *v1alpha1.ObjectHold
-		// editLive edits the live object; gitHasEdit gives Git the edit too.
-		editLive, gitHasEdit bool
-		generation           int64
-		wantReleased         bool
-		wantRecorded         []string
-	}{
-		{name: "a new hold on an object nobody edited yet stays, recording nothing",
-			generation: 1, wantRecorded: nil},
-		{name: "a hold judged with nothing drifted stays while nothing is edited",
-			previous: &v1alpha1.ObjectHold{ObservedGeneration: 1}, generation: 1, wantRecorded: nil},
-		{name: "an edit under a hold set before it is recorded, and held",
-			previous: &v1alpha1.ObjectHold{ObservedGeneration: 1}, editLive: true, generation: 2, wantRecorded: []string{memory}},
-		{name: "a new hold set with the edit in one write records the edit, and holds",
-			editLive: true, generation: 2, wantRecorded: []string{memory}},
-		{name: "an edit made before the hold is recorded when the hold is first judged",
-			editLive: true, generation: 2, wantRecorded: []string{memory}},
-		{name: "Git having the recorded edit releases the hold",
-			previous: &v1alpha1.ObjectHold{ObservedGeneration: 2, DriftedFields: []string{memory}}, editLive: true, gitHasEdit: true, generation: 2, wantReleased: true},
-		{name: "Git still differing on the recorded edit keeps the hold",
-			previous: &v1alpha1.ObjectHold{ObservedGeneration: 2, DriftedFields: []string{memory}}, editLive: true, generation: 2, wantRecorded: []string{memory}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := NewWithT(t)
-			owner := stepSync(clusterProfilesNamespace)
-			entry := v1alpha1.InventoryEntry{Kind: v1alpha1.CloudProfileKind, Name: "aws"}
-			owner.Status.Inventory = &v1alpha1.ProfileSyncInventory{Entries: []v1alpha1.InventoryEntry{entry}}
-			until := now.Add(time.Hour)
-			if tt.previous != nil {
-				previous := *tt.previous
-				previous.InventoryEntry, previous.Until = entry, metav1.NewTime(until)
-				owner.Status.Holds = []v1alpha1.ObjectHold{previous}
-			}
-			live := appliedFrom(owned(applied.DeepCopy(), owner.Namespace), applied)
-			live.Annotations[v1alpha1.HoldUntilAnnotation] = until.Format(time.RFC3339)
-			live.Generation = tt.generation
-			git := applied.DeepCopy()
-			if tt.editLive {
-				shrinkMemory(live)
-			}
-			if tt.gitHasEdit {
-				shrinkMemory(git)
-			}
-			objects := []profile.Object{gitObject(git)}
-			j, err := judgeHolds(owner, newApplyPlan(owner, objects, digestsOf(t, objects), liveOf(live), nil), now, 0)
-			g.Expect(err).NotTo(HaveOccurred())
-			if tt.wantReleased {
-				g.Expect(j.held).To(BeEmpty())
-				g.Expect(j.ended).To(HaveLen(1))
-				g.Expect(j.ended[0].reason).To(Equal(v1alpha1.HoldReleasedReason))
-				return
-			}
-			g.Expect(j.ended).To(BeEmpty(), "not released")
-			g.Expect(j.held).To(HaveLen(1))
-			g.Expect(j.held[0].DriftedFields).To(Equal(tt.wantRecorded))
-			g.Expect(j.held[0].ObservedGeneration).To(Equal(tt.generation))
-			if len(tt.wantRecorded) == 0 {
-				g.Expect(describeHold(j.held[0], j.heldFields)).To(HaveSuffix("(nothing drifted yet: any edit is held until the hold expires or is removed)"))
-			}
-		})
-	}
-}
-
-// TestGitCaughtUpNeedsDriftUnderTheHold: the release decision alone.
-func TestGitCaughtUpNeedsDriftUnderTheHold(t *testing.T) {
-	tests := []struct {
-		name              string
-		recorded, waiting []string
-		want              bool
-	}{
-		{name: "nothing drifted under the hold: not caught up", want: false},
-		{name: "a recorded field Git still differs on: not caught up", recorded: []string{"spec.type"}, waiting: []string{"spec.type"}, want: false},
-		{name: "every recorded field as Git has it: caught up", recorded: []string{"spec.type"}, want: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			NewWithT(t).Expect(gitCaughtUp(tt.recorded, tt.waiting)).To(Equal(tt.want))
-		})
-	}
 }
 
 // TestAHoldHoldsTheEditInEitherOrder: the on-call engineer sets the hold

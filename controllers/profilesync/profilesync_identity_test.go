@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
 // identityScheme has ServiceAccounts and the profiles.
@@ -185,11 +185,9 @@ func TestAnImpersonatedWriteTheAPIServerForbidsIsAccessDenied(t *testing.T) {
 		},
 	}).Build()
 	r := &ProfileSyncReconciler{Client: denying}
-	item := planItem{object: gitObject(stepNamespaced("team-a", "team", "aws"))}
-	desired, err := applyObject(item.object, ownerLabels(stepSync("team-a")))
-	g.Expect(err).NotTo(HaveOccurred())
+	write := writeOf(t, stepNamespaced("team-a", "team", "aws"), stepSync("team-a"), syncplan.StageValidNow)
 
-	err = r.write(ctx, writeIdentity{Writer: denying, serviceAccount: "team-a/sync"}, applyChange{item: item, desired: desired})
+	err := r.write(ctx, writeIdentity{Writer: denying, serviceAccount: "team-a/sync"}, write)
 	var failed *syncError
 	g.Expect(errors.As(err, &failed)).To(BeTrue())
 	g.Expect(failed.reason).To(Equal(v1alpha1.AccessDeniedReason))
@@ -197,7 +195,7 @@ func TestAnImpersonatedWriteTheAPIServerForbidsIsAccessDenied(t *testing.T) {
 	g.Expect(err.Error()).To(HavePrefix("profiles.yaml: NamespacedCloudProfile/team-a/team: ServiceAccount team-a/sync may not write it: "))
 	g.Expect(err.Error()).To(ContainSubstring("cannot patch resource"))
 
-	err = r.write(ctx, writeIdentity{Writer: denying}, applyChange{item: item, desired: desired})
+	err = r.write(ctx, writeIdentity{Writer: denying}, write)
 	g.Expect(errors.As(err, &failed)).To(BeTrue())
 	g.Expect(failed.reason).To(Equal(v1alpha1.ValidationFailedReason), "the operator's own refusals are reported as before")
 
@@ -225,7 +223,7 @@ func TestAnImpersonatedWriteTheAPIServerForbidsIsAccessDenied(t *testing.T) {
 				}).Build(), nil
 			}
 			r := &ProfileSyncReconciler{Client: cluster, EventRecorder: record.NewFakeRecorder(10), ServiceAccounts: clients}
-			err := r.prune(ctx, owner, newApplyPlan(owner, []profile.Object{}, nil, liveOf(), nil))
+			err := r.prune(ctx, owner, owner.Status.Inventory.Entries)
 			var failed *syncError
 			g.Expect(errors.As(err, &failed)).To(BeTrue(), "%v", err)
 			g.Expect(failed.reason).To(Equal(tt.wantReason))

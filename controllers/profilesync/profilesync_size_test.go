@@ -16,6 +16,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/internal/syncplan"
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
@@ -112,13 +113,11 @@ func TestWriteStallsOnWhatTheAPIServerCannotStore(t *testing.T) {
 			name := testenv.UniqueName("unstorable")
 			cp := stepCloudProfile(name, "1.31.0")
 			cp.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(`{"blob":"` + strings.Repeat("x", row.blob) + `"}`)}
-			item := planItem{object: gitObject(cp)}
-			desired, err := applyObject(item.object, ownerLabels(stepSync(clusterProfilesNamespace)))
-			g.Expect(err).NotTo(HaveOccurred())
+			write := writeOf(t, cp, stepSync(clusterProfilesNamespace), syncplan.StageParents)
 
 			r := &ProfileSyncReconciler{Client: k8sClient}
 			started := time.Now()
-			err = r.write(context.Background(), writeIdentity{Writer: k8sClient}, applyChange{item: item, desired: desired})
+			err := r.write(context.Background(), writeIdentity{Writer: k8sClient}, write)
 			var failed *syncError
 			g.Expect(errors.As(err, &failed)).To(BeTrue(), "%v", err)
 			g.Expect(failed.condition).To(Equal(v1alpha1.ValidationFailedCondition), failed.Error())
@@ -140,19 +139,15 @@ func TestWriteStallsOnWhatTheAPIServerCannotStore(t *testing.T) {
 func TestTheDryRunStopsAStageTheAPIServerRefuses(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	owner := ownerLabels(stepSync(clusterProfilesNamespace))
 	good, bad := testenv.UniqueName("dry-run-good"), testenv.UniqueName("dry-run-bad")
 	refused := stepCloudProfile(bad, "1.31.0")
 	refused.Spec.ProviderConfig = &runtime.RawExtension{Raw: []byte(`{"blob":"` + strings.Repeat("x", 3<<20+1<<10) + `"}`)}
-	var changes []applyChange
+	var changes []syncplan.Write
 	for _, cp := range []*v1alpha1.CloudProfile{stepCloudProfile(good, "1.31.0"), refused} {
-		item := planItem{object: gitObject(cp)}
-		desired, err := applyObject(item.object, owner)
-		g.Expect(err).NotTo(HaveOccurred())
-		changes = append(changes, applyChange{item: item, desired: desired, stage: stageParents})
+		changes = append(changes, writeOf(t, cp, stepSync(clusterProfilesNamespace), syncplan.StageParents))
 	}
 
-	err := (&ProfileSyncReconciler{Client: k8sClient}).applyStages(ctx, stepSync(clusterProfilesNamespace), writeIdentity{Writer: k8sClient}, changes)
+	err := (&ProfileSyncReconciler{Client: k8sClient}).applyStages(ctx, stepSync(clusterProfilesNamespace), writeIdentity{Writer: k8sClient}, changes, nil)
 	var failed *syncError
 	g.Expect(errors.As(err, &failed)).To(BeTrue(), "%v", err)
 	g.Expect(failed.condition).To(Equal(v1alpha1.ValidationFailedCondition))

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
 // TestProfileSyncReconciler_write: how a refused write is reported. The
@@ -73,10 +74,7 @@ func TestProfileSyncReconciler_write(t *testing.T) {
 			}).Build()
 			r := &ProfileSyncReconciler{Client: c}
 			obj := stepSync("profilesync-system")
-			item := planItem{object: gitObject(stepCloudProfile("aws", "1.33.0"))}
-			desired, err := applyObject(item.object, ownerLabels(obj))
-			g.Expect(err).NotTo(HaveOccurred())
-			err = r.write(context.Background(), writeIdentity{Writer: c}, applyChange{item: item, desired: desired})
+			err := r.write(context.Background(), writeIdentity{Writer: c}, writeOf(t, stepCloudProfile("aws", "1.33.0"), obj, syncplan.StageParents))
 			var failed *syncError
 			g.Expect(errors.As(err, &failed)).To(BeTrue())
 			g.Expect(failed.condition).To(Equal(tt.wantCond))

@@ -253,7 +253,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 
 	compared := make([]prdiff.LandscapeSides, len(landscapes))
 	for i, l := range landscapes {
-		compared[i] = prdiff.LandscapeSides{Name: l.name, Base: bases[i], Head: heads[i]}
+		compared[i] = prdiff.LandscapeSides{Name: l.name, Base: bases[i], Head: sides.comparedHead(heads[i])}
 	}
 	baseLabel, headLabel := sides.labels(landscapes)
 	report := prdiff.Compare(baseLabel, headLabel, compared, now, opts.horizon)

@@ -21,6 +21,7 @@ import (
 	"github.com/profilesync/profilesync/internal/markdown"
 	"github.com/profilesync/profilesync/internal/overlaypatch"
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
 // clusterRequestTimeout bounds each request to the cluster when the
@@ -131,7 +132,7 @@ func (s *clusterBase) bases(heads sideSet, now time.Time, stderr io.Writer) (sid
 				continue
 			}
 			bases[i] = append(bases[i], *live)
-			held, err := heldDrift(o, *live, now, stderr)
+			held, err := s.heldDrift(o, *live, now, stderr)
 			if err != nil {
 				return nil, err
 			}
@@ -150,6 +151,30 @@ type liveProfiles struct {
 	// cloudProfiles holds every CloudProfile read, nil for one that is not
 	// there.
 	cloudProfiles map[string]*v1alpha1.CloudProfile
+	// honoured are the holds the sync honours, by object: every
+	// ProfileSync's status.holds, read at the first held object; nil
+	// until then.
+	honoured map[v1alpha1.InventoryEntry]v1alpha1.ObjectHold
+}
+
+// honouredHold is the hold the sync's last plan honours on the object of
+// entry, as its ProfileSync's status.holds lists it; false for none.
+func (l *liveProfiles) honouredHold(entry v1alpha1.InventoryEntry) (v1alpha1.ObjectHold, bool, error) {
+	if l.honoured == nil {
+		var syncs v1alpha1.ProfileSyncList
+		if err := l.reader.List(l.ctx, &syncs); err != nil {
+			return v1alpha1.ObjectHold{}, false, fmt.Errorf("reading the ProfileSyncs, whose status.holds say which holds the sync honours "+
+				"(list on profilesyncs, which the on-call role has): %w", err)
+		}
+		l.honoured = map[v1alpha1.InventoryEntry]v1alpha1.ObjectHold{}
+		for _, sync := range syncs.Items {
+			for _, h := range sync.Status.Holds {
+				l.honoured[h.InventoryEntry] = h
+			}
+		}
+	}
+	h, ok := l.honoured[entry]
+	return h, ok, nil
 }
 
 // liveFile is what problems and warnings name as the file of a live object.
@@ -234,8 +259,13 @@ type heldObject struct {
 	ref  string
 	hold v1alpha1.Hold
 	// patch is the strategic-merge patch as YAML; nil when the overlay
-	// already builds the live spec (Git has caught up).
+	// already builds the live spec.
 	patch []byte
+	// recorded are the fields the hold waits on (status.holds[].driftedFields);
+	// caughtUp: the overlay has them all, so the next sync releases the hold
+	// (syncplan.CatchUp, the sync's own decision).
+	recorded []string
+	caughtUp bool
 }
 
 // anyHold lets diff --cluster read a hold of any length: the bound is the
@@ -244,11 +274,16 @@ type heldObject struct {
 const anyHold = time.Duration(math.MaxInt64)
 
 // heldDrift returns the hold of the live object of built, with the patch of
-// its drift, or nil when it is not held. A hold the sync does not honour
-// (one that cannot be parsed or has expired, or one its status.heldUntil
-// does not show: the sync refused it) is a warning on stderr: the sync
-// corrects that object.
-func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*heldObject, error) {
+// its drift, or nil when it is not held. Whether it is held is the sync's
+// decision, as its plan recorded it in the owning ProfileSync's
+// status.holds, and whether the next sync ends it is the plan's rule
+// (syncplan.CatchUp) on the fields recorded there. A hold the sync does not
+// honour (one that cannot be parsed or has expired, or one status.holds
+// does not list with this expiry: the sync refused it) is a warning on
+// stderr: the sync corrects that object. Both specs are compared as the
+// API server stores them (syncplan.AsStored), as the sync compares them.
+func (s *clusterBase) heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*heldObject, error) {
+	built = syncplan.AsStored(built)
 	liveMeta, builtSpec, liveSpec := specsOf(built, live)
 	hold, err := v1alpha1.ParseHold(liveMeta.GetAnnotations(), now, anyHold)
 	if err != nil {
@@ -258,11 +293,15 @@ func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*he
 	if hold == nil {
 		return nil, nil
 	}
-	if honoured := heldUntilOf(live); honoured == nil || !honoured.Time.Equal(hold.Until) {
-		// The sync writes no heldUntil for a hold it refused, for example
-		// one further ahead than its --max-hold, which this command does
-		// not know: that object is corrected, not held.
-		fmt.Fprintf(stderr, "warning: %s: %s: the sync does not honour this hold: status.heldUntil does not show it "+
+	honoured, ok, err := s.live.honouredHold(syncplan.EntryOf(live))
+	if err != nil {
+		return nil, err
+	}
+	if !ok || !honoured.Until.Time.Equal(hold.Until) {
+		// The sync's plan lists no hold it refused, for example one
+		// further ahead than its --max-hold, which this command does not
+		// know: that object is corrected, not held.
+		fmt.Fprintf(stderr, "warning: %s: %s: the sync does not honour this hold: its ProfileSync's status.holds does not list it "+
 			"(refused, see the HoldRefused event of its ProfileSync, or not judged yet): the sync puts Git's fields back\n", liveFile, live.Ref())
 		return nil, nil
 	}
@@ -280,7 +319,10 @@ func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*he
 	if err != nil {
 		return nil, fmt.Errorf("%s: the patch of its drift: %w", live.Ref(), err)
 	}
-	held := &heldObject{ref: live.Ref(), hold: *hold}
+	held := &heldObject{ref: live.Ref(), hold: *hold, recorded: honoured.DriftedFields}
+	if _, held.caughtUp, err = syncplan.CatchUp(built, liveMeta, honoured.DriftedFields); err != nil {
+		return nil, fmt.Errorf("%s: %w", live.Ref(), err)
+	}
 	if changed {
 		if held.patch, err = overlaypatch.YAML(patch); err != nil {
 			return nil, fmt.Errorf("%s: %w", live.Ref(), err)
@@ -289,13 +331,19 @@ func heldDrift(built, live profile.Object, now time.Time, stderr io.Writer) (*he
 	return held, nil
 }
 
-// heldUntilOf is the live profile's status.heldUntil: the expiry of the
-// hold the sync honours on it, nil for none.
-func heldUntilOf(live profile.Object) *metav1.Time {
-	if live.CloudProfile != nil {
-		return live.CloudProfile.Status.HeldUntil
+// ending says, on one line, what the next sync does with a held object:
+// release it (Git has caught up) or keep holding; empty when the patch says
+// it all.
+func (h heldObject) ending() string {
+	switch {
+	case h.caughtUp && h.patch == nil:
+		return "The overlay already builds what the cluster holds: the hold ends at the next sync."
+	case h.caughtUp:
+		return "The overlay already builds every field the hold waits on: the hold ends at the next sync, which writes the rest of this patch's fields back."
+	case len(h.recorded) == 0:
+		return "Nothing has drifted under this hold yet: it holds any edit until it expires or is removed, whatever the overlay builds."
 	}
-	return live.NamespacedCloudProfile.Status.HeldUntil
+	return ""
 }
 
 // specsOf returns the live object's metadata and both specs, as written: a
@@ -334,21 +382,23 @@ func (s *clusterBase) writeAfterReport(stdout, stderr io.Writer, format diffForm
 			// and the repository: escaped, so none can make markup, HTML or
 			// a mention, or close the YAML block.
 			b.WriteString("\n#### " + markdown.Text(h.ref) + "\n\n" + markdown.Text(holdLine(h)) + "\n\n")
-			if h.patch == nil {
-				b.WriteString("The overlay already builds what the cluster holds: the hold ends at the next sync.\n")
-				continue
+			if ending := h.ending(); ending != "" {
+				b.WriteString(ending + "\n")
 			}
-			b.WriteString(markdown.CodeBlock("yaml", string(h.patch)))
+			if h.patch != nil {
+				b.WriteString(markdown.CodeBlock("yaml", string(h.patch)))
+			}
 		}
 	default:
 		b.WriteString("\n" + intro + "\n\n")
 		for _, h := range s.held {
 			b.WriteString("---\n# " + h.ref + ": " + holdLine(h) + "\n")
-			if h.patch == nil {
-				b.WriteString("# The overlay already builds what the cluster holds: the hold ends at the next sync.\n")
-				continue
+			if ending := h.ending(); ending != "" {
+				b.WriteString("# " + ending + "\n")
 			}
-			b.WriteString(string(h.patch))
+			if h.patch != nil {
+				b.WriteString(string(h.patch))
+			}
 		}
 	}
 	_, err := io.WriteString(stdout, b.String())

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/render/overlay"
@@ -106,11 +108,11 @@ func TestDiffWithTheClusterShowsTheHeldDriftAsAPatchForTheOverlay(t *testing.T) 
 	payments.Annotations = map[string]string{v1alpha1.HoldUntilAnnotation: "2026-11-23T00:00:00Z"}
 	payments.Spec.Kubernetes.Versions[0].Lifecycle[0].StartTime = builders.Date("2026-12-01T00:00:00Z")
 	g.Expect(c.Update(ctx, payments)).To(Succeed())
-	// The sync honours both holds: the status controllers show them.
-	aws.Status.HeldUntil = builders.Date("2026-11-25T00:00:00Z")
-	g.Expect(c.Status().Update(ctx, aws)).To(Succeed())
-	payments.Status.HeldUntil = builders.Date("2026-11-23T00:00:00Z")
-	g.Expect(c.Status().Update(ctx, payments)).To(Succeed())
+	// The sync honours both holds: its plan lists them in the ProfileSync's
+	// status.holds, with the fields each waits on.
+	landscape := honourHolds(t, c,
+		heldOn(v1alpha1.CloudProfileKind, "", "aws", "2026-11-25T00:00:00Z", "spec"),
+		heldOn(v1alpha1.NamespacedCloudProfileKind, "team-payments", "aws-payments", "2026-11-23T00:00:00Z", "spec"))
 
 	head := t.TempDir()
 	copyTree(t, diffFixtureMain, head)
@@ -173,14 +175,86 @@ spec:
 		"annotation profilesync.io/hold-until: 2026-11-23T00:00:00Z is not in the future; remove the hold annotations, or set a later expiry\n" +
 		"note: held in the cluster: CloudProfile/aws; -o table or -o markdown shows the patch that brings the overlay to each\n"))
 
-	// A hold the sync refused (status.heldUntil unset: say, one beyond its
-	// --max-hold) is no hold: diff --cluster says so and shows no patch.
+	// A hold under which nothing has drifted yet (set before the edit) is
+	// not ended by an overlay that builds what the cluster holds: the
+	// sync's plan keeps it until it expires or is removed, and diff
+	// --cluster says what the plan does.
+	landscape.Status.Holds[0].DriftedFields = nil
+	g.Expect(c.Status().Update(ctx, landscape)).To(Succeed())
+	status, stdout, stderr = run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", diffTime)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stdout).To(ContainSubstring("# CloudProfile/aws: held until 2026-11-25T00:00:00Z (INC-7: 1.33.5 and gardenlinux 1877.3.0 are broken)\n" +
+		"# Nothing has drifted under this hold yet: it holds any edit until it expires or is removed, whatever the overlay builds.\n"))
+	g.Expect(stdout).NotTo(ContainSubstring("# CloudProfile/aws: held until 2026-11-25T00:00:00Z (INC-7: 1.33.5 and gardenlinux 1877.3.0 are broken)\n" +
+		"# The overlay already builds what the cluster holds"))
+
+	// A hold the sync refused (status.holds does not list it: say, one
+	// beyond its --max-hold) is no hold: diff --cluster says so and shows
+	// no patch, whatever the profile's own status says.
+	landscape.Status.Holds = landscape.Status.Holds[1:]
+	g.Expect(c.Status().Update(ctx, landscape)).To(Succeed())
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(aws), aws)).To(Succeed())
-	aws.Status.HeldUntil = nil
+	aws.Status.HeldUntil = builders.Date("2026-11-25T00:00:00Z")
 	g.Expect(c.Status().Update(ctx, aws)).To(Succeed())
 	status, stdout, stderr = run(t, "diff", "", "--cluster", "--kubeconfig", kubeconfig, "--head-dir", head, prod, "--at", diffTime)
 	g.Expect(status).To(Equal(exitOK), stderr)
-	g.Expect(stderr).To(ContainSubstring("warning: cluster: CloudProfile/aws: the sync does not honour this hold: status.heldUntil does not show it " +
+	g.Expect(stderr).To(ContainSubstring("warning: cluster: CloudProfile/aws: the sync does not honour this hold: its ProfileSync's status.holds does not list it " +
 		"(refused, see the HoldRefused event of its ProfileSync, or not judged yet): the sync puts Git's fields back\n"))
 	g.Expect(stdout).NotTo(ContainSubstring("# CloudProfile/aws: held until"))
+}
+
+// heldOn is a hold the sync honours on one object, waiting on fields.
+func heldOn(kind, namespace, name, until string, fields ...string) v1alpha1.ObjectHold {
+	return v1alpha1.ObjectHold{
+		InventoryEntry: v1alpha1.InventoryEntry{Kind: kind, Namespace: namespace, Name: name},
+		Until:          *builders.Date(until), DriftedFields: fields,
+	}
+}
+
+// honourHolds makes the landscape's ProfileSync, whose inventory lists the
+// held objects and whose status.holds lists holds: what the sync's plan
+// records when it honours them.
+func honourHolds(t *testing.T, c client.Client, holds ...v1alpha1.ObjectHold) *v1alpha1.ProfileSync {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	g.Expect(client.IgnoreAlreadyExists(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}))).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "landscape"},
+		Spec:       v1alpha1.ProfileSyncSpec{URL: "https://git.example/profiles.git", Interval: metav1.Duration{Duration: time.Hour}, Path: "overlays/prod"},
+	}
+	g.Expect(c.Create(ctx, sync)).To(Succeed())
+	sync.Status.Inventory = &v1alpha1.ProfileSyncInventory{}
+	for _, h := range holds {
+		sync.Status.Inventory.Entries = append(sync.Status.Inventory.Entries, h.InventoryEntry)
+	}
+	sync.Status.Holds = holds
+	g.Expect(c.Status().Update(ctx, sync)).To(Succeed())
+	return sync
+}
+
+// TestDiffWithTheClusterComparesAHeldObjectAsTheSyncDoes: an overlay that
+// leaves a machine image's updateStrategy to the API server's default builds
+// what the cluster holds, as the sync sees it (syncplan.AsStored): diff
+// --cluster shows no patch of that default, and says what the sync's plan
+// does with the hold its ProfileSync's status.holds lists.
+func TestDiffWithTheClusterComparesAHeldObjectAsTheSyncDoes(t *testing.T) {
+	g := NewWithT(t)
+	spec := builders.Profile()
+	spec.MachineImages[0].UpdateStrategy = nil
+	built := profile.Object{File: "overlays/prod", CloudProfile: &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}, Spec: *spec}}
+	live := built.CloudProfile.DeepCopy()
+	live.Spec.MachineImages[0].UpdateStrategy = builders.Strategy(v1alpha1.UpdateStrategyMajor)
+	live.Annotations = map[string]string{v1alpha1.HoldUntilAnnotation: "2026-11-25T00:00:00Z"}
+	hold := heldOn(v1alpha1.CloudProfileKind, "", "aws", "2026-11-25T00:00:00Z", "spec.machineTypes[0] (m5.large).memory")
+	sync := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Namespace: "garden", Name: "landscape"}, Status: v1alpha1.ProfileSyncStatus{Holds: []v1alpha1.ObjectHold{hold}}}
+	base := &clusterBase{live: &liveProfiles{ctx: context.Background(), reader: fake.NewClientBuilder().WithScheme(newScheme()).WithObjects(sync).WithStatusSubresource(sync).Build()}}
+
+	var stderr strings.Builder
+	held, err := base.heldDrift(built, profile.Object{File: liveFile, CloudProfile: live}, builders.Time(diffTime), &stderr)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(stderr.String()).To(BeEmpty())
+	g.Expect(held).NotTo(BeNil())
+	g.Expect(string(held.patch)).To(BeEmpty(), "the server's default is no drift")
+	g.Expect(held.ending()).To(Equal("The overlay already builds what the cluster holds: the hold ends at the next sync."))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/rollout"
 	"github.com/profilesync/profilesync/internal/sandbox"
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
 // diffTree is one side's tree: the directory a build is confined to, and the
@@ -81,6 +82,20 @@ func (s *diffSides) parentLookup() profile.ParentLookup {
 		return nil
 	}
 	return s.cluster.parentLookup()
+}
+
+// comparedHead is the head as it is compared with the base: with
+// --cluster, as the API server stores it (syncplan.AsStored), as the sync
+// compares it with the live objects, which carry the server's defaults.
+func (s *diffSides) comparedHead(head []profile.Object) []profile.Object {
+	if s.cluster == nil {
+		return head
+	}
+	stored := make([]profile.Object, len(head))
+	for i, o := range head {
+		stored[i] = syncplan.AsStored(o)
+	}
+	return stored
 }
 
 // labels name the sides in the report: with --cluster, the head by the
