@@ -30,6 +30,6 @@ func OperatorRolloutDecision(landscapes *gitsource.Landscapes, landscape rollout
 	if err != nil {
 		return "", nil, "", err
 	}
-	target, _ := r.follow(obj, answer.Decision, answer.Candidates, running, branch)
+	target, _ := r.follow(obj, answer, running, branch)
 	return target, obj.Status.Rollout, conditions.GetMessage(obj, v1alpha1.WaitingCondition), nil
 }

@@ -212,7 +212,7 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	if err != nil {
 		return nil, err
 	}
-	target, promoted := r.follow(obj, answer.Decision, answer.Candidates, running, branch)
+	target, promoted := r.follow(obj, answer, running, branch)
 	switch target {
 	case "":
 		return nil, errAwaitingFirstPromotion
@@ -281,7 +281,8 @@ func (r *ProfileSyncReconciler) placeInRollout(obj *v1alpha1.ProfileSync, checko
 // reports the upstream records it left out.
 func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, landscapes *gitsource.Landscapes, landscape *rollout.Landscape,
 	branch, running string) (rollout.Answer, error) {
-	question := rollout.Question{Branch: branch, Running: running, Hotfix: rolloutSpec(obj).Hotfix, Now: r.Clock.Now()}
+	spec := rolloutSpec(obj)
+	question := rollout.Question{Branch: branch, Running: running, Hold: spec.Hold, Hotfix: spec.Hotfix, Now: r.Clock.Now()}
 	if landscape != nil {
 		question.Landscape = *landscape
 	}
@@ -301,17 +302,17 @@ func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, land
 // follow turns a decision into the commit to apply (empty when there is
 // none, not even one running) and why it is new (PromotedReason,
 // HotfixReason, or empty), and reports what waits: status.rollout, the
-// Waiting condition, the hold's event and when to wake.
-func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollout.Decision, candidates []string, running, branch string) (string, string) {
+// Waiting condition, the hold's event and when to wake. A held landscape's
+// decision promotes nothing and waits for the candidate it holds back
+// (rollout.DecideLandscape), as `rollout status` shows it from its records.
+func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, answer rollout.Answer, running, branch string) (string, string) {
 	key := client.ObjectKeyFromObject(obj).String()
 	status := obj.Status.Rollout
-	hold := rolloutSpec(obj).Hold
+	decision, candidates := answer.Decision, answer.Candidates
 	target, promoted, message := decision.Promote, "", ""
 	switch {
 	case decision.Hotfix:
 		promoted = v1alpha1.HotfixReason
-	case hold:
-		target = running
 	case target != "":
 		promoted = v1alpha1.PromotedReason
 		if len(decision.PromotedHolds) == 0 {
@@ -323,22 +324,22 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollo
 	}
 	reason := v1alpha1.WaitingForUpstreamReason
 	switch {
-	case hold && len(candidates) > 0:
+	case answer.Held && !decision.Hotfix && len(candidates) > 0:
 		reason = v1alpha1.RolloutHeldReason
-		status.Waiting = waitingFor(decision)
+		if decision.Waiting != nil {
+			status.Waiting = candidateStatus(decision.Waiting)
+		}
 		message = fmt.Sprintf("spec.rollout.hold keeps %s at %s; %d newer commits of branch %q wait, the newest %s",
 			landscapeName(status), shortCommit(running), len(candidates), branch, shortCommit(candidates[0]))
 		for _, line := range r.reported.fresh(key+"\x00rollout-hold", []string{candidates[0]}) {
 			r.event(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
 				"spec.rollout.hold keeps %s at %s; %s waits", landscapeName(status), shortCommit(running), line)
 		}
-	case !hold && decision.Waiting != nil:
+	case decision.Waiting != nil:
 		status.Waiting = candidateStatus(decision.Waiting)
 		message = describeWaiting(status)
 	}
-	if !hold {
-		r.rolloutWakes.set(key, decision.RequeueAt)
-	}
+	r.rolloutWakes.set(key, decision.RequeueAt)
 	if message == "" {
 		conditions.Delete(obj, v1alpha1.WaitingCondition)
 		status.Message = fmt.Sprintf("runs the newest commit of branch %q it may take", branch)
@@ -393,7 +394,9 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 	// as a hotfix is not recorded again when spec.rollout.hotfix is set or
 	// cleared later, since what the landscape holds has not changed. Only a
 	// revision recorded as refused, and then applied, is recorded anew.
+	// Once it is recorded, so is the hold.
 	if status.RecordedRevision == status.AppliedRevision && status.RecordedKind != string(rollout.RecordRefused) {
+		r.recordHold(ctx, obj, timer)
 		return
 	}
 	kind := rollout.RecordApplied
@@ -423,6 +426,30 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 	r.pushRecord(ctx, obj, rollout.Record{
 		Landscape: status.Landscape, Kind: kind, Revision: status.AppliedRevision,
 		AppliedAt: appliedAt, ReadyAt: readyAt, OperatorVersion: operatorVersion,
+	}, timer)
+}
+
+// recordHold pushes a held record when spec.rollout.hold is set and a
+// released one when it is cleared, each once, so that whoever reads the
+// records (`rollout status`) sees the hold as the operator keeps it. It
+// runs only once the applied revision is recorded, so a held record always
+// follows the applied record of the revision it holds: the hold in force is
+// the newest held or released record newer than the newest applied one
+// (rollout.DecideLandscape). The last record pushed says which was
+// recorded last.
+func (r *ProfileSyncReconciler) recordHold(ctx context.Context, obj *v1alpha1.ProfileSync, timer *syncTimer) {
+	status := obj.Status.Rollout
+	hold := rolloutSpec(obj).Hold
+	if hold == (status.RecordedKind == string(rollout.RecordHeld)) {
+		return
+	}
+	kind := rollout.RecordReleased
+	if hold {
+		kind = rollout.RecordHeld
+	}
+	r.pushRecord(ctx, obj, rollout.Record{
+		Landscape: status.Landscape, Kind: kind, Revision: status.AppliedRevision,
+		AppliedAt: r.Clock.Now(), OperatorVersion: operatorVersion,
 	}, timer)
 }
 
@@ -537,18 +564,6 @@ func (r *ProfileSyncReconciler) reportRecordWarnings(obj *v1alpha1.ProfileSync, 
 		r.event(obj, corev1.EventTypeWarning, v1alpha1.RolloutInvalidReason,
 			"record of landscape %s ignored: %s", upstream, boundedMessage(line))
 	}
-}
-
-// waitingFor is the candidate a held landscape holds back: the one it
-// would take, or else the one it would wait for.
-func waitingFor(decision rollout.Decision) *v1alpha1.RolloutCandidate {
-	if decision.Promote != "" {
-		return candidateStatus(&rollout.Waiting{Candidate: decision.Promote, Holds: decision.PromotedHolds})
-	}
-	if decision.Waiting != nil {
-		return candidateStatus(decision.Waiting)
-	}
-	return nil
 }
 
 func candidateStatus(w *rollout.Waiting) *v1alpha1.RolloutCandidate {

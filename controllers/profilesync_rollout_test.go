@@ -98,6 +98,23 @@ func (l *landscapeRecorder) applied(landscape, revision string, readyAt time.Tim
 	l.push(rollout.Record{Landscape: landscape, Kind: rollout.RecordApplied, Revision: revision, AppliedAt: readyAt, ReadyAt: readyAt, OperatorVersion: "test"})
 }
 
+// decideFromRecords is the decision `rollout status` makes for landscape
+// on the repository's records alone: what the landscape runs and whether it
+// holds, as its records say.
+func (l *landscapeRecorder) decideFromRecords(landscape rollout.Landscape, now time.Time) rollout.Answer {
+	l.t.Helper()
+	landscapes, err := l.fetcher.FetchLandscapes(context.Background(), gitsource.LandscapeRequest{URL: l.url, CacheKey: "records", Branch: "main"})
+	if err != nil {
+		l.t.Fatalf("fetch the records: %v", err)
+	}
+	defer func() { _ = landscapes.Close() }()
+	answer, err := rollout.DecideLandscape(landscapes, rollout.Question{Landscape: landscape, Branch: "main", FromRecords: true, Now: now})
+	if err != nil {
+		l.t.Fatalf("decide for %s from its records: %v", landscape.Name, err)
+	}
+	return answer
+}
+
 func (l *landscapeRecorder) push(record rollout.Record) {
 	l.t.Helper()
 	if _, err := l.fetcher.PushRecord(context.Background(), gitsource.LandscapeRequest{URL: l.url, CacheKey: "records"}, record); err != nil {
@@ -394,9 +411,32 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 			g.Expect(conditions.GetReason(got, v1alpha1.WaitingCondition)).To(Equal(v1alpha1.RolloutHeldReason))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
-		got := getProfileSync(g, prod)
-		g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(hotfix))
-		g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordHotfix)), "clearing the hotfix records the revision it runs no second time")
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, prod)
+			g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(hotfix))
+			g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordHeld)), "the hold is recorded; clearing the hotfix records the revision it runs no second time")
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		prodLandscape := rollout.Landscape{Name: "prod", Path: "prod", After: []string{"dev"}, Soak: rolloutSoak}
+		fromRecords := dev.decideFromRecords(prodLandscape, testClock.Now())
+		g.Expect(fromRecords.Running).To(Equal(hotfix))
+		g.Expect(fromRecords.Held).To(BeTrue(), "whoever reads the records sees the hold")
+		g.Expect(fromRecords.HoldRecord.Revision).To(Equal(hotfix))
+
+		// Released while nothing qualifies, the release is recorded too;
+		// held again, so is the hold.
+		for _, hold := range []bool{false, true} {
+			updateSpec(t, prod, func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = hold })
+			kind := map[bool]rollout.RecordKind{false: rollout.RecordReleased, true: rollout.RecordHeld}[hold]
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, prod)
+				g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+				g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(kind)))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+			fromRecords := dev.decideFromRecords(prodLandscape, testClock.Now())
+			g.Expect(fromRecords.Held).To(Equal(hold), "after the %s record", kind)
+			g.Expect(fromRecords.HoldRecord.Kind).To(Equal(kind))
+			g.Expect(fromRecords.Running).To(Equal(hotfix))
+		}
 		dev.applied("dev", newest, start.Add(-rolloutSoak))
 		requestSync(t, prod, "held")
 		g.Eventually(func(g Gomega) {
@@ -407,12 +447,23 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 			g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Since.Time).To(BeTemporally("==", start.Add(-rolloutSoak)))
 			g.Expect(syncEvents(g, prod, v1alpha1.RolloutHeldReason)).To(ContainElement(ContainSubstring(newest + " waits")))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
-		got = getProfileSync(g, prod)
+		got := getProfileSync(g, prod)
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+hotfix), "held, though dev held the newest for the soak")
 		g.Expect(conditions.IsReady(got)).To(BeTrue())
+		fromRecords = dev.decideFromRecords(prodLandscape, testClock.Now())
+		g.Expect(fromRecords.Promote).To(BeEmpty(), "read from the records, prod takes nothing either")
+		g.Expect(fromRecords.Waiting.Candidate).To(Equal(newest), "and holds back the commit the operator holds back")
 
 		updateSpec(t, prod, func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = false })
 		waitApplied(t, prod, newest)
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, prod)
+			g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(newest))
+			g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordApplied)))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		fromRecords = dev.decideFromRecords(prodLandscape, testClock.Now())
+		g.Expect(fromRecords.Held).To(BeFalse(), "the applied record after the hold ends it")
+		g.Expect(fromRecords.Running).To(Equal(newest))
 		// Events are recorded asynchronously: the status may come first.
 		g.Eventually(func(g Gomega) []string { return syncEvents(g, prod, v1alpha1.PromotedReason) }).
 			WithTimeout(10 * time.Second).Should(ContainElement(ContainSubstring("promoted " + newest)))

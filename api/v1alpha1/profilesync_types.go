@@ -191,7 +191,8 @@ type ProfileSyncRollout struct {
 	// hold keeps this landscape at the revision it runs while upstream
 	// landscapes and the branch move on. The sync goes on at that revision
 	// (drift is corrected, lifecycle stages start on time) and the status
-	// says what waits.
+	// says what waits. With record, the hold and its release are recorded
+	// too (kinds held and released), so whoever reads the records sees it.
 	// +optional
 	Hold bool `json:"hold,omitempty"`
 
@@ -412,7 +413,8 @@ type RolloutStatus struct {
 	// +optional
 	RecordedRevision string `json:"recordedRevision,omitempty"`
 
-	// recordedKind is the kind of that record: applied, hotfix or refused.
+	// recordedKind is the kind of that record: applied, hotfix, refused,
+	// held or released.
 	// +optional
 	RecordedKind string `json:"recordedKind,omitempty"`
 }

@@ -70,11 +70,15 @@ type Question struct {
 	Landscape Landscape
 	// Branch is the branch it follows.
 	Branch string
-	// Running is the commit it runs; empty for none. With
-	// RunningFromRecords, the landscape's newest applied or hotfix record
-	// says it instead (what `rollout status`, without a cluster, knows).
-	Running            string
-	RunningFromRecords bool
+	// Running is the commit it runs; empty for none. Hold is
+	// spec.rollout.hold: the landscape takes nothing new. With
+	// FromRecords, the landscape's own records say both instead (what
+	// `rollout status`, without a cluster, knows): its newest applied or
+	// hotfix record what it runs, and its newest held or released record
+	// newer than that whether it holds.
+	Running     string
+	Hold        bool
+	FromRecords bool
 	// Hotfix is spec.rollout.hotfix: a commit of the branch newer than
 	// Running to take at once; empty for none.
 	Hotfix string
@@ -95,6 +99,16 @@ type Answer struct {
 	// Refused is its own refusal newer than Applied: that revision is not
 	// taken again (Promote is never it). Nil without one.
 	Refused *Record
+	// HoldRecord is its own newest held or released record newer than
+	// Applied: the hold it recorded last. Nil without one.
+	HoldRecord *Record
+	// Held says the landscape holds (Question.Hold, or with FromRecords
+	// a HoldRecord of kind held): Promote is empty, and Waiting is the
+	// candidate held back, the one it would take else (eligible since
+	// EligibleAt), or the one it would wait for; RequeueAt is zero, since
+	// only the release of the hold moves it. A hotfix is taken whatever the
+	// hold (the API server refuses both at once).
+	Held bool
 	// Candidates are the commits of the branch after Running that it does
 	// not contain yet, newest first, at most MaxCandidates.
 	Candidates []string
@@ -185,13 +199,36 @@ func DecideLandscape(repo Repository, q Question) (Answer, error) {
 	if answer.Decision, err = decideOn(repo, q, answer, ancestry); err != nil {
 		return Answer{}, err
 	}
+	answer.Held = q.Hold
+	if q.FromRecords {
+		answer.Held = answer.HoldRecord != nil && answer.HoldRecord.Kind == RecordHeld
+	}
+	if answer.Held && !answer.Hotfix {
+		answer.Decision = heldBack(answer.Decision, q.Landscape.Soak)
+	}
 	return answer, nil
+}
+
+// heldBack is what a held landscape does with decision: it takes nothing,
+// and shows as waiting the candidate it holds back, the one it would take
+// (with the time it became eligible) or else the one it would wait for.
+func heldBack(decision Decision, soak time.Duration) Decision {
+	held := Decision{Waiting: decision.Waiting}
+	if decision.Promote != "" {
+		held.Waiting = &Waiting{Candidate: decision.Promote, Holds: decision.PromotedHolds}
+		for _, hold := range decision.PromotedHolds {
+			if eligible := hold.Since.Add(soak); eligible.After(held.Waiting.EligibleAt) {
+				held.Waiting.EligibleAt = eligible
+			}
+		}
+	}
+	return held
 }
 
 // readOwn reads the landscape's own records for a decision at q.Now into
 // answer: its newest applied or hotfix record at or before Now, its own
-// refusal newer than that, and the records left out. With
-// RunningFromRecords, the revision it runs is that applied record's.
+// refusal and its hold record newer than that, and the records left out.
+// With FromRecords, the revision it runs is that applied record's.
 func readOwn(repo Repository, q Question, answer *Answer) error {
 	var own RecordHistory
 	if q.Landscape.Name != "" { // a hold or hotfix outside every landscape
@@ -205,16 +242,22 @@ func readOwn(repo Repository, q Question, answer *Answer) error {
 		if record.AppliedAt.After(q.Now) {
 			continue
 		}
-		if record.Kind == RecordRefused {
-			if answer.Refused == nil && answer.Applied == nil {
+		switch record.Kind {
+		case RecordRefused:
+			if answer.Refused == nil {
 				answer.Refused = &own.Records[i]
+			}
+			continue
+		case RecordHeld, RecordReleased:
+			if answer.HoldRecord == nil {
+				answer.HoldRecord = &own.Records[i]
 			}
 			continue
 		}
 		answer.Applied = &own.Records[i]
 		break
 	}
-	if q.RunningFromRecords {
+	if q.FromRecords {
 		answer.Running = ""
 		if answer.Applied != nil {
 			answer.Running = answer.Applied.Revision
@@ -234,7 +277,9 @@ func walkAncestry(repo Repository, branch, running string, upstreams []UpstreamR
 	}
 	for _, reading := range upstreams {
 		for _, record := range reading.Records {
-			tips = append(tips, record.Revision)
+			if record.Kind.Runs() {
+				tips = append(tips, record.Revision)
+			}
 		}
 	}
 	if len(candidates) == 0 || len(tips) == 0 {
@@ -320,7 +365,7 @@ func readUpstream(repo Repository, upstream string, q Question) (UpstreamReading
 		}
 		reading.Records = append(reading.Records, record)
 	}
-	reading.NoRecords = !slices.ContainsFunc(reading.Records, func(r Record) bool { return r.Kind != RecordRefused })
+	reading.NoRecords = !slices.ContainsFunc(reading.Records, func(r Record) bool { return r.Kind.Runs() })
 	return reading, nil
 }
 
