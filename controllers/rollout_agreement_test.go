@@ -94,8 +94,10 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		history landscapeHistory
-		// hold is prod's spec.rollout.hold, as its records say it.
-		hold bool
+		// hold is prod's spec.rollout.hold, as its records say it;
+		// hotfix names the commit of its spec.rollout.hotfix.
+		hold   bool
+		hotfix string
 		// takes and waits name the commits expected; eligibleIn is when
 		// the one waited for becomes eligible after agreementNow,
 		// negative when it did before (0: never without a new record).
@@ -183,6 +185,12 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			waits: "c4",
 		},
 		{
+			name: "a hotfix prod refused is not taken again: prod goes on with the rollout in both",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c2", 2*time.Hour)},
+				prod: []agreementRecord{refused("c3", 30*time.Minute), applied("c1", 4*time.Hour)}},
+			hotfix: "c3", takes: "c2", waits: "c4",
+		},
+		{
 			name:    "dev records nothing: prod waits for the tip and both name dev and spec.rollout.record",
 			history: landscapeHistory{commits: linear, prod: []agreementRecord{applied("c1", 4*time.Hour)}},
 			waits:   "c4", note: rollout.NoRecordsNote("dev"),
@@ -240,7 +248,7 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			defer landscapes.Close()
 			prodLandscape := rollout.Landscape{Name: "prod", Path: "prod", After: []string{"dev"}, Soak: time.Hour}
-			target, rolloutStatus, message, err := controllers.OperatorRolloutDecision(landscapes, prodLandscape, "main", running, tc.hold, agreementNow)
+			target, rolloutStatus, message, err := controllers.OperatorRolloutDecision(landscapes, prodLandscape, "main", running, tc.hold, hashes[tc.hotfix], agreementNow)
 			g.Expect(err).NotTo(HaveOccurred())
 			operatorTakes, operatorWaits := "", ""
 			var operatorEligible *time.Time

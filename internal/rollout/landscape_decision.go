@@ -167,7 +167,8 @@ func NoRecordsNote(upstream string) string {
 //     of the history (Repository.Ancestry).
 //
 // and decides with Decide. A hotfix is taken at once while it is a
-// candidate; Waiting and RequeueAt are then those of the commits after it.
+// candidate it has not refused; Waiting and RequeueAt are then those of the
+// commits after it.
 // A hotfix the landscape runs or contains changes nothing; any other
 // commit is ErrHotfixNotOnBranch.
 func DecideLandscape(repo Repository, q Question) (Answer, error) {
@@ -324,7 +325,10 @@ func decideOn(repo Repository, q Question, answer Answer, ancestry Ancestry) (De
 		if err != nil {
 			return Decision{}, err
 		}
-		if pending {
+		// A hotfix the landscape refused is refused like any revision: it
+		// is not taken again, and the landscape goes on with the rollout,
+		// as its records show it to whoever reads them.
+		if pending && (answer.Refused == nil || answer.Refused.Revision != q.Hotfix) {
 			in.Hotfix = q.Hotfix
 		}
 	}

@@ -160,6 +160,12 @@ func TestDecideLandscape(t *testing.T) {
 			waiting: "c5", eligibleAt: decisionTime.Add(50 * time.Minute), candidates: []string{"c5", "c4", "c3"}, held: true,
 		},
 		{
+			name:    "a hotfix prod refused is not taken again: prod goes on with the rollout, as its records show it",
+			records: map[string][]Record{"dev": {applied("c3", 2*time.Hour)}, "prod": {refused("c4", 30*time.Minute), applied("c2", 3*time.Hour)}},
+			q:       Question{Landscape: prod, Branch: "main", Running: "c2", Hotfix: "c4"},
+			promote: "c3", waiting: "c5", candidates: []string{"c5", "c4", "c3"},
+		},
+		{
 			name:    "a hotfix the running revision contains is done",
 			records: map[string][]Record{"dev": {applied("c5", 2*time.Hour)}},
 			q:       Question{Landscape: prod, Branch: "main", Running: "c4", Hotfix: "c2"},
