@@ -27,7 +27,7 @@ import (
 // exactly when the next candidate becomes eligible. spec.rollout.hold keeps
 // the commit it runs, spec.rollout.hotfix takes a named commit at once, and
 // spec.rollout.record pushes a record of each applied and refused revision
-// for the landscapes downstream.
+// for the landscapes downstream (on by default for a landscape of the file).
 
 // recordReadyRecheck is how soon a sync whose revision is applied but not
 // yet Ready looks again, to record it.
@@ -159,6 +159,18 @@ func (r *ProfileSyncReconciler) nextSync(obj *v1alpha1.ProfileSync, now time.Tim
 func followsBranch(obj *v1alpha1.ProfileSync) bool {
 	ref := obj.Spec.Ref
 	return ref == nil || ref.Tag == "" && ref.SemVer == "" && ref.Commit == ""
+}
+
+// recordsRollout says whether obj pushes records of its landscape:
+// spec.rollout.record when set, else whether the rollout file lists its
+// landscape (placeInRollout sets status.rollout.landscape). On by default,
+// because a landscape that records nothing stops every landscape after it:
+// the records are the only channel between them (docs/rollout.md).
+func recordsRollout(obj *v1alpha1.ProfileSync) bool {
+	if record := rolloutSpec(obj).Record; record != nil {
+		return *record
+	}
+	return obj.Status.Rollout != nil && obj.Status.Rollout.Landscape != ""
 }
 
 func rolloutSpec(obj *v1alpha1.ProfileSync) v1alpha1.ProfileSyncRollout {
@@ -381,12 +393,12 @@ func (r *ProfileSyncReconciler) appliedRollout(obj *v1alpha1.ProfileSync, gate *
 // sync.
 func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1.ProfileSync, timer *syncTimer) {
 	status := obj.Status.Rollout
-	if rolloutSpec(obj).Record && status != nil && status.Landscape == "" {
+	if record := rolloutSpec(obj).Record; record != nil && *record && status != nil && status.Landscape == "" {
 		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.RecordFailedReason,
 			"spec.rollout.record is set, but the ProfileSync is in no landscape of %s: there is no landscape to record for", rollout.FileName)
 		return
 	}
-	if !rolloutSpec(obj).Record || status == nil || status.AppliedRevision == "" {
+	if !recordsRollout(obj) || status == nil || status.AppliedRevision == "" {
 		conditions.Delete(obj, v1alpha1.RecordedCondition)
 		return
 	}
@@ -462,7 +474,7 @@ func (r *ProfileSyncReconciler) recordHold(ctx context.Context, obj *v1alpha1.Pr
 func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1.ProfileSync, failed *syncError, timer *syncTimer) {
 	status := obj.Status.Rollout
 	commit := gitsource.CommitOfRevision(obj.Status.LastAttemptedRevision)
-	if !rolloutSpec(obj).Record || status == nil || status.Landscape == "" || commit == "" ||
+	if !recordsRollout(obj) || status == nil || status.Landscape == "" || commit == "" ||
 		!failed.stalled || failed.condition == v1alpha1.FetchFailedCondition || failed.reason == v1alpha1.RolloutInvalidReason {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -171,7 +172,7 @@ func TestRolloutProdTakesWhatDevHeldExactlyWhenTheSoakEnds(t *testing.T) {
 	first, err := server.CreateRepo(repo, rolloutRepo(devProfile, prodProfile, "1.31.0"))
 	g.Expect(err).NotTo(HaveOccurred())
 	prod := createRolloutSync(t, server.RepoURL(repo), "prod", nil, prodProfile)
-	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: true}, devProfile)
+	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, devProfile)
 
 	t.Run("dev applies at once and records the revision once it is Ready", func(t *testing.T) {
 		NewWithT(t).Eventually(func(g Gomega) {
@@ -379,7 +380,7 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	dev := newLandscapeRecorder(t, server.RepoURL(repo))
 	dev.applied("dev", first, start.Add(-2*rolloutSoak))
-	prod := createRolloutSync(t, server.RepoURL(repo), "prod", &v1alpha1.ProfileSyncRollout{Record: true}, prodProfile)
+	prod := createRolloutSync(t, server.RepoURL(repo), "prod", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, prodProfile)
 	waitApplied(t, prod, first)
 	hotfix, err := server.Commit(repo, rolloutRepo(devProfile, prodProfile, "1.31.1"), "1.31.1")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -481,7 +482,7 @@ func TestRolloutFailedRecordPushShowsAndDoesNotBlock(t *testing.T) {
 	devProfile, prodProfile := uniqueName("norecord-dev"), uniqueName("norecord-prod")
 	first, err := server.CreateRepo(repo, rolloutRepo(devProfile, prodProfile, "1.31.0"))
 	g.Expect(err).NotTo(HaveOccurred())
-	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: true}, devProfile)
+	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, devProfile)
 	g.Eventually(func(g Gomega) {
 		got := getProfileSync(g, dev)
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
@@ -507,7 +508,7 @@ func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 	files["other/profiles.yaml"] = singleProfileRepo(profile, "1.31.0")["profiles.yaml"]
 	first, err := server.CreateRepo(repo, files)
 	g.Expect(err).NotTo(HaveOccurred())
-	sync := createRolloutSync(t, server.RepoURL(repo), "other", &v1alpha1.ProfileSyncRollout{Record: true}, profile)
+	sync := createRolloutSync(t, server.RepoURL(repo), "other", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, profile)
 	g.Eventually(func(g Gomega) {
 		got := getProfileSync(g, sync)
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
@@ -517,6 +518,51 @@ func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 		g.Expect(got.Status.Rollout.Message).To(ContainSubstring(`spec.path "other" is in no landscape of profilesync-rollout.yaml`))
 		g.Expect(conditions.GetMessage(got, v1alpha1.RecordedCondition)).To(ContainSubstring("spec.rollout.record is set, but the ProfileSync is in no landscape"))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+// TestRolloutRecordsByDefaultForALandscapeTheFileLists: a ProfileSync of a
+// landscape the rollout file lists records what it applies without
+// spec.rollout.record, so the landscapes after it do not wait for ever;
+// record: false turns it off.
+func TestRolloutRecordsByDefaultForALandscapeTheFileLists(t *testing.T) {
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startRolloutGitServer(t, true)
+	dev := rollout.Landscape{Name: "dev", Path: "dev"}
+	for _, tt := range []struct {
+		name    string
+		spec    *v1alpha1.ProfileSyncRollout
+		records bool
+	}{
+		{name: "unset, it records", spec: nil, records: true},
+		{name: "false, it records nothing", spec: &v1alpha1.ProfileSyncRollout{Record: ptr.To(false)}, records: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			repo := uniqueName("default-record")
+			devProfile := uniqueName("default-record-dev")
+			first, err := server.CreateRepo(repo, rolloutRepo(devProfile, uniqueName("unused"), "1.31.0"))
+			g.Expect(err).NotTo(HaveOccurred())
+			sync := createRolloutSync(t, server.RepoURL(repo), "dev", tt.spec, devProfile)
+			waitApplied(t, sync, first)
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(conditions.IsReady(got)).To(BeTrue())
+				if tt.records {
+					g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(first))
+					g.Expect(conditions.IsTrue(got, v1alpha1.RecordedCondition)).To(BeTrue())
+				} else {
+					g.Expect(got.Status.Rollout.RecordedRevision).To(BeEmpty())
+					g.Expect(conditions.Has(got, v1alpha1.RecordedCondition)).To(BeFalse())
+				}
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+			fromRecords := newLandscapeRecorder(t, server.RepoURL(repo)).decideFromRecords(dev, testClock.Now().Add(time.Hour))
+			if tt.records {
+				g.Expect(fromRecords.Running).To(Equal(first), "the record is on the server")
+			} else {
+				g.Expect(fromRecords.Running).To(BeEmpty(), "no record on the server")
+			}
+		})
+	}
 }
 
 // TestRolloutRefusesWhatItCannotFollow: a landscape the rollout file does
@@ -550,7 +596,7 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 			devProfile := uniqueName("rollout-invalid")
 			first, err := server.CreateRepo(repo, rolloutRepo(devProfile, uniqueName("unused"), "1.31.0"))
 			g.Expect(err).NotTo(HaveOccurred())
-			sync := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: true}, devProfile)
+			sync := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, devProfile)
 			g.Eventually(func(g Gomega) {
 				got := getProfileSync(g, sync)
 				g.Expect(got.Status.Rollout).NotTo(BeNil())

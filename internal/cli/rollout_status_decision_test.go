@@ -46,7 +46,7 @@ func TestRolloutStatusNamesAnUpstreamWithoutRecords(t *testing.T) {
 
 	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json")
 	g.Expect(status).To(Equal(exitOK), stderr)
-	note := "dev has recorded no applied revision under refs/profilesync/landscapes/dev: set spec.rollout.record on the ProfileSync of landscape dev"
+	note := "dev has recorded no applied revision under refs/profilesync/landscapes/dev: the ProfileSync of landscape dev must record it (spec.rollout.record"
 	g.Expect(stderr).To(ContainSubstring("warning: prod: " + note))
 	var report rolloutStatus
 	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())

@@ -145,10 +145,11 @@ var ErrTimeOutOfRange = errors.New("a time out of range")
 var ErrHotfixNotOnBranch = errors.New("not a commit of the branch newer than the revision applied")
 
 // NoRecordsNote says why a landscape waits for an upstream that has
-// recorded no applied revision: most often, the upstream's ProfileSync does
-// not record (spec.rollout.record is off by default) or cannot push.
+// recorded no applied revision: the upstream's ProfileSync does not record
+// (spec.rollout.record set to false), cannot push, or has applied nothing.
 func NoRecordsNote(upstream string) string {
-	return fmt.Sprintf("%s has recorded no applied revision under %s%s: set spec.rollout.record on the ProfileSync of landscape %s, with credentials that may push",
+	return fmt.Sprintf("%s has recorded no applied revision under %s%s: the ProfileSync of landscape %s must record it "+
+		"(spec.rollout.record, on unless set to false) with credentials that may push; its Recorded condition says why a push failed",
 		upstream, LandscapeRefPrefix, upstream, upstream)
 }
 

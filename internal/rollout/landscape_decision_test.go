@@ -238,5 +238,6 @@ func TestDecideLandscapeRefusesAHotfixOffTheBranch(t *testing.T) {
 
 func TestNoRecordsNoteNamesTheUpstreamAndTheField(t *testing.T) {
 	NewWithT(t).Expect(NoRecordsNote("dev")).To(Equal(
-		"dev has recorded no applied revision under refs/profilesync/landscapes/dev: set spec.rollout.record on the ProfileSync of landscape dev, with credentials that may push"))
+		"dev has recorded no applied revision under refs/profilesync/landscapes/dev: the ProfileSync of landscape dev must record it " +
+			"(spec.rollout.record, on unless set to false) with credentials that may push; its Recorded condition says why a push failed"))
 }
