@@ -24,6 +24,8 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT_VERSION ?= v2.15.0
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KO_VERSION ?= v0.19.1
+KO ?= $(LOCALBIN)/ko-$(KO_VERSION)
 
 # The envtest control plane (kube-apiserver and etcd) is built from the module
 # in hack/envtest, whose go.mod pins both versions; the binaries are cached in a
@@ -70,9 +72,22 @@ help: ## Show this help.
 
 ##@ Development
 
+# The Helm chart reads the generated CRDs, the operator's ClusterRole rules,
+# the webhooks, the sample roles for people and the sample alerts from copies in its
+# files/generated/ (Helm reads no file outside the chart); test/deploy's
+# TestChartRendersWhatConfigDefaultBuilds fails when they differ from config/.
+CHART_GENERATED := charts/profilesync/files/generated
+
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC roles and the webhook configuration into config/.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./internal/receiver/...;./webhooks/..." output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
+manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC roles and the webhook configuration into config/ and the Helm chart.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths="./api/...;./controllers/...;./internal/receiver/...;./internal/servingcert/...;./webhooks/..." output:crd:artifacts:config=config/crd/bases output:webhook:artifacts:config=config/webhook
+	rm -rf $(CHART_GENERATED) && mkdir -p $(CHART_GENERATED)/crds
+	cp config/crd/bases/*.yaml $(CHART_GENERATED)/crds/
+	cp config/rbac/role.yaml $(CHART_GENERATED)/role.yaml
+	cp config/webhook/manifests.yaml $(CHART_GENERATED)/webhooks.yaml
+	mkdir -p $(CHART_GENERATED)/user-roles
+	cp config/rbac/role_project_admin.yaml config/rbac/role_landscape_operator.yaml config/rbac/role_on_call.yaml $(CHART_GENERATED)/user-roles/
+	cp config/prometheus/prometheusrule.yaml $(CHART_GENERATED)/prometheusrule.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy methods of the API types.
@@ -137,13 +152,32 @@ docker-build: ## Build the manager's container image $(IMG) (needs a Docker engi
 docker-push: ## Push the manager's container image $(IMG) (needs a Docker engine).
 	docker push $(IMG)
 
+# make ko-build: the same image as docker-build, built by ko (.ko.yaml) without
+# a Docker engine, into a tarball (KO_TARBALL=FILE, for `docker load`,
+# `podman load` or `crane push`) or pushed to a registry
+# (KO_DOCKER_REPO=REGISTRY/NAME, your registry credentials as docker login
+# writes them), tagged KO_TAGS.
+KO_TAGS ?= $(VERSION)
+# One platform for a tarball; several, comma-separated, when pushing
+# (linux/amd64,linux/arm64 makes a multi-platform index).
+KO_PLATFORMS ?= linux/amd64
+
+.PHONY: ko-build
+ko-build: $(KO) ## Build the manager's image without a Docker engine: KO_TARBALL=FILE writes a tarball, KO_DOCKER_REPO=REGISTRY/NAME pushes it.
+	@if [ -z "$(KO_TARBALL)" ] && [ -z "$(KO_DOCKER_REPO)" ]; then \
+		echo "ko-build: name where the image goes: KO_TARBALL=FILE (a tarball) or KO_DOCKER_REPO=REGISTRY/NAME (pushed)"; exit 1; \
+	fi
+	VERSION=$(VERSION) COMMIT=$(COMMIT) KO_DOCKER_REPO=$(or $(KO_DOCKER_REPO),profilesync) \
+		$(KO) build --bare --tags=$(KO_TAGS) --platform=$(KO_PLATFORMS) --image-user=65532:65532 \
+		$(if $(KO_TARBALL),--push=false --tarball=$(KO_TARBALL)) .
+
 ##@ Deployment
 
 # deploy and undeploy render config/default with the image set to $(IMG) by
 # hack/deploy (kustomize's krusty in-process: no kustomize binary, the
 # checkout is not edited) and hand it to the user's kubectl.
 .PHONY: deploy
-deploy: ## Install the CRDs and the operator running image $(IMG) into the cluster of the current kubeconfig (kubectl; cert-manager for the webhook).
+deploy: ## Install the CRDs and the operator running image $(IMG) into the cluster of the current kubeconfig (kubectl; no cert-manager needed: the operator makes the webhook's certificate).
 	go run ./hack/deploy --image $(IMG) | kubectl apply --server-side -f -
 
 .PHONY: undeploy
@@ -168,6 +202,10 @@ $(LOCALBIN):
 $(GOLANGCI_LINT): | $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(LOCALBIN)/golangci-lint $@
+
+$(KO): | $(LOCALBIN)
+	GOBIN=$(LOCALBIN) go install github.com/google/ko@$(KO_VERSION)
+	mv $(LOCALBIN)/ko $@
 
 $(CONTROLLER_GEN): | $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)

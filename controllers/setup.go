@@ -7,13 +7,20 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/controllers/applygate"
+	"github.com/profilesync/profilesync/controllers/metrics"
+	"github.com/profilesync/profilesync/controllers/profilestatus"
+	"github.com/profilesync/profilesync/controllers/profilesync"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/receiver"
 	"github.com/profilesync/profilesync/internal/sandbox"
@@ -53,20 +60,42 @@ type Config struct {
 	// default.
 	Builds sandbox.Options
 	// RefusalRecheck is how long a refusal of a revision that depends on
-	// time or the cluster stands (ProfileSyncReconciler.RefusalRecheck).
+	// time or the cluster stands (profilesync.ProfileSyncReconciler.RefusalRecheck).
 	RefusalRecheck time.Duration
 	// DecodedCacheSize bounds the decoded revisions kept between syncs
-	// (ProfileSyncReconciler.DecodedCacheSize).
+	// (profilesync.ProfileSyncReconciler.DecodedCacheSize).
 	DecodedCacheSize int64
 	// MaxHold is how far ahead a break-glass hold may expire
-	// (ProfileSyncReconciler.MaxHold).
+	// (profilesync.ProfileSyncReconciler.MaxHold).
 	MaxHold time.Duration
 	// MetricsRegistry, when set, is where the controllers' own metrics
-	// (NewMetrics) are registered: controller-runtime's metrics.Registry,
+	// (metrics.New) are registered: controller-runtime's metrics.Registry,
 	// which the manager serves, in the operator; a registry of their own in
 	// tests. Nil records none, as a process running several managers must
 	// (each would register the same names).
 	MetricsRegistry prometheus.Registerer
+}
+
+// Options are the settings shared by every reconciler's controller.
+type Options struct {
+	// MaxConcurrentReconciles bounds the workers of each controller.
+	MaxConcurrentReconciles int
+	// RateLimiter paces retries after errors.
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
+	// StatusRecheck is the longest the profile status controllers wait
+	// before computing a profile's status again while it has a transition
+	// scheduled; zero or less means profilestatus.DefaultStatusRecheck. They wake up at
+	// the transition itself when it comes sooner. The wait runs on the
+	// monotonic clock (controller-runtime's RequeueAfter), which a step of
+	// the wall clock (an NTP correction, a resumed virtual machine) does not
+	// move, so this bounds how late a status notices such a step.
+	StatusRecheck time.Duration
+}
+
+// controllerOptions are the controller-runtime options every reconciler's
+// controller runs with.
+func (o Options) controllerOptions() controller.Options {
+	return controller.Options{MaxConcurrentReconciles: o.MaxConcurrentReconciles, RateLimiter: o.RateLimiter}
 }
 
 // SetupAll registers every reconciler with the manager.
@@ -74,31 +103,31 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	// The events.k8s.io recorder takes different arguments at every call
 	// site; moving to it is its own change.
 	recorder := mgr.GetEventRecorderFor(EventSource) //nolint:staticcheck // SA1019, see above
-	var metrics *Metrics
+	var operatorMetrics *metrics.Metrics
 	if cfg.MetricsRegistry != nil {
-		metrics = NewMetrics(cfg.Clock)
-		if err := cfg.MetricsRegistry.Register(metrics); err != nil {
+		operatorMetrics = metrics.New(cfg.Clock, profilesync.RefusalReasons)
+		if err := cfg.MetricsRegistry.Register(operatorMetrics); err != nil {
 			return fmt.Errorf("register metrics: %w", err)
 		}
 	}
-	// The sync and the status controllers share one gate (ApplyGate).
-	gate := &ApplyGate{}
+	// The sync and the status controllers share one gate (applygate.Gate).
+	gate := &applygate.Gate{}
 	// Both status controllers take the same settings, but each its own
 	// value: a ProfileStatusController keeps the times of its profiles.
-	statusController := func() ProfileStatusController {
-		return ProfileStatusController{
+	statusController := func() profilestatus.ProfileStatusController {
+		return profilestatus.ProfileStatusController{
 			ApplyGate:     gate,
 			Client:        mgr.GetClient(),
 			EventRecorder: recorder,
 			Clock:         cfg.Clock,
-			Metrics:       metrics,
+			Metrics:       operatorMetrics,
 			StatusRecheck: cfg.StatusRecheck,
 		}
 	}
-	if err := (&CloudProfileReconciler{statusController()}).SetupWithManager(mgr, cfg.Options); err != nil {
+	if err := (&profilestatus.CloudProfileReconciler{ProfileStatusController: statusController()}).SetupWithManager(mgr, cfg.controllerOptions()); err != nil {
 		return fmt.Errorf("set up CloudProfile controller: %w", err)
 	}
-	if err := (&NamespacedCloudProfileReconciler{statusController()}).SetupWithManager(ctx, mgr, cfg.Options); err != nil {
+	if err := (&profilestatus.NamespacedCloudProfileReconciler{ProfileStatusController: statusController()}).SetupWithManager(ctx, mgr, cfg.controllerOptions()); err != nil {
 		return fmt.Errorf("set up NamespacedCloudProfile controller: %w", err)
 	}
 	fetcher, err := gitsource.New(cfg.StoragePath, gitsource.FetcherOptions{
@@ -139,7 +168,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("add push receiver: %w", err)
 		}
 	}
-	syncs := &ProfileSyncReconciler{
+	syncs := &profilesync.ProfileSyncReconciler{
 		ApplyGate:                gate,
 		Client:                   mgr.GetClient(),
 		SecretReader:             mgr.GetAPIReader(),
@@ -153,15 +182,15 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		Clock:                    cfg.Clock,
 		ClusterProfilesNamespace: cfg.ClusterProfilesNamespace,
 		DefaultServiceAccount:    cfg.DefaultServiceAccount,
-		ServiceAccounts:          NewServiceAccountClients(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader()),
+		ServiceAccounts:          profilesync.NewServiceAccountClients(mgr.GetConfig(), mgr.GetScheme(), mgr.GetRESTMapper(), mgr.GetAPIReader()),
 		Trigger:                  trigger,
-		Metrics:                  metrics,
+		Metrics:                  operatorMetrics,
 	}
-	if err := syncs.SetupWithManager(ctx, mgr, cfg.Options); err != nil {
+	if err := syncs.SetupWithManager(ctx, mgr, cfg.controllerOptions()); err != nil {
 		return fmt.Errorf("set up ProfileSync controller: %w", err)
 	}
 	if cfg.MetricsRegistry != nil {
-		if err := cfg.MetricsRegistry.Register(syncs.decoded.collector()); err != nil {
+		if err := cfg.MetricsRegistry.Register(syncs.DecodedRevisionsCollector()); err != nil {
 			return fmt.Errorf("register decoded revisions metrics: %w", err)
 		}
 	}

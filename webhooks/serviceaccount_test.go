@@ -16,7 +16,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
 
-// syncFieldManager is controllers.SyncFieldManager, the field manager of the
+// syncFieldManager is profilesync.SyncFieldManager, the field manager of the
 // sync's server-side applies (kept literal so that this package's tests do
 // not build the controllers).
 const syncFieldManager = "profilesync"

@@ -58,11 +58,26 @@ type Options struct {
 }
 
 // SetupWithManager registers both validating webhooks with the manager's
-// webhook server. Reads go to the API server directly (mgr.GetAPIReader), not
-// the cache, so a parent or namespaced profile created a moment ago is seen.
-// The manager reports ready only once the webhook server serves, so a
-// rollout never routes admission requests to a pod that cannot answer them.
+// webhook server (Register) before the manager starts. The manager reports
+// ready only once the webhook server serves, so a rollout never routes
+// admission requests to a pod that cannot answer them.
 func SetupWithManager(mgr ctrl.Manager, opts Options) error {
+	if err := Register(mgr, opts); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("admission-webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return fmt.Errorf("add admission webhook readiness check: %w", err)
+	}
+	return nil
+}
+
+// Register registers both validating webhooks with the manager's webhook
+// server, which starts serving them then (the manager may be running
+// already: the operator registers them once it has provisioned their serving
+// certificate). Reads go to the API server directly (mgr.GetAPIReader), not
+// the cache, so a parent or namespaced profile created a moment ago is seen.
+// The caller sees to the readiness check.
+func Register(mgr ctrl.Manager, opts Options) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &v1alpha1.NamespacedCloudProfile{}).
 		WithValidator(&NamespacedCloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Clock: opts.Clock, MaxHold: opts.MaxHold}).
 		Complete(); err != nil {
@@ -72,9 +87,6 @@ func SetupWithManager(mgr ctrl.Manager, opts Options) error {
 		WithValidator(&CloudProfileValidator{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), Clock: opts.Clock, MaxHold: opts.MaxHold}).
 		Complete(); err != nil {
 		return fmt.Errorf("set up CloudProfile webhook: %w", err)
-	}
-	if err := mgr.AddReadyzCheck("admission-webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return fmt.Errorf("add admission webhook readiness check: %w", err)
 	}
 	return nil
 }

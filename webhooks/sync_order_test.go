@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/controllers/profilesync"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/sandbox"
 	"github.com/profilesync/profilesync/test/gitserver"
@@ -103,7 +103,7 @@ func TestSyncAppliesRevisionsThatOnlyTheWholeSetMakesValid(t *testing.T) {
 	builds, err := sandbox.New(sandbox.Options{})
 	g.Expect(err).NotTo(HaveOccurred())
 	operator := operatorClient(t)
-	reconciler := &controllers.ProfileSyncReconciler{
+	reconciler := &profilesync.ProfileSyncReconciler{
 		Builds:                   builds,
 		Client:                   operator,
 		SecretReader:             operator,

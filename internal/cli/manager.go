@@ -30,10 +30,10 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers"
+	"github.com/profilesync/profilesync/controllers/profilesync"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/memorybudget"
 	"github.com/profilesync/profilesync/internal/sandbox"
-	"github.com/profilesync/profilesync/webhooks"
 )
 
 // defaultMaxCheckoutSize is --max-checkout-size's default: ten times the
@@ -80,6 +80,15 @@ type managerFlags struct {
 	// cgroupRoot is where the container's memory limit is read ("/"; a
 	// test's directory in tests).
 	cgroupRoot string
+
+	// The admission webhook's serving certificate: who provides it
+	// (--webhook-cert-provisioning) and, when the operator does, where it
+	// keeps it and whom it is for.
+	webhookCertProvisioning string
+	webhookCertSecret       string
+	webhookService          string
+	webhookConfiguration    string
+	webhookCertDNSNames     []string
 }
 
 func (f *managerFlags) bind(fs *pflag.FlagSet) {
@@ -118,14 +127,29 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 		"The address (IP or host name, without port) the admission webhook server listens on (with --enable-admission); empty (the default) listens on every interface, "+
 			"as the API server must reach it through its Service. 127.0.0.1 keeps it to the pod's own network, for a proxy in the pod.")
 	fs.StringVar(&f.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs",
-		"The directory holding the admission webhook server's tls.crt and tls.key (with --enable-admission).")
+		"The directory holding the admission webhook server's tls.crt and tls.key (with --enable-admission); with --webhook-cert-provisioning=self the operator writes them there.")
+	f.webhookCertProvisioning = certProvisioningExternal
+	fs.Var(certProvisioning{&f.webhookCertProvisioning}, "webhook-cert-provisioning",
+		"Who provides the admission webhook's serving certificate (with --enable-admission): "+
+			"'self', the operator: it keeps a CA and the certificate in the Secret --webhook-cert-secret of its namespace, renews them before they expire, "+
+			"writes them into --webhook-cert-dir and the CA into the caBundle of --webhook-configuration, and serves admission (and reports ready) only then; "+
+			"'external' (the default), someone else, such as cert-manager, puts it into --webhook-cert-dir (docs/admission.md#deploying).")
+	fs.StringVar(&f.webhookCertSecret, "webhook-cert-secret", "profilesync-webhook-server-cert",
+		"The Secret, in the operator's namespace (RUNTIME_NAMESPACE), that holds the serving certificate and its CA with --webhook-cert-provisioning=self; it must exist (config/default ships it empty).")
+	fs.StringVar(&f.webhookService, "webhook-service", "profilesync-webhook-service",
+		"The Service, in the operator's namespace, through which the API server calls the admission webhook: "+
+			"with --webhook-cert-provisioning=self the certificate is for SERVICE.NAMESPACE.svc and SERVICE.NAMESPACE.svc.cluster.local.")
+	fs.StringVar(&f.webhookConfiguration, "webhook-configuration", "profilesync-validating-webhook-configuration",
+		"The ValidatingWebhookConfiguration whose caBundle gets the CA with --webhook-cert-provisioning=self.")
+	fs.StringSliceVar(&f.webhookCertDNSNames, "webhook-cert-dns-names", nil,
+		"More DNS names the certificate of --webhook-cert-provisioning=self is for, comma-separated: the host of a webhook reached by URL instead of the Service.")
 	f.maxCheckoutSize = defaultMaxCheckoutSize
 	fs.Var(byteSize{&f.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
 		"The largest checkout of a revision, Git objects and work tree together; a fetch stops as soon as it writes more (bytes, or a quantity like 64Mi). "+
 			"It also bounds the rollout's mirror across fetches, and each Git object before it is inflated: "+
 			"a blob to it, a tree to an eighth of it, a commit or a tag to a thirty-second (at least 8Mi and 2Mi).")
 	bindBuildLimits(fs, &f.builds)
-	fs.DurationVar(&f.refusalRecheck, "refusal-recheck-interval", controllers.DefaultRefusalRecheck,
+	fs.DurationVar(&f.refusalRecheck, "refusal-recheck-interval", profilesync.DefaultRefusalRecheck,
 		"How long a refused revision stays refused without a look: a revision that does not build is never built again until it, "+
 			"the ProfileSync's spec or a reconcile request changes; one refused by validation, policy or tenancy, which depend on time "+
 			"and the cluster, is checked again after this long.")
@@ -152,10 +176,7 @@ func (f *managerFlags) bind(fs *pflag.FlagSet) {
 }
 
 func defaultClusterProfilesNamespace() string {
-	if ns := os.Getenv("RUNTIME_NAMESPACE"); ns != "" {
-		return ns
-	}
-	return "profilesync-system"
+	return operatorNamespace()
 }
 
 // serviceAccountName is a flag that takes a ServiceAccount's name (a DNS
@@ -287,6 +308,10 @@ func runManager(flags *managerFlags) error {
 		RenewDeadline:                 &flags.leaderElection.RenewDeadline,
 		RetryPeriod:                   &flags.leaderElection.RetryPeriod,
 		LeaderElectionID:              leaderElectionID,
+		// The Lease is in the operator's namespace (the Deployment's
+		// RUNTIME_NAMESPACE), also out of the cluster; unset, controller-runtime
+		// takes the pod's.
+		LeaderElectionNamespace: os.Getenv("RUNTIME_NAMESPACE"),
 		// Started only when webhooks are registered (--enable-admission).
 		WebhookServer: webhook.NewServer(webhookServerOptions(flags)),
 		Cache:         controllers.CacheOptions(watchSelector),
@@ -314,16 +339,14 @@ func runManager(flags *managerFlags) error {
 	return nil
 }
 
-// setupControllers registers the admission webhooks (they need no CRDs:
-// the API server calls them only for objects of the CRDs) and the CRD gate,
+// setupControllers registers the admission webhooks (setupAdmission; they
+// need no CRDs: the API server calls them only for objects of the CRDs) and the CRD gate,
 // which registers every reconciler once the API server serves the CRDs, so
 // a manager started before its CRDs waits for them, not ready, instead of
 // crash-looping (docs/reliability.md).
 func setupControllers(mgr ctrl.Manager, flags managerFlags) error {
-	if flags.enableAdmission {
-		if err := webhooks.SetupWithManager(mgr, webhooks.Options{Clock: clock.RealClock{}, MaxHold: flags.maxHold}); err != nil {
-			return err
-		}
+	if err := setupAdmission(mgr, flags); err != nil {
+		return err
 	}
 	_, err := controllers.WaitForCRDs(mgr, controllers.DefaultCRDBackoff, func(ctx context.Context) error {
 		return controllers.SetupAll(ctx, mgr, controllers.Config{

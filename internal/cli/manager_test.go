@@ -84,6 +84,7 @@ func TestManagerUsageErrorsExitTwoWithoutStarting(t *testing.T) {
 		{[]string{"--bogus"}, "profilesync: unknown flag: --bogus\nRun 'profilesync --help' for usage.\n"},
 		{[]string{"manager", "--bogus"}, "manager: unknown flag: --bogus\nRun 'profilesync manager --help' for usage.\n"},
 		{[]string{"manager", "--concurrent", "many"}, `manager: invalid argument "many" for "--concurrent" flag: strconv.ParseInt: parsing "many": invalid syntax` + "\nRun 'profilesync manager --help' for usage.\n"},
+		{[]string{"manager", "--webhook-cert-provisioning=cert-manager"}, `manager: invalid argument "cert-manager" for "--webhook-cert-provisioning" flag: "cert-manager" is neither "self" nor "external"` + "\nRun 'profilesync manager --help' for usage.\n"},
 		{[]string{"manager", "extra"}, "manager: unexpected argument \"extra\": the manager takes only flags\nRun 'profilesync manager --help' for usage.\n"},
 	}
 	for _, tt := range tests {

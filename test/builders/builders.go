@@ -204,3 +204,43 @@ func MarkdownYAMLBlocks(markdown string) []string {
 	}
 	return blocks
 }
+
+// RequiredListsYAML is one machine image, one machine type and one region as
+// spec lines: Gardener requires each in every CloudProfile.
+const RequiredListsYAML = "  machineImages:\n  - name: ubuntu\n    versions: [{version: 24.4.0}]\n" +
+	"  machineTypes:\n  - {name: m5.large, cpu: \"2\", gpu: \"0\", memory: 8Gi}\n" +
+	"  regions:\n  - name: eu-1\n"
+
+// WithRequiredLists gives spec one machine image, one machine type and one
+// region where it has none, for the tests that are about something else. The
+// image states the updateStrategy the API server would default, so that the
+// spec is the same as the cluster stores it.
+func WithRequiredLists(spec v1alpha1.CloudProfileSpec) v1alpha1.CloudProfileSpec {
+	if len(spec.MachineImages) == 0 {
+		major := v1alpha1.UpdateStrategyMajor
+		spec.MachineImages = []v1alpha1.MachineImage{{Name: "ubuntu", UpdateStrategy: &major, Versions: []v1alpha1.MachineImageVersion{
+			{ExpirableVersion: v1alpha1.ExpirableVersion{Version: "24.4.0"}},
+		}}}
+	}
+	if len(spec.MachineTypes) == 0 {
+		spec.MachineTypes = []v1alpha1.MachineType{{
+			Name: "m5.large", CPU: resource.MustParse("2"), GPU: resource.MustParse("0"), Memory: resource.MustParse("8Gi"),
+		}}
+	}
+	if len(spec.Regions) == 0 {
+		spec.Regions = []v1alpha1.Region{{Name: "eu-1"}}
+	}
+	return spec
+}
+
+// KubernetesClassifications maps each Kubernetes version of a status to its
+// classification.
+func KubernetesClassifications(st v1alpha1.ProfileVersionsStatus) map[string]v1alpha1.VersionClassification {
+	out := map[string]v1alpha1.VersionClassification{}
+	if st.Kubernetes != nil {
+		for _, v := range st.Kubernetes.Versions {
+			out[v.Version] = v.Classification
+		}
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -34,11 +35,12 @@ const (
 )
 
 // certManagerKinds are the kinds of config/certmanager (the admission
-// webhook's serving certificate). Their CRDs come with cert-manager, which the
-// test API server does not have, so it cannot accept them, not even in a dry
-// run. They are the only objects of the build that are not applied, and
-// TestDefaultIsAcceptedByTheAPIServer checks that the API server really does
-// not know them.
+// webhook's serving certificate from cert-manager), which only
+// config/default-certmanager installs. Their CRDs come with cert-manager,
+// which the test API server does not have, so it cannot accept them, not
+// even in a dry run. TestEveryRenderedObjectIsAcceptedByTheAPIServer checks
+// that config/default has none, and that the API server really does not know
+// them.
 var certManagerKinds = []schema.GroupKind{
 	{Group: "cert-manager.io", Kind: "Certificate"},
 	{Group: "cert-manager.io", Kind: "Issuer"},
@@ -138,10 +140,28 @@ func installPrerequisites(t *testing.T, objects []*unstructured.Unstructured) {
 	}
 }
 
-func TestDefaultIsAcceptedByTheAPIServer(t *testing.T) {
+// TestEveryRenderedObjectIsAcceptedByTheAPIServer: the API server accepts,
+// by server-side apply (a dry run), every object config/default renders, so
+// it installs on a cluster without cert-manager; config/default-certmanager
+// adds only cert-manager's kinds, which a cluster without cert-manager refuses.
+func TestEveryRenderedObjectIsAcceptedByTheAPIServer(t *testing.T) {
+	for _, tt := range []struct {
+		name, dir string
+		// needsCertManager are the kinds the API server cannot know.
+		needsCertManager []schema.GroupKind
+	}{
+		{"config/default needs nothing but Kubernetes", "default", nil},
+		{"config/default-certmanager needs cert-manager for its certificate only", "default-certmanager", certManagerKinds},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			acceptedByTheAPIServer(t, buildConfig(t, tt.dir), tt.needsCertManager)
+		})
+	}
+}
+
+func acceptedByTheAPIServer(t *testing.T, objects []*unstructured.Unstructured, needsCertManager []schema.GroupKind) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	objects := buildDefault(t)
 	installPrerequisites(t, objects)
 	c, warnings := clientWithWarnings(t)
 
@@ -151,7 +171,7 @@ func TestDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	for _, obj := range objects {
 		gk := obj.GroupVersionKind().GroupKind()
 		built[gk] = true
-		if slices.Contains(certManagerKinds, gk) {
+		if slices.Contains(needsCertManager, gk) {
 			err := apply(ctx, c, obj, client.DryRunAll)
 			g.Expect(meta.IsNoMatchError(err)).To(BeTrue(),
 				"%s %s is skipped because the API server has no cert-manager CRDs, but applying it returned %v", gk, obj.GetName(), err)
@@ -166,9 +186,13 @@ func TestDefaultIsAcceptedByTheAPIServer(t *testing.T) {
 	}
 
 	// Every kind of the build was accepted, except exactly the cert-manager kinds.
-	g.Expect(skipped).To(ConsistOf(certManagerKinds))
+	if len(needsCertManager) == 0 {
+		g.Expect(skipped).To(BeEmpty())
+	} else {
+		g.Expect(skipped).To(ConsistOf(needsCertManager))
+	}
 	for gk := range built {
-		if !slices.Contains(certManagerKinds, gk) {
+		if !slices.Contains(needsCertManager, gk) {
 			g.Expect(accepted).To(HaveKey(gk))
 		}
 	}
@@ -322,16 +346,15 @@ func TestMetricsServiceSelectsTheManager(t *testing.T) {
 		HaveField("Name", "metrics"), HaveField("ContainerPort", BeEquivalentTo(8443)))))
 }
 
-// The admission webhook: the manager serves it with the certificate
-// cert-manager issues for the webhook Service, and cert-manager injects that
-// certificate's CA into the ValidatingWebhookConfiguration.
-func TestAdmissionWebhookIsWired(t *testing.T) {
+// webhookWiring checks what both installs share: the manager serves
+// admission on 9443, the webhook Service selects it, and every webhook calls
+// that Service. It returns the manager's container and the Service.
+func webhookWiring(t *testing.T, objects []*unstructured.Unstructured) (corev1.Container, *corev1.Service) {
+	t.Helper()
 	g := NewWithT(t)
-	objects := buildDefault(t)
 	deployment := decode[appsv1.Deployment](t, findObject(t, objects, "Deployment", deploymentName))
 	manager := deployment.Spec.Template.Spec.Containers[0]
 	service := decode[corev1.Service](t, findObject(t, objects, "Service", "profilesync-webhook-service"))
-	certificate := onlyObject(t, objects, "Certificate")
 	webhooks := onlyObject(t, objects, "ValidatingWebhookConfiguration")
 
 	g.Expect(manager.Args).To(ContainElement("--enable-admission"))
@@ -340,10 +363,68 @@ func TestAdmissionWebhookIsWired(t *testing.T) {
 	for k, v := range service.Spec.Selector {
 		g.Expect(deployment.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
 	}
+	hooks, _, _ := unstructured.NestedSlice(webhooks.Object, "webhooks")
+	g.Expect(hooks).NotTo(BeEmpty())
+	for _, hook := range hooks {
+		ref, _, _ := unstructured.NestedStringMap(hook.(map[string]any), "clientConfig", "service")
+		g.Expect(ref).To(HaveKeyWithValue("name", service.Name))
+		g.Expect(ref).To(HaveKeyWithValue("namespace", service.Namespace))
+	}
+	return manager, service
+}
+
+// provisioningFlags are the manager's --webhook-cert-provisioning arguments.
+func provisioningFlags(manager corev1.Container) []string {
+	var flags []string
+	for _, arg := range manager.Args {
+		if strings.HasPrefix(arg, "--webhook-cert-provisioning") {
+			flags = append(flags, arg)
+		}
+	}
+	return flags
+}
+
+// The admission webhook of config/default: the manager makes its own
+// serving certificate, in the shipped empty Secret, and writes it into its
+// certificate directory, which must be writable (the /tmp emptyDir, no
+// Secret volume); no cert-manager annotation. The operator binary's run
+// against these objects is TestTheShippedOperatorServesAdmissionWithItsOwnCertificate.
+func TestAdmissionWebhookIsWired(t *testing.T) {
+	g := NewWithT(t)
+	objects := buildDefault(t)
+	manager, _ := webhookWiring(t, objects)
+	g.Expect(provisioningFlags(manager)).To(ConsistOf("--webhook-cert-provisioning=self"))
+
+	secret := findObject(t, objects, "Secret", webhookCertSecretName)
+	g.Expect(secret.GetNamespace()).To(Equal(operatorNamespace))
+	g.Expect(secret.Object).NotTo(HaveKey("data"), "shipped empty: applying it again keeps the operator's certificate")
+	g.Expect(secret.Object).NotTo(HaveKey("stringData"))
+
+	// The default --webhook-cert-dir is under the /tmp emptyDir, writable.
+	for _, m := range manager.VolumeMounts {
+		g.Expect(m.MountPath).NotTo(HavePrefix("/tmp/k8s-webhook-server"), "nothing is mounted over the certificate directory")
+	}
+	g.Expect(manager.VolumeMounts).To(ContainElement(HaveField("MountPath", "/tmp")))
+	g.Expect(onlyObject(t, objects, "ValidatingWebhookConfiguration").GetAnnotations()).
+		NotTo(HaveKey("cert-manager.io/inject-ca-from"))
+}
+
+// The admission webhook of config/default-certmanager: the manager serves
+// the certificate cert-manager issues for the webhook Service, mounted from
+// its Secret, and cert-manager injects that certificate's CA into the
+// ValidatingWebhookConfiguration.
+func TestCertManagerOverlayIsWired(t *testing.T) {
+	g := NewWithT(t)
+	objects := buildConfig(t, "default-certmanager")
+	manager, service := webhookWiring(t, objects)
+	deployment := decode[appsv1.Deployment](t, findObject(t, objects, "Deployment", deploymentName))
+	certificate := onlyObject(t, objects, "Certificate")
+	webhooks := onlyObject(t, objects, "ValidatingWebhookConfiguration")
+	g.Expect(provisioningFlags(manager)).To(ConsistOf("--webhook-cert-provisioning=external"))
 
 	// The serving certificate is mounted where the webhook server reads it.
 	secretName, _, _ := unstructured.NestedString(certificate.Object, "spec", "secretName")
-	g.Expect(secretName).To(Equal("webhook-server-cert"))
+	g.Expect(secretName).To(Equal(webhookCertSecretName))
 	var certVolume string
 	for _, v := range deployment.Spec.Template.Spec.Volumes {
 		if v.Secret != nil && v.Secret.SecretName == secretName {
@@ -366,14 +447,49 @@ func TestAdmissionWebhookIsWired(t *testing.T) {
 	issuerName, _, _ := unstructured.NestedString(certificate.Object, "spec", "issuerRef", "name")
 	g.Expect(issuerName).To(Equal(issuer.GetName()))
 	g.Expect(issuer.GetNamespace()).To(Equal(certificate.GetNamespace()))
+	g.Expect(certificate.GetNamespace()).To(Equal(operatorNamespace))
+}
 
-	hooks, _, _ := unstructured.NestedSlice(webhooks.Object, "webhooks")
-	g.Expect(hooks).NotTo(BeEmpty())
-	for _, hook := range hooks {
-		ref, _, _ := unstructured.NestedStringMap(hook.(map[string]any), "clientConfig", "service")
-		g.Expect(ref).To(HaveKeyWithValue("name", service.Name))
-		g.Expect(ref).To(HaveKeyWithValue("namespace", service.Namespace))
+// TestCertManagerOverlayDiffersOnlyInTheCertificate: config/default-certmanager
+// is config/default with cert-manager's certificate instead of the
+// operator's: it adds the Issuer and the Certificate, leaves out the Secret
+// cert-manager creates and the Role on it, and changes only the Deployment
+// and the webhook configuration (the annotation) of the rest.
+func TestCertManagerOverlayDiffersOnlyInTheCertificate(t *testing.T) {
+	g := NewWithT(t)
+	id := func(o *unstructured.Unstructured) string {
+		return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
 	}
+	index := func(objects []*unstructured.Unstructured) map[string]*unstructured.Unstructured {
+		byID := map[string]*unstructured.Unstructured{}
+		for _, o := range objects {
+			byID[id(o)] = o
+		}
+		return byID
+	}
+	self, certManager := index(buildDefault(t)), index(buildConfig(t, "default-certmanager"))
+	var added, left, changed []string
+	for key, o := range certManager {
+		if mine, ok := self[key]; !ok {
+			added = append(added, key)
+		} else if !equality(mine, o) {
+			changed = append(changed, key)
+		}
+	}
+	for key := range self {
+		if _, ok := certManager[key]; !ok {
+			left = append(left, key)
+		}
+	}
+	g.Expect(added).To(ConsistOf("Issuer profilesync-system/profilesync-selfsigned-issuer", "Certificate profilesync-system/profilesync-serving-cert"))
+	g.Expect(left).To(ConsistOf("Secret profilesync-system/"+webhookCertSecretName,
+		"Role profilesync-system/profilesync-manager-role", "RoleBinding profilesync-system/profilesync-manager-rolebinding"))
+	g.Expect(changed).To(ConsistOf("Deployment profilesync-system/"+deploymentName,
+		"ValidatingWebhookConfiguration /profilesync-validating-webhook-configuration"))
+}
+
+func equality(a, b *unstructured.Unstructured) bool {
+	return reflect.DeepEqual(a.Object, b.Object)
 }
 
 func TestServiceAccountIsBoundToManagerRole(t *testing.T) {
@@ -442,6 +558,14 @@ func TestServiceAccountHasLeastPrivilege(t *testing.T) {
 		{Group: group, Resource: "cloudprofiles", Verb: "hold"},
 		{Group: group, Resource: "namespacedcloudprofiles", Verb: "hold", Namespace: "project-a"},
 		{Resource: "secrets", Verb: "get", Namespace: operatorNamespace},
+		// The admission webhook's serving certificate (--webhook-cert-provisioning=self):
+		// the rotator's cache lists and watches the Secrets of its own
+		// namespace; it updates the one Secret and the one webhook configuration.
+		{Resource: "secrets", Verb: "list", Namespace: operatorNamespace},
+		{Resource: "secrets", Verb: "watch", Namespace: operatorNamespace},
+		{Resource: "secrets", Verb: "update", Namespace: operatorNamespace, Name: webhookCertSecretName},
+		{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: "watch"},
+		{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: "update", Name: webhookConfigurationName},
 		{Resource: "events", Verb: "create", Namespace: "project-a"},
 		{Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Namespace: operatorNamespace},
 		// The secure metrics endpoint authenticates and authorizes its scrapers.
@@ -454,8 +578,14 @@ func TestServiceAccountHasLeastPrivilege(t *testing.T) {
 	denied := []authorizationv1.ResourceAttributes{
 		{Group: group, Resource: "profilesyncs", Verb: "update", Namespace: operatorNamespace},
 		{Group: group, Resource: "profilesyncs", Verb: "delete", Namespace: operatorNamespace},
-		{Resource: "secrets", Verb: "list", Namespace: operatorNamespace},
+		{Resource: "secrets", Verb: "list", Namespace: "project-a"},
+		{Resource: "secrets", Verb: "update", Namespace: operatorNamespace, Name: "git-credentials"},
+		{Resource: "secrets", Verb: "update", Namespace: "project-a", Name: webhookCertSecretName},
 		{Resource: "secrets", Verb: "create", Namespace: operatorNamespace},
+		{Resource: "secrets", Verb: "delete", Namespace: operatorNamespace, Name: webhookCertSecretName},
+		{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: "update", Name: "another-webhook"},
+		{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: "delete", Name: webhookConfigurationName},
+		{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations", Verb: "update"},
 		{Resource: "configmaps", Verb: "get", Namespace: operatorNamespace},
 		{Group: "coordination.k8s.io", Resource: "leases", Verb: "update", Namespace: "kube-system"},
 		{Group: "apps", Resource: "deployments", Verb: "patch", Namespace: operatorNamespace},
@@ -477,6 +607,9 @@ func describe(a authorizationv1.ResourceAttributes) string {
 	resource := strings.Join(slices.DeleteFunc([]string{a.Resource, a.Subresource}, func(s string) bool { return s == "" }), "/")
 	if a.Group != "" {
 		resource += "." + a.Group
+	}
+	if a.Name != "" {
+		resource += " " + a.Name
 	}
 	if a.Namespace != "" {
 		return a.Verb + " " + resource + " in " + a.Namespace

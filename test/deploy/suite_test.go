@@ -1,7 +1,9 @@
-// Package deploy checks the operator's deployment, config/default, against a
-// real API server: the kustomize build is applied server-side, the pod
-// template holds to the restricted Pod Security Standard, and the
-// ServiceAccount has exactly the permissions the operator needs.
+// Package deploy checks the operator's deployment, config/default (and
+// config/default-certmanager), against a real API server: the kustomize build
+// is applied server-side, the pod template holds to the restricted Pod
+// Security Standard, the ServiceAccount has exactly the permissions the
+// operator needs, and the operator binary, started with the Deployment's
+// arguments, provisions its webhook certificate and serves admission.
 package deploy
 
 import (

@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -564,4 +565,17 @@ func runGit(dir string, extraEnv []string, stdin string, args ...string) (string
 		return "", fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	return strings.TrimSpace(stdout.String()), nil
+}
+
+// StartForTest starts a server under the test's temporary directory and
+// closes it when the test ends; a server that does not start fails the
+// test.
+func StartForTest(tb testing.TB, options Options) *Server {
+	tb.Helper()
+	server, err := New(tb.TempDir(), options)
+	if err != nil {
+		tb.Fatalf("start git server: %v", err)
+	}
+	tb.Cleanup(func() { _ = server.Close() })
+	return server
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -58,4 +59,17 @@ func Occurrences(events []corev1.Event) []string {
 		}
 	}
 	return messages
+}
+
+// DrainEvents takes every event recorder holds now, without waiting.
+func DrainEvents(recorder *record.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-recorder.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
 }

@@ -1,0 +1,15 @@
+package profilesync_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/profilesync/profilesync/controllers/profilesync"
+	"github.com/profilesync/profilesync/test/operatorsuite"
+)
+
+// TestMain runs the package's tests on the operator suite: one control plane
+// and one manager with every controller, as in production.
+func TestMain(m *testing.M) {
+	os.Exit(operatorsuite.Run(m, profilesync.UseSuite))
+}
