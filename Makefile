@@ -88,6 +88,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC roles and the webhook config
 	mkdir -p $(CHART_GENERATED)/user-roles
 	cp config/rbac/role_project_admin.yaml config/rbac/role_landscape_operator.yaml config/rbac/role_on_call.yaml $(CHART_GENERATED)/user-roles/
 	cp config/prometheus/prometheusrule.yaml $(CHART_GENERATED)/prometheusrule.yaml
+	cp config/prometheus/grafana-dashboard.json $(CHART_GENERATED)/grafana-dashboard.json
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy methods of the API types.

@@ -125,3 +125,49 @@ func headingAnchor(heading string) string {
 	}
 	return anchor.String()
 }
+
+// repositoryDocs is where links from outside the repository's own pages
+// (the alerts' runbook_url) reach its files: the repository on GitHub, at
+// main.
+const repositoryDocs = "https://github.com/profilesync/profilesync/blob/main/"
+
+// runbookURL is the runbook_url annotation of an alert, on its own line.
+var runbookURL = regexp.MustCompile(`(?m)^\s*runbook_url:\s*['"]?([^'"\s]+)['"]?\s*$`)
+
+// TestEveryRunbookURLReachesASectionOfTheRunbooks: the runbook_url of every
+// alert the repository ships is a link into its own docs, to a file and a
+// section that exist, so an alert never sends the on-call engineer to a
+// missing page or the top of a long one.
+func TestEveryRunbookURLReachesASectionOfTheRunbooks(t *testing.T) {
+	links := 0
+	walkRepositoryFiles(t, func(path, content string) {
+		if filepath.Ext(path) != ".yaml" {
+			return
+		}
+		for _, m := range runbookURL.FindAllStringSubmatch(content, -1) {
+			url := m[1]
+			if strings.Contains(url, "{{") {
+				// A template (a chart's) is checked where it renders.
+				continue
+			}
+			links++
+			target, found := strings.CutPrefix(url, repositoryDocs)
+			file, section, anchored := strings.Cut(target, "#")
+			if !found || !strings.HasPrefix(file, "docs/") || !anchored || section == "" {
+				t.Errorf("%s: runbook_url %s is not a section of a page under %sdocs/", path, url, repositoryDocs)
+				continue
+			}
+			page, err := os.ReadFile(filepath.FromSlash(file))
+			if err != nil {
+				t.Errorf("%s: runbook_url %s: %s does not exist", path, url, file)
+				continue
+			}
+			if !hasSection(string(page), section) {
+				t.Errorf("%s: runbook_url %s: %s has no section %q", path, url, file, section)
+			}
+		}
+	})
+	if links < 8 {
+		t.Errorf("found %d runbook links; config/prometheus/prometheusrule.yaml alone has 8", links)
+	}
+}

@@ -17,11 +17,18 @@ import (
 )
 
 // readmeCommand is one `$ profilesync ...` line of a console block in
-// README.md and the output the README shows for it.
+// README.md and the output the README shows for it: what the command prints
+// on stdout, or, when the line sends stdout to a file (`> FILE`), what it
+// prints on stderr, as a shell shows it.
 type readmeCommand struct {
 	line   string
 	args   []string
 	output string
+	// stdoutToFile is true for a line that ends in `> FILE`.
+	stdoutToFile bool
+	// changes is how many of the README's ```diff blocks come before the
+	// command: it runs on the example repository changed by them.
+	changes int
 }
 
 // readmeBlocks extracts the commands of the README's ```console blocks and
@@ -38,7 +45,11 @@ func readmeBlocks(readme string) (commands []readmeCommand, patches []string) {
 		case strings.HasPrefix(line, "```"):
 			block = ""
 		case block == "console" && strings.HasPrefix(line, "$ profilesync "):
-			commands = append(commands, readmeCommand{line: line, args: strings.Fields(strings.TrimPrefix(line, "$ profilesync "))})
+			c := readmeCommand{line: line, args: strings.Fields(strings.TrimPrefix(line, "$ profilesync ")), changes: len(patches)}
+			if n := len(c.args); n >= 2 && c.args[n-2] == ">" {
+				c.args, c.stdoutToFile = c.args[:n-2], true
+			}
+			commands = append(commands, c)
 		case block == "console" && len(commands) > 0:
 			commands[len(commands)-1].output += line + "\n"
 		case block == "diff":
@@ -49,7 +60,8 @@ func readmeBlocks(readme string) (commands []readmeCommand, patches []string) {
 }
 
 // TestREADMECommandsPrintWhatTheREADMEShows runs every offline command the
-// README shows, in examples/profiles-repo, and compares what it prints.
+// README shows, in examples/profiles-repo changed as the README's ```diff
+// blocks before the command show, and compares what it prints.
 // `profilesync diff --base BASE --head HEAD` runs in a Git repository whose
 // branch BASE holds the profiles of examples/profiles-repo (base/, overlays/,
 // the versioning policy and the rollout file) and whose branch HEAD holds them changed as the README's
@@ -69,24 +81,26 @@ func TestREADMECommandsPrintWhatTheREADMEShows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pullRequest := ""
-	for _, c := range commands {
-		if c.args[0] == "diff" && pullRequest == "" {
-			pullRequest = readmePullRequest(t, t.TempDir(), examples, flagValue(c.args, "--base"), flagValue(c.args, "--head"), patches, nil)
-		}
-	}
 	for _, c := range commands {
 		t.Run(c.line, func(t *testing.T) {
 			g := NewWithT(t)
-			if c.args[0] == "diff" {
-				t.Chdir(pullRequest)
-			} else {
+			switch {
+			case c.args[0] == "diff":
+				t.Chdir(readmePullRequest(t, t.TempDir(), examples, flagValue(c.args, "--base"), flagValue(c.args, "--head"), patches[:c.changes], nil))
+			case c.changes > 0:
+				t.Chdir(readmeChangedExamples(t, examples, patches[:c.changes]))
+			default:
 				t.Chdir(examples)
 			}
 			var stdout, stderr bytes.Buffer
 			code := cli.Execute(c.args, strings.NewReader(""), &stdout, &stderr)
 			g.Expect(code).To(Equal(0), stderr.String())
-			g.Expect(stdout.String()).To(Equal(c.output))
+			if c.stdoutToFile {
+				g.Expect(stdout.String()).NotTo(BeEmpty())
+				g.Expect(stderr.String()).To(Equal(c.output))
+			} else {
+				g.Expect(stdout.String()).To(Equal(c.output))
+			}
 		})
 	}
 }
@@ -111,6 +125,7 @@ func TestREADMECommandsRefuseAHostilePullRequest(t *testing.T) {
 	for _, c := range commands {
 		if c.args[0] == "diff" {
 			base, head = flagValue(c.args, "--base"), flagValue(c.args, "--head")
+			patches = patches[:c.changes]
 		}
 	}
 	const profiles = "base/cloudprofiles.yaml"
@@ -159,6 +174,20 @@ func TestREADMECommandsRefuseAHostilePullRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readmeChangedExamples copies examples/profiles-repo to a directory of the
+// test, applies patches to it and returns the directory.
+func readmeChangedExamples(t *testing.T, examples string, patches []string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(examples)); err != nil {
+		t.Fatal(err)
+	}
+	for _, patch := range patches {
+		applyPatch(t, dir, patch)
+	}
+	return dir
 }
 
 func flagValue(args []string, flag string) string {

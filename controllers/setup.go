@@ -1,3 +1,7 @@
+// Package controllers is the manager's wiring: SetupAll builds the
+// reconcilers of controllers/profilesync and controllers/profilestatus with
+// what they share, and registers them; the CRD gate (crds.go) starts them
+// once the API server serves their kinds.
 package controllers
 
 import (

@@ -1,3 +1,6 @@
+// Package applygate holds a profile's status write while its ProfileSync
+// applies a revision (Gate), shared by the ProfileSync reconciler and the
+// status reconcilers of one manager.
 package applygate
 
 import (
@@ -42,7 +45,7 @@ type Gate struct {
 	applying map[types.NamespacedName]chan struct{}
 }
 
-// begin marks the ProfileSync's apply as under way; end lets the held status
+// Begin marks the ProfileSync's apply as under way; end lets the held status
 // writes go.
 func (g *Gate) Begin(profileSync types.NamespacedName) (end func()) {
 	if g == nil {
@@ -95,7 +98,7 @@ func (g *Gate) hold(ctx context.Context, profile client.Object) bool {
 	return true
 }
 
-// get reads the profile and, if the apply of its ProfileSync is under way,
+// Get reads the profile and, if the apply of its ProfileSync is under way,
 // waits for it (hold) and reads the profile again.
 func (g *Gate) Get(ctx context.Context, c client.Reader, key client.ObjectKey, profile client.Object) error {
 	if err := c.Get(ctx, key, profile); err != nil {

@@ -1,3 +1,6 @@
+// Package metrics holds the operator's own Prometheus metrics (docs/metrics.md):
+// the ProfileSync reconciler reports its syncs to them, the status
+// reconcilers the status they write.
 package metrics
 
 import (
@@ -86,6 +89,10 @@ type Metrics struct {
 	holdExpiry         *prometheus.Desc
 	syncDrifted        *prometheus.Desc
 	rolloutWaiting     *prometheus.Desc
+	rolloutSoak        *prometheus.Desc
+	rolloutHeld        *prometheus.Desc
+	recordFailures     *prometheus.Desc
+	refusedHolds       *prometheus.Desc
 	profileVersions    *prometheus.Desc
 	profileNext        *prometheus.Desc
 	profileSecondsNext *prometheus.Desc
@@ -112,6 +119,18 @@ type syncState struct {
 	// when none waits.
 	waiting      string
 	waitingSince time.Time
+	// soak is the soak of the landscape when it has upstream landscapes
+	// (and the ProfileSync follows a branch): how long a candidate waits
+	// at the least; nil when nothing gates the ProfileSync.
+	soak *time.Duration
+	// rolloutHeld is spec.rollout.hold: a candidate waits on purpose.
+	rolloutHeld bool
+	// recordFailures counts the pushes of the landscape's record that
+	// failed in a row; 0 once one succeeds.
+	recordFailures int
+	// refusedHolds counts the hold annotations the last sync could not
+	// honour (their objects were synced as if not held).
+	refusedHolds int
 }
 
 type profileKey struct {
@@ -176,6 +195,19 @@ func New(clk clock.PassiveClock, refusalReasons []string) *Metrics {
 		rolloutWaiting: prometheus.NewDesc("profilesync_rollout_candidate_waiting_seconds",
 			"Seconds from when the operator first saw the landscape's rollout candidate (status.rollout.waiting) wait to the scrape, by the operator's clock; absent while none waits.",
 			[]string{labelNamespace, labelName, "candidate"}, nil),
+		rolloutSoak: prometheus.NewDesc("profilesync_rollout_soak_seconds",
+			"The soak of the ProfileSync's landscape (profilesync-rollout.yaml): how long its upstream landscapes must hold a commit before it takes it; "+
+				"present while the landscape has upstream landscapes and the ProfileSync follows a branch.",
+			syncLabels, nil),
+		rolloutHeld: prometheus.NewDesc("profilesync_rollout_held",
+			"1 while spec.rollout.hold keeps the ProfileSync's landscape at the revision it runs, else 0.", syncLabels, nil),
+		recordFailures: prometheus.NewDesc("profilesync_rollout_record_failed_pushes",
+			"Pushes of the landscape's record (spec.rollout.record) that failed in a row; 0 once one succeeds. Landscapes downstream wait while it is not pushed.",
+			syncLabels, nil),
+		refusedHolds: prometheus.NewDesc("profilesync_refused_holds",
+			"Break-glass holds on objects of the ProfileSync that its last sync could not honour (hold-until not RFC 3339, past, beyond --max-hold, "+
+				"or a hold-reason without hold-until): those objects were synced as if not held.",
+			syncLabels, nil),
 		profileVersions: prometheus.NewDesc("profilesync_profile_versions",
 			"Versions of a profile's status per classification; versions is kubernetes or machineImage (all images together).",
 			[]string{labelKind, labelNamespace, labelName, "versions", "classification"}, nil),
@@ -195,7 +227,8 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.refused.Describe(ch)
 	m.promotions.Describe(ch)
 	for _, d := range []*prometheus.Desc{m.syncReady, m.syncSuspended, m.syncRevision, m.syncAppliedAt,
-		m.syncHeld, m.holdExpiry, m.syncDrifted, m.rolloutWaiting, m.profileVersions, m.profileNext, m.profileSecondsNext} {
+		m.syncHeld, m.holdExpiry, m.syncDrifted, m.rolloutWaiting, m.rolloutSoak, m.rolloutHeld, m.recordFailures, m.refusedHolds,
+		m.profileVersions, m.profileNext, m.profileSecondsNext} {
 		ch <- d
 	}
 }
@@ -226,6 +259,12 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		if s.waiting != "" {
 			ch <- prometheus.MustNewConstMetric(m.rolloutWaiting, prometheus.GaugeValue, now.Sub(s.waitingSince).Seconds(), key.Namespace, key.Name, s.waiting)
 		}
+		if s.soak != nil {
+			ch <- prometheus.MustNewConstMetric(m.rolloutSoak, prometheus.GaugeValue, s.soak.Seconds(), key.Namespace, key.Name)
+		}
+		ch <- prometheus.MustNewConstMetric(m.rolloutHeld, prometheus.GaugeValue, boolValue(s.rolloutHeld), key.Namespace, key.Name)
+		ch <- prometheus.MustNewConstMetric(m.recordFailures, prometheus.GaugeValue, float64(s.recordFailures), key.Namespace, key.Name)
+		ch <- prometheus.MustNewConstMetric(m.refusedHolds, prometheus.GaugeValue, float64(s.refusedHolds), key.Namespace, key.Name)
 	}
 	for key, p := range m.profiles {
 		for _, versions := range []string{versionsKubernetes, versionsMachineImage} {
@@ -252,7 +291,7 @@ func unixSeconds(t time.Time) float64 {
 	return float64(t.UnixNano()) / float64(time.Second)
 }
 
-// observeProfile records the status a profile's controller wrote.
+// ObserveProfile records the status a profile's controller wrote.
 func (m *Metrics) ObserveProfile(kind string, obj client.Object, status *v1alpha1.ProfileVersionsStatus) {
 	if m == nil {
 		return
@@ -278,7 +317,7 @@ func (m *Metrics) ObserveProfile(kind string, obj client.Object, status *v1alpha
 	m.profiles[key] = p
 }
 
-// forgetProfile ends the series of a deleted profile.
+// ForgetProfile ends the series of a deleted profile.
 func (m *Metrics) ForgetProfile(kind string, key types.NamespacedName) {
 	if m == nil {
 		return
@@ -288,7 +327,7 @@ func (m *Metrics) ForgetProfile(kind string, key types.NamespacedName) {
 	delete(m.profiles, profileKey{kind: kind, NamespacedName: key})
 }
 
-// forgetSync ends the series of a deleted ProfileSync.
+// ForgetSync ends the series of a deleted ProfileSync.
 func (m *Metrics) ForgetSync(key types.NamespacedName) {
 	if m == nil {
 		return
@@ -302,7 +341,7 @@ func (m *Metrics) ForgetSync(key types.NamespacedName) {
 	m.promotions.DeletePartialMatch(labels)
 }
 
-// promoted counts a commit the rollout took, by reason.
+// Promoted counts a commit the rollout took, by reason.
 func (m *Metrics) Promoted(obj *v1alpha1.ProfileSync, reason string) {
 	if m == nil {
 		return
@@ -310,7 +349,7 @@ func (m *Metrics) Promoted(obj *v1alpha1.ProfileSync, reason string) {
 	m.promotions.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
 }
 
-// observeWaiting records the candidate the landscape waits for; empty when
+// ObserveWaiting records the candidate the landscape waits for; empty when
 // none waits. A candidate keeps the time it was first seen while it waits.
 func (m *Metrics) ObserveWaiting(obj *v1alpha1.ProfileSync, candidate string) {
 	if m == nil {
@@ -325,8 +364,40 @@ func (m *Metrics) ObserveWaiting(obj *v1alpha1.ProfileSync, candidate string) {
 	}
 }
 
-// refusedRevision counts a failure of a sync, by its reason; the caller
-// counts a failure retried with backoff once (reportedFailures).
+// ObserveSoak records the soak of the ProfileSync's landscape (profilesync's upstreamSoak);
+// nil when nothing gates it.
+func (m *Metrics) ObserveSoak(obj *v1alpha1.ProfileSync, soak *time.Duration) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.syncState(obj).soak = soak
+}
+
+// ObserveRecordPush records the outcome of a push of the landscape's
+// record: failuresInARow is 0 after a push that succeeded.
+func (m *Metrics) ObserveRecordPush(obj *v1alpha1.ProfileSync, failuresInARow int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.syncState(obj).recordFailures = failuresInARow
+}
+
+// ObserveRefusedHolds records how many holds a sync could not honour.
+func (m *Metrics) ObserveRefusedHolds(obj *v1alpha1.ProfileSync, refused int) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.syncState(obj).refusedHolds = refused
+}
+
+// RefusedRevision counts a failure of a sync, by its reason; the caller
+// counts a failure retried with backoff once (the ProfileSync reconciler reports it once).
 func (m *Metrics) RefusedRevision(obj *v1alpha1.ProfileSync, reason string) {
 	if m == nil {
 		return
@@ -334,7 +405,7 @@ func (m *Metrics) RefusedRevision(obj *v1alpha1.ProfileSync, reason string) {
 	m.refused.WithLabelValues(obj.Namespace, obj.Name, reason).Inc()
 }
 
-// appliedRevision records a successful sync at the controllers' now.
+// AppliedRevision records a successful sync at the controllers' now.
 func (m *Metrics) AppliedRevision(obj *v1alpha1.ProfileSync) {
 	if m == nil {
 		return
@@ -345,7 +416,7 @@ func (m *Metrics) AppliedRevision(obj *v1alpha1.ProfileSync) {
 	m.syncState(obj).appliedAt = now
 }
 
-// observeDrift records how many objects a sync left drifted.
+// ObserveDrift records how many objects a sync left drifted.
 func (m *Metrics) ObserveDrift(obj *v1alpha1.ProfileSync, drifted int) {
 	if m == nil {
 		return
@@ -383,7 +454,7 @@ type SyncTimer struct {
 	spent map[string]time.Duration
 }
 
-// startSync begins timing a sync of obj.
+// StartSync begins timing a sync of obj.
 func (m *Metrics) StartSync(obj *v1alpha1.ProfileSync) *SyncTimer {
 	if m == nil {
 		return nil
@@ -391,7 +462,7 @@ func (m *Metrics) StartSync(obj *v1alpha1.ProfileSync) *SyncTimer {
 	return &SyncTimer{metrics: m, obj: obj, spent: map[string]time.Duration{}}
 }
 
-// start ends the phase under way, if any, and starts phase.
+// Start ends the phase under way, if any, and starts phase.
 func (t *SyncTimer) Start(phase string) {
 	if t == nil {
 		return
@@ -409,7 +480,7 @@ func (t *SyncTimer) endPhase(now time.Time) {
 	t.phase = ""
 }
 
-// finish ends the sync: it observes each phase's duration and records the
+// Finish ends the sync: it observes each phase's duration and records the
 // ProfileSync's state as its status now says.
 func (t *SyncTimer) Finish() {
 	if t == nil {
@@ -425,6 +496,7 @@ func (t *SyncTimer) Finish() {
 	s := m.syncState(t.obj)
 	s.ready = conditions.IsReady(t.obj)
 	s.suspended = t.obj.Spec.Suspend
+	s.rolloutHeld = t.obj.Spec.Rollout != nil && t.obj.Spec.Rollout.Hold
 	s.revision = t.obj.Status.LastAppliedRevision
 	s.holds = append([]v1alpha1.ObjectHold(nil), t.obj.Status.Holds...)
 }

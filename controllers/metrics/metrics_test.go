@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -41,27 +40,13 @@ func everyMetric(t *testing.T) (*prometheus.Registry, *Metrics) {
 	m.RefusedRevision(sync, v1alpha1.FetchFailedReason)
 	m.Promoted(sync, v1alpha1.PromotedReason)
 	m.ObserveWaiting(sync, "0123456789abcdef0123456789abcdef01234567")
+	soak := time.Hour
+	m.ObserveSoak(sync, &soak)
+	m.ObserveRecordPush(sync, 2)
+	m.ObserveRefusedHolds(sync, 1)
 	m.ObserveProfile(v1alpha1.CloudProfileKind, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: "aws"}},
 		&v1alpha1.ProfileVersionsStatus{NextTransitionTime: builders.Date("2025-03-01T00:00:00Z")})
 	return registry, m
-}
-
-// familyNames are the names of the families registry gathers, and the
-// series names of histograms too (_bucket, _sum, _count).
-func familyNames(t *testing.T, registry prometheus.Gatherer) []string {
-	t.Helper()
-	families, err := registry.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	var names []string
-	for _, f := range families {
-		names = append(names, f.GetName())
-		if f.GetType() == dto.MetricType_HISTOGRAM {
-			names = append(names, f.GetName()+"_bucket", f.GetName()+"_sum", f.GetName()+"_count")
-		}
-	}
-	return names
 }
 
 func TestMetricsAreNamedAndDescribedByTheConventions(t *testing.T) {
@@ -102,6 +87,9 @@ func TestANilMetricsRecordsNothing(t *testing.T) {
 	m.AppliedRevision(sync)
 	m.RefusedRevision(sync, v1alpha1.FetchFailedReason)
 	m.ObserveDrift(sync, 1)
+	m.ObserveSoak(sync, nil)
+	m.ObserveRecordPush(sync, 1)
+	m.ObserveRefusedHolds(sync, 1)
 	m.ObserveProfile(v1alpha1.CloudProfileKind, &v1alpha1.CloudProfile{}, &v1alpha1.ProfileVersionsStatus{})
 	m.ForgetProfile(v1alpha1.CloudProfileKind, types.NamespacedName{})
 	m.ForgetSync(types.NamespacedName{})
@@ -145,10 +133,3 @@ func histogramSum(g Gomega, registry prometheus.Gatherer, phase string) float64 
 	}
 	return -1
 }
-
-// EveryMetric and FamilyNames serve the external tests of the package
-// (alerts_test.go), which read the metrics every controller registers.
-var (
-	EveryMetric = everyMetric
-	FamilyNames = familyNames
-)

@@ -4,26 +4,30 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestReportedFailuresReportsEachDistinctFailureOnce(t *testing.T) {
+func TestAFailureIsReportedOnceUntilItChanges(t *testing.T) {
 	refused := errors.New("connect: connection refused")
 	timeout := errors.New("etcd: request timed out")
-	var f reportedFailures
+	var f syncMemories
+	nsA, nsB := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
 	steps := []struct {
-		key, reason, revision string
-		err                   error
-		forget                bool
-		want                  bool
+		key              types.NamespacedName
+		reason, revision string
+		err              error
+		forget           bool
+		want             bool
 	}{
-		{key: "ns/a", reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/aws: %w", refused), want: true},
-		{key: "ns/a", reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/gcp: %w", refused), want: false},
-		{key: "ns/b", reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/aws: %w", refused), want: true},
-		{key: "ns/a", reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
-		{key: "ns/a", reason: "ApplyFailed", revision: "r2", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
-		{key: "ns/a", reason: "FetchFailed", revision: "r2", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
-		{key: "ns/a", forget: true},
-		{key: "ns/a", reason: "FetchFailed", revision: "r2", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
+		{key: nsA, reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/aws: %w", refused), want: true},
+		{key: nsA, reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/gcp: %w", refused), want: false},
+		{key: nsB, reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/aws: %w", refused), want: true},
+		{key: nsA, reason: "ApplyFailed", revision: "r1", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
+		{key: nsA, reason: "ApplyFailed", revision: "r2", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
+		{key: nsA, reason: "FetchFailed", revision: "r2", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
+		{key: nsA, forget: true},
+		{key: nsA, reason: "FetchFailed", revision: "r2", err: fmt.Errorf("apply CloudProfile/aws: %w", timeout), want: true},
 	}
 	for i, s := range steps {
 		if s.forget {

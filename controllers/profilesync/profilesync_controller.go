@@ -1,3 +1,8 @@
+// Package profilesync holds the ProfileSync reconciler: it fetches a
+// revision, decides whether the landscape may take it (the rollout gate),
+// builds and checks it, honours the holds of break glass, applies it as the
+// ProfileSync's identity, prunes what left Git, and reports. The rules it
+// applies live in the pure packages under internal/.
 package profilesync
 
 import (
@@ -102,11 +107,9 @@ type ProfileSyncReconciler struct {
 	// decoded keeps each ProfileSync's last decoded revision, within
 	// DecodedCacheSize.
 	decoded decodedRevisions
-	// failures keeps each ProfileSync's last failure reported as an event.
-	failures reportedFailures
-	// refusals keeps each ProfileSync's last refused revision, so that it is
-	// not built again (rememberedRefusals).
-	refusals rememberedRefusals
+	// memory is what this process remembers of each ProfileSync between
+	// its syncs (syncMemory), forgotten in one call when it is deleted.
+	memory syncMemories
 	// RefusalRecheck is how long a refusal that depends on time or on the
 	// cluster (validation, policy, tenancy) stands before the kept revision
 	// is checked again; zero means DefaultRefusalRecheck. A refused build is
@@ -116,13 +119,6 @@ type ProfileSyncReconciler struct {
 	// MaxHold is how far ahead a hold may expire (the manager's
 	// --max-hold); zero means v1alpha1.DefaultMaxHold.
 	MaxHold time.Duration
-	// reported keeps the lines last reported as events, per ProfileSync
-	// (refused and ignored holds, drift left in place, ignored records,
-	// failed record pushes).
-	reported reportedLines
-	// rolloutWakes keeps when each ProfileSync's rollout next wants a sync
-	// (profilesync_rollout.go).
-	rolloutWakes rolloutWakes
 
 	// Trigger, when set, queues the ProfileSync of every event sent on it at
 	// once, bypassing the interval: the push receiver sends pushes here.
@@ -309,12 +305,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		if apierrors.IsNotFound(err) {
 			// Deleted: its checkout is no longer needed. The profiles it
 			// applied stay; deleting a ProfileSync never deletes profiles.
-			r.decoded.forget(req.String())
-			r.failures.forget(req.String())
-			r.refusals.forget(req.String())
-			r.reported.forget(req.String())
-			r.rolloutWakes.forget(req.String())
-			r.Metrics.ForgetSync(req.NamespacedName)
+			r.forget(req.NamespacedName)
 			if err := r.Fetcher.Forget(req.String() + promotedCacheSuffix); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -370,8 +361,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			conditions.Delete(obj, t)
 		}
 		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, v1alpha1.SucceededReason, "Applied revision %s", revision)
-		r.failures.forget(req.String())
-		r.refusals.forget(req.String())
+		r.memory.succeeded(req.NamespacedName)
 		r.Metrics.AppliedRevision(obj)
 		r.recordRollout(ctx, obj, timer)
 		return ctrl.Result{RequeueAfter: r.nextSync(obj, r.Clock.Now(), interval)}, nil
@@ -388,13 +378,13 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	conditions.MarkFalse(obj, v1alpha1.ReadyCondition, failed.reason, "%s", message)
 	conditions.Delete(obj, v1alpha1.ReconcilingCondition)
 	// A failure retried with backoff is one event and one count.
-	if r.failures.firstReport(req.String(), failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
+	if r.memory.firstReport(req.NamespacedName, failed.reason, obj.Status.LastAttemptedRevision, failed.err) {
 		r.event(obj, corev1.EventTypeWarning, failed.reason, "%s", message)
 		r.Metrics.RefusedRevision(obj, failed.reason)
 	}
 	r.recordRefusal(ctx, obj, failed, timer)
 	if failed.stalled {
-		r.refusals.remember(req.String(), attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
+		r.memory.rememberRefusal(req.NamespacedName, attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
 		// A refused revision keeps its refusal, not its objects: a recheck
 		// builds it again, once per --refusal-recheck-interval, rather than
 		// every refused revision of every ProfileSync staying in memory.
@@ -406,6 +396,15 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	conditions.Delete(obj, v1alpha1.StalledCondition)
 	return ctrl.Result{}, err
+}
+
+// forget drops everything the process remembers of the deleted
+// ProfileSync key: its memory (syncMemory), its decoded revision and its
+// metrics. Its Git checkouts are the Fetcher's, removed by the caller.
+func (r *ProfileSyncReconciler) forget(key types.NamespacedName) {
+	r.memory.forget(key)
+	r.decoded.forget(key.String())
+	r.Metrics.ForgetSync(key)
 }
 
 // markReconciling sets Reconciling=True, as kustomize-controller does at
@@ -527,7 +526,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if recheck <= 0 {
 		recheck = DefaultRefusalRecheck
 	}
-	if refused, ok := r.refusals.get(client.ObjectKeyFromObject(obj).String(), attemptOf(obj, checkout.Revision), r.Clock.Now(), recheck); ok {
+	if refused, ok := r.memory.refused(client.ObjectKeyFromObject(obj), attemptOf(obj, checkout.Revision), r.Clock.Now(), recheck); ok {
 		return "", refused
 	}
 

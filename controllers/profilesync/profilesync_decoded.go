@@ -23,7 +23,7 @@ import (
 // revisions are dropped, and built again at their ProfileSync's next sync. A
 // revision larger than the whole bound is not kept at all. A refused revision
 // is dropped too (ProfileSyncReconciler.Reconcile): its refusal is
-// remembered (rememberedRefusals), its objects are not.
+// remembered (syncMemory), its objects are not.
 type decodedRevisions struct {
 	mu sync.Mutex
 	// byKey holds the list element of each ProfileSync's entry; recent

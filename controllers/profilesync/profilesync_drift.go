@@ -33,7 +33,7 @@ func (r *ProfileSyncReconciler) reportDrift(obj *v1alpha1.ProfileSync, drifts []
 	for _, d := range drifts {
 		lines = append(lines, d.String())
 	}
-	for _, line := range r.reported.fresh(client.ObjectKeyFromObject(obj).String()+"\x00drift", lines) {
+	for _, line := range r.memory.fresh(client.ObjectKeyFromObject(obj), eventTopic{kind: topicDrift}, lines) {
 		r.event(obj, corev1.EventTypeWarning, v1alpha1.DriftDetectedReason,
 			"%s changed on the cluster; left as it is (driftDetection mode warn)", line)
 	}

@@ -399,7 +399,7 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 		}
 	}
 	plan.hold(j)
-	key := client.ObjectKeyFromObject(obj).String()
+	key := client.ObjectKeyFromObject(obj)
 	// A hold is new when the status does not list it with this expiry, so
 	// a restarted manager reports none again, and when this manager did not
 	// honour it at its last sync either: a sync that follows another at
@@ -410,7 +410,7 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 	for _, h := range j.held {
 		heldLines = append(heldLines, objectRef(h.InventoryEntry)+" until "+h.Until.UTC().Format(time.RFC3339))
 	}
-	fresh := r.reported.fresh(key+"\x00held", heldLines)
+	fresh := r.memory.fresh(key, eventTopic{kind: topicHeld}, heldLines)
 	for i, h := range j.held {
 		before, listed := previous[inventory.Key(h.Kind, h.Namespace, h.Name)]
 		if (!listed || !before.Until.Equal(&h.Until)) && slices.Contains(fresh, heldLines[i]) {
@@ -424,14 +424,15 @@ func (r *ProfileSyncReconciler) holds(ctx context.Context, obj *v1alpha1.Profile
 			r.event(obj, corev1.EventTypeNormal, end.reason, "%s: the hold expired at %s; the object is synced again", end.ref, end.until)
 		}
 	}
-	for _, refused := range r.reported.fresh(key+"\x00refused", j.refused) {
+	for _, refused := range r.memory.fresh(key, eventTopic{kind: topicHoldRefused}, j.refused) {
 		r.event(obj, corev1.EventTypeWarning, v1alpha1.HoldRefusedReason, "%s; the object is synced as if not held", refused)
 	}
-	for _, ignored := range r.reported.fresh(key+"\x00ignored", j.ignored) {
+	for _, ignored := range r.memory.fresh(key, eventTopic{kind: topicHoldIgnored}, j.ignored) {
 		r.event(obj, corev1.EventTypeWarning, v1alpha1.HoldIgnoredReason,
 			"%s: annotation %s ignored: the object is not in this ProfileSync's inventory, so its hold is not this ProfileSync's to honour", ignored, v1alpha1.HoldUntilAnnotation)
 	}
 	obj.Status.Holds = j.held
+	r.Metrics.ObserveRefusedHolds(obj, len(j.refused))
 	markHeld(obj, j)
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 	"github.com/profilesync/profilesync/test/builders"
+	"github.com/profilesync/profilesync/test/metricstest"
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
@@ -447,6 +448,8 @@ func TestHoldRefusedOrIgnored(t *testing.T) {
 				g.Expect(got.Status.Holds).To(BeEmpty())
 				g.Expect(testenv.GetCloudProfile(g, k8sClient, l.profile).Spec.MachineTypes[0].Memory.String()).To(Equal("8Gi"), "synced as if not held")
 				g.Expect(syncEvents(g, l.sync, v1alpha1.HoldRefusedReason)).To(ConsistOf(ContainSubstring(tt.want)))
+				g.Expect(metricstest.Value(g, testMetrics, "profilesync_refused_holds", map[string]string{"namespace": l.sync.Namespace, "name": l.sync.Name})).
+					To(Equal(1.0), "the alert ProfileHoldRefused reads it")
 			}).WithTimeout(15 * time.Second).Should(Succeed())
 			for k, v := range tt.annotations {
 				g.Expect(testenv.GetCloudProfile(g, k8sClient, l.profile).Annotations).To(HaveKeyWithValue(k, v), "a refused hold is not the sync's to remove")
@@ -473,6 +476,8 @@ func TestHoldRefusedOrIgnored(t *testing.T) {
 		waitApplied(t, sync, commit)
 		g.Expect(versionsOf(testenv.GetCloudProfile(g, k8sClient, name))).To(ContainElement("1.31.0"), "the hold is ignored")
 		g.Expect(conditions.Has(getProfileSync(g, sync), v1alpha1.HeldCondition)).To(BeFalse())
+		g.Expect(metricstest.Value(g, testMetrics, "profilesync_refused_holds", map[string]string{"namespace": sync.Namespace, "name": sync.Name})).
+			To(Equal(0.0), "ignored, not refused")
 		g.Eventually(func(g Gomega) {
 			g.Expect(syncEvents(g, sync, v1alpha1.HoldIgnoredReason)).To(ConsistOf(ContainSubstring("CloudProfile/" + name + ": annotation profilesync.io/hold-until ignored")))
 		}).WithTimeout(10 * time.Second).Should(Succeed())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"sync"
 	"time"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -28,7 +27,7 @@ func attemptOf(obj *v1alpha1.ProfileSync, revision string) refusalAttempt {
 	return refusalAttempt{revision: revision, generation: obj.Generation, requested: obj.Status.LastHandledReconcileAt}
 }
 
-// rememberedRefusals keeps, per ProfileSync, the last revision refused for
+// refusalMemory keeps a ProfileSync's last revision refused for
 // what it is (a stalled failure after the fetch: it does not build, or
 // breaks a rule, a policy or the tenancy), so that the same attempt is
 // refused again without being built again. A commit can make a build cost
@@ -43,9 +42,8 @@ func attemptOf(obj *v1alpha1.ProfileSync, revision string) refusalAttempt {
 // the recheck interval, by a sync that builds the revision again: a refused
 // revision keeps its refusal, never its decoded objects (decodedRevisions),
 // so what the refusals hold between syncs is a message per ProfileSync.
-type rememberedRefusals struct {
-	mu      sync.Mutex
-	entries map[string]rememberedRefusal
+type refusalMemory struct {
+	last *rememberedRefusal
 }
 
 type rememberedRefusal struct {
@@ -60,8 +58,8 @@ type rememberedRefusal struct {
 
 // keptError is a refusal's error as the refusals keep it between syncs: the
 // message its condition and event show (boundedMessage, at most 8 KiB), and
-// a digest of its cause, by which reportedFailures knows it for the failure
-// it reported already. A revision with thousands of problems then costs the
+// a digest of its cause, by which reportedFailure knows it for the failure
+// it reported already (reportedFailure). A revision with thousands of problems then costs the
 // manager a few KiB per ProfileSync, not the whole list.
 type keptError struct {
 	message string
@@ -80,11 +78,9 @@ func keptRefusal(err *syncError) *syncError {
 // get returns the refusal remembered for the attempt, unless it is one of
 // the checks that depend on time or the cluster and recheck has passed
 // since it was made.
-func (m *rememberedRefusals) get(key string, attempt refusalAttempt, now time.Time, recheck time.Duration) (*syncError, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	entry, ok := m.entries[key]
-	if !ok || entry.attempt != attempt {
+func (m *refusalMemory) get(attempt refusalAttempt, now time.Time, recheck time.Duration) (*syncError, bool) {
+	entry := m.last
+	if entry == nil || entry.attempt != attempt {
 		return nil, false
 	}
 	if entry.recheck && !now.Before(entry.at.Add(recheck)) {
@@ -97,19 +93,14 @@ func (m *rememberedRefusals) get(key string, attempt refusalAttempt, now time.Ti
 // revision itself: a stalled failure of any phase after the fetch. What
 // may pass (a transient apply failure) and what precedes the revision (a
 // fetch) are not remembered.
-func (m *rememberedRefusals) remember(key string, attempt refusalAttempt, err *syncError, now time.Time) {
+func (m *refusalMemory) remember(attempt refusalAttempt, err *syncError, now time.Time) {
 	if !err.stalled || err.condition == v1alpha1.FetchFailedCondition {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if entry, ok := m.entries[key]; ok && entry.attempt == attempt && entry.err == err {
+	if entry := m.last; entry != nil && entry.attempt == attempt && entry.err == err {
 		return // refused again from memory: the recheck still counts from the check
 	}
-	if m.entries == nil {
-		m.entries = map[string]rememberedRefusal{}
-	}
-	m.entries[key] = rememberedRefusal{attempt: attempt, err: keptRefusal(err), at: now, recheck: dependsOnTime(err)}
+	m.last = &rememberedRefusal{attempt: attempt, err: keptRefusal(err), at: now, recheck: dependsOnTime(err)}
 }
 
 // dependsOnTime tells a refusal that another look may undo: every check
@@ -117,10 +108,4 @@ func (m *rememberedRefusals) remember(key string, attempt refusalAttempt, err *s
 // (it may finish on a machine less busy).
 func dependsOnTime(err *syncError) bool {
 	return !err.timeless || errors.Is(err, context.DeadlineExceeded)
-}
-
-func (m *rememberedRefusals) forget(key string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.entries, key)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/builders"
@@ -45,11 +46,11 @@ func TestARefusalIsRememberedForItsAttempt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			var refusals rememberedRefusals
+			var refusals syncMemories
 			var remembered *syncError
 			g.Expect(errors.As(tt.remembered, &remembered)).To(BeTrue())
-			refusals.remember("ns/sync", attempt, remembered, start)
-			got, ok := refusals.get("ns/sync", tt.asked, start.Add(tt.after), recheck)
+			refusals.rememberRefusal(syncKey, attempt, remembered, start)
+			got, ok := refusals.refused(syncKey, tt.asked, start.Add(tt.after), recheck)
 			g.Expect(ok).To(Equal(tt.want))
 			if tt.want {
 				g.Expect(got.Error()).To(Equal(remembered.Error()))
@@ -57,31 +58,31 @@ func TestARefusalIsRememberedForItsAttempt(t *testing.T) {
 				g.Expect(got.condition).To(Equal(remembered.condition))
 				g.Expect(got.stalled).To(Equal(remembered.stalled))
 			}
-			_, other := refusals.get("ns/other", tt.asked, start.Add(tt.after), recheck)
+			_, other := refusals.refused(otherKey, tt.asked, start.Add(tt.after), recheck)
 			g.Expect(other).To(BeFalse(), "another ProfileSync's refusal is its own")
 		})
 	}
 
 	t.Run("a refusal repeated from memory keeps its first time", func(t *testing.T) {
 		g := NewWithT(t)
-		var refusals rememberedRefusals
+		var refusals syncMemories
 		var remembered *syncError
 		g.Expect(errors.As(invalid, &remembered)).To(BeTrue())
-		refusals.remember("ns/sync", attempt, remembered, start)
-		again, ok := refusals.get("ns/sync", attempt, start.Add(recheck/2), recheck)
+		refusals.rememberRefusal(syncKey, attempt, remembered, start)
+		again, ok := refusals.refused(syncKey, attempt, start.Add(recheck/2), recheck)
 		g.Expect(ok).To(BeTrue())
-		refusals.remember("ns/sync", attempt, again, start.Add(recheck/2))
-		_, ok = refusals.get("ns/sync", attempt, start.Add(recheck), recheck)
+		refusals.rememberRefusal(syncKey, attempt, again, start.Add(recheck/2))
+		_, ok = refusals.refused(syncKey, attempt, start.Add(recheck), recheck)
 		g.Expect(ok).To(BeFalse(), "checked again a recheck after the check, not after the last repeat")
 	})
 	t.Run("forget drops it", func(t *testing.T) {
 		g := NewWithT(t)
-		var refusals rememberedRefusals
+		var refusals syncMemories
 		var remembered *syncError
 		g.Expect(errors.As(build, &remembered)).To(BeTrue())
-		refusals.remember("ns/sync", attempt, remembered, start)
-		refusals.forget("ns/sync")
-		_, ok := refusals.get("ns/sync", attempt, start, recheck)
+		refusals.rememberRefusal(syncKey, attempt, remembered, start)
+		refusals.forget(syncKey)
+		_, ok := refusals.refused(syncKey, attempt, start, recheck)
 		g.Expect(ok).To(BeFalse())
 	})
 	g := NewWithT(t)
@@ -105,16 +106,22 @@ func TestARefusalIsKeptAsItsMessageNotItsProblems(t *testing.T) {
 
 	start := builders.Time("2026-01-01T00:00:00Z")
 	attempt := refusalAttempt{revision: "main@sha1:1", generation: 1}
-	var failures reportedFailures
-	g.Expect(failures.firstReport("ns/sync", refused.reason, attempt.revision, refused)).To(BeTrue())
-	var refusals rememberedRefusals
-	refusals.remember("ns/sync", attempt, refused, start)
+	var failures syncMemories
+	g.Expect(failures.firstReport(syncKey, refused.reason, attempt.revision, refused)).To(BeTrue())
+	var refusals syncMemories
+	refusals.rememberRefusal(syncKey, attempt, refused, start)
 
-	kept, ok := refusals.get("ns/sync", attempt, start.Add(time.Hour), 10*time.Minute)
+	kept, ok := refusals.refused(syncKey, attempt, start.Add(time.Hour), 10*time.Minute)
 	g.Expect(ok).To(BeTrue(), "a content refusal stands without a recheck")
 	g.Expect(len(kept.Error())).To(BeNumerically("<=", maxMessageLength+128), "the refusal keeps what its condition shows")
 	g.Expect(conditionMessage(kept)).To(Equal(conditionMessage(refused)), "the condition reads the same from memory")
 	g.Expect(conditionMessage(kept)).To(MatchRegexp(`\.\.\. and 9\d\d\d more lines: run .profilesync build. on the revision to see them all$`))
-	g.Expect(failures.firstReport("ns/sync", kept.reason, attempt.revision, kept)).To(BeFalse(), "the same failure: no second event")
+	g.Expect(failures.firstReport(syncKey, kept.reason, attempt.revision, kept)).To(BeFalse(), "the same failure: no second event")
 	g.Expect(dependsOnTime(kept)).To(BeFalse())
 }
+
+// syncKey and otherKey are two ProfileSyncs whose memories are their own.
+var (
+	syncKey  = types.NamespacedName{Namespace: "ns", Name: "sync"}
+	otherKey = types.NamespacedName{Namespace: "ns", Name: "other"}
+)

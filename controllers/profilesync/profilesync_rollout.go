@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -76,76 +75,11 @@ type rolloutGate struct {
 	promoted string
 }
 
-// rolloutWakes keeps, per ProfileSync, when its rollout next wants a sync:
-// a candidate's soak ends, a record waits for Ready or for a retry.
-type rolloutWakes struct {
-	mu sync.Mutex
-	// at is the next wake per key; retries counts the failed pushes in a
-	// row per key, for the backoff.
-	at      map[string]time.Time
-	retries map[string]int
-}
-
-func (w *rolloutWakes) set(key string, at time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.at == nil {
-		w.at = map[string]time.Time{}
-	}
-	if at.IsZero() {
-		delete(w.at, key)
-		return
-	}
-	w.at[key] = at
-}
-
-// wakeEarlier sets the wake of key to at when that is sooner than the one set.
-func (w *rolloutWakes) wakeEarlier(key string, at time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.at == nil {
-		w.at = map[string]time.Time{}
-	}
-	if current, ok := w.at[key]; !ok || at.Before(current) {
-		w.at[key] = at
-	}
-}
-
-func (w *rolloutWakes) get(key string) time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.at[key]
-}
-
-// failedPush counts a failed push of key and returns how many failed in a row.
-func (w *rolloutWakes) failedPush(key string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.retries == nil {
-		w.retries = map[string]int{}
-	}
-	w.retries[key]++
-	return w.retries[key]
-}
-
-func (w *rolloutWakes) pushed(key string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.retries, key)
-}
-
-func (w *rolloutWakes) forget(key string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.at, key)
-	delete(w.retries, key)
-}
-
 // nextSync is when the sync of obj runs again after a success: the
 // interval, or sooner for a hold's expiry, a candidate's soak or a record.
 func (r *ProfileSyncReconciler) nextSync(obj *v1alpha1.ProfileSync, now time.Time, interval time.Duration) time.Duration {
 	next := syncRequeue(obj, now, interval)
-	if wake := r.rolloutWakes.get(client.ObjectKeyFromObject(obj).String()); !wake.IsZero() {
+	if wake := r.memory.wake(client.ObjectKeyFromObject(obj)); !wake.IsZero() {
 		// A wake that has passed still waits a moment, never zero: zero
 		// would mean no requeue at all.
 		if until := max(wake.Sub(now), time.Millisecond); until < next {
@@ -198,11 +132,12 @@ func (r *ProfileSyncReconciler) gateRollout(ctx context.Context, obj *v1alpha1.P
 	return gate, err
 }
 
-// decideRollout is gateRollout without the metric.
+// decideRollout is gateRollout without the waiting metric.
 func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (*rolloutGate, error) {
 	key := client.ObjectKeyFromObject(obj).String()
-	r.rolloutWakes.set(key, time.Time{})
+	r.memory.setWake(client.ObjectKeyFromObject(obj), time.Time{})
 	landscape, gates, err := r.placeInRollout(obj, checkout)
+	r.Metrics.ObserveSoak(obj, upstreamSoak(obj, landscape))
 	if err != nil || !gates {
 		return &rolloutGate{checkout: checkout}, err
 	}
@@ -244,6 +179,18 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 		return nil, fetchFailed(err)
 	}
 	return &rolloutGate{checkout: targetCheckout, promoted: promoted}, nil
+}
+
+// upstreamSoak is the least a candidate of obj's landscape waits: the
+// landscape's soak, when it has upstream landscapes and obj follows a
+// branch; nil when nothing gates it. The stuck rollout alert compares the
+// wait with it.
+func upstreamSoak(obj *v1alpha1.ProfileSync, landscape *rollout.Landscape) *time.Duration {
+	if landscape == nil || len(landscape.After) == 0 || !followsBranch(obj) {
+		return nil
+	}
+	soak := landscape.Soak
+	return &soak
 }
 
 // placeInRollout reads the checkout's rollout file, finds obj's landscape
@@ -319,7 +266,7 @@ func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, land
 // decision promotes nothing and waits for the candidate it holds back
 // (rollout.DecideLandscape), as `rollout status` shows it from its records.
 func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, answer rollout.Answer, running, branch string) (string, string) {
-	key := client.ObjectKeyFromObject(obj).String()
+	key := client.ObjectKeyFromObject(obj)
 	status := obj.Status.Rollout
 	decision, candidates := answer.Decision, answer.Candidates
 	target, promoted, message := decision.Promote, "", ""
@@ -344,7 +291,7 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, answer rollout
 		}
 		message = fmt.Sprintf("spec.rollout.hold keeps %s at %s; %d newer commits of branch %q wait, the newest %s",
 			landscapeName(status), shortCommit(running), len(candidates), branch, shortCommit(candidates[0]))
-		for _, line := range r.reported.fresh(key+"\x00rollout-hold", []string{candidates[0]}) {
+		for _, line := range r.memory.fresh(key, eventTopic{kind: topicRolloutHold}, []string{candidates[0]}) {
 			r.event(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
 				"spec.rollout.hold keeps %s at %s; %s waits", landscapeName(status), shortCommit(running), line)
 		}
@@ -352,7 +299,7 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, answer rollout
 		status.Waiting = candidateStatus(decision.Waiting)
 		message = describeWaiting(status)
 	}
-	r.rolloutWakes.set(key, decision.RequeueAt)
+	r.memory.setWake(key, decision.RequeueAt)
 	if message == "" {
 		conditions.Delete(obj, v1alpha1.WaitingCondition)
 		status.Message = fmt.Sprintf("runs the newest commit of branch %q it may take", branch)
@@ -416,7 +363,6 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 	if rolloutSpec(obj).Hotfix == status.AppliedRevision {
 		kind = rollout.RecordHotfix
 	}
-	key := client.ObjectKeyFromObject(obj).String()
 	now := r.Clock.Now()
 	notReady, err := r.notReady(ctx, obj)
 	if err != nil || notReady != "" {
@@ -425,7 +371,7 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 		}
 		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.AwaitingReadyReason,
 			"%s is not recorded yet: %s", shortCommit(status.AppliedRevision), notReady)
-		r.rolloutWakes.wakeEarlier(key, now.Add(recordReadyRecheck))
+		r.memory.wakeEarlier(client.ObjectKeyFromObject(obj), now.Add(recordReadyRecheck))
 		return
 	}
 	readyAt := now
@@ -504,15 +450,17 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 	if err != nil {
 		message := boundedMessage(fmt.Sprintf("the %s record of %s for landscape %s was not pushed: %v", record.Kind, record.Revision, record.Landscape, err))
 		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.RecordFailedReason, "%s", message)
-		for range r.reported.fresh(key+"\x00record", []string{message}) {
+		for range r.memory.fresh(client.ObjectKeyFromObject(obj), eventTopic{kind: topicRecordPush}, []string{message}) {
 			r.event(obj, corev1.EventTypeWarning, v1alpha1.RecordFailedReason, "%s", message)
 		}
-		attempts := r.rolloutWakes.failedPush(key)
-		r.rolloutWakes.wakeEarlier(key, r.Clock.Now().Add(recordRetryAfter(attempts, gitsource.IsTransient(err), obj.Spec.Interval.Duration)))
+		attempts := r.memory.failedPush(client.ObjectKeyFromObject(obj))
+		r.Metrics.ObserveRecordPush(obj, attempts)
+		r.memory.wakeEarlier(client.ObjectKeyFromObject(obj), r.Clock.Now().Add(recordRetryAfter(attempts, gitsource.IsTransient(err), obj.Spec.Interval.Duration)))
 		return
 	}
-	r.rolloutWakes.pushed(key)
-	r.reported.fresh(key+"\x00record", nil)
+	r.memory.pushed(client.ObjectKeyFromObject(obj))
+	r.Metrics.ObserveRecordPush(obj, 0)
+	r.memory.fresh(client.ObjectKeyFromObject(obj), eventTopic{kind: topicRecordPush}, nil)
 	status.RecordedRevision, status.RecordedKind = record.Revision, string(record.Kind)
 	conditions.MarkTrue(obj, v1alpha1.RecordedCondition, v1alpha1.RecordedReason,
 		"recorded %s %s under %s%s", record.Kind, record.Revision, rollout.LandscapeRefPrefix, record.Landscape)
@@ -572,8 +520,7 @@ func (r *ProfileSyncReconciler) reportRecordWarnings(obj *v1alpha1.ProfileSync, 
 	for i, w := range warnings {
 		lines[i] = w.Error()
 	}
-	key := client.ObjectKeyFromObject(obj).String() + "\x00records\x00" + upstream
-	for _, line := range r.reported.fresh(key, lines) {
+	for _, line := range r.memory.fresh(client.ObjectKeyFromObject(obj), eventTopic{kind: topicIgnoredRecords, upstream: upstream}, lines) {
 		r.event(obj, corev1.EventTypeWarning, v1alpha1.RolloutInvalidReason,
 			"record of landscape %s ignored: %s", upstream, boundedMessage(line))
 	}

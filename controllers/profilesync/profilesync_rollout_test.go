@@ -129,23 +129,28 @@ func (l *landscapeRecorder) push(record rollout.Record) {
 // rolloutWaitingSeconds is the profilesync_rollout_candidate_waiting_seconds
 // of sync that metrics report now.
 func rolloutWaitingSeconds(g Gomega, m *metrics.Metrics, sync *v1alpha1.ProfileSync) float64 {
+	return syncGauge(g, m, "profilesync_rollout_candidate_waiting_seconds", sync)
+}
+
+// syncGauge is the gauge name of sync that m reports now.
+func syncGauge(g Gomega, m *metrics.Metrics, name string, sync *v1alpha1.ProfileSync) float64 {
 	registry := prometheus.NewRegistry()
 	g.Expect(registry.Register(m)).To(Succeed())
 	families, err := registry.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, f := range families {
-		if f.GetName() != "profilesync_rollout_candidate_waiting_seconds" {
+		if f.GetName() != name {
 			continue
 		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
+		for _, series := range f.GetMetric() {
+			for _, l := range series.GetLabel() {
 				if l.GetName() == "name" && l.GetValue() == sync.Name {
-					return m.GetGauge().GetValue()
+					return series.GetGauge().GetValue()
 				}
 			}
 		}
 	}
-	g.Expect(false).To(BeTrue(), "no waiting series of %s", sync.Name)
+	g.Expect(false).To(BeTrue(), "no series %s of %s", name, sync.Name)
 	return 0
 }
 
@@ -188,8 +193,12 @@ func TestRolloutProdTakesWhatDevHeldExactlyWhenTheSoakEnds(t *testing.T) {
 			g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordApplied)))
 			g.Expect(conditions.IsTrue(got, v1alpha1.RecordedCondition)).To(BeTrue())
 			// The push of the record is a phase of its own, not prune's.
-			g.Expect(metricstest.Value(g, testMetrics, "profilesync_sync_duration_seconds", map[string]string{"namespace": dev.Namespace, "name": dev.Name, "phase": metrics.PhaseRecord})).
+			devLabels := map[string]string{"namespace": dev.Namespace, "name": dev.Name}
+			g.Expect(metricstest.Value(g, testMetrics, "profilesync_sync_duration_seconds", metricstest.WithLabels(devLabels, "phase", metrics.PhaseRecord))).
 				To(BeNumerically(">=", 1))
+			g.Expect(metricstest.Value(g, testMetrics, "profilesync_rollout_record_failed_pushes", devLabels)).To(Equal(0.0), "the push succeeded")
+			g.Expect(metricstest.Series(g, testMetrics, "profilesync_rollout_soak_seconds", devLabels)).To(BeEmpty(), "dev waits for no upstream landscape")
+			g.Expect(metricstest.Value(g, testMetrics, "profilesync_rollout_held", devLabels)).To(Equal(0.0))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
@@ -218,6 +227,7 @@ func TestRolloutProdTakesWhatDevHeldExactlyWhenTheSoakEnds(t *testing.T) {
 		g.Expect(result.RequeueAfter).To(Equal(time.Second))
 		g.Expect(getProfileSync(g, prod).Status.LastAppliedRevision).To(BeEmpty())
 		g.Expect(rolloutWaitingSeconds(g, r.Metrics, prod)).To(Equal((rolloutSoak - time.Second).Seconds()))
+		g.Expect(syncGauge(g, r.Metrics, "profilesync_rollout_soak_seconds", prod)).To(Equal(rolloutSoak.Seconds()), "the soak the wait is held against")
 	})
 
 	t.Run("prod applies the commit when the soak ends", func(t *testing.T) {
@@ -418,6 +428,10 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 			g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
 			g.Expect(conditions.GetReason(got, v1alpha1.WaitingCondition)).To(Equal(v1alpha1.RolloutHeldReason))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
+		prodLabels := map[string]string{"namespace": prod.Namespace, "name": prod.Name}
+		g.Eventually(func(g Gomega) {
+			g.Expect(metricstest.Value(g, testMetrics, "profilesync_rollout_held", prodLabels)).To(Equal(1.0))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
 		g.Eventually(func(g Gomega) {
 			got := getProfileSync(g, prod)
 			g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(hotfix))
@@ -464,6 +478,7 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 		testenv.UpdateSpec(t, k8sClient, prod, func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = false })
 		waitApplied(t, prod, newest)
 		g.Eventually(func(g Gomega) {
+			g.Expect(metricstest.Value(g, testMetrics, "profilesync_rollout_held", prodLabels)).To(Equal(0.0))
 			got := getProfileSync(g, prod)
 			g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(newest))
 			g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordApplied)))
@@ -498,6 +513,8 @@ func TestRolloutFailedRecordPushShowsAndDoesNotBlock(t *testing.T) {
 		g.Expect(conditions.GetMessage(got, v1alpha1.RecordedCondition)).To(ContainSubstring("the applied record of " + first + " for landscape dev was not pushed"))
 		g.Expect(got.Status.Rollout.RecordedRevision).To(BeEmpty())
 		g.Expect(syncEvents(g, dev, v1alpha1.RecordFailedReason)).To(HaveLen(1))
+		g.Expect(metricstest.Value(g, testMetrics, "profilesync_rollout_record_failed_pushes", map[string]string{"namespace": dev.Namespace, "name": dev.Name})).
+			To(BeNumerically(">=", 1), "the alert ProfileSyncRecordNotPushed reads it")
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 	g.Expect(testenv.GetCloudProfile(g, k8sClient, devProfile).Spec.Kubernetes.Versions).To(HaveLen(1))
 }
@@ -747,7 +764,7 @@ func TestNextSyncWakesForTheRolloutWithinTheInterval(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &ProfileSyncReconciler{}
-			r.rolloutWakes.set(client.ObjectKeyFromObject(obj).String(), tt.wake)
+			r.memory.setWake(client.ObjectKeyFromObject(obj), tt.wake)
 			NewWithT(t).Expect(r.nextSync(obj, now, time.Hour)).To(Equal(tt.want))
 		})
 	}

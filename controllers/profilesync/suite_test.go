@@ -27,6 +27,9 @@ var (
 	managerClient client.Client
 	// receiverURL is the base URL of the suite manager's push receiver.
 	receiverURL string
+	// suiteRegistered are the collectors SetupAll registered in testMetrics
+	// (observability_test.go).
+	suiteRegistered *testenv.RecordingRegisterer
 )
 
 // clusterProfilesNamespace is where the tests' landscape ProfileSyncs live.
@@ -37,4 +40,5 @@ const clusterProfilesNamespace = testenv.OperatorNamespace
 func UseSuite(op *testenv.Operator) {
 	restConfig, k8sClient, testScheme = op.Config, op.Client, op.Scheme
 	testClock, testMetrics, managerClient, receiverURL = op.Clock, op.Metrics, op.ManagerClient, op.ReceiverURL
+	suiteRegistered = op.Registered
 }

@@ -22,17 +22,21 @@ type diffOptions struct {
 	base, head       string
 	repo             string
 	baseDir, headDir string
-	cluster          bool
-	kubeconfig       string
-	kubeContext      string
-	at               timeFlag
-	horizon          time.Duration
-	policyHorizon    time.Duration
-	output           diffFormat
-	rollout          []string
-	maxCheckoutSize  int64
-	build            sandbox.Options
-	maxBuilds        int
+	// baseLabel and headLabel name the trees of --base-dir and --head-dir
+	// in the report when set (propose's copy of the checkout before its
+	// edits has no name a reader knows); the directories otherwise.
+	baseLabel, headLabel string
+	cluster              bool
+	kubeconfig           string
+	kubeContext          string
+	at                   timeFlag
+	horizon              time.Duration
+	policyHorizon        time.Duration
+	output               diffFormat
+	rollout              []string
+	maxCheckoutSize      int64
+	build                sandbox.Options
+	maxBuilds            int
 }
 
 func newDiffCommand() *cobra.Command {

@@ -227,6 +227,12 @@ func newDirSides(opts *diffOptions) (*diffSides, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.baseLabel != "" {
+		base.label = opts.baseLabel
+	}
+	if opts.headLabel != "" {
+		head.label = opts.headLabel
+	}
 	return &diffSides{head: head, base: base, display: opts.headDir}, nil
 }
 

@@ -474,3 +474,26 @@ func TestDiffDoesNotListOverlaysThroughALinkOutOfTheTree(t *testing.T) {
 	g.Expect(stderr).To(ContainSubstring("overlays: a symbolic link that leads outside the repository root: refused"))
 	g.Expect(stderr).NotTo(ContainSubstring("CANARY"))
 }
+
+// TestDiffNamesThePatchThatSetAnInvalidValue: a head whose dev overlay
+// makes the highest Kubernetes version expire, through a patch file, is
+// refused, and the problem names the patch file and its entry, and the base
+// file as the object's origin, as build names it.
+func TestDiffNamesThePatchThatSetAnInvalidValue(t *testing.T) {
+	g := NewWithT(t)
+	head := t.TempDir()
+	copyTree(t, diffFixturePR, head)
+	overlay := filepath.Join(head, "overlays", "dev", "kustomization.yaml")
+	content, err := os.ReadFile(overlay)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(overlay, []byte(strings.Replace(string(content), "patches:\n", "patches:\n- path: expire.yaml\n", 1)), 0o644)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(head, "overlays", "dev", "expire.yaml"), []byte("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\n"+
+		"spec:\n  kubernetes:\n    versions:\n    - version: 1.34.2\n      expirationDate: \"2027-06-01T00:00:00Z\"\n"), 0o644)).To(Succeed())
+
+	status, stdout, stderr := run(t, "diff", "", "--base-dir", diffFixtureMain, "--head-dir", head, "--at", diffTime)
+	g.Expect(status).To(Equal(exitInvalidInput), stderr)
+	g.Expect(stdout).To(BeEmpty())
+	g.Expect(stderr).To(ContainSubstring("overlays/dev/expire.yaml: CloudProfile/aws: spec.kubernetes.versions[4] (1.34.2).expirationDate: Forbidden: " +
+		"1.34.2 is the highest Kubernetes version and may not expire: clusters must always have a version to move to " +
+		"(set by the patch's entry spec.kubernetes.versions (1.34.2), on the object of base/cloudprofiles.yaml)"))
+}

@@ -92,11 +92,7 @@ func (p *Policy) Check(head, base []profile.Object, now, commit time.Time) Findi
 			if slices.ContainsFunc(parentFindings, f.same) {
 				continue
 			}
-			out.add(f.severity, profile.Problem{
-				File: o.File, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name(),
-				Field:   prefix + "." + f.field.String(),
-				Message: "policy " + f.rule + ": " + f.message,
-			})
+			out.add(f.severity, o.ProblemAt(prefix+"."+f.field.String(), "policy "+f.rule+": "+f.message))
 		}
 	}
 	return out

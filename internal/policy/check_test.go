@@ -89,3 +89,16 @@ func TestTimelineListsWhenTheProfilesStopSatisfyingThePolicy(t *testing.T) {
 
 	g.Expect(p.Timeline(head, at(now), at("2027-01-30T00:00:00Z"))).To(HaveLen(2), "--until bounds the instants")
 }
+
+func TestAFindingOfAFieldAPatchSetNamesThePatch(t *testing.T) {
+	g := NewWithT(t)
+	p := &Policy{Rules: Rules{Supported: &SupportedRule{Severity: SeverityError, Minors: 2}}}
+	broken := kubernetes(supportedUntil("1.32.4", "", ""), supportedUntil("1.33.1", "", ""), supportedUntil("1.33.2", "", ""))
+	patched := cloudProfile("aws", broken)
+	patched.SetBy = []profile.FieldSource{{Field: "spec.kubernetes.versions[1]", File: "overlays/dev/kustomization.yaml", Patch: "patches[0], entry spec.kubernetes.versions (1.33.1)"}}
+	findings := p.Check([]profile.Object{patched}, nil, at("2026-12-15T00:00:00Z"), at("2026-12-15T00:00:00Z"))
+	g.Expect(findings.Errors.Lines()).To(Equal([]string{
+		"overlays/dev/kustomization.yaml: CloudProfile/aws: spec.kubernetes.versions[1]: policy supported: 1.33.1 is supported as well as 1.33.2; minor 1.33 needs exactly one supported patch " +
+			"(set by patches[0], entry spec.kubernetes.versions (1.33.1), on the object of base/cloudprofiles.yaml)",
+	}))
+}

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/profilesync/profilesync/internal/render/overlay"
 	"github.com/profilesync/profilesync/internal/render/profile"
@@ -33,6 +34,10 @@ type childRequest struct {
 	// Memory bounds the child's heap in bytes; CPUSeconds its CPU time.
 	Memory     int64
 	CPUSeconds uint64
+	// ChecksUntil is when the checks after the build must stop, so that
+	// the child answers before its parent kills it (extrasDeadline); zero
+	// for no bound.
+	ChecksUntil time.Time `json:",omitzero"`
 }
 
 // childReply is the child's answer: the build's documents and warnings, or
@@ -73,6 +78,10 @@ const maxProblems = 200
 // `profilesync build` to list, not for a condition.
 const maxErrorMessage = 16 << 10
 
+// errChecksOutOfTime stops the checks after a build (warnings, which patch
+// set which field) before the parent's deadline.
+var errChecksOutOfTime = errors.New("the build's time was nearly up")
+
 // maxRequest bounds a request: two paths and a few numbers.
 const maxRequest = 64 << 10
 
@@ -89,9 +98,16 @@ func serveChild(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "build sandbox: %v\n", err)
 		return 2
 	}
-	// The parent kills this process at the build's deadline; it needs no
-	// context of its own.
-	docs, warnings, err := overlay.BuildWithWarnings(context.Background(), request.Root, request.Path, request.Limits)
+	// The parent kills this process at the build's deadline, so the build
+	// needs no context of its own; the checks after it stop in time for
+	// the answer to reach the parent.
+	checks := context.Background()
+	if !request.ChecksUntil.IsZero() {
+		var cancel context.CancelFunc
+		checks, cancel = context.WithDeadlineCause(checks, request.ChecksUntil, errChecksOutOfTime)
+		defer cancel()
+	}
+	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), checks, request.Root, request.Path, request.Limits)
 	reply := childReply{Documents: docs, Warnings: warnings}
 	if err != nil {
 		reply = childReply{Error: newChildError(err)}

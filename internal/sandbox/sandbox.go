@@ -132,8 +132,9 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 	}
 
 	cpuTime := r.cpuTime(ctx)
+	deadline, _ := ctx.Deadline()
 	request, err := json.Marshal(childRequest{Root: root, Path: path, Limits: r.options.Limits,
-		Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second)})
+		Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second), ChecksUntil: checksDeadline(deadline)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
 	}
@@ -176,6 +177,15 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 		return reply.Documents, reply.Warnings, usage, nil
 	}
 	return nil, nil, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
+}
+
+// checksDeadline is when the checks after a build that must end by
+// deadline stop: the last tenth of the time left is kept for the child to
+// encode its answer and the parent to read it, so that a build that
+// finished is never lost to the checks that follow it.
+func checksDeadline(deadline time.Time) time.Time {
+	// Wall-clock time for a process deadline, not a time a rule reads.
+	return deadline.Add(-time.Until(deadline) / 10)
 }
 
 // cpuTime is the CPU time limit of a build that must end by ctx's

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/gomega"
+	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -76,6 +77,11 @@ func renderChartValues(set ...string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the chart: %w", err)
 	}
+	return renderLoadedChart(chart, set...)
+}
+
+// renderLoadedChart renders a chart already loaded, perhaps changed in memory.
+func renderLoadedChart(chart *helmchart.Chart, set ...string) ([]*unstructured.Unstructured, error) {
 	values := map[string]any{}
 	for _, s := range set {
 		if err := strvals.ParseInto(s, values); err != nil {
@@ -229,11 +235,20 @@ func TestChartRendersWhatConfigDefaultBuilds(t *testing.T) {
 	t.Run("namespace.create renders config/manager's Namespace", func(t *testing.T) {
 		compareObjects(t, renderChart(t, "namespace.create=true"), config, "config/default")
 	})
+	t.Run("webhook.certProvisioning=cert-manager renders config/default-certmanager", func(t *testing.T) {
+		certManager := buildConfig(t, "default-certmanager")
+		NewWithT(t).Expect(hasKind(certManager, "Certificate")).To(BeTrue(), "config/default-certmanager has cert-manager's Certificate")
+		compareObjects(t, renderChart(t, "webhook.certProvisioning=cert-manager"), withoutKinds(certManager, "Namespace"), "config/default-certmanager")
+	})
 }
 
 // TestChartGrantsTheSameRBACAsConfigDefault: whatever the values for the
 // image, the limits, tenancy, sharding, admission and monitoring, the chart's
-// ServiceAccount, roles and bindings are config/default's.
+// ServiceAccount, roles and bindings are those of the config/ of its
+// admission mode: config/default's where the operator provisions the
+// webhook's certificate (the Role on its Secret included), and
+// config/default-certmanager's, without that Role, where it does not
+// (cert-manager, a certificate of one's own, or no webhooks).
 func TestChartGrantsTheSameRBACAsConfigDefault(t *testing.T) {
 	rbacKinds := []string{"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 	onlyRBAC := func(objects []*unstructured.Unstructured) []*unstructured.Unstructured {
@@ -241,34 +256,47 @@ func TestChartGrantsTheSameRBACAsConfigDefault(t *testing.T) {
 			return !slices.Contains(rbacKinds, obj.GetKind())
 		})
 	}
-	config := onlyRBAC(buildDefault(t))
+	selfProvisioned := onlyRBAC(buildDefault(t))
 	for _, kind := range rbacKinds {
-		NewWithT(t).Expect(hasKind(config, kind)).To(BeTrue(), "config/default has a %s", kind)
+		NewWithT(t).Expect(hasKind(selfProvisioned, kind)).To(BeTrue(), "config/default has a %s", kind)
 	}
-	for _, set := range [][]string{
-		nil,
-		{"webhook.enabled=false"},
-		{"webhook.certManager.enabled=false", "webhook.caBundle=Q0E="},
-		{"metrics.serviceMonitor.enabled=true", "tenancy.defaultServiceAccount=", "sharding.watchLabelSelector=shard=a"},
-		{"crds.install=false", "limits.maxObjects=5000", "image.tag=v1"},
+	certManager := onlyRBAC(buildConfig(t, "default-certmanager"))
+	// The modes' RBAC differs, so comparing with the wrong one fails.
+	NewWithT(t).Expect(len(certManager)).To(BeNumerically("<", len(selfProvisioned)),
+		"config/default-certmanager leaves out config/default's Role on the certificate's Secret")
+	for _, tc := range []struct {
+		set        []string
+		configName string
+		config     []*unstructured.Unstructured
+	}{
+		{nil, "config/default", selfProvisioned},
+		{[]string{"webhook.certProvisioning=self", "webhook.certSecretName=profilesync-webhook-server-cert"}, "config/default", selfProvisioned},
+		{[]string{"webhook.certProvisioning=cert-manager"}, "config/default-certmanager", certManager},
+		{[]string{"webhook.certProvisioning=external", "webhook.caBundle=Q0E="}, "config/default-certmanager", certManager},
+		{[]string{"webhook.enabled=false"}, "config/default-certmanager", certManager},
+		{[]string{"metrics.serviceMonitor.enabled=true", "tenancy.defaultServiceAccount=", "sharding.watchLabelSelector=shard=a"}, "config/default", selfProvisioned},
+		{[]string{"crds.install=false", "limits.maxObjects=5000", "image.tag=v1"}, "config/default", selfProvisioned},
+		{[]string{"webhook.certProvisioning=cert-manager", "metrics.serviceMonitor.enabled=true", "crds.install=false"}, "config/default-certmanager", certManager},
 	} {
-		t.Run(strings.Join(append([]string{"--set"}, set...), " "), func(t *testing.T) {
-			compareObjects(t, onlyRBAC(renderChart(t, set...)), config, "config/default")
+		t.Run(strings.Join(append([]string{"--set"}, tc.set...), " "), func(t *testing.T) {
+			compareObjects(t, onlyRBAC(renderChart(t, tc.set...)), tc.config, tc.configName)
 		})
 	}
 }
 
 // TestChartMonitoringMatchesConfigPrometheus: with
 // metrics.serviceMonitor.enabled and metrics.prometheusRule.enabled the chart
-// renders every object of config/prometheus: the ServiceMonitor that scrapes
-// the metrics Service, and the sample alerts.
+// (and metrics.grafanaDashboard.enabled) the chart renders every object of
+// config/prometheus: the ServiceMonitor that scrapes the metrics Service, the
+// alerts, and the Grafana dashboard's ConfigMap.
 func TestChartMonitoringMatchesConfigPrometheus(t *testing.T) {
 	g := NewWithT(t)
 	defaults := renderChart(t)
 	g.Expect(hasKind(defaults, "ServiceMonitor")).To(BeFalse(), "off by default: it needs the Prometheus Operator's CRDs")
 	g.Expect(hasKind(defaults, "PrometheusRule")).To(BeFalse(), "off by default: it needs the Prometheus Operator's CRDs")
-	chart := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true")
-	compareObjects(t, withKinds(chart, "ServiceMonitor", "PrometheusRule"), buildConfig(t, "prometheus"), "config/prometheus")
+	g.Expect(hasKind(defaults, "ConfigMap")).To(BeFalse(), "the dashboard is off by default")
+	chart := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true")
+	compareObjects(t, withKinds(chart, "ServiceMonitor", "PrometheusRule", "ConfigMap"), buildConfig(t, "prometheus"), "config/prometheus")
 
 	labelled := renderChart(t, "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prometheus",
 		"metrics.prometheusRule.enabled=true", "metrics.prometheusRule.labels.release=prometheus-rules")
@@ -363,9 +391,9 @@ func TestChartValuesReachTheManager(t *testing.T) {
 	}, {
 		name:        "admission off: no webhooks, no certificate, no flag",
 		set:         []string{"webhook.enabled=false"},
-		removedArgs: []string{"--enable-admission"},
+		removedArgs: []string{"--enable-admission", "--webhook-cert-provisioning=self"},
 		check: func(g Gomega, objects []*unstructured.Unstructured, manager corev1.Container) {
-			for _, kind := range []string{"ValidatingWebhookConfiguration", "Certificate", "Issuer"} {
+			for _, kind := range []string{"ValidatingWebhookConfiguration", "Certificate", "Issuer", "Secret"} {
 				g.Expect(hasKind(objects, kind)).To(BeFalse(), "no %s", kind)
 			}
 			g.Expect(slices.ContainsFunc(objects, func(o *unstructured.Unstructured) bool {
@@ -375,11 +403,16 @@ func TestChartValuesReachTheManager(t *testing.T) {
 			g.Expect(manager.VolumeMounts).NotTo(ContainElement(HaveField("MountPath", "/tmp/k8s-webhook-server/serving-certs")))
 		},
 	}, {
-		name: "admission with a certificate of one's own instead of cert-manager",
-		set:  []string{"webhook.certManager.enabled=false", "webhook.caBundle=Q0E=", "webhook.certSecretName=my-webhook-cert"},
-		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+		name:        "admission with a certificate of one's own",
+		set:         []string{"webhook.certProvisioning=external", "webhook.caBundle=Q0E=", "webhook.certSecretName=my-webhook-cert"},
+		addedArgs:   []string{"--webhook-cert-provisioning=external"},
+		removedArgs: []string{"--webhook-cert-provisioning=self"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, manager corev1.Container) {
+			g.Expect(manager.Args[0]).To(Equal("--webhook-cert-provisioning=external"), "first, as config/default-certmanager has it")
 			g.Expect(hasKind(objects, "Certificate")).To(BeFalse())
 			g.Expect(hasKind(objects, "Issuer")).To(BeFalse())
+			g.Expect(hasKind(objects, "Secret")).To(BeFalse(), "the user creates the Secret")
+			g.Expect(manager.VolumeMounts).To(ContainElement(HaveField("MountPath", "/tmp/k8s-webhook-server/serving-certs")))
 			webhooks := onlyObject(t, objects, "ValidatingWebhookConfiguration")
 			g.Expect(webhooks.GetAnnotations()).NotTo(HaveKey("cert-manager.io/inject-ca-from"))
 			hooks, _, _ := unstructured.NestedSlice(webhooks.Object, "webhooks")
@@ -390,6 +423,30 @@ func TestChartValuesReachTheManager(t *testing.T) {
 			}
 			deployment := decode[appsv1.Deployment](t, findObject(t, objects, "Deployment", deploymentName))
 			g.Expect(deployment.Spec.Template.Spec.Volumes).To(ContainElement(HaveField("Secret.SecretName", "my-webhook-cert")))
+		},
+	}, {
+		name: "admission with the operator's certificate in a Secret of another name, for more DNS names",
+		set: []string{"webhook.certSecretName=my-webhook-cert", "webhook.certDNSNames[0]=profilesync.example",
+			"webhook.certDNSNames[1]=webhook.profilesync.example"},
+		addedArgs: []string{"--webhook-cert-secret=my-webhook-cert", "--webhook-cert-dns-names=profilesync.example,webhook.profilesync.example"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, manager corev1.Container) {
+			g.Expect(manager.Args[0]).To(Equal("--webhook-cert-provisioning=self"), "first, as config/default has it")
+			g.Expect(findObject(t, objects, "Secret", "my-webhook-cert").Object).NotTo(HaveKey("data"), "shipped empty")
+			role := findObject(t, objects, "Role", managerRoleName)
+			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+			g.Expect(rules).To(ContainElement(HaveKeyWithValue("resourceNames", ConsistOf("my-webhook-cert"))),
+				"the operator may update the Secret it keeps the certificate in")
+			g.Expect(manager.VolumeMounts).NotTo(ContainElement(HaveField("Name", "webhook-cert")), "the operator writes the certificate itself")
+		},
+	}, {
+		name:        "admission with cert-manager's certificate",
+		set:         []string{"webhook.certProvisioning=cert-manager"},
+		addedArgs:   []string{"--webhook-cert-provisioning=external"},
+		removedArgs: []string{"--webhook-cert-provisioning=self"},
+		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
+			g.Expect(hasKind(objects, "Secret")).To(BeFalse(), "cert-manager creates the Secret")
+			g.Expect(findObject(t, objects, "Certificate", "profilesync-serving-cert").Object).
+				To(HaveKeyWithValue("spec", HaveKeyWithValue("secretName", "profilesync-webhook-server-cert")))
 		},
 	}, {
 		name: "the CRDs left to the user, and kept or not on uninstall",
@@ -441,6 +498,10 @@ func TestChartValuesReachTheManager(t *testing.T) {
 	}, {
 		name: "a release of another name names every object after it",
 		set:  []string{"fullnameOverride=ps"},
+		// The operator provisions the certificate into the objects of
+		// these names (TestChartNamesTheManagersCertificateObjects).
+		addedArgs: []string{"--webhook-cert-secret=ps-webhook-server-cert", "--webhook-service=ps-webhook-service",
+			"--webhook-configuration=ps-validating-webhook-configuration"},
 		check: func(g Gomega, objects []*unstructured.Unstructured, _ corev1.Container) {
 			for _, obj := range objects {
 				if obj.GetKind() != "CustomResourceDefinition" {
@@ -474,7 +535,8 @@ func TestChartArgumentsAreFlagsOfTheManager(t *testing.T) {
 		"tenancy.clusterProfilesNamespace=landscapes", "limits.memoryBudget=12Gi", "limits.maxObjects=3000",
 		"limits.maxFileSize=8Mi", "limits.maxRenderedSize=64Mi", "limits.maxCheckoutSize=256Mi", "limits.buildCPULimit=2m",
 		"sharding.watchLabelSelector=sharding.profilesync.io/key=shard1",
-	}} {
+		"fullnameOverride=ps", "webhook.certDNSNames[0]=profilesync.example",
+	}, {"webhook.certProvisioning=cert-manager"}, {"webhook.certProvisioning=external", "webhook.caBundle=Q0E="}} {
 		g := NewWithT(t)
 		args := managerContainer(t, renderChart(t, set...)).Args
 		manager, _, err := cli.NewRootCommand(nil, nil, nil).Find([]string{"manager"})
@@ -490,13 +552,81 @@ func TestChartArgumentsAreFlagsOfTheManager(t *testing.T) {
 
 // TestChartRefusesWebhooksWithoutACertificate: the chart never renders the
 // fail-closed webhook configuration without a certificate the API server
-// can trust: without cert-manager it needs the caBundle, and says so.
+// can trust: with webhook.certProvisioning=external it needs the caBundle,
+// and says so; self (the operator provisions it) and cert-manager need none
+// from the user. A caBundle for another mode, which would never be used, is
+// refused too.
 func TestChartRefusesWebhooksWithoutACertificate(t *testing.T) {
 	g := NewWithT(t)
-	_, err := renderChartValues("webhook.certManager.enabled=false")
+	_, err := renderChartValues("webhook.certProvisioning=external")
 	g.Expect(err).To(MatchError(And(ContainSubstring("webhook.caBundle is empty"), ContainSubstring("webhook.enabled=false"))))
-	_, err = renderChartValues("webhook.certManager.enabled=false", "webhook.enabled=false")
+	_, err = renderChartValues("webhook.certProvisioning=external", "webhook.enabled=false")
 	g.Expect(err).NotTo(HaveOccurred(), "no webhooks need no certificate")
+	_, err = renderChartValues("webhook.caBundle=Q0E=")
+	g.Expect(err).To(MatchError(ContainSubstring("set webhook.certProvisioning=external")))
+
+	for _, mode := range []string{"self", "cert-manager"} {
+		objects, err := renderChartValues("webhook.certProvisioning=" + mode)
+		g.Expect(err).NotTo(HaveOccurred(), "%s needs no caBundle", mode)
+		manager := managerContainer(t, objects)
+		g.Expect(manager.Args).To(ContainElement("--enable-admission"))
+		if mode == "self" {
+			// The operator provisions the certificate into this Secret and
+			// the CA into the webhooks (internal/servingcert).
+			g.Expect(manager.Args[0]).To(Equal("--webhook-cert-provisioning=self"))
+			g.Expect(findObject(t, objects, "Secret", "profilesync-webhook-server-cert")).NotTo(BeNil())
+		} else {
+			g.Expect(findObject(t, objects, "Certificate", "profilesync-serving-cert")).NotTo(BeNil())
+		}
+	}
+}
+
+// TestChartRefusesRoleRulesOnObjectsItDoesNotName: the chart gives the
+// generated rules' resourceNames the release's names, and a resourceName
+// it does not know (a new +kubebuilder:rbac marker's) fails the render,
+// naming it, rather than granting a right on an object the release does not
+// have.
+func TestChartRefusesRoleRulesOnObjectsItDoesNotName(t *testing.T) {
+	g := NewWithT(t)
+	chart, err := loader.Load(chartDir)
+	g.Expect(err).NotTo(HaveOccurred())
+	var changed bool
+	for _, file := range chart.Files {
+		if file.Name == "files/generated/role.yaml" {
+			before := string(file.Data)
+			file.Data = []byte(strings.Replace(before, "- webhook-server-cert", "- leader-lock", 1))
+			changed = string(file.Data) != before
+		}
+	}
+	g.Expect(changed).To(BeTrue(), "the chart's copy of role.yaml names the Secret webhook-server-cert")
+	_, err = renderLoadedChart(chart)
+	g.Expect(err).To(MatchError(And(ContainSubstring(`"leader-lock"`), ContainSubstring("files/generated/role.yaml"))))
+}
+
+// TestChartNamesTheManagersCertificateObjects: with
+// webhook.certProvisioning=self the manager provisions the certificate into
+// the Secret, for the Service and into the ValidatingWebhookConfiguration
+// that its flags name, and those are the chart's objects, whether the chart
+// leaves the flags at the manager's defaults (config/default's names) or
+// sets them for another release name or Secret.
+func TestChartNamesTheManagersCertificateObjects(t *testing.T) {
+	for _, set := range [][]string{nil, {"fullnameOverride=ps"}, {"webhook.certSecretName=my-webhook-cert"}} {
+		t.Run(strings.Join(append([]string{"--set"}, set...), " "), func(t *testing.T) {
+			g := NewWithT(t)
+			objects := renderChart(t, set...)
+			manager, _, err := cli.NewRootCommand(nil, nil, nil).Find([]string{"manager"})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(manager.ParseFlags(managerContainer(t, objects).Args)).To(Succeed())
+			for flag, kind := range map[string]string{
+				"webhook-cert-secret":   "Secret",
+				"webhook-service":       "Service",
+				"webhook-configuration": "ValidatingWebhookConfiguration",
+			} {
+				name := manager.Flags().Lookup(flag).Value.String()
+				g.Expect(findObject(t, objects, kind, name)).NotTo(BeNil(), "--%s=%s names the chart's %s", flag, name, kind)
+			}
+		})
+	}
 }
 
 // selfSignedCABundle returns a CA certificate, PEM and base64, as a user
@@ -523,8 +653,9 @@ func selfSignedCABundle(t *testing.T) string {
 	return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
 
-// TestChartIsAcceptedByTheAPIServer: every object the chart renders, with
-// cert-manager and with a caBundle of one's own, passes a server-side dry-run
+// TestChartIsAcceptedByTheAPIServer: every object the chart renders, in each
+// admission mode (the operator's certificate, cert-manager's, a caBundle of
+// one's own, none), passes a server-side dry-run
 // apply on a real API server without warnings (the pod template holds to the
 // restricted Pod Security Standard of the Namespace), but for cert-manager's
 // kinds, whose CRDs the test API server does not have, as for config/default.
@@ -533,8 +664,9 @@ func TestChartIsAcceptedByTheAPIServer(t *testing.T) {
 		name string
 		set  []string
 	}{
-		{"admission with cert-manager", []string{"namespace.create=true"}},
-		{"admission with a caBundle", []string{"namespace.create=true", "webhook.certManager.enabled=false", "webhook.caBundle=" + selfSignedCABundle(t)}},
+		{"admission with the operator's certificate", []string{"namespace.create=true"}},
+		{"admission with cert-manager", []string{"namespace.create=true", "webhook.certProvisioning=cert-manager"}},
+		{"admission with a caBundle", []string{"namespace.create=true", "webhook.certProvisioning=external", "webhook.caBundle=" + selfSignedCABundle(t)}},
 		{"admission off, every limit set, a shard", []string{"namespace.create=true", "webhook.enabled=false", "limits.maxObjects=3000",
 			"limits.memoryBudget=3Gi", "sharding.watchLabelSelector=sharding.profilesync.io/key=shard1"}},
 	} {
@@ -616,6 +748,8 @@ func TestChartRefusesValuesItDoesNotKnow(t *testing.T) {
 		{"replicas=two", "replicas"},
 		{"image.pullPolicy=Sometimes", "pullPolicy"},
 		{"webhook.enabled=no", "/webhook/enabled"},
+		{"webhook.certProvisioning=selfsigned", "certProvisioning"},
+		{"webhook.certManager.enabled=true", "certManager"},
 		{"image.digest=v1", "digest"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
@@ -626,10 +760,11 @@ func TestChartRefusesValuesItDoesNotKnow(t *testing.T) {
 }
 
 // TestChartPassesHelmLint: `helm lint --strict` (Helm's own linter, as a
-// library) finds nothing above INFO in the chart, with its default values and
-// with every optional part on.
+// library) finds nothing above INFO in the chart, with its default values, with
+// every optional part on, and in each admission mode.
 func TestChartPassesHelmLint(t *testing.T) {
-	for _, set := range [][]string{nil, {"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "namespace.create=true"}} {
+	for _, set := range [][]string{nil, {"metrics.serviceMonitor.enabled=true", "metrics.prometheusRule.enabled=true", "metrics.grafanaDashboard.enabled=true", "namespace.create=true"},
+		{"webhook.certProvisioning=cert-manager"}, {"webhook.certProvisioning=external", "webhook.caBundle=Q0E="}} {
 		values := map[string]any{}
 		for _, s := range set {
 			if err := strvals.ParseInto(s, values); err != nil {
@@ -656,9 +791,10 @@ func TestChartCopiesOfConfigAreCurrent(t *testing.T) {
 	root := filepath.Join("..", "..")
 	generated := filepath.Join(chartDir, "files", "generated")
 	copies := map[string]string{
-		"role.yaml":           "config/rbac/role.yaml",
-		"webhooks.yaml":       "config/webhook/manifests.yaml",
-		"prometheusrule.yaml": "config/prometheus/prometheusrule.yaml",
+		"role.yaml":              "config/rbac/role.yaml",
+		"webhooks.yaml":          "config/webhook/manifests.yaml",
+		"prometheusrule.yaml":    "config/prometheus/prometheusrule.yaml",
+		"grafana-dashboard.json": "config/prometheus/grafana-dashboard.json",
 	}
 	for _, role := range []string{"role_project_admin.yaml", "role_landscape_operator.yaml", "role_on_call.yaml"} {
 		copies[filepath.Join("user-roles", role)] = filepath.Join("config", "rbac", role)

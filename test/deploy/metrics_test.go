@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -96,9 +98,10 @@ func TestMetricsAreServedSecurely(t *testing.T) {
 }
 
 // config/prometheus scrapes the metrics Service of config/default over
-// HTTPS with a bearer token, and holds the sample alerts. The API server of
+// HTTPS with a bearer token, and holds the alerts and the Grafana dashboard
+// (a ConfigMap that Grafana's sidecar picks up by its label). The API server of
 // the tests has no Prometheus Operator CRDs, so the objects are checked as
-// built, not applied; controllers/metrics_test.go checks the alerts' metrics.
+// built, not applied; controllers/profilesync/observability_test.go checks the expressions.
 func TestPrometheusConfigScrapesTheMetricsService(t *testing.T) {
 	g := NewWithT(t)
 	service := decode[corev1.Service](t, findObject(t, buildDefault(t), "Service", metricsServiceName))
@@ -109,7 +112,13 @@ func TestPrometheusConfigScrapesTheMetricsService(t *testing.T) {
 		g.Expect(obj.GetNamespace()).To(Equal(operatorNamespace))
 		g.Expect(obj.GetName()).To(HavePrefix("profilesync-"))
 	}
-	g.Expect(kinds).To(ConsistOf("ServiceMonitor.monitoring.coreos.com", "PrometheusRule.monitoring.coreos.com"))
+	g.Expect(kinds).To(ConsistOf("ServiceMonitor.monitoring.coreos.com", "PrometheusRule.monitoring.coreos.com", "ConfigMap"))
+
+	dashboard := decode[corev1.ConfigMap](t, onlyObject(t, objects, "ConfigMap"))
+	g.Expect(dashboard.Labels).To(HaveKeyWithValue("grafana_dashboard", "1"))
+	shipped, err := os.ReadFile(filepath.Join("..", "..", "config", "prometheus", "grafana-dashboard.json"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(dashboard.Data).To(Equal(map[string]string{"profilesync.json": string(shipped)}), "the ConfigMap carries the dashboard as shipped")
 
 	monitor := onlyObject(t, objects, "ServiceMonitor")
 	selector, _, _ := unstructured.NestedStringMap(monitor.Object, "spec", "selector", "matchLabels")

@@ -22,6 +22,7 @@ import (
 // tests and stops both; it returns the exit code.
 func Run(m *testing.M, use func(*testenv.Operator)) int {
 	op := &testenv.Operator{Clock: &testenv.SwitchableClock{}, Metrics: prometheus.NewRegistry()}
+	op.Registered = &testenv.RecordingRegisterer{Registerer: op.Metrics}
 	return testenv.Run(m, func(env *testenv.Env) {
 		op.Env = env
 		use(op)
@@ -50,6 +51,6 @@ func setup(ctx context.Context, mgr ctrl.Manager, env *testenv.Env, op *testenv.
 		AllowCredentialsOverHTTP: true,
 		ReceiverAddr:             receiverAddr,
 		MaxCheckoutSize:          testenv.OperatorMaxCheckoutSize,
-		MetricsRegistry:          op.Metrics,
+		MetricsRegistry:          op.Registered,
 	})
 }

@@ -76,12 +76,71 @@ The image reference: repository:tag, or repository@digest when a digest is set.
 {{- end -}}
 
 {{/*
-The webhooks need a certificate: cert-manager's, or a caBundle for a Secret
-the user provides. Rendering fails otherwise, so the chart never installs a
-fail-closed webhook configuration that no server can answer.
+The Secret of the webhook server's tls.crt and tls.key: webhook.certSecretName,
+else <fullname>-webhook-server-cert, config/default's name.
+*/}}
+{{- define "profilesync.webhookCertSecretName" -}}
+{{- default (printf "%s-webhook-server-cert" (include "profilesync.fullname" .)) .Values.webhook.certSecretName -}}
+{{- end -}}
+
+{{/*
+The ValidatingWebhookConfiguration's name: the generated one's
+(config/webhook/manifests.yaml), with the release's prefix.
+*/}}
+{{- define "profilesync.webhookConfigurationName" -}}
+{{- $generated := .Files.Get "files/generated/webhooks.yaml" | fromYaml -}}
+{{ include "profilesync.fullname" . }}-{{ $generated.metadata.name }}
+{{- end -}}
+
+{{/*
+The generated manager rules (config/rbac/role.yaml, copied by `make
+manifests`) of the given kind, ClusterRole or Role, with the names of the
+objects they grant rights on (resourceNames) given the release's names, as
+config/default's namePrefix and nameReference give them. A resourceName the
+chart does not know fails rendering, rather than granting a right on an
+object of a name the release does not have.
+Call with (dict "root" $ "kind" "Role").
+*/}}
+{{- define "profilesync.managerRules" -}}
+{{- $root := .root -}}
+{{- $names := dict
+  "validating-webhook-configuration" (include "profilesync.webhookConfigurationName" $root)
+  "webhook-server-cert" (include "profilesync.webhookCertSecretName" $root) -}}
+{{- $rules := list -}}
+{{- range $document := regexSplit "(?m)^---\\s*$" ($root.Files.Get "files/generated/role.yaml") -1 -}}
+{{- $role := fromYaml $document -}}
+{{- if and $role (eq (toString $role.kind) $.kind) -}}
+{{- range $role.rules -}}
+{{- $rule := deepCopy . -}}
+{{- if hasKey $rule "resourceNames" -}}
+{{- $renamed := list -}}
+{{- range $rule.resourceNames -}}
+{{- if not (hasKey $names .) -}}
+{{- fail (printf "files/generated/role.yaml: the %s's rules name %q in resourceNames, which the chart does not know: add it to profilesync.managerRules in templates/_helpers.tpl" $.kind .) -}}
+{{- end -}}
+{{- $renamed = append $renamed (get $names .) -}}
+{{- end -}}
+{{- $_ := set $rule "resourceNames" $renamed -}}
+{{- end -}}
+{{- $rules = append $rules $rule -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $rules -}}
+{{- end -}}
+
+{{/*
+The admission mode (webhook.certProvisioning) and its certificate. The
+webhooks' failurePolicy is Fail, so the chart never renders them without a
+certificate the API server can trust: "self" (the operator provisions it),
+"cert-manager", or "external" with webhook.caBundle for a Secret the user
+provides. Rendering fails otherwise, naming the values to set.
 */}}
 {{- define "profilesync.checkWebhookCertificate" -}}
-{{- if and .Values.webhook.enabled (not .Values.webhook.certManager.enabled) (not .Values.webhook.caBundle) -}}
-{{- fail "webhook.enabled is true and webhook.certManager.enabled is false, but webhook.caBundle is empty: the API server could not trust the webhook's certificate, and its failurePolicy Fail would refuse every CloudProfile write. Set webhook.caBundle (base64 PEM) and create the Secret webhook.certSecretName, enable webhook.certManager, or set webhook.enabled=false (docs/helm.md#admission-webhooks)" -}}
+{{- if and .Values.webhook.enabled (eq .Values.webhook.certProvisioning "external") (not .Values.webhook.caBundle) -}}
+{{- fail "webhook.enabled is true and webhook.certProvisioning is external, but webhook.caBundle is empty: the API server could not trust the webhook's certificate, and its failurePolicy Fail would refuse every CloudProfile write. Set webhook.caBundle (base64 PEM) and create the Secret webhook.certSecretName, set webhook.certProvisioning to self or cert-manager, or set webhook.enabled=false (docs/helm.md#admission-webhooks)" -}}
+{{- end -}}
+{{- if and .Values.webhook.caBundle (ne .Values.webhook.certProvisioning "external") -}}
+{{- fail (printf "webhook.caBundle is set, but webhook.certProvisioning is %s, which puts its own CA into the webhook configuration: set webhook.certProvisioning=external to use your certificate (docs/helm.md#admission-webhooks)" .Values.webhook.certProvisioning) -}}
 {{- end -}}
 {{- end -}}

@@ -97,8 +97,27 @@ func Build(ctx context.Context, root, path string, limits Limits) ([]profile.Doc
 // patchesJson6902) whose path addresses a keyed list by index, and the entry
 // that index selects today: an insertion in the base silently moves such a
 // patch onto another version. See indexPatchWarnings for how the entry is
-// found.
+// found. It also names each strategic-merge patch entry, by its key, that
+// matches no entry of its target where that is a mistake: a $patch: delete
+// that deletes nothing, or an entry created without a field every other
+// entry of its list has (see staleKeyedEntries).
+//
+// Each document's SetBy names the fields that patches set and the patch
+// that set each (see fieldSources), so that problems of those fields name
+// the patch, not the object's file, where the value is not. Neither the
+// warnings nor SetBy ever fail the build.
 func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([]profile.Document, profile.Problems, error) {
+	return BuildWithWarningsWithin(ctx, ctx, root, path, limits)
+}
+
+// BuildWithWarningsWithin is BuildWithWarnings whose checks after the build
+// (the warnings, and which patch set which field) end when extras is done,
+// while the build itself ends when ctx is: a caller that is stopped at a
+// deadline (the build sandbox's child, which its parent kills) keeps time
+// to hand over what the build made, and a check that takes long never turns
+// a build that finished into one that failed. What was not checked in time
+// is one warning, and without SetBy problems name the objects' files.
+func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, limits Limits) ([]profile.Document, profile.Problems, error) {
 	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
 		return nil, nil, err
@@ -109,17 +128,22 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 	}
 	built := make(chan outcome, 1)
 	warned := make(chan profile.Problems, 1)
+	sourced := make(chan [][]profile.FieldSource, 1)
 	go func() {
-		builtSent := false
+		builtSent, warnedSent := false, false
 		defer func() {
 			// kustomize has panicked on odd input before; a commit must not
 			// take the process down with it.
 			if recovered := recover(); recovered != nil {
-				if builtSent {
+				switch {
+				case warnedSent:
+					sourced <- nil
+				case builtSent:
 					warned <- nil
-					return
+					sourced <- nil
+				default:
+					built <- outcome{err: fmt.Errorf("kustomize build of %s failed: %v", buildFS.display(target), recovered)}
 				}
-				built <- outcome{err: fmt.Errorf("kustomize build of %s failed: %v", buildFS.display(target), recovered)}
 			}
 		}()
 		docs, err := buildFS.build(target)
@@ -127,6 +151,8 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 		builtSent = true
 		if err == nil {
 			warned <- buildFS.indexPatchWarnings()
+			warnedSent = true
+			sourced <- buildFS.fieldSources(target, docs)
 		}
 	}()
 	var result outcome
@@ -140,13 +166,36 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 	}
 	// The check for index patches comes after the build and must never fail
 	// it, not even by running out of time.
-	select {
-	case warnings := <-warned:
-		return result.docs, warnings, nil
-	case <-ctx.Done():
-		return result.docs, profile.Problems{{File: buildFS.display(target),
-			Message: fmt.Sprintf("JSON patches were not all checked for list entries addressed by index: %v", context.Cause(ctx))}}, nil
+	var warnings profile.Problems
+	if extras.Err() != nil {
+		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil
 	}
+	select {
+	case warnings = <-warned:
+	case <-extras.Done():
+		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil
+	}
+	// So is the accounting of which patch set which field: without it,
+	// problems name the objects' files.
+	select {
+	case sources := <-sourced:
+		docs := result.docs
+		if sources != nil {
+			docs = slices.Clone(docs)
+			for i := range docs {
+				docs[i].SetBy = sources[i]
+			}
+		}
+		return docs, warnings, nil
+	case <-extras.Done():
+		return result.docs, append(warnings, outOfTime(buildFS.display(target), extras)), nil
+	}
+}
+
+// outOfTime is the warning of checks after a build that extras stopped.
+func outOfTime(target string, extras context.Context) profile.Problem {
+	return profile.Problem{File: target, Message: fmt.Sprintf("the checks after the build did not finish (JSON patches addressing list entries by index, "+
+		"stale patches, which patch set which field, so problems name the objects' files): %v", context.Cause(extras))}
 }
 
 // kustomizeRuns lets one kustomize build run at a time in a process.

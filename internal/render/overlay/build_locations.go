@@ -21,6 +21,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/propose"
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/rollout"
 )
@@ -42,11 +43,13 @@ func IsKustomizationFile(name string) bool {
 }
 
 // IsSettingsFile reports whether name, a file's base name, is one of the
-// repository's settings rather than profiles: a versioning policy file or
-// the rollout file. Like a kustomization, it lives among the profiles in Git
-// but holds none, so a plain directory build and the CLI's -f DIRECTORY skip
-// it.
-func IsSettingsFile(name string) bool { return policy.IsFileName(name) || rollout.IsFileName(name) }
+// repository's settings rather than profiles: a versioning policy file, the
+// rollout file or the versions file. Like a kustomization, it lives among
+// the profiles in Git but holds none, so a plain directory build and the
+// CLI's -f DIRECTORY skip it.
+func IsSettingsFile(name string) bool {
+	return policy.IsFileName(name) || rollout.IsFileName(name) || propose.IsFileName(name)
+}
 
 // resmapFactory parses resources exactly as the build does, so that an
 // entry is taken for inline content or for a location exactly when

@@ -131,7 +131,7 @@ func (r *buildFS) kustomizationIndexPatchWarnings(path string) (warnings profile
 		entries := phase.entries(k)
 		for n := 0; n < len(entries); {
 			if _, ok := check.jsonPatch(entries[n]); !ok {
-				warnings = append(warnings, check.staleDeletes(phase.upTo(k, n), entries[n])...)
+				warnings = append(warnings, check.staleKeyedEntries(phase.upTo(k, n), entries[n])...)
 				n++
 				continue
 			}
@@ -362,14 +362,20 @@ func andList(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
-// staleDeletes warns about the entries of a strategic-merge patch that say
-// $patch: delete for a keyed list entry its target does not have (a version
-// the base no longer lists): the patch deletes nothing, without a word from
-// kustomize, and whoever wrote it believes the entry is gone. before is the
-// kustomization as kustomize has applied it right before entry; only a
-// patch with such a directive costs a build. The caller must not hold
-// kustomizeRuns.
-func (c patchCheck) staleDeletes(before types.Kustomization, entry types.Patch) profile.Problems {
+// staleKeyedEntries warns about the entries of a strategic-merge patch that
+// name, by their key, a keyed list entry its target does not have (a
+// version the base no longer lists, or lists under a new name), where that
+// is a mistake kustomize passes over in silence: a $patch: delete of such
+// an entry deletes nothing, and any other entry of it creates the entry
+// from only what the patch says. A created entry is intended when it looks
+// like the entries the list has (an overlay that adds a version writes it
+// whole); it is partial, and warned about, when it lacks a field that every
+// other entry of the list has (an image version without the architectures
+// and cri its siblings all have): the sign of a patch written to change an
+// entry that is no longer there. before is the kustomization as kustomize
+// has applied it right before entry; only a patch that holds a list costs
+// a build. The caller must not hold kustomizeRuns.
+func (c patchCheck) staleKeyedEntries(before types.Kustomization, entry types.Patch) profile.Problems {
 	text := entry.Patch
 	if entry.Path != "" {
 		content, err := newBuildFS(c.fs.ctx, c.fs.root, c.fs.limits).ReadFile(filepath.Join(c.dir, entry.Path))
@@ -379,7 +385,7 @@ func (c patchCheck) staleDeletes(before types.Kustomization, entry types.Patch) 
 		text = string(content)
 	}
 	patches, err := resmapFactory().RF().SliceFromBytes([]byte(text))
-	if err != nil || !slices.ContainsFunc(patches, func(p *resource.Resource) bool { return holdsDelete(p.YNode()) }) {
+	if err != nil || !slices.ContainsFunc(patches, func(p *resource.Resource) bool { return holdsList(p.YNode()) }) {
 		return nil
 	}
 	kustomizeRuns.Lock()
@@ -388,9 +394,13 @@ func (c patchCheck) staleDeletes(before types.Kustomization, entry types.Patch) 
 	if err != nil {
 		return nil
 	}
+	where := "strategic-merge patch"
+	if entry.Path != "" {
+		where += " " + entry.Path
+	}
 	var warnings profile.Problems
 	for _, p := range patches {
-		if !holdsDelete(p.YNode()) {
+		if !holdsList(p.YNode()) {
 			continue
 		}
 		targets := state.Resources()
@@ -405,11 +415,7 @@ func (c patchCheck) staleDeletes(before types.Kustomization, entry types.Patch) 
 				continue
 			}
 			schema := openapi.SchemaForResourceType(kyaml.TypeMeta{APIVersion: target.GetApiVersion(), Kind: target.GetKind()})
-			for _, message := range deletesNothing(p.YNode(), target.YNode(), schema, "") {
-				where := "strategic-merge patch"
-				if entry.Path != "" {
-					where += " " + entry.Path
-				}
+			for _, message := range unmatchedEntries(p.YNode(), target.YNode(), schema, "") {
 				warnings = append(warnings, profile.Problem{
 					File: c.fs.display(c.kustomization),
 					Kind: target.GetKind(), Namespace: target.GetNamespace(), Name: target.GetName(),
@@ -424,21 +430,21 @@ func (c patchCheck) staleDeletes(before types.Kustomization, entry types.Patch) 
 // patchDirective is the strategic-merge patch's directive field.
 const patchDirective = "$patch"
 
-// holdsDelete reports whether node holds $patch: delete anywhere.
-func holdsDelete(node *kyaml.Node) bool {
+// holdsList reports whether node holds a list anywhere: only a list can
+// hold a keyed entry.
+func holdsList(node *kyaml.Node) bool {
 	if node == nil {
 		return false
 	}
-	if v := mappingValue(node, patchDirective); v != nil && v.Value == "delete" {
-		return true
-	}
-	return slices.ContainsFunc(node.Content, holdsDelete)
+	return node.Kind == kyaml.SequenceNode || slices.ContainsFunc(node.Content, holdsList)
 }
 
-// deletesNothing follows patch through target (nil where target has nothing)
-// and says, for each entry of a keyed list that patch deletes, when target's
-// list has no entry of its key; path is the JSON pointer of patch.
-func deletesNothing(patch, target *kyaml.Node, schema *openapi.ResourceSchema, path string) []string {
+// unmatchedEntries follows patch through target (nil where target has
+// nothing) and says, for each entry of a keyed list in patch whose key
+// target's list lacks, when that is a mistake: a $patch: delete that
+// deletes nothing, or an entry created without a field every other entry
+// of the list has (see partialEntry). path is the JSON pointer of patch.
+func unmatchedEntries(patch, target *kyaml.Node, schema *openapi.ResourceSchema, path string) []string {
 	if patch == nil || schema == nil {
 		return nil
 	}
@@ -450,7 +456,7 @@ func deletesNothing(patch, target *kyaml.Node, schema *openapi.ResourceSchema, p
 			if strings.HasPrefix(key, "$") {
 				continue
 			}
-			messages = append(messages, deletesNothing(patch.Content[i+1], mappingValue(target, key), schema.Field(key), path+"/"+key)...)
+			messages = append(messages, unmatchedEntries(patch.Content[i+1], mappingValue(target, key), schema.Field(key), path+"/"+key)...)
 		}
 	case kyaml.SequenceNode:
 		keys := mergeKeys(schema)
@@ -458,6 +464,9 @@ func deletesNothing(patch, target *kyaml.Node, schema *openapi.ResourceSchema, p
 			return nil
 		}
 		for _, item := range patch.Content {
+			if isDirectiveOnly(item) || strings.Trim(entryKey(item, keys), "\x00") == "" {
+				continue // a list directive ($patch: replace), or an entry kustomize cannot match by key
+			}
 			var matched *kyaml.Node
 			if target != nil {
 				for _, candidate := range target.Content {
@@ -474,8 +483,61 @@ func deletesNothing(patch, target *kyaml.Node, schema *openapi.ResourceSchema, p
 				}
 				continue
 			}
-			messages = append(messages, deletesNothing(item, matched, schema.Elements(), path+"/"+describeEntry(item, keys))...)
+			if matched == nil {
+				if missing := partialEntry(item, target); len(missing) > 0 {
+					messages = append(messages, fmt.Sprintf("the %s entry %s matches no entry of the target, so the patch creates it without %s, which every other entry of the list has; "+
+						"if the base renamed or removed it, update the patch", path, describeEntry(item, keys), andList(missing)))
+				}
+			}
+			// Inside an entry the patch creates, every list is new: only a
+			// delete there (which deletes nothing) is worth a word.
+			messages = append(messages, unmatchedEntries(item, matched, schema.Elements(), path+"/"+describeEntry(item, keys))...)
 		}
 	}
 	return messages
+}
+
+// partialEntry returns the fields that every entry of siblings (the
+// target's list, before the patch) has and created (the entry the patch
+// creates) lacks, in the order of the first sibling; none when the list
+// has no entry to compare with.
+func partialEntry(created, siblings *kyaml.Node) []string {
+	if siblings == nil || siblings.Kind != kyaml.SequenceNode || len(siblings.Content) == 0 {
+		return nil
+	}
+	var missing []string
+	first := siblings.Content[0]
+	if first.Kind != kyaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(first.Content); i += 2 {
+		field := first.Content[i].Value
+		if strings.HasPrefix(field, "$") || hasField(created, field) {
+			continue
+		}
+		if !slices.ContainsFunc(siblings.Content, func(sibling *kyaml.Node) bool { return !hasField(sibling, field) }) {
+			missing = append(missing, field)
+		}
+	}
+	return missing
+}
+
+// hasField reports whether a mapping sets field to something other than null.
+func hasField(node *kyaml.Node, field string) bool {
+	v := mappingValue(node, field)
+	return v != nil && (v.Kind != kyaml.ScalarNode || v.Tag != kyaml.NodeTagNull)
+}
+
+// isDirectiveOnly reports whether a list entry holds nothing but
+// strategic-merge directives, as the entry "$patch: replace" does.
+func isDirectiveOnly(item *kyaml.Node) bool {
+	if item == nil || item.Kind != kyaml.MappingNode {
+		return false
+	}
+	for i := 0; i < len(item.Content); i += 2 {
+		if !strings.HasPrefix(item.Content[i].Value, "$") {
+			return false
+		}
+	}
+	return true
 }

@@ -82,6 +82,31 @@ func TestBuildWarnsAboutJSONPatchesThatAddressKeyedEntriesByIndex(t *testing.T) 
 				"the target has no such entry; remove it from the patch"},
 		},
 		{
+			name:    "a patch by key that creates an image version without the fields every other version has is named, with the fields",
+			overlay: "patches:\n- path: retime.yaml\n",
+			files: map[string]string{
+				"base/profiles.yaml": imagesWithArchitectures,
+				"overlays/x/retime.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  machineImages:\n  - name: gardenlinux\n" +
+					"    versions:\n    - version: 1877.3.0\n      lifecycle:\n      - classification: deprecated\n        startTime: \"2027-03-01T00:00:00Z\"\n",
+			},
+			want: []string{kustomizationFile + "CloudProfile/aws: strategic-merge patch retime.yaml: the /spec/machineImages/gardenlinux/versions entry 1877.3.0 matches no entry of the target, " +
+				"so the patch creates it without architectures and cri, which every other entry of the list has; if the base renamed or removed it, update the patch"},
+		},
+		{
+			name: "an image version a patch creates whole, like the versions the image has, is intended and not warned about",
+			overlay: "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  machineImages:\n  - name: gardenlinux\n"+
+				"    versions:\n    - version: 1900.0.0\n      architectures: [amd64]\n      cri:\n      - name: containerd\n"),
+			files: map[string]string{"base/profiles.yaml": imagesWithArchitectures},
+		},
+		{
+			name:    "a Kubernetes version a patch adds with what the other versions all have is intended and not warned about",
+			overlay: "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  kubernetes:\n    versions:\n    - version: 1.35.0\n      lifecycle:\n      - classification: preview\n"),
+		},
+		{
+			name:    "a stage added to a version the base has is not warned about",
+			overlay: "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  kubernetes:\n    versions:\n    - version: 1.33.5\n      lifecycle:\n      - classification: expired\n        startTime: \"2027-06-01T00:00:00Z\"\n"),
+		},
+		{
 			name:    "a strategic-merge patch deleting an entry the target has is not warned about",
 			overlay: "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  kubernetes:\n    versions:\n    - version: 1.32.9\n      $patch: delete\n"),
 		},
@@ -142,3 +167,31 @@ func TestBuildWarnsAboutEveryKustomizationOfTheBuildAndEveryObjectAPatchTargets(
 			"address it by version with a strategic-merge patch",
 	}))
 }
+
+// imagesWithArchitectures is a CloudProfile whose image versions all
+// carry architectures and cri, as Gardener's profiles do.
+const imagesWithArchitectures = `apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: aws
+spec:
+  type: aws
+  kubernetes:
+    versions:
+    - version: 1.33.5
+  machineImages:
+  - name: gardenlinux
+    versions:
+    - version: 1877.3.1
+      architectures: [amd64, arm64]
+      cri:
+      - name: containerd
+    - version: 1592.9.0
+      architectures: [amd64]
+      cri:
+      - name: containerd
+      lifecycle:
+      - classification: supported
+      - classification: deprecated
+        startTime: "2026-05-01T00:00:00Z"
+`

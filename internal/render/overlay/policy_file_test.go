@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/propose"
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/rollout"
 )
@@ -45,4 +46,19 @@ func TestAPlainDirectoryBuildSkipsTheRolloutFile(t *testing.T) {
 	g.Expect(IsSettingsFile(rollout.FileName)).To(BeTrue())
 	g.Expect(IsSettingsFile(policy.FileName)).To(BeTrue())
 	g.Expect(IsSettingsFile("a.yaml")).To(BeFalse())
+}
+
+func TestAPlainDirectoryBuildSkipsTheVersionsFile(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		propose.FileName:  "apiVersion: versions.profilesync.io/v1alpha1\nkind: VersionSources\nsources: []\n",
+		"profiles/a.yaml": fmt.Sprintf(minimalCloudProfile, "a"),
+	})
+	docs, err := buildWithDefaults(t, root, ".")
+	g.Expect(err).NotTo(HaveOccurred())
+	objects, problems := profile.DecodeDocuments(docs)
+	g.Expect(problems).To(BeEmpty(), "the versions file is not read as a profile")
+	g.Expect(objects).To(HaveLen(1))
+	g.Expect(IsSettingsFile(propose.FileName)).To(BeTrue())
 }

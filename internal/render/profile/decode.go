@@ -40,13 +40,20 @@ type Document struct {
 	File string
 	// Data is the document, YAML or JSON.
 	Data []byte
+	// SetBy are the fields of the object that patches of an overlay set,
+	// with the patch that set each (see FieldSource); empty for an object
+	// as its file holds it.
+	SetBy []FieldSource `json:",omitempty"`
 }
 
 // Object is one decoded profile: exactly one of CloudProfile and
 // NamespacedCloudProfile is set.
 type Object struct {
 	// File is the source of the object, as in Document.File.
-	File                   string
+	File string
+	// SetBy are the fields patches set, as in Document.SetBy: problems of
+	// those fields name the patch.
+	SetBy                  []FieldSource
 	CloudProfile           *v1alpha1.CloudProfile
 	NamespacedCloudProfile *v1alpha1.NamespacedCloudProfile
 }
@@ -90,7 +97,14 @@ func ObjectRef(kind, namespace, name string) string {
 
 // problem returns a Problem located at this object.
 func (o Object) problem(fieldPath, message string) Problem {
-	return Problem{File: o.File, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name(), Field: fieldPath, Message: message}
+	return o.ProblemAt(fieldPath, message)
+}
+
+// ProblemAt returns a Problem located at the field fieldPath of this
+// object: in the file of the patch that set the field when a patch did
+// (see FieldSource), else in the object's file.
+func (o Object) ProblemAt(fieldPath, message string) Problem {
+	return attributed(Problem{File: o.File, Kind: o.Kind(), Namespace: o.Namespace(), Name: o.Name(), Field: fieldPath, Message: message}, o.SetBy)
 }
 
 // Problem is one thing wrong with (or, as a warning, worth saying about) the
@@ -104,11 +118,17 @@ type Problem struct {
 	// empty when the problem concerns the whole object.
 	Field   string
 	Message string
+	// Origin is the file the object was read from, when File is rather
+	// the file of the patch of an overlay that set the field; SetBy then
+	// names that patch in File, when there is more to say (FieldSource.Patch).
+	Origin, SetBy string
 }
 
 // String formats the problem as one line "FILE: KIND/NAME: FIELD: message"
 // (KIND/NAMESPACE/NAME for a namespaced object); parts that are not known are
-// left out.
+// left out. A problem of a field a patch set ends in "(set by this patch,
+// on the object of ORIGIN)", naming the patch's entry when File holds more
+// than one.
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
@@ -124,6 +144,13 @@ func (p Problem) String() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(p.Message)
+	if p.Origin != "" {
+		setBy := "this patch"
+		if p.SetBy != "" {
+			setBy = p.SetBy
+		}
+		b.WriteString(" (set by " + setBy + ", on the object of " + p.Origin + ")")
+	}
 	// Names and messages come from the input, and a YAML scalar may span
 	// lines; a problem is always exactly one.
 	return repofile.OneLine(b.String())
@@ -265,7 +292,7 @@ func decodeDocument(doc Document, n int) (*Object, Problems) {
 	}
 	header := readHeader(obj)
 
-	object := &Object{File: doc.File}
+	object := &Object{File: doc.File, SetBy: doc.SetBy}
 	var into any
 	switch header.kind {
 	case v1alpha1.CloudProfileKind:
@@ -287,7 +314,7 @@ func decodeDocument(doc Document, n int) (*Object, Problems) {
 		}}
 	}
 	located := func(fieldPath, message string) Problem {
-		return Problem{File: doc.File, Kind: header.kind, Namespace: header.namespace, Name: header.name, Field: fieldPath, Message: message}
+		return attributed(Problem{File: doc.File, Kind: header.kind, Namespace: header.namespace, Name: header.name, Field: fieldPath, Message: message}, doc.SetBy)
 	}
 	locatedErrors := func(errs field.ErrorList) Problems {
 		problems := make(Problems, 0, len(errs))

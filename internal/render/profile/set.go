@@ -389,7 +389,7 @@ func (s *Set) Evaluate() []Object {
 		if o.CloudProfile != nil {
 			cp := o.CloudProfile.DeepCopy()
 			cp.Status = v1alpha1.CloudProfileStatus{ProfileVersionsStatus: lifecycle.Status(&cp.Spec, s.at)}
-			evaluated = append(evaluated, Object{File: o.File, CloudProfile: cp})
+			evaluated = append(evaluated, Object{File: o.File, SetBy: o.SetBy, CloudProfile: cp})
 			continue
 		}
 		merged := s.MergedSpec(o.NamespacedCloudProfile)
@@ -398,7 +398,7 @@ func (s *Set) Evaluate() []Object {
 		}
 		ncp := o.NamespacedCloudProfile.DeepCopy()
 		ncp.Status = namespacedStatusOf(merged.DeepCopy(), s.at)
-		evaluated = append(evaluated, Object{File: o.File, NamespacedCloudProfile: ncp})
+		evaluated = append(evaluated, Object{File: o.File, SetBy: o.SetBy, NamespacedCloudProfile: ncp})
 	}
 	return evaluated
 }

@@ -1,0 +1,170 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/capability"
+	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/profilesync/profilesync/internal/propose"
+)
+
+const tagPrefix = "refs/tags/"
+
+// ListGit lists the versions among the tags of a Git source's repository,
+// with the time each was tagged: an annotated tag's tagger time, a
+// lightweight tag's commit time. The tags come from the repository's ref
+// advertisement, as go-git's remote listing reads it (no clone); the times
+// from one fetch of the tag and commit objects alone (depth 1, no trees or
+// blobs: the partial-fetch filter tree:0). A server that does not offer
+// that filter (uploadpack.allowFilter) is not asked for more: the times are
+// then unknown, and a cooldown waits for them. Only http and https URLs are
+// read; every response counts against limits.MaxBytes.
+func ListGit(ctx context.Context, s *propose.Source, auth transport.AuthMethod, base http.RoundTripper, limits Limits) ([]propose.Release, error) {
+	if s.Git == nil {
+		return nil, fmt.Errorf("source %s is not a Git source", s.Name)
+	}
+	fail := func(err error) ([]propose.Release, error) {
+		return nil, fmt.Errorf("source %s: listing the tags of %s: %w", s.Name, redactURL(s.Git.URL), err)
+	}
+	parsed, err := url.Parse(s.Git.URL)
+	if err != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") {
+		return fail(errors.New("only http and https URLs are read"))
+	}
+	if limits.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, limits.Timeout)
+		defer cancel()
+	}
+	endpoint, err := transport.NewEndpoint(s.Git.URL)
+	if err != nil {
+		return fail(err)
+	}
+	client := githttp.NewClient(&http.Client{Transport: newBoundedTransport(base, limits.MaxBytes)})
+	session, err := client.NewUploadPackSession(endpoint, auth)
+	if err != nil {
+		return fail(err)
+	}
+	defer session.Close()
+	advertised, err := session.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	refs, err := advertised.AllReferences()
+	if err != nil {
+		return fail(err)
+	}
+	type tagged struct {
+		version string
+		hash    plumbing.Hash
+	}
+	var tags []tagged
+	for name, ref := range refs {
+		if !strings.HasPrefix(string(name), tagPrefix) || strings.HasSuffix(string(name), "^{}") || ref.Type() != plumbing.HashReference {
+			continue
+		}
+		if len(tags) >= limits.MaxTags && limits.MaxTags > 0 {
+			return fail(fmt.Errorf("%w: more than %d tags are versions", ErrSourceLimit, limits.MaxTags))
+		}
+		if v, ok := s.Version(strings.TrimPrefix(string(name), tagPrefix)); ok {
+			tags = append(tags, tagged{version: v.Original(), hash: ref.Hash()})
+		}
+	}
+	releases := make([]propose.Release, len(tags))
+	for i, t := range tags {
+		releases[i] = propose.Release{Version: t.version}
+	}
+	if len(tags) == 0 || !advertised.Capabilities.Supports(capability.Filter) || !advertised.Capabilities.Supports(capability.Shallow) {
+		return releases, nil
+	}
+	wants := make([]plumbing.Hash, 0, len(tags))
+	for _, t := range tags {
+		wants = append(wants, t.hash)
+	}
+	times, err := taggedTimes(ctx, session, advertised, wants)
+	if err != nil {
+		return fail(fmt.Errorf("reading when the tags were made: %w", err))
+	}
+	for i, t := range tags {
+		releases[i].Released = times[t.hash]
+	}
+	return releases, nil
+}
+
+// taggedTimes fetches wants (tag objects and commits) without their trees
+// and returns the tagger or committer time of each.
+func taggedTimes(ctx context.Context, session transport.UploadPackSession, advertised *packp.AdvRefs, wants []plumbing.Hash) (map[plumbing.Hash]time.Time, error) {
+	req := packp.NewUploadPackRequestFromCapabilities(advertised.Capabilities)
+	req.Wants = wants
+	req.Depth = packp.DepthCommits(1)
+	req.Filter = packp.FilterTreeDepth(0)
+	for _, c := range []capability.Capability{capability.Shallow, capability.Filter} {
+		if err := req.Capabilities.Set(c); err != nil {
+			return nil, err
+		}
+	}
+	if advertised.Capabilities.Supports(capability.NoProgress) {
+		if err := req.Capabilities.Set(capability.NoProgress); err != nil {
+			return nil, err
+		}
+	}
+	response, err := session.UploadPack(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer response.Close()
+	storage := memory.NewStorage()
+	var pack io.Reader = response
+	switch {
+	case req.Capabilities.Supports(capability.Sideband64k):
+		pack = sideband.NewDemuxer(sideband.Sideband64k, response)
+	case req.Capabilities.Supports(capability.Sideband):
+		pack = sideband.NewDemuxer(sideband.Sideband, response)
+	}
+	if err := packfile.UpdateObjectStorage(storage, pack); err != nil {
+		return nil, err
+	}
+	times := make(map[plumbing.Hash]time.Time, len(wants))
+	for _, h := range wants {
+		encoded, err := storage.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			continue // not sent: its time stays unknown
+		}
+		switch encoded.Type() {
+		case plumbing.TagObject:
+			tag, err := object.DecodeTag(storage, encoded)
+			if err == nil {
+				times[h] = tag.Tagger.When.UTC()
+			}
+		case plumbing.CommitObject:
+			commit, err := object.DecodeCommit(storage, encoded)
+			if err == nil {
+				times[h] = commit.Committer.When.UTC()
+			}
+		}
+	}
+	return times, nil
+}
+
+// redactURL is rawURL without a password, for messages.
+func redactURL(rawURL string) string {
+	parsed, err := url.Parse(rawURL)
+	if err != nil {
+		return "the source's URL"
+	}
+	return parsed.Redacted()
+}

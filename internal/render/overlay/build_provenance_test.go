@@ -1,0 +1,123 @@
+package overlay
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/render/profile"
+)
+
+func TestBuildNamesThePatchThatSetEachField(t *testing.T) {
+	const (
+		overlayFile = "overlays/x/kustomization.yaml"
+		cloudHeader = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n"
+	)
+	tests := []struct {
+		name    string
+		base    string // the base's kustomization after its resources
+		overlay string // the overlay's kustomization after its resources
+		files   map[string]string
+		want    []profile.FieldSource // of CloudProfile/aws
+	}{
+		{
+			name:    "a patch file that sets a field of a version names the file and the version's entry",
+			overlay: "patches:\n- path: expire.yaml\n",
+			files: map[string]string{"overlays/x/expire.yaml": cloudHeader +
+				"  kubernetes:\n    versions:\n    - version: 1.33.7\n      expirationDate: \"2028-01-01T00:00:00Z\"\n"},
+			want: []profile.FieldSource{{Field: "spec.kubernetes.versions[2].expirationDate", File: "overlays/x/expire.yaml",
+				Patch: "the patch's entry spec.kubernetes.versions (1.33.7)"}},
+		},
+		{
+			name:    "a version an inline patch adds is the patch's as a whole, named by the kustomization's entry",
+			overlay: "patches:\n" + inlinePatch(cloudHeader+"  kubernetes:\n    versions:\n    - version: 1.35.0\n"),
+			want: []profile.FieldSource{{Field: "spec.kubernetes.versions[0]", File: overlayFile, // an added entry comes first (restoreKeyedListOrder)
+				Patch: "patches[0], entry spec.kubernetes.versions (1.35.0)"}},
+		},
+		{
+			name:    "a stage of an image version is named by the image and the version",
+			overlay: "patches:\n" + inlinePatch(cloudHeader+"  machineImages:\n  - name: gardenlinux\n    versions:\n    - version: 1592.9.0\n      lifecycle:\n      - classification: deprecated\n        startTime: \"2026-09-01T00:00:00Z\"\n"),
+			want: []profile.FieldSource{{Field: "spec.machineImages[0].versions[1].lifecycle[1].startTime", File: overlayFile,
+				Patch: "patches[0], entry spec.machineImages (gardenlinux).versions (1592.9.0).lifecycle (deprecated)"}},
+		},
+		{
+			name: "a later patch that sets the field again takes it over",
+			overlay: "patches:\n" + inlinePatch(cloudHeader+"  kubernetes:\n    versions:\n    - version: 1.34.2\n      expirationDate: \"2028-01-01T00:00:00Z\"\n") +
+				inlinePatch(cloudHeader+"  kubernetes:\n    versions:\n    - version: 1.34.2\n      expirationDate: \"2029-01-01T00:00:00Z\"\n"),
+			want: []profile.FieldSource{{Field: "spec.kubernetes.versions[3].expirationDate", File: overlayFile,
+				Patch: "patches[1], entry spec.kubernetes.versions (1.34.2)"}},
+		},
+		{
+			name:    "a JSON patch is named by the kustomization's entry",
+			overlay: "patches:\n" + jsonPatchOn("- op: replace\n  path: /spec/type\n  value: gcp\n"),
+			want:    []profile.FieldSource{{Field: "spec.type", File: overlayFile, Patch: "patches[0]"}},
+		},
+		{
+			name:    "a patch that writes the value the base has sets nothing",
+			overlay: "patches:\n" + inlinePatch(cloudHeader+"  type: aws\n"),
+		},
+		{
+			name:    "the base's patches come before the overlay's, and each names its own kustomization",
+			base:    "patches:\n" + jsonPatchOn("- op: replace\n  path: /spec/type\n  value: gcp\n"),
+			overlay: "patches:\n" + inlinePatch(cloudHeader+"  kubernetes:\n    versions:\n    - version: 1.34.2\n      expirationDate: \"2028-01-01T00:00:00Z\"\n"),
+			want: []profile.FieldSource{
+				{Field: "spec.type", File: "base/kustomization.yaml", Patch: "patches[0]"},
+				{Field: "spec.kubernetes.versions[3].expirationDate", File: overlayFile, Patch: "patches[0], entry spec.kubernetes.versions (1.34.2)"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			files := map[string]string{
+				"base/kustomization.yaml":       kustomization("profiles.yaml") + tt.base,
+				"base/profiles.yaml":            mergeBase,
+				"overlays/x/kustomization.yaml": kustomization("../../base") + tt.overlay,
+			}
+			for path, content := range tt.files {
+				files[path] = content
+			}
+			root := t.TempDir()
+			writeTree(t, root, files)
+			docs, _, err := BuildWithWarnings(context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(docs).To(HaveLen(2))
+			g.Expect(docs[0].File).To(Equal("base/profiles.yaml"))
+			g.Expect(docs[0].SetBy).To(Equal(tt.want))
+			g.Expect(docs[1].SetBy).To(BeEmpty(), "no patch touches the NamespacedCloudProfile")
+		})
+	}
+}
+
+// TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole: when the
+// checks after the build must stop (the sandbox's child near its deadline),
+// the build's objects come back whole, without the fields patches set, and
+// one warning says what was not checked; the build does not fail.
+func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml": kustomization("profiles.yaml"),
+		"base/profiles.yaml":      mergeBase,
+		"overlays/x/kustomization.yaml": kustomization("../../base") + "patches:\n" +
+			inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: gcp\n"),
+	})
+	stopped, stop := context.WithCancelCause(context.Background())
+	stop(errors.New("the build's time was nearly up"))
+	docs, warnings, err := BuildWithWarningsWithin(context.Background(), stopped, root, filepath.Join("overlays", "x"), DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(docs).To(HaveLen(2))
+	g.Expect(string(docs[0].Data)).To(ContainSubstring("type: gcp"))
+	g.Expect(docs[0].SetBy).To(BeEmpty())
+	g.Expect(warnings.Lines()).To(ConsistOf(
+		"overlays/x: the checks after the build did not finish (JSON patches addressing list entries by index, stale patches, which patch set which field, " +
+			"so problems name the objects' files): the build's time was nearly up"))
+
+	docs, warnings, err = BuildWithWarningsWithin(context.Background(), context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(warnings).To(BeEmpty())
+	g.Expect(docs[0].SetBy).To(Equal([]profile.FieldSource{{Field: "spec.type", File: "overlays/x/kustomization.yaml", Patch: "patches[0]"}}))
+}
