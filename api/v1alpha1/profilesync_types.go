@@ -179,19 +179,24 @@ type ProfileSyncSpec struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.hold) && self.hold && has(self.hotfix))",message="set at most one of hold and hotfix: a hotfix is taken now, a hold takes nothing"
 type ProfileSyncRollout struct {
 	// record pushes a record of each revision this landscape applies, once
-	// every profile of it is Ready (and of each revision it refuses), to
-	// refs/profilesync/landscapes/<landscape> of the repository, with
-	// spec.secretRef's credentials, which must allow pushing. Downstream
-	// landscapes read these records to decide what they may take. A failed
+	// every profile of it is Ready (and of each revision it refuses, and of
+	// its hold), to refs/profilesync/landscapes/<landscape> of the
+	// repository, with spec.secretRef's credentials, which must allow
+	// pushing. Downstream landscapes read these records to decide what they
+	// may take, and `profilesync rollout status` to show where each
+	// landscape stands. Unset, it is on for a landscape the repository's
+	// rollout file lists and off for a ProfileSync in none; false turns it
+	// off (downstream landscapes then wait for ever, and say so). A failed
 	// push is retried with backoff and shown by the Recorded condition; it
 	// never blocks or undoes an apply.
 	// +optional
-	Record bool `json:"record,omitempty"`
+	Record *bool `json:"record,omitempty"`
 
 	// hold keeps this landscape at the revision it runs while upstream
 	// landscapes and the branch move on. The sync goes on at that revision
 	// (drift is corrected, lifecycle stages start on time) and the status
-	// says what waits.
+	// says what waits. With record, the hold and its release are recorded
+	// too (kinds held and released), so whoever reads the records sees it.
 	// +optional
 	Hold bool `json:"hold,omitempty"`
 
@@ -412,7 +417,8 @@ type RolloutStatus struct {
 	// +optional
 	RecordedRevision string `json:"recordedRevision,omitempty"`
 
-	// recordedKind is the kind of that record: applied, hotfix or refused.
+	// recordedKind is the kind of that record: applied, hotfix, refused,
+	// held or released.
 	// +optional
 	RecordedKind string `json:"recordedKind,omitempty"`
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -513,7 +514,7 @@ func TestCreateValidation(t *testing.T) {
 			name: "a ProfileSync may record its revisions and take a hotfix of its branch",
 			object: func() client.Object {
 				ps := validProfileSync()
-				ps.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Record: true, Hotfix: strings.Repeat("ab", 20)}
+				ps.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Record: ptr.To(true), Hotfix: strings.Repeat("ab", 20)}
 				return ps
 			},
 		},

@@ -27,7 +27,7 @@ import (
 // exactly when the next candidate becomes eligible. spec.rollout.hold keeps
 // the commit it runs, spec.rollout.hotfix takes a named commit at once, and
 // spec.rollout.record pushes a record of each applied and refused revision
-// for the landscapes downstream.
+// for the landscapes downstream (on by default for a landscape of the file).
 
 // recordReadyRecheck is how soon a sync whose revision is applied but not
 // yet Ready looks again, to record it.
@@ -96,6 +96,18 @@ func followsBranch(obj *v1alpha1.ProfileSync) bool {
 	return ref == nil || ref.Tag == "" && ref.SemVer == "" && ref.Commit == ""
 }
 
+// recordsRollout says whether obj pushes records of its landscape:
+// spec.rollout.record when set, else whether the rollout file lists its
+// landscape (placeInRollout sets status.rollout.landscape). On by default,
+// because a landscape that records nothing stops every landscape after it:
+// the records are the only channel between them (docs/rollout.md).
+func recordsRollout(obj *v1alpha1.ProfileSync) bool {
+	if record := rolloutSpec(obj).Record; record != nil {
+		return *record
+	}
+	return obj.Status.Rollout != nil && obj.Status.Rollout.Landscape != ""
+}
+
 func rolloutSpec(obj *v1alpha1.ProfileSync) v1alpha1.ProfileSyncRollout {
 	if obj.Spec.Rollout == nil {
 		return v1alpha1.ProfileSyncRollout{}
@@ -148,7 +160,7 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	if err != nil {
 		return nil, err
 	}
-	target, promoted := r.follow(obj, answer.Decision, answer.Candidates, running, branch)
+	target, promoted := r.follow(obj, answer, running, branch)
 	switch target {
 	case "":
 		return nil, errAwaitingFirstPromotion
@@ -229,7 +241,8 @@ func (r *ProfileSyncReconciler) placeInRollout(obj *v1alpha1.ProfileSync, checko
 // reports the upstream records it left out.
 func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, landscapes *gitsource.Landscapes, landscape *rollout.Landscape,
 	branch, running string) (rollout.Answer, error) {
-	question := rollout.Question{Branch: branch, Running: running, Hotfix: rolloutSpec(obj).Hotfix, Now: r.Clock.Now()}
+	spec := rolloutSpec(obj)
+	question := rollout.Question{Branch: branch, Running: running, Hold: spec.Hold, Hotfix: spec.Hotfix, Now: r.Clock.Now()}
 	if landscape != nil {
 		question.Landscape = *landscape
 	}
@@ -249,17 +262,17 @@ func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, land
 // follow turns a decision into the commit to apply (empty when there is
 // none, not even one running) and why it is new (PromotedReason,
 // HotfixReason, or empty), and reports what waits: status.rollout, the
-// Waiting condition, the hold's event and when to wake.
-func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollout.Decision, candidates []string, running, branch string) (string, string) {
+// Waiting condition, the hold's event and when to wake. A held landscape's
+// decision promotes nothing and waits for the candidate it holds back
+// (rollout.DecideLandscape), as `rollout status` shows it from its records.
+func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, answer rollout.Answer, running, branch string) (string, string) {
 	key := client.ObjectKeyFromObject(obj)
 	status := obj.Status.Rollout
-	hold := rolloutSpec(obj).Hold
+	decision, candidates := answer.Decision, answer.Candidates
 	target, promoted, message := decision.Promote, "", ""
 	switch {
 	case decision.Hotfix:
 		promoted = v1alpha1.HotfixReason
-	case hold:
-		target = running
 	case target != "":
 		promoted = v1alpha1.PromotedReason
 		if len(decision.PromotedHolds) == 0 {
@@ -271,22 +284,22 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, decision rollo
 	}
 	reason := v1alpha1.WaitingForUpstreamReason
 	switch {
-	case hold && len(candidates) > 0:
+	case answer.Held && !decision.Hotfix && len(candidates) > 0:
 		reason = v1alpha1.RolloutHeldReason
-		status.Waiting = waitingFor(decision)
+		if decision.Waiting != nil {
+			status.Waiting = candidateStatus(decision.Waiting)
+		}
 		message = fmt.Sprintf("spec.rollout.hold keeps %s at %s; %d newer commits of branch %q wait, the newest %s",
 			landscapeName(status), shortCommit(running), len(candidates), branch, shortCommit(candidates[0]))
 		for _, line := range r.memory.fresh(key, eventTopic{kind: topicRolloutHold}, []string{candidates[0]}) {
 			r.event(obj, corev1.EventTypeNormal, v1alpha1.RolloutHeldReason,
 				"spec.rollout.hold keeps %s at %s; %s waits", landscapeName(status), shortCommit(running), line)
 		}
-	case !hold && decision.Waiting != nil:
+	case decision.Waiting != nil:
 		status.Waiting = candidateStatus(decision.Waiting)
 		message = describeWaiting(status)
 	}
-	if !hold {
-		r.memory.setWake(key, decision.RequeueAt)
-	}
+	r.memory.setWake(key, decision.RequeueAt)
 	if message == "" {
 		conditions.Delete(obj, v1alpha1.WaitingCondition)
 		status.Message = fmt.Sprintf("runs the newest commit of branch %q it may take", branch)
@@ -328,12 +341,12 @@ func (r *ProfileSyncReconciler) appliedRollout(obj *v1alpha1.ProfileSync, gate *
 // sync.
 func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1.ProfileSync, timer *metrics.SyncTimer) {
 	status := obj.Status.Rollout
-	if rolloutSpec(obj).Record && status != nil && status.Landscape == "" {
+	if record := rolloutSpec(obj).Record; record != nil && *record && status != nil && status.Landscape == "" {
 		conditions.MarkFalse(obj, v1alpha1.RecordedCondition, v1alpha1.RecordFailedReason,
 			"spec.rollout.record is set, but the ProfileSync is in no landscape of %s: there is no landscape to record for", rollout.FileName)
 		return
 	}
-	if !rolloutSpec(obj).Record || status == nil || status.AppliedRevision == "" {
+	if !recordsRollout(obj) || status == nil || status.AppliedRevision == "" {
 		conditions.Delete(obj, v1alpha1.RecordedCondition)
 		return
 	}
@@ -341,7 +354,9 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 	// as a hotfix is not recorded again when spec.rollout.hotfix is set or
 	// cleared later, since what the landscape holds has not changed. Only a
 	// revision recorded as refused, and then applied, is recorded anew.
+	// Once it is recorded, so is the hold.
 	if status.RecordedRevision == status.AppliedRevision && status.RecordedKind != string(rollout.RecordRefused) {
+		r.recordHold(ctx, obj, timer)
 		return
 	}
 	kind := rollout.RecordApplied
@@ -373,6 +388,30 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 	}, timer)
 }
 
+// recordHold pushes a held record when spec.rollout.hold is set and a
+// released one when it is cleared, each once, so that whoever reads the
+// records (`rollout status`) sees the hold as the operator keeps it. It
+// runs only once the applied revision is recorded, so a held record always
+// follows the applied record of the revision it holds: the hold in force is
+// the newest held or released record newer than the newest applied one
+// (rollout.DecideLandscape). The last record pushed says which was
+// recorded last.
+func (r *ProfileSyncReconciler) recordHold(ctx context.Context, obj *v1alpha1.ProfileSync, timer *metrics.SyncTimer) {
+	status := obj.Status.Rollout
+	hold := rolloutSpec(obj).Hold
+	if hold == (status.RecordedKind == string(rollout.RecordHeld)) {
+		return
+	}
+	kind := rollout.RecordReleased
+	if hold {
+		kind = rollout.RecordHeld
+	}
+	r.pushRecord(ctx, obj, rollout.Record{
+		Landscape: status.Landscape, Kind: kind, Revision: status.AppliedRevision,
+		AppliedAt: r.Clock.Now(), OperatorVersion: operatorVersion,
+	}, timer)
+}
+
 // recordRefusal pushes the record of a revision the sync refused, so that
 // no downstream landscape promotes it (spec.rollout.record). Only the
 // revision's own faults are recorded: a fetch that failed is no refusal,
@@ -382,7 +421,7 @@ func (r *ProfileSyncReconciler) recordRollout(ctx context.Context, obj *v1alpha1
 func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1.ProfileSync, failed *syncError, timer *metrics.SyncTimer) {
 	status := obj.Status.Rollout
 	commit := gitsource.CommitOfRevision(obj.Status.LastAttemptedRevision)
-	if !rolloutSpec(obj).Record || status == nil || status.Landscape == "" || commit == "" ||
+	if !recordsRollout(obj) || status == nil || status.Landscape == "" || commit == "" ||
 		!failed.stalled || failed.condition == v1alpha1.FetchFailedCondition || failed.reason == v1alpha1.RolloutInvalidReason {
 		return
 	}
@@ -485,18 +524,6 @@ func (r *ProfileSyncReconciler) reportRecordWarnings(obj *v1alpha1.ProfileSync, 
 		r.event(obj, corev1.EventTypeWarning, v1alpha1.RolloutInvalidReason,
 			"record of landscape %s ignored: %s", upstream, boundedMessage(line))
 	}
-}
-
-// waitingFor is the candidate a held landscape holds back: the one it
-// would take, or else the one it would wait for.
-func waitingFor(decision rollout.Decision) *v1alpha1.RolloutCandidate {
-	if decision.Promote != "" {
-		return candidateStatus(&rollout.Waiting{Candidate: decision.Promote, Holds: decision.PromotedHolds})
-	}
-	if decision.Waiting != nil {
-		return candidateStatus(decision.Waiting)
-	}
-	return nil
 }
 
 func candidateStatus(w *rollout.Waiting) *v1alpha1.RolloutCandidate {

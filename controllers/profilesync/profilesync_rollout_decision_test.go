@@ -77,8 +77,9 @@ func TestRolloutWaitingNamesAnUpstreamThatRecordsNothing(t *testing.T) {
 		got := getProfileSync(g, prod)
 		g.Expect(conditions.GetReason(got, v1alpha1.WaitingCondition)).To(Equal(v1alpha1.WaitingForUpstreamReason))
 		g.Expect(conditions.GetMessage(got, v1alpha1.WaitingCondition)).To(Equal("landscape prod waits for " + first + ": " +
-			"dev has recorded no applied revision under refs/profilesync/landscapes/dev: set spec.rollout.record on the ProfileSync of landscape dev, " +
-			"with credentials that may push; it has no eligibility time until every upstream landscape holds it"))
+			"dev has recorded no applied revision under refs/profilesync/landscapes/dev: the ProfileSync of landscape dev must record it " +
+			"(spec.rollout.record, on unless set to false) with credentials that may push; its Recorded condition says why a push failed; " +
+			"it has no eligibility time until every upstream landscape holds it"))
 		g.Expect(got.Status.LastAppliedRevision).To(BeEmpty())
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 }

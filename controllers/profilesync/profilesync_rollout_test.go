@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -101,6 +102,23 @@ func (l *landscapeRecorder) applied(landscape, revision string, readyAt time.Tim
 	l.push(rollout.Record{Landscape: landscape, Kind: rollout.RecordApplied, Revision: revision, AppliedAt: readyAt, ReadyAt: readyAt, OperatorVersion: "test"})
 }
 
+// decideFromRecords is the decision `rollout status` makes for landscape
+// on the repository's records alone: what the landscape runs and whether it
+// holds, as its records say.
+func (l *landscapeRecorder) decideFromRecords(landscape rollout.Landscape, now time.Time) rollout.Answer {
+	l.t.Helper()
+	landscapes, err := l.fetcher.FetchLandscapes(context.Background(), gitsource.LandscapeRequest{URL: l.url, CacheKey: "records", Branch: "main"})
+	if err != nil {
+		l.t.Fatalf("fetch the records: %v", err)
+	}
+	defer func() { _ = landscapes.Close() }()
+	answer, err := rollout.DecideLandscape(landscapes, rollout.Question{Landscape: landscape, Branch: "main", FromRecords: true, Now: now})
+	if err != nil {
+		l.t.Fatalf("decide for %s from its records: %v", landscape.Name, err)
+	}
+	return answer
+}
+
 func (l *landscapeRecorder) push(record rollout.Record) {
 	l.t.Helper()
 	if _, err := l.fetcher.PushRecord(context.Background(), gitsource.LandscapeRequest{URL: l.url, CacheKey: "records"}, record); err != nil {
@@ -162,7 +180,7 @@ func TestRolloutProdTakesWhatDevHeldExactlyWhenTheSoakEnds(t *testing.T) {
 	first, err := server.CreateRepo(repo, rolloutRepo(devProfile, prodProfile, "1.31.0"))
 	g.Expect(err).NotTo(HaveOccurred())
 	prod := createRolloutSync(t, server.RepoURL(repo), "prod", nil, prodProfile)
-	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: true}, devProfile)
+	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, devProfile)
 
 	t.Run("dev applies at once and records the revision once it is Ready", func(t *testing.T) {
 		NewWithT(t).Eventually(func(g Gomega) {
@@ -378,7 +396,7 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	dev := newLandscapeRecorder(t, server.RepoURL(repo))
 	dev.applied("dev", first, start.Add(-2*rolloutSoak))
-	prod := createRolloutSync(t, server.RepoURL(repo), "prod", &v1alpha1.ProfileSyncRollout{Record: true}, prodProfile)
+	prod := createRolloutSync(t, server.RepoURL(repo), "prod", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, prodProfile)
 	waitApplied(t, prod, first)
 	hotfix, err := server.Commit(repo, rolloutRepo(devProfile, prodProfile, "1.31.1"), "1.31.1")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -414,9 +432,32 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 		g.Eventually(func(g Gomega) {
 			g.Expect(metricstest.Value(g, testMetrics, "profilesync_rollout_held", prodLabels)).To(Equal(1.0))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
-		got := getProfileSync(g, prod)
-		g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(hotfix))
-		g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordHotfix)), "clearing the hotfix records the revision it runs no second time")
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, prod)
+			g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(hotfix))
+			g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordHeld)), "the hold is recorded; clearing the hotfix records the revision it runs no second time")
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		prodLandscape := rollout.Landscape{Name: "prod", Path: "prod", After: []string{"dev"}, Soak: rolloutSoak}
+		fromRecords := dev.decideFromRecords(prodLandscape, testClock.Now())
+		g.Expect(fromRecords.Running).To(Equal(hotfix))
+		g.Expect(fromRecords.Held).To(BeTrue(), "whoever reads the records sees the hold")
+		g.Expect(fromRecords.HoldRecord.Revision).To(Equal(hotfix))
+
+		// Released while nothing qualifies, the release is recorded too;
+		// held again, so is the hold.
+		for _, hold := range []bool{false, true} {
+			testenv.UpdateSpec(t, k8sClient, prod, func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = hold })
+			kind := map[bool]rollout.RecordKind{false: rollout.RecordReleased, true: rollout.RecordHeld}[hold]
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, prod)
+				g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+				g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(kind)))
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+			fromRecords := dev.decideFromRecords(prodLandscape, testClock.Now())
+			g.Expect(fromRecords.Held).To(Equal(hold), "after the %s record", kind)
+			g.Expect(fromRecords.HoldRecord.Kind).To(Equal(kind))
+			g.Expect(fromRecords.Running).To(Equal(hotfix))
+		}
 		dev.applied("dev", newest, start.Add(-rolloutSoak))
 		requestSync(t, prod, "held")
 		g.Eventually(func(g Gomega) {
@@ -427,15 +468,24 @@ func TestRolloutHotfixAndHold(t *testing.T) {
 			g.Expect(got.Status.Rollout.Waiting.Upstreams[0].Since.Time).To(BeTemporally("==", start.Add(-rolloutSoak)))
 			g.Expect(syncEvents(g, prod, v1alpha1.RolloutHeldReason)).To(ContainElement(ContainSubstring(newest + " waits")))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
-		got = getProfileSync(g, prod)
+		got := getProfileSync(g, prod)
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+hotfix), "held, though dev held the newest for the soak")
 		g.Expect(conditions.IsReady(got)).To(BeTrue())
+		fromRecords = dev.decideFromRecords(prodLandscape, testClock.Now())
+		g.Expect(fromRecords.Promote).To(BeEmpty(), "read from the records, prod takes nothing either")
+		g.Expect(fromRecords.Waiting.Candidate).To(Equal(newest), "and holds back the commit the operator holds back")
 
 		testenv.UpdateSpec(t, k8sClient, prod, func(s *v1alpha1.ProfileSync) { s.Spec.Rollout.Hold = false })
 		waitApplied(t, prod, newest)
 		g.Eventually(func(g Gomega) {
 			g.Expect(metricstest.Value(g, testMetrics, "profilesync_rollout_held", prodLabels)).To(Equal(0.0))
-		}).WithTimeout(10 * time.Second).Should(Succeed())
+			got := getProfileSync(g, prod)
+			g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(newest))
+			g.Expect(got.Status.Rollout.RecordedKind).To(Equal(string(rollout.RecordApplied)))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		fromRecords = dev.decideFromRecords(prodLandscape, testClock.Now())
+		g.Expect(fromRecords.Held).To(BeFalse(), "the applied record after the hold ends it")
+		g.Expect(fromRecords.Running).To(Equal(newest))
 		// Events are recorded asynchronously: the status may come first.
 		g.Eventually(func(g Gomega) []string { return syncEvents(g, prod, v1alpha1.PromotedReason) }).
 			WithTimeout(10 * time.Second).Should(ContainElement(ContainSubstring("promoted " + newest)))
@@ -453,7 +503,7 @@ func TestRolloutFailedRecordPushShowsAndDoesNotBlock(t *testing.T) {
 	devProfile, prodProfile := testenv.UniqueName("norecord-dev"), testenv.UniqueName("norecord-prod")
 	first, err := server.CreateRepo(repo, rolloutRepo(devProfile, prodProfile, "1.31.0"))
 	g.Expect(err).NotTo(HaveOccurred())
-	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: true}, devProfile)
+	dev := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, devProfile)
 	g.Eventually(func(g Gomega) {
 		got := getProfileSync(g, dev)
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
@@ -481,7 +531,7 @@ func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 	files["other/profiles.yaml"] = singleProfileRepo(profile, "1.31.0")["profiles.yaml"]
 	first, err := server.CreateRepo(repo, files)
 	g.Expect(err).NotTo(HaveOccurred())
-	sync := createRolloutSync(t, server.RepoURL(repo), "other", &v1alpha1.ProfileSyncRollout{Record: true}, profile)
+	sync := createRolloutSync(t, server.RepoURL(repo), "other", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, profile)
 	g.Eventually(func(g Gomega) {
 		got := getProfileSync(g, sync)
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
@@ -491,6 +541,51 @@ func TestRolloutWithoutALandscapeWorksAsBefore(t *testing.T) {
 		g.Expect(got.Status.Rollout.Message).To(ContainSubstring(`spec.path "other" is in no landscape of profilesync-rollout.yaml`))
 		g.Expect(conditions.GetMessage(got, v1alpha1.RecordedCondition)).To(ContainSubstring("spec.rollout.record is set, but the ProfileSync is in no landscape"))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+// TestRolloutRecordsByDefaultForALandscapeTheFileLists: a ProfileSync of a
+// landscape the rollout file lists records what it applies without
+// spec.rollout.record, so the landscapes after it do not wait for ever;
+// record: false turns it off.
+func TestRolloutRecordsByDefaultForALandscapeTheFileLists(t *testing.T) {
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startRolloutGitServer(t, true)
+	dev := rollout.Landscape{Name: "dev", Path: "dev"}
+	for _, tt := range []struct {
+		name    string
+		spec    *v1alpha1.ProfileSyncRollout
+		records bool
+	}{
+		{name: "unset, it records", spec: nil, records: true},
+		{name: "false, it records nothing", spec: &v1alpha1.ProfileSyncRollout{Record: ptr.To(false)}, records: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			repo := testenv.UniqueName("default-record")
+			devProfile := testenv.UniqueName("default-record-dev")
+			first, err := server.CreateRepo(repo, rolloutRepo(devProfile, testenv.UniqueName("unused"), "1.31.0"))
+			g.Expect(err).NotTo(HaveOccurred())
+			sync := createRolloutSync(t, server.RepoURL(repo), "dev", tt.spec, devProfile)
+			waitApplied(t, sync, first)
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(conditions.IsReady(got)).To(BeTrue())
+				if tt.records {
+					g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(first))
+					g.Expect(conditions.IsTrue(got, v1alpha1.RecordedCondition)).To(BeTrue())
+				} else {
+					g.Expect(got.Status.Rollout.RecordedRevision).To(BeEmpty())
+					g.Expect(conditions.Has(got, v1alpha1.RecordedCondition)).To(BeFalse())
+				}
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+			fromRecords := newLandscapeRecorder(t, server.RepoURL(repo)).decideFromRecords(dev, testClock.Now().Add(time.Hour))
+			if tt.records {
+				g.Expect(fromRecords.Running).To(Equal(first), "the record is on the server")
+			} else {
+				g.Expect(fromRecords.Running).To(BeEmpty(), "no record on the server")
+			}
+		})
+	}
 }
 
 // TestRolloutRefusesWhatItCannotFollow: a landscape the rollout file does
@@ -524,7 +619,7 @@ func TestRolloutRefusesWhatItCannotFollow(t *testing.T) {
 			devProfile := testenv.UniqueName("rollout-invalid")
 			first, err := server.CreateRepo(repo, rolloutRepo(devProfile, testenv.UniqueName("unused"), "1.31.0"))
 			g.Expect(err).NotTo(HaveOccurred())
-			sync := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: true}, devProfile)
+			sync := createRolloutSync(t, server.RepoURL(repo), "dev", &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}, devProfile)
 			g.Eventually(func(g Gomega) {
 				got := getProfileSync(g, sync)
 				g.Expect(got.Status.Rollout).NotTo(BeNil())

@@ -68,29 +68,44 @@ func refused(commit string, ago time.Duration) agreementRecord {
 	return agreementRecord{rollout.RecordRefused, commit, ago}
 }
 
+// held and released are the records of spec.rollout.hold set and cleared
+// while the landscape ran commit.
+func held(commit string, ago time.Duration) agreementRecord {
+	return agreementRecord{rollout.RecordHeld, commit, ago}
+}
+
+func released(commit string, ago time.Duration) agreementRecord {
+	return agreementRecord{rollout.RecordReleased, commit, ago}
+}
+
 // linear is main: c1 ← c2 ← c3 ← c4.
 var linear = []agreementCommit{{"c1", nil}, {"c2", []string{"c1"}}, {"c3", []string{"c2"}}, {"c4", []string{"c3"}}}
 
 // TestTheOperatorAndRolloutStatusTakeTheSameCommit holds the operator's
 // decision of prod's sync (decideCandidates and follow) against `rollout
 // status --output json` on the same repository, for landscape histories
-// with second-parent merges, refusals, rollbacks, hotfixes, a hold and an
-// upstream without records: both say prod takes the same commit (none but
-// the one it runs, under a hold) and waits for the same one, eligible at
-// the same time.
+// with second-parent merges, refusals, rollbacks, hotfixes, holds and an
+// upstream without records: both say prod takes the same commit (none
+// under a hold) and waits for the same one (under a hold, the one it holds
+// back), eligible at the same time. The operator knows the hold from its
+// spec (hold), `rollout status` from prod's records, which the operator
+// writes as it holds and releases.
 func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		history landscapeHistory
-		hold    bool
+		// hold is prod's spec.rollout.hold, as its records say it;
+		// hotfix names the commit of its spec.rollout.hotfix.
+		hold   bool
+		hotfix string
 		// takes and waits name the commits expected; eligibleIn is when
-		// the one waited for becomes eligible after agreementNow (0:
-		// never without a new record).
+		// the one waited for becomes eligible after agreementNow,
+		// negative when it did before (0: never without a new record).
 		takes, waits string
 		eligibleIn   time.Duration
 		// note is a text the Waiting condition and the status's warnings
-		// of prod both hold.
-		note string
+		// of prod both hold; message one its Waiting condition holds.
+		note, message string
 	}{
 		{
 			name:    "prod takes the newest commit dev has held for the soak",
@@ -131,9 +146,49 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			history: landscapeHistory{commits: linear[:3], dev: []agreementRecord{applied("c3", 2*time.Hour)}, prod: []agreementRecord{refused("c3", time.Hour), applied("c2", 3*time.Hour)}},
 		},
 		{
-			name:    "a hold keeps prod where it is, holding back the commit it would take",
-			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c3", 2*time.Hour)}, prod: []agreementRecord{applied("c1", 4*time.Hour)}},
-			hold:    true, takes: "c3",
+			name:    "a hold keeps prod where it is in both, holding back the commit it would take, eligible since dev's soak of it ended",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c3", 2*time.Hour)}, prod: []agreementRecord{held("c1", 30*time.Minute), applied("c1", 4*time.Hour)}},
+			hold:    true, waits: "c3", eligibleIn: -time.Hour, message: "spec.rollout.hold keeps landscape prod at",
+		},
+		{
+			name: "a hold with nothing that qualifies holds back the commit prod waits for",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c4", 10*time.Minute), applied("c1", 5*time.Hour)},
+				prod: []agreementRecord{held("c1", 30*time.Minute), applied("c1", 4*time.Hour)}},
+			hold: true, waits: "c4", eligibleIn: 50 * time.Minute,
+		},
+		{
+			name: "a released hold lets prod take again what dev held for the soak",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c3", 2*time.Hour)},
+				prod: []agreementRecord{released("c1", 10*time.Minute), held("c1", 30*time.Minute), applied("c1", 4*time.Hour)}},
+			takes: "c3", waits: "c4",
+		},
+		{
+			name: "a hold recorded before prod's newest applied record is over",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c3", 2*time.Hour)},
+				prod: []agreementRecord{applied("c2", 3*time.Hour), held("c1", 4*time.Hour), applied("c1", 5*time.Hour)}},
+			takes: "c3", waits: "c4",
+		},
+		{
+			name:    "dev's own hold neither starts nor interrupts what it holds for prod",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{held("c3", 30*time.Minute), applied("c3", 2*time.Hour)}, prod: []agreementRecord{applied("c1", 4*time.Hour)}},
+			takes:   "c3", waits: "c4",
+		},
+		{
+			name:    "prod runs the hotfix it recorded, and takes what dev held for the soak after it",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c3", 2*time.Hour)}, prod: []agreementRecord{hotfix("c2", 3*time.Hour), applied("c1", 4*time.Hour)}},
+			takes:   "c3", waits: "c4",
+		},
+		{
+			name: "a hotfix prod recorded ahead of dev is no candidate again, and the commits after it wait for dev",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c1", 5*time.Hour)},
+				prod: []agreementRecord{hotfix("c3", time.Hour), applied("c1", 4*time.Hour)}},
+			waits: "c4",
+		},
+		{
+			name: "a hotfix prod refused is not taken again: prod goes on with the rollout in both",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{applied("c2", 2*time.Hour)},
+				prod: []agreementRecord{refused("c3", 30*time.Minute), applied("c1", 4*time.Hour)}},
+			hotfix: "c3", takes: "c2", waits: "c4",
 		},
 		{
 			name:    "dev records nothing: prod waits for the tip and both name dev and spec.rollout.record",
@@ -146,7 +201,7 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			dir, hashes := writeLandscapeHistory(t, tc.history)
 			running := ""
 			for _, r := range tc.history.prod {
-				if r.kind != rollout.RecordRefused {
+				if r.kind.Runs() {
 					running = hashes[r.commit]
 					break
 				}
@@ -170,6 +225,9 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 						Revision   string
 						EligibleAt *time.Time
 					}
+					Held *struct {
+						Revision string
+					}
 					Warnings []string
 				}
 			}
@@ -190,7 +248,7 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			defer landscapes.Close()
 			prodLandscape := rollout.Landscape{Name: "prod", Path: "prod", After: []string{"dev"}, Soak: time.Hour}
-			target, rolloutStatus, message, err := profilesync.OperatorRolloutDecision(landscapes, prodLandscape, "main", running, tc.hold, agreementNow)
+			target, rolloutStatus, message, err := profilesync.OperatorRolloutDecision(landscapes, prodLandscape, "main", running, tc.hold, hashes[tc.hotfix], agreementNow)
 			g.Expect(err).NotTo(HaveOccurred())
 			operatorTakes, operatorWaits := "", ""
 			var operatorEligible *time.Time
@@ -206,17 +264,13 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 
 			g.Expect(statusTakes).To(Equal(tc.takes), "rollout status takes")
 			var eligible *time.Time
-			if tc.eligibleIn > 0 {
+			if tc.eligibleIn != 0 {
 				at := agreementNow.Add(tc.eligibleIn)
 				eligible = &at
 			}
+			g.Expect(prod.Held != nil).To(Equal(tc.hold), "rollout status reads the hold from prod's records")
 			if tc.hold {
-				// The status cannot know the hold, which is in the
-				// cluster: what it says prod takes is what the hold
-				// holds back.
-				g.Expect(operatorTakes).To(BeEmpty(), "the hold keeps prod where it is")
-				g.Expect(operatorWaits).To(Equal(statusTakes), "the hold holds back what prod would take")
-				return
+				g.Expect(names[prod.Held.Revision]).To(Equal(names[running]), "held at what it runs")
 			}
 			g.Expect(operatorTakes).To(Equal(tc.takes), "the operator takes")
 			g.Expect(statusWaits).To(Equal(tc.waits), "rollout status waits for")
@@ -227,6 +281,7 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 				g.Expect(message).To(ContainSubstring(tc.note))
 				g.Expect(prod.Warnings).To(ContainElement(tc.note))
 			}
+			g.Expect(message).To(ContainSubstring(tc.message))
 		})
 	}
 }
@@ -264,10 +319,13 @@ func writeLandscapeHistory(t *testing.T, h landscapeHistory) (string, map[string
 		for i := len(records) - 1; i >= 0; i-- {
 			r := records[i]
 			record := rollout.Record{Landscape: landscape, Kind: r.kind, Revision: hashes[r.commit], AppliedAt: agreementNow.Add(-r.ago - time.Minute), OperatorVersion: "v0.1.0"}
-			if r.kind == rollout.RecordRefused {
+			switch {
+			case r.kind == rollout.RecordRefused:
 				record.Reason = "ValidationFailed"
-			} else {
+			case r.kind.Runs():
 				record.ReadyAt = agreementNow.Add(-r.ago)
+			default: // held or released: set or cleared ago
+				record.AppliedAt = agreementNow.Add(-r.ago)
 			}
 			content, err := rollout.EncodeRecord(record)
 			g.Expect(err).NotTo(HaveOccurred())

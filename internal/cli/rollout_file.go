@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"time"
 
-	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/prdiff"
 	"github.com/profilesync/profilesync/internal/rollout"
@@ -87,7 +86,7 @@ func checkRollout(file *rollout.File, flagOrder []int, head diffTree, landscapes
 		}
 		for _, upstream := range listed.After {
 			if j, found := index[upstream]; found {
-				pairs = append(pairs, prdiff.RolloutPair{Later: i, Earlier: j, Lags: rolloutLags(listed.Lag)})
+				pairs = append(pairs, prdiff.RolloutPair{Later: i, Earlier: j, Lags: listed.Lag})
 			}
 		}
 	}
@@ -105,17 +104,6 @@ func checkRollout(file *rollout.File, flagOrder []int, head diffTree, landscapes
 		fmt.Fprintf(stderr, "%s: %s\n", rollout.FileName, line.Text)
 	}
 	return findings, len(errs) == 0
-}
-
-func rolloutLags(lags map[v1alpha1.VersionClassification]rollout.Lag) map[v1alpha1.VersionClassification]prdiff.RolloutLag {
-	if lags == nil {
-		return nil
-	}
-	out := make(map[v1alpha1.VersionClassification]prdiff.RolloutLag, len(lags))
-	for c, lag := range lags {
-		out[c] = prdiff.RolloutLag{Lag: lag.Duration, Severity: lag.Severity}
-	}
-	return out
 }
 
 // parseHorizon reads diff's --horizon as the rollout file's durations are

@@ -63,7 +63,9 @@ refs/profilesync/landscapes/<name>. It prints:
   - per landscape: the revision it runs and since when (its newest applied or
     hotfix record), the candidate it waits for and when that becomes eligible:
     the commits of --branch after the revision it runs, judged on its
-    upstreams' (after) records and its soak, as the operator judges them;
+    upstreams' (after) records and its soak, as the operator judges them; a
+    landscape whose records say it holds (spec.rollout.hold) takes nothing,
+    and shows the candidate it holds back;
   - per version (the rollout matrix): its classification in each landscape at
     --at, and when it reaches each stage there. Each landscape's overlay is
     built, as 'build' builds it, at the revision it runs, or at the tip of
@@ -245,14 +247,14 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 
 // statusOfLandscape says what l runs and what it waits for: the decision
 // the operator makes (rollout.DecideLandscape), on what l's own records say
-// it runs. What cannot be read or decided is a warning of the landscape,
+// it runs and whether it holds. What cannot be read or decided is a warning of the landscape,
 // and so is every record left out and every upstream that records nothing.
 func statusOfLandscape(repo rollout.Repository, branch string, l rollout.Landscape, now time.Time) landscapeStatus {
 	status := landscapeStatus{Name: l.Name, Path: l.Path, After: l.After}
 	if l.Soak > 0 {
 		status.Soak = horizonFlag{&l.Soak}.String()
 	}
-	answer, err := rollout.DecideLandscape(repo, rollout.Question{Landscape: l, Branch: branch, RunningFromRecords: true, Now: now})
+	answer, err := rollout.DecideLandscape(repo, rollout.Question{Landscape: l, Branch: branch, FromRecords: true, Now: now})
 	if err != nil {
 		status.Warnings = append(status.Warnings, fmt.Sprintf("what it runs and waits for cannot be decided: %v", err))
 		return status
@@ -278,6 +280,9 @@ func statusOfLandscape(repo rollout.Repository, branch string, l rollout.Landsca
 	}
 	if r := answer.Refused; r != nil {
 		status.Refused = &refusedRevision{Revision: r.Revision, RefusedAt: r.AppliedAt, Reason: r.Reason, Record: r.Commit}
+	}
+	if r := answer.HoldRecord; answer.Held && r != nil {
+		status.Held = &heldRevision{Revision: r.Revision, Since: r.AppliedAt, Record: r.Commit}
 	}
 	status.Candidates = len(answer.Candidates)
 	decision := answer.Decision

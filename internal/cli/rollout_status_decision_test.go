@@ -46,7 +46,7 @@ func TestRolloutStatusNamesAnUpstreamWithoutRecords(t *testing.T) {
 
 	status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json")
 	g.Expect(status).To(Equal(exitOK), stderr)
-	note := "dev has recorded no applied revision under refs/profilesync/landscapes/dev: set spec.rollout.record on the ProfileSync of landscape dev"
+	note := "dev has recorded no applied revision under refs/profilesync/landscapes/dev: the ProfileSync of landscape dev must record it (spec.rollout.record"
 	g.Expect(stderr).To(ContainSubstring("warning: prod: " + note))
 	var report rolloutStatus
 	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
@@ -54,4 +54,43 @@ func TestRolloutStatusNamesAnUpstreamWithoutRecords(t *testing.T) {
 	g.Expect(prod.Warnings).To(ContainElement(ContainSubstring(note)))
 	g.Expect(prod.Waiting.Revision).To(Equal(repo.second))
 	g.Expect(prod.Waiting.EligibleAt).To(BeNil())
+}
+
+// TestRolloutStatusShowsAHoldFromTheRecords: prod recorded a hold
+// (spec.rollout.hold) while it ran the first commit, so once dev has held
+// the second for the soak, prod takes nothing and holds the second back,
+// in every output; the release it records next lets it take the second.
+func TestRolloutStatusShowsAHoldFromTheRecords(t *testing.T) {
+	g := NewWithT(t)
+	repo := newStatusRepo(t)
+	heldAt := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
+	repo.record(t, rollout.Record{Landscape: "prod", Kind: rollout.RecordHeld, Revision: repo.first, AppliedAt: heldAt, OperatorVersion: "v0.1.0"})
+	const afterTheSoak = "2026-11-22T09:05:00Z"
+	eligibleAt := time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)
+
+	status, stdout, stderr := statusOutput(t, repo.dir, "--at", afterTheSoak, "--output", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	prod := report.Landscapes[1]
+	g.Expect(prod.Takes).To(BeNil(), "held")
+	g.Expect(prod.Held).NotTo(BeNil())
+	g.Expect(*prod.Held).To(Equal(heldRevision{Revision: repo.first, Since: heldAt, Record: prod.Held.Record}))
+	g.Expect(prod.Waiting.Revision).To(Equal(repo.second), "the commit the hold holds back")
+	g.Expect(*prod.Waiting.EligibleAt).To(Equal(eligibleAt))
+
+	status, stdout, stderr = statusOutput(t, repo.dir, "--at", afterTheSoak)
+	g.Expect(status).To(Equal(exitOK), stderr)
+	g.Expect(stdout).To(MatchRegexp(`prod\s+dev\s+1d\s+%s\s+2026-11-20T13:00:00Z\s+held; %s held back\n`, shortCommit(repo.first), shortCommit(repo.second)))
+	g.Expect(stdout).To(ContainSubstring("prod is held at %s since 2026-11-21T10:00:00Z (spec.rollout.hold): it takes nothing until the hold is released.", shortCommit(repo.first)))
+	g.Expect(stdout).To(ContainSubstring("prod holds back %s: dev has held it since 2026-11-21T09:05:00Z, soak 1d.", shortCommit(repo.second)))
+
+	repo.record(t, rollout.Record{Landscape: "prod", Kind: rollout.RecordReleased, Revision: repo.first, AppliedAt: heldAt.Add(time.Hour), OperatorVersion: "v0.1.0"})
+	status, stdout, stderr = statusOutput(t, repo.dir, "--at", afterTheSoak, "--output", "json")
+	g.Expect(status).To(Equal(exitOK), stderr)
+	report = rolloutStatus{}
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	prod = report.Landscapes[1]
+	g.Expect(prod.Held).To(BeNil(), "released")
+	g.Expect(prod.Takes.Revision).To(Equal(repo.second))
 }

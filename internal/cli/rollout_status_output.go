@@ -35,6 +35,9 @@ type landscapeStatus struct {
 	Applied *appliedRevision `json:"applied"`
 	// Refused is a refusal newer than Applied.
 	Refused *refusedRevision `json:"refused,omitempty"`
+	// Held is the hold it recorded (spec.rollout.hold) and has not
+	// released: it takes nothing, and Waiting is what it holds back.
+	Held *heldRevision `json:"held,omitempty"`
 	// Candidates counts the commits of the branch after Applied.
 	Candidates int `json:"candidates"`
 	// Takes is the newest candidate that qualifies now: the operator takes
@@ -61,6 +64,14 @@ type refusedRevision struct {
 	RefusedAt time.Time `json:"refusedAt"`
 	Reason    string    `json:"reason"`
 	Record    string    `json:"record"`
+}
+
+// heldRevision is a landscape's recorded hold: the revision it stays at
+// and since when.
+type heldRevision struct {
+	Revision string    `json:"revision"`
+	Since    time.Time `json:"since"`
+	Record   string    `json:"record"`
 }
 
 // candidateStatus is a candidate and what the upstreams hold of it.
@@ -258,6 +269,13 @@ func sinceCell(l landscapeStatus) string {
 // nextCell is what a landscape takes or waits for, in one cell.
 func nextCell(l landscapeStatus) string {
 	var parts []string
+	if l.Held != nil {
+		parts = append(parts, "held")
+		if c := l.Waiting; c != nil {
+			parts = append(parts, shortCommit(c.Revision)+" held back")
+		}
+		return strings.Join(parts, "; ")
+	}
 	if l.Takes != nil {
 		parts = append(parts, "takes "+shortCommit(l.Takes.Revision)+" now")
 	}
@@ -300,11 +318,19 @@ func statusNotes(status rolloutStatus) []string {
 		if r := l.Refused; r != nil {
 			notes = append(notes, fmt.Sprintf("%s refused %s at %s (%s).", l.Name, shortCommit(r.Revision), formatTime(r.RefusedAt), r.Reason))
 		}
+		if h := l.Held; h != nil {
+			notes = append(notes, fmt.Sprintf("%s is held at %s since %s (spec.rollout.hold): it takes nothing until the hold is released.",
+				l.Name, shortCommit(h.Revision), formatTime(h.Since)))
+		}
 		if c := l.Takes; c != nil && len(c.Holds) > 0 {
 			notes = append(notes, fmt.Sprintf("%s may take %s since %s: %s.", l.Name, shortCommit(c.Revision), formatTime(*c.EligibleAt), describeHolds(c.Holds, l.Soak)))
 		}
 		if c := l.Waiting; c != nil && len(c.Holds) > 0 {
-			notes = append(notes, fmt.Sprintf("%s waits for %s: %s.", l.Name, shortCommit(c.Revision), describeHolds(c.Holds, l.Soak)))
+			verb := "waits for"
+			if l.Held != nil {
+				verb = "holds back"
+			}
+			notes = append(notes, fmt.Sprintf("%s %s %s: %s.", l.Name, verb, shortCommit(c.Revision), describeHolds(c.Holds, l.Soak)))
 		}
 	}
 	return notes

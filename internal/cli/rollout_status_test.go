@@ -76,7 +76,11 @@ func (r *statusRepo) record(t *testing.T, record rollout.Record) {
 	t.Helper()
 	content, err := rollout.EncodeRecord(record)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	r.writeRecordCommit(t, record.Landscape, content, record.ReadyAt)
+	when := record.ReadyAt
+	if when.IsZero() { // a refusal, a hold or its release
+		when = record.AppliedAt
+	}
+	r.writeRecordCommit(t, record.Landscape, content, when)
 }
 
 // writeRecordCommit puts content, as record.json, in a new commit on top of

@@ -207,7 +207,7 @@ func (l *Landscapes) Records(landscape string, limits RecordLimits) (RecordHisto
 			history.Warnings = append(history.Warnings, err)
 		default:
 			history.Records = append(history.Records, record)
-			if record.Kind != rollout.RecordRefused && !limits.Since.IsZero() && !record.ReadyAt.After(limits.Since) {
+			if record.Kind.Runs() && !limits.Since.IsZero() && !record.ReadyAt.After(limits.Since) {
 				return history, nil
 			}
 		}

@@ -404,12 +404,17 @@ func TestRecordsStopOnceTheSoakWindowIsCoveredOrAtTheMaximum(t *testing.T) {
 	refusal := rollout.Record{Landscape: "dev", Kind: rollout.RecordRefused, Revision: revision, AppliedAt: recordTime.Add(10 * time.Hour),
 		OperatorVersion: "v0.4.0", Reason: "BuildFailed"}
 	repo.recordOf(refusal)
+	for _, kind := range []rollout.RecordKind{rollout.RecordHeld, rollout.RecordReleased} {
+		repo.recordOf(rollout.Record{Landscape: "dev", Kind: kind, Revision: revision, AppliedAt: recordTime.Add(11 * time.Hour), OperatorVersion: "v0.4.0"})
+	}
 	landscapes := repo.landscapes()
 
 	history, err := landscapes.Records("dev", RecordLimits{Since: recordTime.Add(7*time.Hour + 30*time.Minute)})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(history.Records).To(HaveLen(4), "the refusal, 9h, 8h and 7h, the first record Ready before the window")
-	g.Expect(history.Records[3].ReadyAt).To(Equal(recordTime.Add(7 * time.Hour)))
+	g.Expect(history.Records).To(HaveLen(6), "the release, the hold, the refusal, 9h, 8h and 7h, the first record Ready before the window: "+
+		"a hold or its release, never Ready, does not end the reading")
+	g.Expect(history.Records[0].Kind).To(Equal(rollout.RecordReleased))
+	g.Expect(history.Records[5].ReadyAt).To(Equal(recordTime.Add(7 * time.Hour)))
 	g.Expect(history.Truncated).To(BeFalse())
 
 	history, err = landscapes.Records("dev", RecordLimits{Since: recordTime.Add(time.Hour), Max: 3})
@@ -419,7 +424,7 @@ func TestRecordsStopOnceTheSoakWindowIsCoveredOrAtTheMaximum(t *testing.T) {
 
 	history, err = landscapes.Records("dev", RecordLimits{})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(history.Records).To(HaveLen(11))
+	g.Expect(history.Records).To(HaveLen(13))
 	g.Expect(history.Truncated).To(BeFalse())
 
 	_, err = landscapes.Records("../heads/main", RecordLimits{})

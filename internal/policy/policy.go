@@ -17,6 +17,8 @@ package policy
 import (
 	"fmt"
 	"time"
+
+	"github.com/profilesync/profilesync/internal/repofile"
 )
 
 // APIVersion and Kind identify the policy file's schema.
@@ -27,14 +29,15 @@ const (
 
 // Severity says what a finding does: an error refuses the change (the CLI
 // exits non-zero, the operator refuses the revision), a warning is only
-// reported.
-type Severity string
+// reported. It is the settings files' one severity (repofile.Severity),
+// which the rollout file's lags share.
+type Severity = repofile.Severity
 
 const (
 	// SeverityWarning findings are reported; they refuse nothing.
-	SeverityWarning Severity = "warning"
+	SeverityWarning = repofile.SeverityWarning
 	// SeverityError findings refuse the change.
-	SeverityError Severity = "error"
+	SeverityError = repofile.SeverityError
 )
 
 // Policy is a decoded policy file.

@@ -1,8 +1,6 @@
 package prdiff
 
 import (
-	"github.com/profilesync/profilesync/internal/render/profile"
-
 	"cmp"
 	"fmt"
 	"slices"
@@ -12,6 +10,8 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/lifecycle"
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/internal/rollout"
 )
 
 // Landscape is one overlay's profiles as profile.Set.Evaluate returns them.
@@ -141,13 +141,7 @@ type RolloutPair struct {
 	// earlier landscape reaches it the later one may, and what breaking
 	// that does. A stage without one may not be reached before the earlier
 	// landscape reaches it, a warning, as CheckRolloutOrder checks.
-	Lags map[v1alpha1.VersionClassification]RolloutLag
-}
-
-// RolloutLag is a rollout file's lag of one stage.
-type RolloutLag struct {
-	Lag      time.Duration
-	Severity policy.Severity
+	Lags map[v1alpha1.VersionClassification]rollout.Lag
 }
 
 // CheckRolloutPairs is CheckRolloutOrder over the given pairs only, each
@@ -196,7 +190,7 @@ type rolloutPair struct {
 	landscape, earlierLandscape string
 	key                         profileKey
 	now                         time.Time
-	lags                        map[v1alpha1.VersionClassification]RolloutLag
+	lags                        map[v1alpha1.VersionClassification]rollout.Lag
 }
 
 func (p rolloutPair) profiles(warnings []RolloutWarning, later, earlier *v1alpha1.CloudProfileSpec) []RolloutWarning {
@@ -217,109 +211,28 @@ func (p rolloutPair) versions(warnings []RolloutWarning, image string, later, ea
 		if !found {
 			continue
 		}
-		laterStages, earlierStages := lifecycle.Stages(laterVersion), lifecycle.Stages(earlierVersion)
-		for _, stage := range laterStages {
-			lag, lagged := p.lags[stage.Classification]
-			laterReach := reach(laterStages, stage.Classification)
-			earlierReach := reach(earlierStages, stage.Classification)
-			if due := earlierReach.plus(lag.Lag); !laterReach.before(due) || !due.after(p.now) {
-				continue
-			}
+		for _, broken := range rollout.CheckLag(lifecycle.Stages(laterVersion), lifecycle.Stages(earlierVersion), p.lags, p.now) {
 			at := p.now
-			if laterReach.start != nil {
-				at = *laterReach.start
+			if broken.At != nil {
+				at = *broken.At
 			}
 			warning := RolloutWarning{
 				Landscape: p.landscape, EarlierLandscape: p.earlierLandscape,
 				Kind: p.key.kind, Namespace: p.key.namespace, Name: p.key.name,
-				MachineImage: image, Version: version, Stage: stage.Classification,
-				At: utcPtr(laterReach.start), EarlierAt: utcPtr(earlierReach.start),
+				MachineImage: image, Version: version, Stage: broken.Stage,
+				At: broken.At, EarlierAt: broken.EarlierAt, Due: broken.Due,
 				EarlierClassification: lifecycle.ClassificationAt(earlierVersion, at),
 			}
-			if lagged {
-				warning.Severity = lag.Severity
-				if lag.Lag > 0 {
-					warning.Lag = FormatLag(lag.Lag)
-					if warning.EarlierAt != nil {
-						warning.Due = pointer(warning.EarlierAt.Add(lag.Lag))
-					}
+			if broken.Lag != nil {
+				warning.Severity = broken.Lag.Severity
+				if broken.Lag.Duration > 0 {
+					warning.Lag = rollout.FormatDuration(broken.Lag.Duration)
 				}
 			}
 			warnings = append(warnings, warning)
 		}
 	}
 	return warnings
-}
-
-// stageReach is when a version first has a classification of some rank or
-// higher: never, from the beginning (start nil), or at start.
-type stageReach struct {
-	never bool
-	start *time.Time
-}
-
-// reach is when stages first reach c or a later stage. Stages of a valid
-// lifecycle are in rank order with starts that never decrease, so that is
-// the earliest start among them.
-func reach(stages []v1alpha1.LifecycleStage, c v1alpha1.VersionClassification) stageReach {
-	result := stageReach{never: true}
-	for _, s := range stages {
-		if lifecycle.Rank(s.Classification) < lifecycle.Rank(c) {
-			continue
-		}
-		if s.StartTime == nil {
-			return stageReach{}
-		}
-		if result.never || s.StartTime.Time.Before(*result.start) {
-			result = stageReach{start: pointer(s.StartTime.Time)}
-		}
-	}
-	return result
-}
-
-// before reports whether r comes strictly before other, "from the beginning"
-// being before every time and "never" after every time.
-func (r stageReach) before(other stageReach) bool {
-	switch {
-	case r.never:
-		return false
-	case other.never:
-		return true
-	case other.start == nil:
-		return false
-	case r.start == nil:
-		return true
-	}
-	return r.start.Before(*other.start)
-}
-
-// plus is r moved later by d; "never" and "from the beginning" stay.
-func (r stageReach) plus(d time.Duration) stageReach {
-	if r.never || r.start == nil || d == 0 {
-		return r
-	}
-	return stageReach{start: pointer(r.start.Add(d))}
-}
-
-// FormatLag writes a lag as the rollout file does: whole days as "7d",
-// else as a duration ("36h0m0s").
-func FormatLag(d time.Duration) string {
-	if d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	}
-	return d.String()
-}
-
-// after reports whether r is strictly after t.
-func (r stageReach) after(t time.Time) bool {
-	return r.never || (r.start != nil && r.start.After(t))
-}
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	return pointer(t.UTC())
 }
 
 // RolloutLine is one line of the rollout-order findings as people read

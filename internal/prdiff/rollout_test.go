@@ -14,6 +14,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/policy"
+	"github.com/profilesync/profilesync/internal/rollout"
 )
 
 // landscapesOf makes one landscape per name, each with one CloudProfile aws
@@ -191,8 +192,8 @@ func TestCheckRolloutPairsKeepsTheLagOfEachStage(t *testing.T) {
 		expired   = v1alpha1.ClassificationExpired
 	)
 	week := 7 * 24 * time.Hour
-	lags := map[v1alpha1.VersionClassification]RolloutLag{
-		supported: {Lag: week, Severity: policy.SeverityError},
+	lags := map[v1alpha1.VersionClassification]rollout.Lag{
+		supported: {Duration: week, Severity: policy.SeverityError},
 		expired:   {Severity: policy.SeverityWarning},
 	}
 	staged := func(supportedFrom, expiredFrom string) v1alpha1.ExpirableVersion {

@@ -109,7 +109,7 @@ func jsonTypeName(goType string) string {
 		kind = reflect.Int
 	case goType == "bool":
 		kind = reflect.Bool
-	case goType == "string", goType == "policy.Severity":
+	case goType == "string", goType == "repofile.Severity":
 		kind = reflect.String
 	}
 	return typeName(kind)

@@ -109,8 +109,9 @@ var ErrNoAncestry = errors.New("upstream records need an ancestry oracle")
 //     that does not contain it (a rollback) restarts it;
 //   - did not refuse.
 //
-// Refused records are neither a hold nor an interruption: the landscape
-// kept what it ran. Hotfix records count as applied. A hotfix in Input is
+// Refused, held and released records are neither a hold nor an
+// interruption: the landscape kept what it ran. Hotfix records count as
+// applied. A hotfix in Input is
 // taken at once. Without upstreams the newest candidate is taken at once.
 //
 // The decision also says what the landscape waits for and exactly when to
@@ -218,7 +219,7 @@ func (j *judge) holds(candidate string) ([]Hold, time.Time, error) {
 func (j *judge) hold(upstream Upstream, candidate string) (Hold, error) {
 	hold := Hold{Landscape: upstream.Landscape}
 	for _, record := range upstream.Records {
-		if record.Kind == RecordRefused {
+		if !record.Kind.Runs() {
 			continue
 		}
 		if hold.Running == "" {

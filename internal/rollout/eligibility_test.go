@@ -49,6 +49,12 @@ func refused(revision string, before time.Duration) Record {
 	return Record{Kind: RecordRefused, Revision: revision, AppliedAt: decisionTime.Add(-before), Reason: "ValidationFailed"}
 }
 
+// holdRecord is a held or released record of revision, written before
+// the decision by before.
+func holdRecord(kind RecordKind, revision string, before time.Duration) Record {
+	return Record{Kind: kind, Revision: revision, AppliedAt: decisionTime.Add(-before)}
+}
+
 func upstream(name string, newestFirst ...Record) Upstream {
 	return Upstream{Landscape: name, Records: newestFirst}
 }

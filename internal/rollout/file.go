@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
@@ -80,7 +79,7 @@ type Lag struct {
 	Duration time.Duration
 	// Severity says whether a stage that starts earlier refuses the change
 	// (error) or is only reported (warning).
-	Severity policy.Severity
+	Severity repofile.Severity
 }
 
 // document is the file as written.
@@ -99,8 +98,8 @@ type landscapeDocument struct {
 }
 
 type lagDocument struct {
-	Duration string          `json:"duration"`
-	Severity policy.Severity `json:"severity"`
+	Duration string            `json:"duration"`
+	Severity repofile.Severity `json:"severity"`
 }
 
 // DecodeError is everything wrong with a rollout file, one problem per line,
@@ -274,7 +273,7 @@ func checkLags(p *field.Path, lags map[string]lagDocument, out *Landscape) []str
 			add(kp.Child("duration"), "%s is longer than the longest lag, %s (365d)", lag.Duration, MaxLag)
 		}
 		switch lag.Severity {
-		case policy.SeverityWarning, policy.SeverityError:
+		case repofile.SeverityWarning, repofile.SeverityError:
 		case "":
 			add(kp.Child("severity"), "required: warning or error")
 		default:

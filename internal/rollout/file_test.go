@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
@@ -41,8 +40,8 @@ func TestDecodeReadsEveryField(t *testing.T) {
 		{Name: "dev", Path: "overlays/dev"},
 		{Name: "staging", Path: "overlays/staging", After: []string{"dev"}, Soak: 24 * time.Hour},
 		{Name: "prod", Path: "overlays/prod", After: []string{"staging"}, Soak: 60 * time.Hour, Lag: map[v1alpha1.VersionClassification]Lag{
-			v1alpha1.ClassificationSupported: {Duration: 7 * 24 * time.Hour, Severity: policy.SeverityError},
-			v1alpha1.ClassificationExpired:   {Duration: 0, Severity: policy.SeverityWarning},
+			v1alpha1.ClassificationSupported: {Duration: 7 * 24 * time.Hour, Severity: repofile.SeverityError},
+			v1alpha1.ClassificationExpired:   {Duration: 0, Severity: repofile.SeverityWarning},
 		}},
 	}))
 }

@@ -70,11 +70,15 @@ type Question struct {
 	Landscape Landscape
 	// Branch is the branch it follows.
 	Branch string
-	// Running is the commit it runs; empty for none. With
-	// RunningFromRecords, the landscape's newest applied or hotfix record
-	// says it instead (what `rollout status`, without a cluster, knows).
-	Running            string
-	RunningFromRecords bool
+	// Running is the commit it runs; empty for none. Hold is
+	// spec.rollout.hold: the landscape takes nothing new. With
+	// FromRecords, the landscape's own records say both instead (what
+	// `rollout status`, without a cluster, knows): its newest applied or
+	// hotfix record what it runs, and its newest held or released record
+	// newer than that whether it holds.
+	Running     string
+	Hold        bool
+	FromRecords bool
 	// Hotfix is spec.rollout.hotfix: a commit of the branch newer than
 	// Running to take at once; empty for none.
 	Hotfix string
@@ -95,6 +99,16 @@ type Answer struct {
 	// Refused is its own refusal newer than Applied: that revision is not
 	// taken again (Promote is never it). Nil without one.
 	Refused *Record
+	// HoldRecord is its own newest held or released record newer than
+	// Applied: the hold it recorded last. Nil without one.
+	HoldRecord *Record
+	// Held says the landscape holds (Question.Hold, or with FromRecords
+	// a HoldRecord of kind held): Promote is empty, and Waiting is the
+	// candidate held back, the one it would take else (eligible since
+	// EligibleAt), or the one it would wait for; RequeueAt is zero, since
+	// only the release of the hold moves it. A hotfix is taken whatever the
+	// hold (the API server refuses both at once).
+	Held bool
 	// Candidates are the commits of the branch after Running that it does
 	// not contain yet, newest first, at most MaxCandidates.
 	Candidates []string
@@ -131,10 +145,11 @@ var ErrTimeOutOfRange = errors.New("a time out of range")
 var ErrHotfixNotOnBranch = errors.New("not a commit of the branch newer than the revision applied")
 
 // NoRecordsNote says why a landscape waits for an upstream that has
-// recorded no applied revision: most often, the upstream's ProfileSync does
-// not record (spec.rollout.record is off by default) or cannot push.
+// recorded no applied revision: the upstream's ProfileSync does not record
+// (spec.rollout.record set to false), cannot push, or has applied nothing.
 func NoRecordsNote(upstream string) string {
-	return fmt.Sprintf("%s has recorded no applied revision under %s%s: set spec.rollout.record on the ProfileSync of landscape %s, with credentials that may push",
+	return fmt.Sprintf("%s has recorded no applied revision under %s%s: the ProfileSync of landscape %s must record it "+
+		"(spec.rollout.record, on unless set to false) with credentials that may push; its Recorded condition says why a push failed",
 		upstream, LandscapeRefPrefix, upstream, upstream)
 }
 
@@ -153,7 +168,8 @@ func NoRecordsNote(upstream string) string {
 //     of the history (Repository.Ancestry).
 //
 // and decides with Decide. A hotfix is taken at once while it is a
-// candidate; Waiting and RequeueAt are then those of the commits after it.
+// candidate it has not refused; Waiting and RequeueAt are then those of the
+// commits after it.
 // A hotfix the landscape runs or contains changes nothing; any other
 // commit is ErrHotfixNotOnBranch.
 func DecideLandscape(repo Repository, q Question) (Answer, error) {
@@ -185,13 +201,36 @@ func DecideLandscape(repo Repository, q Question) (Answer, error) {
 	if answer.Decision, err = decideOn(repo, q, answer, ancestry); err != nil {
 		return Answer{}, err
 	}
+	answer.Held = q.Hold
+	if q.FromRecords {
+		answer.Held = answer.HoldRecord != nil && answer.HoldRecord.Kind == RecordHeld
+	}
+	if answer.Held && !answer.Hotfix {
+		answer.Decision = heldBack(answer.Decision, q.Landscape.Soak)
+	}
 	return answer, nil
+}
+
+// heldBack is what a held landscape does with decision: it takes nothing,
+// and shows as waiting the candidate it holds back, the one it would take
+// (with the time it became eligible) or else the one it would wait for.
+func heldBack(decision Decision, soak time.Duration) Decision {
+	held := Decision{Waiting: decision.Waiting}
+	if decision.Promote != "" {
+		held.Waiting = &Waiting{Candidate: decision.Promote, Holds: decision.PromotedHolds}
+		for _, hold := range decision.PromotedHolds {
+			if eligible := hold.Since.Add(soak); eligible.After(held.Waiting.EligibleAt) {
+				held.Waiting.EligibleAt = eligible
+			}
+		}
+	}
+	return held
 }
 
 // readOwn reads the landscape's own records for a decision at q.Now into
 // answer: its newest applied or hotfix record at or before Now, its own
-// refusal newer than that, and the records left out. With
-// RunningFromRecords, the revision it runs is that applied record's.
+// refusal and its hold record newer than that, and the records left out.
+// With FromRecords, the revision it runs is that applied record's.
 func readOwn(repo Repository, q Question, answer *Answer) error {
 	var own RecordHistory
 	if q.Landscape.Name != "" { // a hold or hotfix outside every landscape
@@ -205,16 +244,22 @@ func readOwn(repo Repository, q Question, answer *Answer) error {
 		if record.AppliedAt.After(q.Now) {
 			continue
 		}
-		if record.Kind == RecordRefused {
-			if answer.Refused == nil && answer.Applied == nil {
+		switch record.Kind {
+		case RecordRefused:
+			if answer.Refused == nil {
 				answer.Refused = &own.Records[i]
+			}
+			continue
+		case RecordHeld, RecordReleased:
+			if answer.HoldRecord == nil {
+				answer.HoldRecord = &own.Records[i]
 			}
 			continue
 		}
 		answer.Applied = &own.Records[i]
 		break
 	}
-	if q.RunningFromRecords {
+	if q.FromRecords {
 		answer.Running = ""
 		if answer.Applied != nil {
 			answer.Running = answer.Applied.Revision
@@ -234,7 +279,9 @@ func walkAncestry(repo Repository, branch, running string, upstreams []UpstreamR
 	}
 	for _, reading := range upstreams {
 		for _, record := range reading.Records {
-			tips = append(tips, record.Revision)
+			if record.Kind.Runs() {
+				tips = append(tips, record.Revision)
+			}
 		}
 	}
 	if len(candidates) == 0 || len(tips) == 0 {
@@ -279,7 +326,10 @@ func decideOn(repo Repository, q Question, answer Answer, ancestry Ancestry) (De
 		if err != nil {
 			return Decision{}, err
 		}
-		if pending {
+		// A hotfix the landscape refused is refused like any revision: it
+		// is not taken again, and the landscape goes on with the rollout,
+		// as its records show it to whoever reads them.
+		if pending && (answer.Refused == nil || answer.Refused.Revision != q.Hotfix) {
 			in.Hotfix = q.Hotfix
 		}
 	}
@@ -320,7 +370,7 @@ func readUpstream(repo Repository, upstream string, q Question) (UpstreamReading
 		}
 		reading.Records = append(reading.Records, record)
 	}
-	reading.NoRecords = !slices.ContainsFunc(reading.Records, func(r Record) bool { return r.Kind != RecordRefused })
+	reading.NoRecords = !slices.ContainsFunc(reading.Records, func(r Record) bool { return r.Kind.Runs() })
 	return reading, nil
 }
 

@@ -39,7 +39,7 @@ func (f *fakeRepository) Records(landscape string, limits RecordLimits) (RecordH
 	for _, record := range f.records[landscape] {
 		record.Landscape = landscape
 		history.Records = append(history.Records, record)
-		if record.Kind != RecordRefused && !limits.Since.IsZero() && !record.ReadyAt.After(limits.Since) {
+		if record.Kind.Runs() && !limits.Since.IsZero() && !record.ReadyAt.After(limits.Since) {
 			break
 		}
 	}
@@ -68,6 +68,8 @@ func TestDecideLandscape(t *testing.T) {
 		candidates       []string
 		warning          error
 		noRecords        bool
+		// held says the landscape holds.
+		held bool
 		// walks is how many walks of the history it asks for: one, but
 		// for a hotfix left set after the landscape moved past it.
 		walks int
@@ -75,7 +77,7 @@ func TestDecideLandscape(t *testing.T) {
 		{
 			name:    "the newest commit dev held for the soak is taken, the newer one waits until dev's soak of it ends",
 			records: map[string][]Record{"dev": {applied("c5", 10*time.Minute), applied("c3", 2*time.Hour)}, "prod": {applied("c2", 3*time.Hour)}},
-			q:       Question{Landscape: prod, Branch: "main", RunningFromRecords: true},
+			q:       Question{Landscape: prod, Branch: "main", FromRecords: true},
 			promote: "c3", waiting: "c5", eligibleAt: decisionTime.Add(50 * time.Minute), candidates: []string{"c5", "c4", "c3"},
 		},
 		{
@@ -87,7 +89,7 @@ func TestDecideLandscape(t *testing.T) {
 		{
 			name:    "a revision prod refused itself since it last applied is not taken again",
 			records: map[string][]Record{"dev": {applied("c3", 2*time.Hour)}, "prod": {refused("c3", time.Hour), applied("c2", 3*time.Hour)}},
-			q:       Question{Landscape: prod, Branch: "main", RunningFromRecords: true},
+			q:       Question{Landscape: prod, Branch: "main", FromRecords: true},
 			waiting: "c5", candidates: []string{"c5", "c4", "c3"},
 		},
 		{
@@ -109,7 +111,7 @@ func TestDecideLandscape(t *testing.T) {
 		{
 			name:    "a landscape that runs nothing, after an upstream without records, waits for the tip",
 			records: map[string][]Record{},
-			q:       Question{Landscape: prod, Branch: "main", RunningFromRecords: true},
+			q:       Question{Landscape: prod, Branch: "main", FromRecords: true},
 			waiting: "c5", candidates: []string{"c5", "c4", "c3", "c2", "c1"}, noRecords: true, walks: -1,
 		},
 		{
@@ -125,6 +127,45 @@ func TestDecideLandscape(t *testing.T) {
 			promote: "c3", waiting: "c5", eligibleAt: decisionTime.Add(50 * time.Minute), candidates: []string{"c5", "c4", "c3"},
 		},
 		{
+			name: "a hold prod recorded keeps it where it is: it takes nothing, and shows the commit it would take as held back since it became eligible",
+			records: map[string][]Record{
+				"dev":  {applied("c5", 10*time.Minute), applied("c3", 2*time.Hour)},
+				"prod": {holdRecord(RecordHeld, "c2", 30*time.Minute), applied("c2", 3*time.Hour)},
+			},
+			q:       Question{Landscape: prod, Branch: "main", FromRecords: true},
+			waiting: "c3", eligibleAt: decisionTime.Add(-time.Hour), candidates: []string{"c5", "c4", "c3"}, held: true,
+		},
+		{
+			name: "a release recorded after the hold lets prod take what qualifies again",
+			records: map[string][]Record{
+				"dev":  {applied("c5", 10*time.Minute), applied("c3", 2*time.Hour)},
+				"prod": {holdRecord(RecordReleased, "c2", 10*time.Minute), holdRecord(RecordHeld, "c2", 30*time.Minute), applied("c2", 3*time.Hour)},
+			},
+			q:       Question{Landscape: prod, Branch: "main", FromRecords: true},
+			promote: "c3", waiting: "c5", eligibleAt: decisionTime.Add(50 * time.Minute), candidates: []string{"c5", "c4", "c3"},
+		},
+		{
+			name: "a hold recorded before prod's newest applied record is over: prod applied since",
+			records: map[string][]Record{
+				"dev":  {applied("c5", 10*time.Minute), applied("c3", 2*time.Hour)},
+				"prod": {applied("c2", 2*time.Hour), holdRecord(RecordHeld, "c1", 3*time.Hour), applied("c1", 4*time.Hour)},
+			},
+			q:       Question{Landscape: prod, Branch: "main", FromRecords: true},
+			promote: "c3", waiting: "c5", eligibleAt: decisionTime.Add(50 * time.Minute), candidates: []string{"c5", "c4", "c3"},
+		},
+		{
+			name:    "the operator's hold (spec.rollout.hold) holds whatever the records say, and shows what it would wait for when nothing qualifies",
+			records: map[string][]Record{"dev": {applied("c5", 10*time.Minute)}},
+			q:       Question{Landscape: prod, Branch: "main", Running: "c2", Hold: true},
+			waiting: "c5", eligibleAt: decisionTime.Add(50 * time.Minute), candidates: []string{"c5", "c4", "c3"}, held: true,
+		},
+		{
+			name:    "a hotfix prod refused is not taken again: prod goes on with the rollout, as its records show it",
+			records: map[string][]Record{"dev": {applied("c3", 2*time.Hour)}, "prod": {refused("c4", 30*time.Minute), applied("c2", 3*time.Hour)}},
+			q:       Question{Landscape: prod, Branch: "main", Running: "c2", Hotfix: "c4"},
+			promote: "c3", waiting: "c5", candidates: []string{"c5", "c4", "c3"},
+		},
+		{
 			name:    "a hotfix the running revision contains is done",
 			records: map[string][]Record{"dev": {applied("c5", 2*time.Hour)}},
 			q:       Question{Landscape: prod, Branch: "main", Running: "c4", Hotfix: "c2"},
@@ -138,6 +179,10 @@ func TestDecideLandscape(t *testing.T) {
 			answer, err := DecideLandscape(repo, tc.q)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(answer.Promote).To(Equal(tc.promote))
+			g.Expect(answer.Held).To(Equal(tc.held))
+			if tc.held {
+				g.Expect(answer.RequeueAt).To(BeZero(), "only the release of the hold moves a held landscape")
+			}
 			g.Expect(answer.Candidates).To(Equal(tc.candidates))
 			if tc.waiting == "" {
 				g.Expect(answer.Waiting).To(BeNil())
@@ -193,5 +238,6 @@ func TestDecideLandscapeRefusesAHotfixOffTheBranch(t *testing.T) {
 
 func TestNoRecordsNoteNamesTheUpstreamAndTheField(t *testing.T) {
 	NewWithT(t).Expect(NoRecordsNote("dev")).To(Equal(
-		"dev has recorded no applied revision under refs/profilesync/landscapes/dev: set spec.rollout.record on the ProfileSync of landscape dev, with credentials that may push"))
+		"dev has recorded no applied revision under refs/profilesync/landscapes/dev: the ProfileSync of landscape dev must record it " +
+			"(spec.rollout.record, on unless set to false) with credentials that may push; its Recorded condition says why a push failed"))
 }

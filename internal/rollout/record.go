@@ -49,22 +49,39 @@ const (
 	// recorded so that no downstream landscape ever promotes that revision,
 	// and it neither starts nor interrupts what the landscape holds.
 	RecordRefused RecordKind = "refused"
+	// RecordHeld says spec.rollout.hold was set at AppliedAt: the
+	// landscape stays at Revision, the revision it runs, whatever qualifies,
+	// until a released record. It is written after the applied (or hotfix)
+	// record of Revision, so the hold in force is the newest held or
+	// released record newer than the newest applied one. Like a refusal, it
+	// neither starts nor interrupts what the landscape holds for its
+	// downstream landscapes.
+	RecordHeld RecordKind = "held"
+	// RecordReleased says spec.rollout.hold was cleared at AppliedAt: the
+	// landscape, still at Revision, takes what qualifies again.
+	RecordReleased RecordKind = "released"
 )
+
+// Runs says whether a record of kind k says what the landscape runs: an
+// applied or a hotfix record, the records downstream landscapes count as
+// held. A refusal, a hold and its release say what the landscape did not
+// take.
+func (k RecordKind) Runs() bool { return k == RecordApplied || k == RecordHotfix }
 
 // Record is one entry of a landscape's history in Git: what it did with one
 // revision of the branch, and when.
 type Record struct {
 	// Landscape is the landscape that wrote it, the name in its ref.
 	Landscape string
-	// Kind is applied, hotfix or refused.
+	// Kind is applied, hotfix, refused, held or released.
 	Kind RecordKind
 	// Revision is the commit (40 lowercase hex digits) applied or refused.
 	Revision string
 	// AppliedAt is when the revision was applied, or for a refusal when it
-	// was refused.
+	// was refused, for a hold or its release when it was set or cleared.
 	AppliedAt time.Time
 	// ReadyAt is when every profile of the revision was Ready; zero for a
-	// refusal.
+	// refusal, a hold and a release.
 	ReadyAt time.Time
 	// OperatorVersion is the version of the operator that wrote the record.
 	OperatorVersion string
@@ -264,9 +281,16 @@ func (r Record) problems() []string {
 		if !refusalReasonPattern.MatchString(r.Reason) {
 			problems = append(problems, fmt.Sprintf("reason: Invalid value %q: must be a condition reason like ValidationFailed", shortValue(r.Reason)))
 		}
+	case RecordHeld, RecordReleased:
+		if !r.ReadyAt.IsZero() {
+			problems = append(problems, fmt.Sprintf("readyAt: Forbidden: a %s record changes what the landscape takes, not what it runs", r.Kind))
+		}
+		if r.Reason != "" {
+			problems = append(problems, fmt.Sprintf("reason: Forbidden: only a %s record has a reason", RecordRefused))
+		}
 	default:
-		problems = append(problems, fmt.Sprintf("kind: Unsupported value %q: supported values: %q, %q, %q",
-			shortValue(string(r.Kind)), RecordApplied, RecordHotfix, RecordRefused))
+		problems = append(problems, fmt.Sprintf("kind: Unsupported value %q: supported values: %q, %q, %q, %q, %q",
+			shortValue(string(r.Kind)), RecordApplied, RecordHotfix, RecordRefused, RecordHeld, RecordReleased))
 	}
 	return problems
 }

@@ -48,6 +48,8 @@ func TestEncodeRecordWritesWhatDecodeRecordReads(t *testing.T) {
 			ReadyAt: time.Date(2026, 3, 1, 13, 0, 5, 123, berlin), OperatorVersion: "v1.2.3-4-gabcdef0"},
 		{Landscape: "dev", Kind: RecordHotfix, Revision: recordRevision, AppliedAt: decisionTime, ReadyAt: decisionTime, OperatorVersion: "dev"},
 		{Landscape: "dev", Kind: RecordRefused, Revision: recordRevision, AppliedAt: decisionTime, OperatorVersion: "dev", Reason: "PolicyViolation"},
+		{Landscape: "prod", Kind: RecordHeld, Revision: recordRevision, AppliedAt: decisionTime, OperatorVersion: "dev"},
+		{Landscape: "prod", Kind: RecordReleased, Revision: recordRevision, AppliedAt: decisionTime, OperatorVersion: "dev"},
 	} {
 		data, err := EncodeRecord(record)
 		g.Expect(err).NotTo(HaveOccurred())
@@ -95,6 +97,9 @@ func TestDecodeRecordRefusesAGarbledRecordNamingTheRecordAndField(t *testing.T) 
 		{"a refusal without reason", strings.Replace(strings.Replace(good, `"applied"`, `"refused"`, 1), `"readyAt": "2026-03-01T12:01:30Z",`, ``, 1),
 			`reason: Invalid value ""`},
 		{"a reason on an applied record", strings.Replace(good, `"applied"`, `"applied", "reason": "BuildFailed"`, 1), "reason: Forbidden"},
+		{"a hold that became Ready", strings.Replace(good, `"applied"`, `"held"`, 1), "readyAt: Forbidden: a held record changes what the landscape takes, not what it runs"},
+		{"a release with a reason", strings.Replace(strings.Replace(good, `"applied"`, `"released", "reason": "BuildFailed"`, 1), `"readyAt": "2026-03-01T12:01:30Z",`, ``, 1),
+			"reason: Forbidden"},
 		{"an operator version with spaces", strings.Replace(good, `"v0.4.0"`, `"v0.4.0 (patched)"`, 1), "operatorVersion: Invalid value"},
 		{"a file over the limit", good + strings.Repeat(" ", MaxRecordSize), "more than the 4096 bytes a record may have"},
 	} {

@@ -12,6 +12,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,7 +88,7 @@ func startTwoLandscapes(t *testing.T, soak time.Duration) *twoLandscapes {
 	}{{w.dev, "dev"}, {w.prod, "prod"}} {
 		l.landscape.updateSpec(func(s *v1alpha1.ProfileSync) {
 			s.Spec.Path = l.path
-			s.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Record: true}
+			s.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}
 		})
 		l.landscape.startManager(managerConfig{clock: w.clock})
 	}

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
@@ -72,7 +73,7 @@ func TestRecordPushWhileTheGitServerIsDownIsRetriedAndNeverBlocks(t *testing.T) 
 	outage := newPushOutage(t, l.git.URL())
 	outage.down.Store(true)
 	l.createSyncOf(outage.server.URL+"/"+l.repo, nil, time.Hour, 0)
-	l.sync.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Record: true}
+	l.sync.Spec.Rollout = &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)}
 	g.Expect(l.env.Client.Update(context.Background(), l.sync)).To(Succeed())
 	counter := &faultTransport{}
 	l.startManager(managerConfig{faults: counter})

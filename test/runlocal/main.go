@@ -416,7 +416,7 @@ func (l *landscape) createProfileSync(ctx context.Context, opts options, url str
 			Prune:    true,
 			// Each landscape records what it applied, so that the next one
 			// in the rollout file can take it once it has held it.
-			Rollout: &v1alpha1.ProfileSyncRollout{Record: true},
+			Rollout: &v1alpha1.ProfileSyncRollout{Record: ptr.To(true)},
 		},
 	})
 }
