@@ -305,7 +305,8 @@ func caBundles(ctx context.Context, g Gomega) map[string][]byte {
 // webhook configuration and only then reports ready; the API server then
 // reaches the webhook with that certificate and refuses a bad
 // NamespacedCloudProfile through it. Applying config/default again keeps the
-// certificate and the caBundle.
+// certificate and the caBundle. Its subtest "samples" applies config/samples
+// through this operator (theSamplesWorkAsShipped).
 func TestTheShippedOperatorServesAdmissionWithItsOwnCertificate(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -422,6 +423,10 @@ func TestTheShippedOperatorServesAdmissionWithItsOwnCertificate(t *testing.T) {
 	g.Expect(again.Data).To(Equal(secret.Data))
 	g.Expect(caBundles(ctx, g)).To(Equal(bundles))
 	g.Expect(readyz(healthAddr)).To(Succeed())
+
+	// The samples, applied through this operator's admission, work as
+	// shipped; starting the operator costs seconds, so they share it.
+	t.Run("samples", theSamplesWorkAsShipped)
 
 	// config/default grants the operator everything it did here.
 	log := operator.log.String()
