@@ -229,7 +229,8 @@ var (
 	// backoff, so an old Ready=True never stays in place.
 	unexpectedFailure = failureKind{reason: v1alpha1.SyncFailedReason}
 
-	failureKinds = []failureKind{fetchFailure, fetchRefusal, verificationFailure, verificationUnavailable, buildFailure, contentFailure, validationFailure, policyFailure, rolloutFailure, accessFailure, applyFailure, unexpectedFailure}
+	failureKinds = []failureKind{fetchFailure, fetchRefusal, verificationFailure, verificationUnavailable, buildFailure,
+		contentFailure, validationFailure, policyFailure, rolloutFailure, accessFailure, applyFailure, unexpectedFailure}
 )
 
 func (k failureKind) of(err error) *syncError {

@@ -158,11 +158,11 @@ func VerifyCommit(repoDir, commit string, keys TrustedKeys, now time.Time, limit
 		return "", err
 	}
 	defer storage.Close()
-	object, err := repository.CommitObject(plumbing.NewHash(commit))
+	read, err := repository.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
 		return "", fmt.Errorf("read commit %s of %s: %w", commit, repoDir, err)
 	}
-	return VerifyCommitSignature(object, keys, now)
+	return VerifyCommitSignature(read, keys, now)
 }
 
 // VerifyCommitSignature checks that commit carries one OpenPGP signature,
