@@ -180,3 +180,69 @@ func TestOnlySignedRevisionsAreApplied(t *testing.T) {
 		})
 	}
 }
+
+// TestTrustedKeysThatCannotBeReadRefuseEverything: with spec.verify, nothing
+// applies unverified. A Secret of keys that does not exist yet refuses the
+// revision, retried with backoff (not stalled), and so is applied once the
+// Secret exists; a Secret whose entry is no public key refuses it, stalled,
+// naming the entry.
+func TestTrustedKeysThatCannotBeReadRefuseEverything(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	trusted := signingKey(t, "release-manager")
+	profile := testenv.UniqueName("keys")
+	_, err := server.CreateRepo("keys", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	signed, err := server.CommitSigned("keys", singleProfileRepo(profile, "1.32.0"), "signed", signedBy(trusted))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	keysName := testenv.UniqueName("keys")
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("keys"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL("keys"),
+			Interval: metav1.Duration{Duration: time.Second},
+			Verify:   &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: keysName}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	keys := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: keysName, Namespace: clusterProfilesNamespace},
+		Data:       map[string][]byte{"release-manager.gpg": exportedPublicKey(t, trusted)},
+	}
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, keys)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("Secret " + clusterProfilesNamespace + "/" + keysName))
+		g.Expect(conditions.IsStalled(got)).To(BeFalse(), "a Secret not there yet may come: retried with backoff")
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	g.Expect(k8sClient.Create(ctx, keys)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(`entry "release-manager.gpg"`))
+		g.Expect(conditions.IsStalled(got)).To(BeTrue())
+	}).WithTimeout(60 * time.Second).Should(Succeed())
+	err = k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &v1alpha1.CloudProfile{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "nothing is written while the keys cannot be read")
+
+	keys.Data = map[string][]byte{"release-manager.asc": exportedPublicKey(t, trusted)}
+	g.Expect(k8sClient.Update(ctx, keys)).To(Succeed())
+	testenv.UpdateSpec(t, k8sClient, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) {
+		ps.Annotations = map[string]string{"reconcile.fluxcd.io/requestedAt": "fixed-keys"}
+	})
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + signed))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
