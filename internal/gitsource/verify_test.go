@@ -20,7 +20,7 @@ var keysMadeAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newTestKey makes an OpenPGP key pair of algorithm (and curve) at
 // keysMadeAt, valid for lifetime (zero: for ever).
-func newTestKey(t *testing.T, name string, algorithm packet.PublicKeyAlgorithm, curve packet.Curve, lifetime time.Duration) *openpgp.Entity {
+func newTestKey(t testing.TB, name string, algorithm packet.PublicKeyAlgorithm, curve packet.Curve, lifetime time.Duration) *openpgp.Entity {
 	t.Helper()
 	entity, err := openpgp.NewEntity(name, "", name+"@example.com", &packet.Config{
 		Algorithm:       algorithm,
@@ -36,7 +36,7 @@ func newTestKey(t *testing.T, name string, algorithm packet.PublicKeyAlgorithm, 
 }
 
 // armoredPublicKey is entity's public key as `gpg --export --armor` writes it.
-func armoredPublicKey(t *testing.T, entity *openpgp.Entity) []byte {
+func armoredPublicKey(t testing.TB, entity *openpgp.Entity) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	w, err := armor.Encode(&out, openpgp.PublicKeyType, nil)
@@ -55,7 +55,7 @@ func armoredPublicKey(t *testing.T, entity *openpgp.Entity) []byte {
 
 // testCommit is a commit with message, signed by signer a minute after
 // keysMadeAt (unsigned without one), as read back from its encoding.
-func testCommit(t *testing.T, message string, signer *openpgp.Entity) *object.Commit {
+func testCommit(t testing.TB, message string, signer *openpgp.Entity) *object.Commit {
 	t.Helper()
 	who := object.Signature{Name: "Dev", Email: "dev@example.com", When: keysMadeAt.Add(time.Minute)}
 	commit := &object.Commit{Author: who, Committer: who, Message: message, TreeHash: plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")}
@@ -78,7 +78,7 @@ func testCommit(t *testing.T, message string, signer *openpgp.Entity) *object.Co
 }
 
 // readBack is commit encoded and decoded again, as a repository holds it.
-func readBack(t *testing.T, commit *object.Commit) *object.Commit {
+func readBack(t testing.TB, commit *object.Commit) *object.Commit {
 	t.Helper()
 	encoded := &plumbing.MemoryObject{}
 	if err := commit.Encode(encoded); err != nil {
@@ -227,5 +227,35 @@ func TestVerifyCommitReadsTheCommitOfARepository(t *testing.T) {
 	}
 	if _, err := VerifyCommit(r.dir, "0123456789012345678901234567890123456789", keys, keysMadeAt, ObjectLimitsFor(0)); err == nil || errors.Is(err, ErrVerificationFailed) {
 		t.Fatalf("a commit the repository lacks is an error reading it, not a verdict: %v", err)
+	}
+}
+
+// BenchmarkVerifyCommitSignature is the cost of verifying one revision's
+// commit, once the keys are parsed: what spec.verify adds to a sync.
+func BenchmarkVerifyCommitSignature(b *testing.B) {
+	for _, kind := range []struct {
+		name      string
+		algorithm packet.PublicKeyAlgorithm
+		curve     packet.Curve
+	}{
+		{"RSA-2048", packet.PubKeyAlgoRSA, ""},
+		{"ECDSA-P256", packet.PubKeyAlgoECDSA, packet.CurveNistP256},
+		{"Ed25519", packet.PubKeyAlgoEdDSA, packet.Curve25519},
+	} {
+		b.Run(kind.name, func(b *testing.B) {
+			key := newTestKey(b, kind.name, kind.algorithm, kind.curve, 0)
+			keys, err := ParseTrustedKeys("bench", map[string][]byte{"k.asc": armoredPublicKey(b, key)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			commit := testCommit(b, "bench\n", key)
+			at := keysMadeAt.Add(time.Hour)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := VerifyCommitSignature(commit, keys, at); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
