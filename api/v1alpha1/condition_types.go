@@ -90,6 +90,13 @@ const (
 	// per revision).
 	PolicyWarningReason = "PolicyWarning"
 
+	// VerificationFailedReason: the revision's commit is not signed by a key
+	// spec.verify trusts (unsigned, an unknown key, a bad signature or an
+	// expired key), or the Secret of trusted keys cannot be read as keys.
+	// Set on the ValidationFailed condition; the revision is refused before
+	// it is built, and nothing of it is written.
+	VerificationFailedReason = "VerificationFailed"
+
 	// SyncFailedReason: the sync failed in a way none of its phases knows (the
 	// cluster could not be listed, an object could not be converted); it is
 	// retried with backoff.

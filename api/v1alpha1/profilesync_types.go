@@ -172,6 +172,44 @@ type ProfileSyncSpec struct {
 	// them, and records nothing.
 	// +optional
 	Rollout *ProfileSyncRollout `json:"rollout,omitempty"`
+
+	// verify makes the sync apply only revisions signed by a key it trusts:
+	// a revision whose signature does not verify is refused before it is
+	// built (reason VerificationFailed), and the last good revision stays.
+	// Without it, signatures are not checked.
+	// +optional
+	Verify *SignatureVerification `json:"verify,omitempty"`
+}
+
+// SignatureVerificationMode is what of a revision must be signed.
+//
+// +kubebuilder:validation:Enum=HEAD
+type SignatureVerificationMode string
+
+// VerifyHEAD checks the signature of the commit the revision points at
+// (its HEAD), as Flux's spec.verify.mode HEAD does.
+const VerifyHEAD SignatureVerificationMode = "HEAD"
+
+// SignatureVerification says which signatures a revision must carry.
+type SignatureVerification struct {
+	// mode is what must be signed: HEAD, the commit the revision points at
+	// (the branch's tip, the tag's or the semver range's commit, the
+	// commit named, or the commit the rollout lets the landscape take).
+	// +optional
+	// +kubebuilder:default=HEAD
+	Mode SignatureVerificationMode `json:"mode,omitempty"`
+
+	// secretRef names a Secret in the ProfileSync's namespace whose entries
+	// each hold armored OpenPGP public keys (what `gpg --export --armor`
+	// writes), their names ending in .asc. A commit signed by any of them,
+	// neither expired nor revoked at the time of the sync, verifies. An
+	// entry of another name, or one that holds no public key or holds a
+	// private key, refuses every revision, naming the entry. The Secret is
+	// read at every sync that checks a revision, so a key added or removed
+	// counts from the next new revision, the next spec change or reconcile
+	// request, or the refusal's recheck (--refusal-recheck-interval).
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
 }
 
 // ProfileSyncRollout is a landscape's part in the rollout.

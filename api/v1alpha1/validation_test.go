@@ -416,6 +416,23 @@ func TestCreateValidation(t *testing.T) {
 			},
 		},
 		{
+			name: "a ProfileSync may verify the signature of the commit it applies against a Secret of keys",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Verify = &v1alpha1.SignatureVerification{Mode: v1alpha1.VerifyHEAD, SecretRef: meta.LocalObjectReference{Name: "signers"}}
+				return ps
+			},
+		},
+		{
+			name: "a ProfileSync verifies only mode HEAD so far",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Verify = &v1alpha1.SignatureVerification{Mode: "Tag", SecretRef: meta.LocalObjectReference{Name: "signers"}}
+				return ps
+			},
+			wantError: `spec.verify.mode: Unsupported value: "Tag"`,
+		},
+		{
 			name: "a ProfileSync may not set both tag and semver",
 			object: func() client.Object {
 				ps := validProfileSync()

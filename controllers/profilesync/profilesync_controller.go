@@ -231,7 +231,8 @@ var (
 	// backoff, so an old Ready=True never stays in place.
 	unexpectedFailure = failureKind{reason: v1alpha1.SyncFailedReason}
 
-	failureKinds = []failureKind{fetchFailure, fetchRefusal, buildFailure, contentFailure, validationFailure, policyFailure, rolloutFailure, accessFailure, applyFailure, unexpectedFailure}
+	failureKinds = []failureKind{fetchFailure, fetchRefusal, verificationFailure, verificationUnavailable, buildFailure,
+		contentFailure, validationFailure, policyFailure, rolloutFailure, accessFailure, applyFailure, unexpectedFailure}
 )
 
 func (k failureKind) of(err error) *syncError {
@@ -530,6 +531,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	}
 	if refused, ok := r.memory.refused(client.ObjectKeyFromObject(obj), attemptOf(obj, checkout.Revision), r.Clock.Now(), recheck); ok {
 		return "", refused
+	}
+	// Nothing of a revision that is not signed as spec.verify asks is
+	// built, let alone written.
+	if err := r.verifySignature(untrusted, obj, checkout); err != nil {
+		return "", err
 	}
 
 	key := client.ObjectKeyFromObject(obj).String()

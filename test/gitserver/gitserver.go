@@ -236,7 +236,7 @@ func (s *Server) CreateRepo(name string, files map[string]string) (string, error
 	if _, err := runGit(s.root, nil, "", "init", "--quiet", "--bare", "--initial-branch="+DefaultBranch, dir); err != nil {
 		return "", fmt.Errorf("create repository %q: %w", name, err)
 	}
-	sha, err := s.commitLocked(dir, DefaultBranch, files, "initial commit")
+	sha, err := s.commitLocked(dir, DefaultBranch, files, "initial commit", nil)
 	if err != nil {
 		// Leave no half-made repository that a retry would trip over.
 		_ = os.RemoveAll(dir)
@@ -260,7 +260,23 @@ func (s *Server) CommitOnBranch(repo, branch string, files map[string]string, me
 	}
 	s.seeding.Lock()
 	defer s.seeding.Unlock()
-	return s.commitLocked(dir, branch, files, message)
+	return s.commitLocked(dir, branch, files, message, nil)
+}
+
+// SignFunc signs a commit's payload (the commit as Git stores it, without
+// its signature) and returns the armored signature, as `git commit -S`
+// asks gpg to.
+type SignFunc func(payload io.Reader) (string, error)
+
+// CommitSigned is Commit with the new commit signed by sign.
+func (s *Server) CommitSigned(repo string, files map[string]string, message string, sign SignFunc) (string, error) {
+	dir, err := s.existingRepoDir(repo)
+	if err != nil {
+		return "", err
+	}
+	s.seeding.Lock()
+	defer s.seeding.Unlock()
+	return s.commitLocked(dir, DefaultBranch, files, message, sign)
 }
 
 // Tag creates the lightweight tag name pointing at commit sha.
@@ -375,7 +391,7 @@ func (s *Server) MoveTag(repo, name, sha string) error {
 // commitLocked writes files into a new commit on branch (see writeCommit)
 // and moves the branch with a compare-and-swap so a concurrent writer
 // outside this Server is detected.
-func (s *Server) commitLocked(dir, branch string, files map[string]string, message string) (string, error) {
+func (s *Server) commitLocked(dir, branch string, files map[string]string, message string, sign SignFunc) (string, error) {
 	parent := ""
 	if sha, err := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}"); err == nil {
 		parent = sha
@@ -385,6 +401,11 @@ func (s *Server) commitLocked(dir, branch string, files map[string]string, messa
 	commit, err := writeCommit(dir, parent, files, message)
 	if err != nil {
 		return "", fmt.Errorf("commit to %s: %w", branch, err)
+	}
+	if sign != nil {
+		if commit, err = signCommit(dir, commit, sign); err != nil {
+			return "", fmt.Errorf("commit to %s: %w", branch, err)
+		}
 	}
 	oldValue, _ := runGit(dir, nil, "", "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
 	// An empty old value makes update-ref insist that the branch is new.
