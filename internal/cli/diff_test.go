@@ -439,7 +439,7 @@ func TestDiffPrintsTheWarningsOfTheHead(t *testing.T) {
 	content, err := os.ReadFile(overlay)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(os.WriteFile(overlay, []byte(strings.SplitAfter(string(content), "patches:\n")[0]+indexPatch), 0o644)).To(Succeed())
-	overlapping := "    - version: 1.32.13\n      lifecycle:\n      - classification: supported\n"
+	overlapping := "    - version: 1.32.13\n      lifecycle:\n      - classification: supported\n      - classification: deprecated\n        startTime: \"2030-01-01T00:00:00Z\"\n"
 	profiles := filepath.Join(head, "base", "cloudprofiles.yaml")
 	content, err = os.ReadFile(profiles)
 	g.Expect(err).NotTo(HaveOccurred())

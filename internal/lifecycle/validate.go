@@ -100,7 +100,8 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 //
 // Only "one supported version per minor" depends on now: as in Gardener, it
 // applies to versions while they are supported, so versions whose supported
-// windows overlapped only before now are fine. Everything else is
+// windows overlapped only before now are fine, and an unending supported
+// stage overlapping another is refused for a version supported at now. Everything else is
 // independent of the time: a version that is already expired when first
 // applied is accepted (ours), and the update rule that needs the live object
 // is ValidateUpdate.
@@ -403,13 +404,12 @@ func declaredSupportedWindow(v *v1alpha1.ExpirableVersion) (start, end time.Time
 // error naming the others: which of them is the mistake is for the user to
 // decide.
 //
-// Two lifecycle versions whose supported windows overlap are a warning
-// (ours, docs/semantics.md §2). Gardener before v1.137 has no lifecycles;
-// since v1.137 (gardener/gardener#12543) it refuses such an overlap only
-// for a version supported at the moment of the write and only when one of
-// the two supported stages never ends, and accepts two bounded stages that
-// overlap. An error for every overlap would refuse profiles Gardener
-// accepts, so every overlap is a warning. Each version is reported at most once,
+// Two lifecycle versions whose supported windows overlap follow Gardener
+// since v1.137 (gardener/gardener#12543): a version supported at now is an
+// error when the overlap is not over and one of the two supported stages
+// never ends (unendingLifecycleOverlaps). Every other overlap is a warning
+// (ours, docs/semantics.md §2): Gardener accepts it, but saying nothing
+// would hide a likely mistake. Each version is reported at most once,
 // against the earlier-starting version it overlaps, so a minor with many
 // versions does not flood the output.
 func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion, parsed []parsedVersion, list listPath, now time.Time) (field.ErrorList, []string) {
@@ -449,7 +449,9 @@ func validateOneSupportedPerMinor(versionAt func(int) *v1alpha1.ExpirableVersion
 			continue
 		}
 		errs = append(errs, deprecatedAPISupportedConflicts(group, versionAt, list, now)...)
-		warnings = append(warnings, overlappingLifecycleWindows(group, versionAt, list)...)
+		overlapErrs, refused := unendingLifecycleOverlaps(group, versionAt, list, now)
+		errs = append(errs, overlapErrs...)
+		warnings = append(warnings, overlappingLifecycleWindows(group, versionAt, list, refused)...)
 	}
 	return errs, warnings
 }
@@ -484,9 +486,49 @@ func deprecatedAPISupportedConflicts(group []supportedWindow, versionAt func(int
 	return errs
 }
 
+// supportedAt reports whether the window is current at now: its start is
+// not after now (a stage starts at its start time, docs/lifecycle.md) and
+// its end is. At no particular time (a zero now) every window counts.
+func (w supportedWindow) supportedAt(now time.Time) bool {
+	return (now.IsZero() || !w.start.After(now)) && w.endsAfter(now)
+}
+
+// unendingLifecycleOverlaps returns the errors of Gardener's rule for two
+// lifecycle versions of one minor (validateOneSupportedPerMinor), as
+// gardener/gardener#12543 has it and worded as in gardener/gardener#14047:
+// a version supported at now is refused when another lifecycle version's
+// supported window overlaps its own and one of the two windows never ends.
+// As for the deprecated-API rule, an overlap that is over at now does not
+// count.
+// Each refused version is named at its entry, the others are in refused
+// (by list index) so that they get no warning as well.
+func unendingLifecycleOverlaps(group []supportedWindow, versionAt func(int) *v1alpha1.ExpirableVersion, list listPath, now time.Time) (field.ErrorList, map[int]bool) {
+	var errs field.ErrorList
+	refused := make(map[int]bool)
+	for _, w := range group {
+		if !w.hasLifecycle || !w.supportedAt(now) {
+			continue
+		}
+		for _, o := range group {
+			if o.index == w.index || !o.hasLifecycle || !w.overlaps(o) || !w.overlapEndsAfter(o, now) ||
+				(!w.end.IsZero() && !o.end.IsZero()) {
+				continue
+			}
+			version := versionAt(w.index).Version
+			errs = append(errs, field.Forbidden(list.entry(w.index, version),
+				fmt.Sprintf("unable to add version %q with classification %q. %q lifecycle stages must not overlap per minor version",
+					version, v1alpha1.ClassificationSupported, v1alpha1.ClassificationSupported)))
+			refused[w.index] = true
+			break
+		}
+	}
+	return errs, refused
+}
+
 // overlappingLifecycleWindows returns the warnings for lifecycle versions of
-// one minor whose supported windows overlap (validateOneSupportedPerMinor).
-func overlappingLifecycleWindows(group []supportedWindow, versionAt func(int) *v1alpha1.ExpirableVersion, list listPath) []string {
+// one minor whose supported windows overlap (validateOneSupportedPerMinor),
+// leaving out the versions in refused (unendingLifecycleOverlaps).
+func overlappingLifecycleWindows(group []supportedWindow, versionAt func(int) *v1alpha1.ExpirableVersion, list listPath, refused map[int]bool) []string {
 	var lifecycleWindows []supportedWindow
 	for _, w := range group {
 		if w.hasLifecycle {
@@ -502,7 +544,7 @@ func overlappingLifecycleWindows(group []supportedWindow, versionAt func(int) *v
 	var furthest *supportedWindow
 	for i := range lifecycleWindows {
 		w := &lifecycleWindows[i]
-		if furthest != nil && w.overlaps(*furthest) {
+		if furthest != nil && w.overlaps(*furthest) && !refused[w.index] {
 			warnings = append(warnings, fmt.Sprintf(
 				"%s: supported window %s of %s overlaps supported window %s of %s (%s[%d]) in the same minor; "+
 					"only one version per minor should be supported at a time",

@@ -371,6 +371,63 @@ func TestOneSupportedPerMinorAt(t *testing.T) {
 				withLifecycle("1.30.0", stage(supported, ""), stage(deprecated, "2025-01-01T00:00:00Z")),
 			},
 		},
+		{
+			name: "two lifecycle versions supported now without end are an error on both, as in Gardener",
+			versions: []v1alpha1.ExpirableVersion{
+				plain("1.31.0"),
+				withLifecycle("1.30.1", stage(supported, "2025-01-01T00:00:00Z")),
+				withLifecycle("1.30.0", stage(supported, "")),
+			},
+			wantErrors: []string{
+				"FieldValueForbidden spec.kubernetes.versions[1] (1.30.1)",
+				"FieldValueForbidden spec.kubernetes.versions[2] (1.30.0)",
+			},
+		},
+		{
+			name: "a lifecycle version supported now is an error when a later unending supported stage overlaps it",
+			versions: []v1alpha1.ExpirableVersion{
+				plain("1.31.0"),
+				withLifecycle("1.30.1", stage(preview, ""), stage(supported, "2025-09-01T00:00:00Z")),
+				withLifecycle("1.30.0", stage(supported, ""), stage(deprecated, "2026-01-01T00:00:00Z")),
+			},
+			wantErrors: []string{"FieldValueForbidden spec.kubernetes.versions[2] (1.30.0)"},
+		},
+		{
+			name: "an unending supported stage that starts at now is supported now",
+			versions: []v1alpha1.ExpirableVersion{
+				plain("1.31.0"),
+				withLifecycle("1.30.1", stage(preview, ""), stage(supported, "2025-06-01T00:00:00Z")),
+				withLifecycle("1.30.0", stage(supported, ""), stage(deprecated, "2026-01-01T00:00:00Z")),
+			},
+			wantErrors: []string{
+				"FieldValueForbidden spec.kubernetes.versions[1] (1.30.1)",
+				"FieldValueForbidden spec.kubernetes.versions[2] (1.30.0)",
+			},
+		},
+		{
+			name: "two bounded supported stages that overlap are fine (a warning), as in Gardener",
+			versions: []v1alpha1.ExpirableVersion{
+				plain("1.31.0"),
+				withLifecycle("1.30.1", stage(supported, "2025-01-01T00:00:00Z"), stage(deprecated, "2026-06-01T00:00:00Z")),
+				withLifecycle("1.30.0", stage(supported, ""), stage(deprecated, "2026-01-01T00:00:00Z")),
+			},
+		},
+		{
+			name: "overlapping unending supported stages of which none is supported now are fine (a warning)",
+			versions: []v1alpha1.ExpirableVersion{
+				plain("1.31.0"),
+				withLifecycle("1.30.1", stage(preview, ""), stage(supported, "2026-01-01T00:00:00Z")),
+				withLifecycle("1.30.0", stage(preview, ""), stage(supported, "2025-09-01T00:00:00Z")),
+			},
+		},
+		{
+			name: "an unending supported stage that overlapped one ended before now is fine",
+			versions: []v1alpha1.ExpirableVersion{
+				plain("1.31.0"),
+				withLifecycle("1.30.1", stage(supported, "2025-01-01T00:00:00Z")),
+				withLifecycle("1.30.0", stage(supported, ""), stage(deprecated, "2025-03-01T00:00:00Z")),
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -395,6 +452,20 @@ func TestOneSupportedPerMinorMessageNamesALifecycleVersion(t *testing.T) {
 	g.Expect(errs).To(HaveLen(1))
 	g.Expect(errs[0].Detail).To(Equal("only one supported version per minor is allowed, but spec.kubernetes.versions[2] (1.30.0) " +
 		"is supported at the same time (a version without lifecycle is supported from always until its expirationDate)"))
+}
+
+func TestUnendingSupportedOverlapIsRefusedInGardenersWords(t *testing.T) {
+	g := NewWithT(t)
+	spec := validSpec()
+	spec.MachineImages[1].Versions = imageVersions(
+		withLifecycle("15.4.1", stage(supported, "2025-01-01T00:00:00Z")),
+		withLifecycle("15.4.0", stage(supported, ""), stage(deprecated, "2026-01-01T00:00:00Z")),
+	)
+	errs, _ := ValidateCloudProfileSpecAt(spec, field.NewPath("spec"), at("2025-06-01T00:00:00Z"))
+	g.Expect(errs.ToAggregate().Errors()).To(ConsistOf(
+		MatchError(`spec.machineImages[1] (suse).versions[0] (15.4.1): Forbidden: unable to add version "15.4.1" with classification "supported". "supported" lifecycle stages must not overlap per minor version`),
+		MatchError(`spec.machineImages[1] (suse).versions[1] (15.4.0): Forbidden: unable to add version "15.4.0" with classification "supported". "supported" lifecycle stages must not overlap per minor version`),
+	))
 }
 
 func TestValidateContainerRuntimes(t *testing.T) {

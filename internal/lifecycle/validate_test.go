@@ -295,12 +295,23 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			},
 		},
 		{
-			name: "overlapping supported windows of lifecycle versions in one minor are a warning, not an error",
+			name: "overlapping bounded supported windows of lifecycle versions in one minor are a warning, not an error",
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withLifecycle("1.30.3",
+					stage(preview, ""), stage(supported, "2024-05-01T00:00:00Z"), stage(deprecated, "2025-01-01T00:00:00Z")))
+			},
+			wantWarnings: []string{"spec.kubernetes.versions[5] (1.30.3): "},
+		},
+		{
+			name: "at no particular time a supported window that never ends and overlaps another is an error on both",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Kubernetes.Versions = append(s.Kubernetes.Versions, withLifecycle("1.30.3",
 					stage(preview, ""), stage(supported, "2024-05-01T00:00:00Z")))
 			},
-			wantWarnings: []string{"spec.kubernetes.versions[5] (1.30.3): "},
+			wantErrors: []string{
+				"FieldValueForbidden spec.kubernetes.versions[1] (1.30.2)",
+				"FieldValueForbidden spec.kubernetes.versions[5] (1.30.3)",
+			},
 		},
 		{
 			name: "supported windows that abut do not overlap",
@@ -489,7 +500,7 @@ func TestValidateCloudProfileSpecMessagesNameTheVersions(t *testing.T) {
 	g := NewWithT(t)
 	spec := validSpec()
 	spec.Kubernetes.Versions = append(spec.Kubernetes.Versions, withLifecycle("1.30.3",
-		stage(preview, ""), stage(supported, "2024-05-01T00:00:00Z")))
+		stage(preview, ""), stage(supported, "2024-05-01T00:00:00Z"), stage(deprecated, "2025-01-01T00:00:00Z")))
 	spec.Kubernetes.Versions[3] = withDeprecatedAPI("1.29.4", supported, "")
 
 	errs, warnings := ValidateCloudProfileSpec(spec, field.NewPath("spec"))
@@ -500,7 +511,7 @@ func TestValidateCloudProfileSpecMessagesNameTheVersions(t *testing.T) {
 	g.Expect(errs[1].Field).To(Equal("spec.kubernetes.versions[3] (1.29.4).classification"))
 	g.Expect(errs[1].Detail).To(Equal("only one supported version per minor is allowed, but spec.kubernetes.versions[2] (1.29.5) is classified supported too"))
 	g.Expect(warnings).To(ConsistOf(
-		"spec.kubernetes.versions[5] (1.30.3): supported window [2024-05-01T00:00:00Z, forever) of 1.30.3 overlaps supported window [2024-02-01T00:00:00Z, 2024-06-01T00:00:00Z) of 1.30.2 (versions[1]) in the same minor; only one version per minor should be supported at a time",
+		"spec.kubernetes.versions[5] (1.30.3): supported window [2024-05-01T00:00:00Z, 2025-01-01T00:00:00Z) of 1.30.3 overlaps supported window [2024-02-01T00:00:00Z, 2024-06-01T00:00:00Z) of 1.30.2 (versions[1]) in the same minor; only one version per minor should be supported at a time",
 	))
 }
 
@@ -588,7 +599,7 @@ func TestValidateCloudProfileSpecWarningsAreOnePerVersion(t *testing.T) {
 	g := NewWithT(t)
 	spec := validSpec()
 	for _, patch := range []string{"3", "4", "5", "6"} {
-		spec.Kubernetes.Versions = append(spec.Kubernetes.Versions, withLifecycle("1.30."+patch, stage(supported, "2024-03-01T00:00:00Z")))
+		spec.Kubernetes.Versions = append(spec.Kubernetes.Versions, withLifecycle("1.30."+patch, stage(supported, "2024-03-01T00:00:00Z"), stage(deprecated, "2025-01-01T00:00:00Z")))
 	}
 	_, warnings := ValidateCloudProfileSpec(spec, field.NewPath("spec"))
 	g.Expect(warnings).To(HaveLen(4))

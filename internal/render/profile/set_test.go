@@ -136,6 +136,8 @@ spec:
       lifecycle:
       - classification: supported
         startTime: "2025-02-01T00:00:00Z"
+      - classification: deprecated
+        startTime: "2026-01-01T00:00:00Z"
     - version: 1.32.0
       lifecycle:
       - classification: supported
@@ -145,6 +147,8 @@ spec:
       lifecycle:
       - classification: supported
         startTime: "2025-04-01T00:00:00Z"
+      - classification: deprecated
+        startTime: "2026-01-01T00:00:00Z"
 ---
 `+fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws")+`  kubernetes:
     versions:
@@ -157,8 +161,8 @@ spec:
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(report.Problems).To(BeEmpty())
 	g.Expect(report.Warnings.Lines()).To(Equal([]string{
-		`warn.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.31.1): supported window [2025-02-01T00:00:00Z, forever) of 1.31.1 overlaps supported window [always, 2025-03-01T00:00:00Z) of 1.31.0 (versions[0]) in the same minor; only one version per minor should be supported at a time`,
-		`warn.yaml: NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[3] (1.32.1): supported window [2025-04-01T00:00:00Z, forever) of 1.32.1 overlaps supported window [always, 2025-05-01T00:00:00Z) of 1.32.0 (versions[2]) in the same minor; only one version per minor should be supported at a time`,
+		`warn.yaml: CloudProfile/aws: spec.kubernetes.versions[1] (1.31.1): supported window [2025-02-01T00:00:00Z, 2026-01-01T00:00:00Z) of 1.31.1 overlaps supported window [always, 2025-03-01T00:00:00Z) of 1.31.0 (versions[0]) in the same minor; only one version per minor should be supported at a time`,
+		`warn.yaml: NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[3] (1.32.1): supported window [2025-04-01T00:00:00Z, 2026-01-01T00:00:00Z) of 1.32.1 overlaps supported window [always, 2025-05-01T00:00:00Z) of 1.32.0 (versions[2]) in the same minor; only one version per minor should be supported at a time`,
 	}))
 }
 
@@ -363,4 +367,49 @@ func TestLoadCheckedReportsEveryKindOfProblemInOneRound(t *testing.T) {
 			g.Expect(set.Problems.Lines()).To(Equal(tt.want))
 		})
 	}
+}
+
+// TestValidateRefusesAnUnendingSupportedOverlapOfAMergedSpec checks that
+// Gardener's rule for unending supported stages applies to a namespaced
+// profile's merged spec, as Gardener's admission validates
+// status.cloudProfileSpec: the parent's overlap is over at now, the
+// override's later deprecation makes it current again.
+func TestValidateRefusesAnUnendingSupportedOverlapOfAMergedSpec(t *testing.T) {
+	g := NewWithT(t)
+	objects, problems := decodeString(t, "overlap.yaml", `apiVersion: core.profilesync.io/v1alpha1
+kind: CloudProfile
+metadata:
+  name: aws
+spec:
+  type: aws
+  machineImages: [{name: local, versions: [{version: 1.0.0}]}]
+  machineTypes: [{name: local, cpu: "1", gpu: "0", memory: 1Gi}]
+  regions: [{name: local}]
+  kubernetes:
+    versions:
+    - version: 1.33.0
+    - version: 1.32.0
+      lifecycle:
+      - classification: supported
+      - classification: deprecated
+        startTime: "2025-05-01T00:00:00Z"
+    - version: 1.32.1
+      lifecycle:
+      - classification: supported
+        startTime: "2025-04-01T00:00:00Z"
+---
+`+fmt.Sprintf(namespacedProfileOf, "team-a", "team-a", "aws")+`  kubernetes:
+    versions:
+    - version: 1.32.0
+      lifecycle:
+      - classification: deprecated
+        startTime: "2026-01-01T00:00:00Z"
+`)
+	g.Expect(problems).To(BeEmpty())
+	report, err := Validate(objects, nil, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(report.Problems.Lines()).To(ConsistOf(
+		ContainSubstring(`NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[1] (1.32.0): Forbidden: unable to add version "1.32.0" with classification "supported". "supported" lifecycle stages must not overlap per minor version`),
+		ContainSubstring(`NamespacedCloudProfile/team-a/team-a: status.cloudProfileSpec.kubernetes.versions[2] (1.32.1): Forbidden: unable to add version "1.32.1" with classification "supported". "supported" lifecycle stages must not overlap per minor version`),
+	))
 }
