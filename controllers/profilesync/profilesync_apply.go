@@ -84,18 +84,26 @@ func (r *ProfileSyncReconciler) applyStages(ctx context.Context, obj *v1alpha1.P
 // ProfileSync's status at every retry.
 func (r *ProfileSyncReconciler) forEachChange(ctx context.Context, changes []syncplan.Write, do func(context.Context, syncplan.Write) error) error {
 	errs := make([]error, len(changes))
-	var failed atomic.Bool
+	// firstFailed is the index of the first change in order that failed so
+	// far. A change is skipped only after an earlier one failed: goroutines
+	// do not run in the order they are started, and the first change's error
+	// is the one reported.
+	var firstFailed atomic.Int64
+	firstFailed.Store(int64(len(changes)))
 	var group errgroup.Group
 	group.SetLimit(max(r.ApplyConcurrency, 1))
 	for i, c := range changes {
 		group.Go(func() error {
-			// Changes are started in order, so one skipped here comes after
-			// a change that failed.
-			if failed.Load() {
+			if firstFailed.Load() < int64(i) {
 				return nil
 			}
 			if errs[i] = do(ctx, c); errs[i] != nil {
-				failed.Store(true)
+				for {
+					current := firstFailed.Load()
+					if current <= int64(i) || firstFailed.CompareAndSwap(current, int64(i)) {
+						break
+					}
+				}
 			}
 			return nil
 		})
