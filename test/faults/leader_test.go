@@ -45,6 +45,10 @@ func TestLeaderElectionOneWriterAndHandovers(t *testing.T) {
 		// client-go's elector retries every retry period with up to 1.2 of
 		// jitter, and counts the lease from when it saw the last renewal.
 		jitteredRetry = retry * 22 / 10
+		// scheduling is the slack for a loaded machine: the stopped
+		// manager's goroutines and the other packages' tests share the
+		// cores (7.4 s was seen on 2 cores under a full make test).
+		scheduling = 2 * time.Second
 	)
 	g := NewWithT(t)
 	l := newLandscape(t)
@@ -69,7 +73,7 @@ func TestLeaderElectionOneWriterAndHandovers(t *testing.T) {
 	g.Expect(killed.Stop()).To(Succeed())
 	handover := waitElected(t, second, 3*lease)
 	t.Logf("killed leader: handover after %s (lease %s)", handover.Round(100*time.Millisecond), lease)
-	g.Expect(handover).To(BeNumerically("<=", lease+jitteredRetry+time.Second), "within the lease and a retry")
+	g.Expect(handover).To(BeNumerically("<=", lease+jitteredRetry+scheduling), "within the lease and a retry")
 
 	// The new leader syncs at once (it has never synced this ProfileSync)
 	// and finds everything as Git has it.
