@@ -210,7 +210,9 @@ func (r *Runner) failure(path string, cpuTime time.Duration, state *os.ProcessSt
 		usage, _ := state.SysUsage().(*syscall.Rusage)
 		// The Go runtime reports an allocation the kernel refused as "out of
 		// memory" or "cannot allocate memory", and a thread whose stack it
-		// refused as "failed to create new OS thread"; near the limit a
+		// refused as "failed to create new OS thread" or, when it makes
+		// threads through cgo, "pthread_create failed" (glibc answers EAGAIN
+		// when the address-space limit refuses the stack); near the limit a
 		// child may instead be killed before it can say so.
 		if outOfMemory(stderr) || usage != nil && usage.Maxrss*1024 >= r.options.Memory*9/10 {
 			return &ProcessLimitError{Path: path, What: "memory limit",
@@ -235,7 +237,7 @@ func (r *Runner) failure(path string, cpuTime time.Duration, state *os.ProcessSt
 // outOfMemory tells whether a child's report says the kernel refused it
 // memory, in the Go runtime's words.
 func outOfMemory(stderr string) bool {
-	for _, said := range []string{"out of memory", "cannot allocate memory", "failed to create new OS thread"} {
+	for _, said := range []string{"out of memory", "cannot allocate memory", "failed to create new OS thread", "pthread_create failed"} {
 		if strings.Contains(stderr, said) {
 			return true
 		}

@@ -241,3 +241,25 @@ func TestBuildsOfDifferentCallersDoNotWaitOnEachOther(t *testing.T) {
 	cancelSlow()
 	g.Expect(<-slowDone).To(MatchError(ContainSubstring("abandoned")))
 }
+
+// TestOutOfMemoryReadsEveryWayTheRuntimeSaysTheKernelRefusedMemory: a child
+// stopped by its address-space limit says so in one of the runtime's
+// words, depending on what it was allocating; each is the memory limit, and
+// another crash is not.
+func TestOutOfMemoryReadsEveryWayTheRuntimeSaysTheKernelRefusedMemory(t *testing.T) {
+	for _, row := range []struct {
+		stderr string
+		want   bool
+	}{
+		{"fatal error: runtime: out of memory", true},
+		{"runtime: mmap: cannot allocate memory", true},
+		{"runtime: failed to create new OS thread (have 5 already; errno=11)", true},
+		{"runtime/cgo: pthread_create failed: Resource temporarily unavailable\nSIGABRT: abort", true},
+		{"panic: runtime error: index out of range [3] with length 3", false},
+		{"", false},
+	} {
+		t.Run(row.stderr, func(t *testing.T) {
+			NewWithT(t).Expect(outOfMemory(row.stderr)).To(Equal(row.want))
+		})
+	}
+}
