@@ -9,6 +9,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -32,12 +33,18 @@ func TestRestartDuringAHoldKeepsTheHold(t *testing.T) {
 	m := l.startManager(managerConfig{})
 	l.waitApplied(first, 30*time.Second)
 
+	// The edit and the hold in one write, read again on a conflict as
+	// kubectl edit does: the status controller may write in between.
 	var aws v1alpha1.CloudProfile
-	g.Expect(l.env.Client.Get(ctx, client.ObjectKey{Name: "aws"}, &aws)).To(Succeed())
-	aws.Spec.MachineTypes[0].Memory = resource.MustParse("1Gi")
-	aws.Annotations[v1alpha1.HoldUntilAnnotation] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	aws.Annotations[v1alpha1.HoldReasonAnnotation] = "m5.large lost memory"
-	g.Expect(l.env.Client.Update(ctx, &aws)).To(Succeed())
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := l.env.Client.Get(ctx, client.ObjectKey{Name: "aws"}, &aws); err != nil {
+			return err
+		}
+		aws.Spec.MachineTypes[0].Memory = resource.MustParse("1Gi")
+		aws.Annotations[v1alpha1.HoldUntilAnnotation] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		aws.Annotations[v1alpha1.HoldReasonAnnotation] = "m5.large lost memory"
+		return l.env.Client.Update(ctx, &aws)
+	})).To(Succeed())
 	l.waitSynced("held")
 	g.Expect(l.current(g).Status.Holds).To(HaveLen(1))
 
