@@ -570,10 +570,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		return "", err
 	}
 	self := client.ObjectKeyFromObject(obj)
+	planLive := syncplan.Live{CloudProfiles: live.cloudProfiles, Namespaced: live.namespaced}
 	plan, err := syncplan.Decide(syncplan.Input{
 		Sync: self, Revision: checkout.Revision, LastAppliedRevision: obj.Status.LastAppliedRevision,
 		Objects: decoded.objects, Digests: decoded.digests,
-		Live:      syncplan.Live{CloudProfiles: live.cloudProfiles, Namespaced: live.namespaced},
+		Live:      planLive,
 		Inventory: inventoryEntries(obj.Status.Inventory), Claims: claims, PreviousHolds: obj.Status.Holds,
 		Prune: obj.Spec.Prune, DriftMode: obj.DriftMode(), LandscapeNamespace: r.ClusterProfilesNamespace,
 		Now: r.Clock.Now(), MaxHold: r.MaxHold,
@@ -602,7 +603,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	}
 	r.wakeOutranked(plan.Outranked)
 	timer.Start(metrics.PhaseHold)
-	if err := r.releaseHolds(ctx, obj, plan, live); err != nil {
+	if err := r.releaseHolds(ctx, obj, plan, planLive); err != nil {
 		return "", err
 	}
 	timer.Start(metrics.PhasePrune)

@@ -48,26 +48,13 @@ import (
 // told from one set in the past, across restarts too: the hold lives on the
 // object, and the status says which of them the sync honoured.
 
-// object is the live object of an inventory entry, nil when there is none.
-func (l *liveProfiles) object(e v1alpha1.InventoryEntry) client.Object {
-	if e.Kind == v1alpha1.CloudProfileKind {
-		if cp, ok := l.cloudProfiles[e.Name]; ok {
-			return cp
-		}
-		return nil
-	}
-	if ncp, ok := l.namespaced[client.ObjectKey{Namespace: e.Namespace, Name: e.Name}]; ok {
-		return ncp
-	}
-	return nil
-}
-
 // releaseHolds executes the plan's releases, each reported once made, and
 // then lists the holds that still stand in status.holds.
-func (r *ProfileSyncReconciler) releaseHolds(ctx context.Context, obj *v1alpha1.ProfileSync, plan *syncplan.Plan, live *liveProfiles) error {
+func (r *ProfileSyncReconciler) releaseHolds(ctx context.Context, obj *v1alpha1.ProfileSync, plan *syncplan.Plan, live syncplan.Live) error {
 	for _, release := range plan.Releases {
-		target := live.object(release.Entry)
-		if target == nil {
+		// Both kinds of profile are client.Objects; nil when it is gone.
+		target, ok := live.Object(release.Entry).(client.Object)
+		if !ok {
 			continue
 		}
 		if err := r.endHold(ctx, release, target); err != nil {

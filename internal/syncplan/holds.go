@@ -148,7 +148,7 @@ func judgeHolds(in *Input, items []item, dropped []v1alpha1.InventoryEntry, owne
 		}
 	}
 	for _, entry := range dropped {
-		live := in.Live.object(entry)
+		live := in.Live.Object(entry)
 		if live == nil {
 			continue
 		}

@@ -64,8 +64,8 @@ type Live struct {
 	Namespaced    map[types.NamespacedName]*v1alpha1.NamespacedCloudProfile
 }
 
-// object is the live object of an inventory entry, nil when there is none.
-func (l Live) object(e v1alpha1.InventoryEntry) metav1.Object {
+// Object is the live object of an inventory entry, nil when there is none.
+func (l Live) Object(e v1alpha1.InventoryEntry) metav1.Object {
 	if e.Kind == v1alpha1.CloudProfileKind {
 		if cp, ok := l.CloudProfiles[e.Name]; ok {
 			return cp
@@ -260,7 +260,7 @@ func Decide(in Input) (*Plan, error) {
 		if i < len(in.Digests) {
 			it.digest = in.Digests[i]
 		}
-		if live := in.Live.object(e); live != nil {
+		if live := in.Live.Object(e); live != nil {
 			it.live = live
 		}
 		items = append(items, it)
