@@ -343,17 +343,8 @@ func (e *engine) newPatch(d Discovered, l list, strategy v1alpha1.MachineImageUp
 			takeover = start
 		}
 	}
-	edits := []Edit{e.addition(d.Target, l, r.Version, takeover)}
-	var deprecated []string
-	for i := range l.len() {
-		old := l.at(i)
-		if !sameGroup(old.Version, group, strategy) || lifecycle.Rank(lifecycle.ClassificationAt(*old, takeover)) >= lifecycle.Rank(v1alpha1.ClassificationDeprecated) {
-			continue
-		}
-		edit, line := e.deprecation(d.Target, *old, takeover)
-		edits = append(edits, edit)
-		deprecated = append(deprecated, line)
-	}
+	deprecations, deprecated := e.deprecateGroup(d.Target, l, group, strategy, takeover)
+	edits := append([]Edit{e.addition(d.Target, l, r.Version, takeover)}, deprecations...)
 	summary := fmt.Sprintf("%s %s%s supported from %s", subjectName(d.Target), r.Version, tagged(r), formatDate(takeover))
 	for _, line := range deprecated {
 		summary += "; " + line
@@ -362,6 +353,23 @@ func (e *engine) newPatch(d Discovered, l list, strategy v1alpha1.MachineImageUp
 		edits[i].Reason = summary
 	}
 	return Proposal{Source: d.Source, Target: d.Target, Summary: summary, Edits: edits}
+}
+
+// deprecateGroup deprecates at at every version of group in l that is not
+// deprecated by then already, with a line for each in the summary.
+func (e *engine) deprecateGroup(target Feed, l list, group *semver.Version, strategy v1alpha1.MachineImageUpdateStrategy, at time.Time) ([]Edit, []string) {
+	var edits []Edit
+	var lines []string
+	for i := range l.len() {
+		old := l.at(i)
+		if !sameGroup(old.Version, group, strategy) || lifecycle.Rank(lifecycle.ClassificationAt(*old, at)) >= lifecycle.Rank(v1alpha1.ClassificationDeprecated) {
+			continue
+		}
+		edit, line := e.deprecation(target, *old, at)
+		edits = append(edits, edit)
+		lines = append(lines, line)
+	}
+	return edits, lines
 }
 
 func (e *engine) newGroup(state []profile.Object, d Discovered, l list, strategy v1alpha1.MachineImageUpdateStrategy, r Release) Proposal {
@@ -384,16 +392,8 @@ func (e *engine) newGroup(state []profile.Object, d Discovered, l list, strategy
 			released := releasedGroups(al, strategy, at)
 			if len(released) > window {
 				leaving := released[window]
-				var lines []string
-				for i := range al.len() {
-					old := al.at(i)
-					if !sameGroup(old.Version, leaving, strategy) || lifecycle.Rank(lifecycle.ClassificationAt(*old, at)) >= lifecycle.Rank(v1alpha1.ClassificationDeprecated) {
-						continue
-					}
-					edit, line := e.deprecation(d.Target, *old, at)
-					edits = append(edits, edit)
-					lines = append(lines, line)
-				}
+				deprecations, lines := e.deprecateGroup(d.Target, al, leaving, strategy, at)
+				edits = append(edits, deprecations...)
 				if len(lines) > 0 {
 					summary += fmt.Sprintf("; %s leaves the %d supported %s: %s", groupLabel(leaving, strategy, d.Target), window, groupWord(d.Target, window), strings.Join(lines, ", "))
 				}
