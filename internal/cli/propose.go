@@ -259,12 +259,20 @@ func discoverReleases(ctx context.Context, file *propose.File, objects []profile
 		var releases []propose.Release
 		var err error
 		if s.Git != nil {
-			var auth transport.AuthMethod
-			if username, ok := opts.lookupEnv(proposeGitUsernameEnv); ok {
-				password, _ := opts.lookupEnv(proposeGitPasswordEnv)
-				auth = &githttp.BasicAuth{Username: username, Password: password}
+			// The variables the source's credentials name, else, over
+			// http(s), those of --push-branch's push.
+			auth, authErr := sources.GitEnvironmentAuth(s, opts.lookupEnv, false, "")
+			if scheme, _ := propose.GitURLScheme(s.Git.URL); auth == nil && authErr == nil && scheme != "ssh" {
+				if username, ok := opts.lookupEnv(proposeGitUsernameEnv); ok {
+					password, _ := opts.lookupEnv(proposeGitPasswordEnv)
+					auth = &githttp.BasicAuth{Username: username, Password: password}
+				}
 			}
-			releases, err = sources.ListGit(ctx, s, auth, nil, opts.sourceLimits)
+			if authErr != nil {
+				err = authErr
+			} else {
+				releases, err = sources.ListGit(ctx, s, sources.GitOptions{Auth: auth, Limits: opts.sourceLimits})
+			}
 		} else {
 			auth, authErr := sources.EnvironmentAuth(s, opts.lookupEnv)
 			if authErr != nil {

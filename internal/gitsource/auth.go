@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -33,6 +34,9 @@ const (
 	// known_hosts format; the server's key is always verified against it.
 	CredentialKnownHosts = "known_hosts"
 )
+
+// schemeSSH is the scheme of ssh URLs, and what scp-like addresses are.
+const schemeSSH = "ssh"
 
 // defaultSSHUser is the ssh user when the URL names none; every major Git
 // host expects it.
@@ -150,13 +154,64 @@ func authFor(repoURL *url.URL, credentials map[string][]byte, allowPlainHTTP boo
 				ErrInvalidRequest, RedactURL(repoURL.String()))
 		}
 		return clientAuth{remoteURL: remoteURL, method: auth}, nil
-	case "ssh":
+	case schemeSSH:
 		auth, err := sshAuth(repoURL, credentials, tempDir)
 		return clientAuth{remoteURL: remoteURL, method: auth}, err
 	default:
 		return clientAuth{}, fmt.Errorf("%w: unsupported URL scheme %q in %s: use https, http or ssh",
 			ErrInvalidRequest, repoURL.Scheme, RedactURL(repoURL.String()))
 	}
+}
+
+// AuthMethod is the go-git authentication that credentials, a Secret's
+// data with the Credential* keys, give for the repository at rawURL: the
+// rules of a ProfileSync's own repository (authFor), ssh host keys always
+// checked against known_hosts. It is for the readers of other repositories
+// (the sources of new versions, internal/propose/sources), so that one
+// Secret serves both and there is one way to authenticate. Unlike a
+// ProfileSync's URL, rawURL may be scp-like (user@host:path), which is ssh
+// to port 22; user information in an https URL is refused, since the caller
+// keeps the URL as written. Nil for an anonymous request. tempDir holds
+// known_hosts for the moment it is parsed ("" is the system's).
+func AuthMethod(rawURL string, credentials map[string][]byte, allowPlainHTTP bool, tempDir string) (transport.AuthMethod, error) {
+	repoURL, err := sourceURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if repoURL.Scheme != schemeSSH && repoURL.User != nil {
+		return nil, fmt.Errorf("%w: the URL %s has user information; move the credentials to the Secret or the environment",
+			ErrInvalidRequest, RedactURL(rawURL))
+	}
+	auth, err := authFor(repoURL, credentials, allowPlainHTTP, tempDir)
+	if err != nil {
+		return nil, err
+	}
+	return auth.method, nil
+}
+
+// sourceURL parses a repository URL, reading an scp-like address
+// (user@host:path, which go-git reads as ssh) as ssh://user@host/path.
+func sourceURL(rawURL string) (*url.URL, error) {
+	if strings.Contains(rawURL, "://") {
+		return parseRepositoryURL(rawURL)
+	}
+	endpoint, err := transport.NewEndpoint(rawURL)
+	if err != nil || endpoint.Protocol != schemeSSH {
+		return nil, fmt.Errorf("%w: %s is neither a URL nor an scp-like address (user@host:path)", ErrInvalidRequest, RedactURL(rawURL))
+	}
+	host := endpoint.Host
+	if endpoint.Port > 0 && endpoint.Port != gitssh.DefaultPort {
+		host = net.JoinHostPort(host, strconv.Itoa(endpoint.Port))
+	}
+	repoURL := &url.URL{Scheme: schemeSSH, Host: host, Path: "/" + strings.TrimPrefix(endpoint.Path, "/")}
+	if strings.Contains(endpoint.User, ":") {
+		return nil, fmt.Errorf("%w: ssh address %s has a password; ssh authenticates with the credentials' %s, so remove it",
+			ErrInvalidRequest, RedactURL(rawURL), CredentialIdentity)
+	}
+	if endpoint.User != "" {
+		repoURL.User = url.User(endpoint.User)
+	}
+	return repoURL, nil
 }
 
 // httpAuth returns the https authentication the credentials ask for, or nil
@@ -314,14 +369,14 @@ func urlSecrets(rawURL string) []string {
 	scheme, rest, hasScheme := strings.Cut(rawURL, "://")
 	if !hasScheme {
 		// scp-like, user@host:path, whose user is an ssh user.
-		scheme, rest = "ssh", rawURL
+		scheme, rest = schemeSSH, rawURL
 	}
 	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 		username, password, _ := strings.Cut(rest[:at], ":")
 		switch {
 		case password != "":
 			add(password, url.PathUnescape)
-		case !strings.EqualFold(scheme, "ssh"):
+		case !strings.EqualFold(scheme, schemeSSH):
 			add(username, url.PathUnescape)
 		}
 		rest = rest[at+1:]

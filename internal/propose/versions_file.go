@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -103,7 +104,9 @@ type Source struct {
 
 // GitSource lists the tags of a Git repository.
 type GitSource struct {
-	URL string
+	// URL is https://, http://, ssh:// or scp-like (git@host:path).
+	URL         string
+	Credentials *Credentials
 }
 
 // OCISource lists the tags of an OCI repository.
@@ -113,12 +116,18 @@ type OCISource struct {
 	Credentials *Credentials
 }
 
-// Credentials name where an OCI source's credentials are: a Secret for the
-// operator, environment variables for the CLI.
+// Credentials name where a source's credentials are: a Secret for the
+// operator, environment variables for the CLI. The variables hold what the
+// Secret's keys of the same names hold: username and password (for ssh,
+// password is the identity's passphrase), identity (an ssh private key,
+// PEM) and known_hosts (the ssh server's host keys, which are always
+// checked).
 type Credentials struct {
-	SecretName  string
-	UsernameEnv string
-	PasswordEnv string
+	SecretName    string
+	UsernameEnv   string
+	PasswordEnv   string
+	IdentityEnv   string
+	KnownHostsEnv string
 }
 
 // Feed is one profile a source's versions go into.
@@ -174,7 +183,8 @@ type sourceDocument struct {
 }
 
 type gitDocument struct {
-	URL string `json:"url"`
+	URL         string               `json:"url"`
+	Credentials *credentialsDocument `json:"credentials,omitempty"`
 }
 
 type ociDocument struct {
@@ -183,9 +193,11 @@ type ociDocument struct {
 }
 
 type credentialsDocument struct {
-	SecretName  string `json:"secretName,omitempty"`
-	UsernameEnv string `json:"usernameEnv,omitempty"`
-	PasswordEnv string `json:"passwordEnv,omitempty"`
+	SecretName    string `json:"secretName,omitempty"`
+	UsernameEnv   string `json:"usernameEnv,omitempty"`
+	PasswordEnv   string `json:"passwordEnv,omitempty"`
+	IdentityEnv   string `json:"identityEnv,omitempty"`
+	KnownHostsEnv string `json:"knownHostsEnv,omitempty"`
 }
 
 type feedDocument struct {
@@ -299,9 +311,7 @@ func (d *document) check() (*File, []string) {
 			add(p, "required: git (Kubernetes versions from a Git repository's tags) or oci (machine image versions from an OCI repository's tags)")
 		case s.Git != nil:
 			out.Git = &GitSource{URL: s.Git.URL}
-			if s.Git.URL == "" {
-				add(p.Child("git", "url"), "required: the Git repository whose tags are Kubernetes versions")
-			}
+			problems = append(problems, checkGit(p.Child("git"), s.Git, out.Git)...)
 		default:
 			pattern = DefaultOCITagPattern
 			out.OCI = &OCISource{Repository: s.OCI.Repository}
@@ -393,25 +403,103 @@ func checkOCI(p *field.Path, doc *ociDocument, out *OCISource) []string {
 	}
 	if c := doc.Credentials; c != nil {
 		cp := p.Child("credentials")
+		if c.IdentityEnv != "" || c.KnownHostsEnv != "" {
+			add(cp, "identityEnv and knownHostsEnv are for a Git source over ssh; a registry takes usernameEnv and passwordEnv")
+		}
 		if c.SecretName == "" && c.UsernameEnv == "" && c.PasswordEnv == "" {
 			add(cp, "required: secretName (for the operator), usernameEnv and passwordEnv (for the CLI), or both")
 		}
-		if c.SecretName != "" {
-			if errs := validation.IsDNS1123Subdomain(c.SecretName); len(errs) > 0 {
-				add(cp.Child("secretName"), "%q is not a Secret's name: %s", c.SecretName, strings.Join(errs, "; "))
-			}
-		}
+		out.Credentials = checkCredentialNames(cp, c, add)
 		if (c.UsernameEnv == "") != (c.PasswordEnv == "") {
 			add(cp, "set usernameEnv and passwordEnv together")
 		}
-		for name, value := range map[string]string{"usernameEnv": c.UsernameEnv, "passwordEnv": c.PasswordEnv} {
-			if value != "" && !envName.MatchString(value) {
-				add(cp.Child(name), "%q is not an environment variable's name", value)
-			}
-		}
-		out.Credentials = &Credentials{SecretName: c.SecretName, UsernameEnv: c.UsernameEnv, PasswordEnv: c.PasswordEnv}
 	}
 	return problems
+}
+
+// Git URL schemes a source may have: scp-like addresses (git@host:path)
+// are ssh.
+const (
+	gitSchemeHTTPS = "https"
+	gitSchemeHTTP  = "http"
+	gitSchemeSSH   = "ssh"
+)
+
+// GitURLScheme is the scheme of a Git source's URL as go-git reads it:
+// https, http, ssh (ssh:// or scp-like user@host:path), or another one
+// (file, git) that sources do not read.
+func GitURLScheme(rawURL string) (string, error) {
+	endpoint, err := transport.NewEndpoint(rawURL)
+	if err != nil {
+		return "", err
+	}
+	return endpoint.Protocol, nil
+}
+
+func checkGit(p *field.Path, doc *gitDocument, out *GitSource) []string {
+	var problems []string
+	add := func(p *field.Path, format string, args ...any) {
+		problems = append(problems, p.String()+": "+fmt.Sprintf(format, args...))
+	}
+	scheme := ""
+	if doc.URL == "" {
+		add(p.Child("url"), "required: the Git repository whose tags are Kubernetes versions")
+	} else {
+		var err error
+		scheme, err = GitURLScheme(doc.URL)
+		switch {
+		case err != nil:
+			add(p.Child("url"), "not a Git URL: %s", repofile.OneLine(err.Error()))
+		case scheme != gitSchemeHTTPS && scheme != gitSchemeHTTP && scheme != gitSchemeSSH:
+			add(p.Child("url"), "a %s URL: sources are read over https, http or ssh (ssh://host/path or user@host:path)", scheme)
+		}
+	}
+	c := doc.Credentials
+	if c == nil {
+		return problems
+	}
+	cp := p.Child("credentials")
+	if c.SecretName == "" && c.UsernameEnv == "" && c.PasswordEnv == "" && c.IdentityEnv == "" && c.KnownHostsEnv == "" {
+		add(cp, "required: secretName (for the operator), the variables the CLI reads, or both")
+	}
+	switch scheme {
+	case gitSchemeSSH:
+		if c.UsernameEnv != "" {
+			add(cp.Child("usernameEnv"), "an ssh source's user is the URL's (git@host:path); leave usernameEnv out")
+		}
+		if (c.IdentityEnv == "") != (c.KnownHostsEnv == "") {
+			add(cp, "set identityEnv and knownHostsEnv together: the server's host key is always checked")
+		}
+		if c.PasswordEnv != "" && c.IdentityEnv == "" {
+			add(cp.Child("passwordEnv"), "over ssh, passwordEnv is the passphrase of identityEnv's key: set identityEnv too")
+		}
+	case gitSchemeHTTPS, gitSchemeHTTP:
+		if c.IdentityEnv != "" || c.KnownHostsEnv != "" {
+			add(cp, "identityEnv and knownHostsEnv are for ssh; an %s source takes usernameEnv and passwordEnv", scheme)
+		}
+		if c.PasswordEnv != "" && c.UsernameEnv == "" {
+			add(cp, "set usernameEnv with passwordEnv")
+		}
+	}
+	out.Credentials = checkCredentialNames(cp, c, add)
+	return problems
+}
+
+// checkCredentialNames checks the Secret's and the variables' names.
+func checkCredentialNames(cp *field.Path, c *credentialsDocument, add func(*field.Path, string, ...any)) *Credentials {
+	if c.SecretName != "" {
+		if errs := validation.IsDNS1123Subdomain(c.SecretName); len(errs) > 0 {
+			add(cp.Child("secretName"), "%q is not a Secret's name: %s", c.SecretName, strings.Join(errs, "; "))
+		}
+	}
+	for _, v := range []struct{ name, value string }{
+		{"usernameEnv", c.UsernameEnv}, {"passwordEnv", c.PasswordEnv}, {"identityEnv", c.IdentityEnv}, {"knownHostsEnv", c.KnownHostsEnv},
+	} {
+		if v.value != "" && !envName.MatchString(v.value) {
+			add(cp.Child(v.name), "%q is not an environment variable's name", v.value)
+		}
+	}
+	return &Credentials{SecretName: c.SecretName, UsernameEnv: c.UsernameEnv, PasswordEnv: c.PasswordEnv, IdentityEnv: c.IdentityEnv, KnownHostsEnv: c.KnownHostsEnv}
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

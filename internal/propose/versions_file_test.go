@@ -186,6 +186,42 @@ func TestDecodeVersionsFileNamesFileAndFieldOfEveryProblem(t *testing.T) {
 			"v.yaml: sources[1].oci.repository: required: the OCI repository whose tags are machine image versions, like ghcr.io/gardenlinux/gardenlinux",
 			`v.yaml: sources[1].oci.credentials.usernameEnv: "1X" is not an environment variable's name`,
 		}},
+		{"Git sources of another scheme, or with credentials that do not fit their scheme", versionsHeader + `sources:
+- name: file
+  git: {url: "file:///srv/kubernetes.git"}
+  feeds: [{file: a.yaml, cloudProfile: a}]
+- name: ssh
+  git:
+    url: git@github.com:kubernetes/kubernetes.git
+    credentials: {usernameEnv: GIT_USER, identityEnv: GIT_KEY, passwordEnv: "2X"}
+  feeds: [{file: a.yaml, cloudProfile: b}]
+- name: ssh-passphrase
+  git:
+    url: ssh://git@github.com/kubernetes/kubernetes.git
+    credentials: {passwordEnv: GIT_PASSPHRASE}
+  feeds: [{file: a.yaml, cloudProfile: c}]
+- name: https
+  git:
+    url: https://github.com/kubernetes/kubernetes.git
+    credentials: {knownHostsEnv: KNOWN_HOSTS, passwordEnv: GIT_TOKEN}
+  feeds: [{file: a.yaml, cloudProfile: d}]
+- name: empty
+  git: {url: https://x, credentials: {}}
+  feeds: [{file: a.yaml, cloudProfile: e}]
+- name: oci
+  oci: {repository: ghcr.io/x/y, credentials: {secretName: s, identityEnv: KEY}}
+  feeds: [{file: a.yaml, cloudProfile: f, machineImage: x}]
+`, []string{
+			"v.yaml: sources[0].git.url: a file URL: sources are read over https, http or ssh (ssh://host/path or user@host:path)",
+			"v.yaml: sources[1].git.credentials.usernameEnv: an ssh source's user is the URL's (git@host:path); leave usernameEnv out",
+			"v.yaml: sources[1].git.credentials: set identityEnv and knownHostsEnv together: the server's host key is always checked",
+			`v.yaml: sources[1].git.credentials.passwordEnv: "2X" is not an environment variable's name`,
+			"v.yaml: sources[2].git.credentials.passwordEnv: over ssh, passwordEnv is the passphrase of identityEnv's key: set identityEnv too",
+			"v.yaml: sources[3].git.credentials: identityEnv and knownHostsEnv are for ssh; an https source takes usernameEnv and passwordEnv",
+			"v.yaml: sources[3].git.credentials: set usernameEnv with passwordEnv",
+			"v.yaml: sources[4].git.credentials: required: secretName (for the operator), the variables the CLI reads, or both",
+			"v.yaml: sources[5].oci.credentials: identityEnv and knownHostsEnv are for a Git source over ssh; a registry takes usernameEnv and passwordEnv",
+		}},
 		{"feeds that leave the repository, are no YAML, or are fed twice", versionsHeader + `sources:
 - name: k
   git: {url: https://x}
@@ -247,4 +283,35 @@ func TestReadFindsTheVersionsFileAtTheRootThroughTheConfinedReader(t *testing.T)
 	f, err = Read(reader)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(f.Sources[0].Name).To(Equal("kubernetes"))
+}
+
+func TestDecodeReadsGitSourcesOverSSHAndTheirCredentials(t *testing.T) {
+	g := NewWithT(t)
+	f, err := Decode(FileName, []byte(versionsHeader+`sources:
+- name: scp-like
+  git:
+    url: git@github.com:kubernetes/kubernetes.git
+    credentials: {secretName: github-deploy-key, identityEnv: GIT_SSH_KEY, knownHostsEnv: GIT_KNOWN_HOSTS, passwordEnv: GIT_SSH_PASSPHRASE}
+  feeds: [{file: a.yaml, cloudProfile: a}]
+- name: ssh-url
+  git:
+    url: ssh://git@git.example.com:2222/kubernetes.git
+    credentials: {secretName: deploy-key}
+  feeds: [{file: a.yaml, cloudProfile: b}]
+- name: https
+  git:
+    url: https://git.example.com/kubernetes.git
+    credentials: {usernameEnv: GIT_USER, passwordEnv: GIT_TOKEN}
+  feeds: [{file: a.yaml, cloudProfile: c}]
+`))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(f.Sources[0].Git).To(Equal(&GitSource{URL: "git@github.com:kubernetes/kubernetes.git", Credentials: &Credentials{
+		SecretName: "github-deploy-key", IdentityEnv: "GIT_SSH_KEY", KnownHostsEnv: "GIT_KNOWN_HOSTS", PasswordEnv: "GIT_SSH_PASSPHRASE"}}))
+	g.Expect(f.Sources[1].Git).To(Equal(&GitSource{URL: "ssh://git@git.example.com:2222/kubernetes.git", Credentials: &Credentials{SecretName: "deploy-key"}}))
+	g.Expect(f.Sources[2].Git).To(Equal(&GitSource{URL: "https://git.example.com/kubernetes.git", Credentials: &Credentials{UsernameEnv: "GIT_USER", PasswordEnv: "GIT_TOKEN"}}))
+	for i, want := range []string{"ssh", "ssh", "https"} {
+		scheme, err := GitURLScheme(f.Sources[i].Git.URL)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(scheme).To(Equal(want))
+	}
 }

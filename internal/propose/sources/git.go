@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -20,10 +19,24 @@ import (
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 
+	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/propose"
 )
 
 const tagPrefix = "refs/tags/"
+
+// GitOptions are how a Git source is read.
+type GitOptions struct {
+	// Auth is the credentials (GitAuth, GitEnvironmentAuth); anonymous when
+	// nil. An ssh source needs an ssh identity and known_hosts.
+	Auth transport.AuthMethod
+	// Transport carries the requests of an http or https source;
+	// http.DefaultTransport when nil.
+	Transport http.RoundTripper
+	// Dial opens the connection of an ssh source; a net.Dialer's when nil.
+	Dial   DialFunc
+	Limits Limits
+}
 
 // ListGit lists the versions among the tags of a Git source's repository,
 // with the time each was tagged: an annotated tag's tagger time, a
@@ -32,18 +45,27 @@ const tagPrefix = "refs/tags/"
 // from one fetch of the tag and commit objects alone (depth 1, no trees or
 // blobs: the partial-fetch filter tree:0). A server that does not offer
 // that filter (uploadpack.allowFilter) is not asked for more: the times are
-// then unknown, and a cooldown waits for them. Only http and https URLs are
-// read; every response counts against limits.MaxBytes.
-func ListGit(ctx context.Context, s *propose.Source, auth transport.AuthMethod, base http.RoundTripper, limits Limits) ([]propose.Release, error) {
+// then unknown, and a cooldown waits for them. https, http and ssh
+// (ssh:// or scp-like) URLs are read; every byte a source sends counts
+// against limits.MaxBytes, and Limits.Timeout bounds the whole reading.
+func ListGit(ctx context.Context, s *propose.Source, options GitOptions) ([]propose.Release, error) {
 	if s.Git == nil {
 		return nil, fmt.Errorf("source %s is not a Git source", s.Name)
 	}
-	fail := func(err error) ([]propose.Release, error) {
-		return nil, fmt.Errorf("source %s: listing the tags of %s: %w", s.Name, redactURL(s.Git.URL), err)
+	limits := options.Limits
+	if limits == (Limits{}) {
+		limits = DefaultLimits()
 	}
-	parsed, err := url.Parse(s.Git.URL)
-	if err != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") {
-		return fail(errors.New("only http and https URLs are read"))
+	budget := newByteBudget(limits.MaxBytes)
+	fail := func(err error) ([]propose.Release, error) {
+		switch spent := budget.spent(); {
+		case spent != nil && !errors.Is(err, ErrSourceLimit):
+			err = spent
+		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+			// The connection was closed under a read: say why.
+			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+		}
+		return nil, fmt.Errorf("source %s: listing the tags of %s: %w", s.Name, gitsource.RedactURL(s.Git.URL), err)
 	}
 	if limits.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -54,8 +76,16 @@ func ListGit(ctx context.Context, s *propose.Source, auth transport.AuthMethod, 
 	if err != nil {
 		return fail(err)
 	}
-	client := githttp.NewClient(&http.Client{Transport: newBoundedTransport(base, limits.MaxBytes)})
-	session, err := client.NewUploadPackSession(endpoint, auth)
+	var session transport.UploadPackSession
+	switch endpoint.Protocol {
+	case "https", "http":
+		client := githttp.NewClient(&http.Client{Transport: newBoundedTransport(options.Transport, budget)})
+		session, err = client.NewUploadPackSession(endpoint, options.Auth)
+	case "ssh":
+		session, err = openSSHUploadPack(ctx, endpoint, options.Auth, options.Dial, budget)
+	default:
+		err = fmt.Errorf("a %s URL: only https, http and ssh URLs are read", endpoint.Protocol)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -77,7 +107,7 @@ func ListGit(ctx context.Context, s *propose.Source, auth transport.AuthMethod, 
 		if !strings.HasPrefix(string(name), tagPrefix) || strings.HasSuffix(string(name), "^{}") || ref.Type() != plumbing.HashReference {
 			continue
 		}
-		if len(tags) >= limits.MaxTags && limits.MaxTags > 0 {
+		if limits.MaxTags > 0 && len(tags) >= limits.MaxTags {
 			return fail(fmt.Errorf("%w: more than %d tags are versions", ErrSourceLimit, limits.MaxTags))
 		}
 		if v, ok := s.Version(strings.TrimPrefix(string(name), tagPrefix)); ok {
@@ -158,13 +188,4 @@ func taggedTimes(ctx context.Context, session transport.UploadPackSession, adver
 		}
 	}
 	return times, nil
-}
-
-// redactURL is rawURL without a password, for messages.
-func redactURL(rawURL string) string {
-	parsed, err := url.Parse(rawURL)
-	if err != nil {
-		return "the source's URL"
-	}
-	return parsed.Redacted()
 }

@@ -72,7 +72,7 @@ func TestGitTagsAppearWithTheTimeTheyWereTagged(t *testing.T) {
 	before := time.Now().Add(-time.Second).Truncate(time.Second)
 	server, url := kubernetesRepo(t, gitserver.Options{}, true)
 	after := time.Now().Add(time.Second)
-	releases, err := ListGit(context.Background(), gitSourceAt(url), nil, nil, DefaultLimits())
+	releases, err := ListGit(context.Background(), gitSourceAt(url), GitOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	sort.Slice(releases, func(i, j int) bool { return releases[i].Version < releases[j].Version })
 	g.Expect(releases).To(HaveLen(2), "the release candidate and the tag that is no version are not versions")
@@ -87,7 +87,7 @@ func TestGitTagsAppearWithTheTimeTheyWereTagged(t *testing.T) {
 func TestAServerWithoutFilteredFetchesGivesTagsWithoutTimes(t *testing.T) {
 	g := NewWithT(t)
 	server, url := kubernetesRepo(t, gitserver.Options{}, false)
-	releases, err := ListGit(context.Background(), gitSourceAt(url), nil, nil, DefaultLimits())
+	releases, err := ListGit(context.Background(), gitSourceAt(url), GitOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(releases).To(ConsistOf(propose.Release{Version: "1.34.2"}, propose.Release{Version: "1.34.3"}))
 	g.Expect(server.Requests().UploadPacks).To(BeZero(), "nothing is fetched that would bring trees or blobs")
@@ -111,26 +111,25 @@ func TestAGitSourceThatFailsIsNamed(t *testing.T) {
 			want: []string{"source kubernetes: listing the tags of " + url + ": ", "the responses hold more than 64 bytes"}, is: ErrSourceLimit},
 		{name: "with more tags than its limit", url: url, auth: &githttp.BasicAuth{Username: "ci", Password: "s3cret"}, limits: Limits{MaxBytes: 1 << 20, MaxTags: 1},
 			want: []string{"source kubernetes: listing the tags of " + url + ": ", "more than 1 tags are versions"}, is: ErrSourceLimit},
-		{name: "not over http", url: "ssh://git@example.invalid/kubernetes.git",
-			want: []string{"source kubernetes: listing the tags of ssh://git@example.invalid/kubernetes.git: only http and https URLs are read"}},
+		// The versions file refuses it; ListGit does not rely on that.
+		{name: "of another scheme", url: "file:///srv/kubernetes.git",
+			want: []string{"source kubernetes: listing the tags of file:///srv/kubernetes.git: a file URL: only https, http and ssh URLs are read"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
-			limits := tt.limits
-			if limits == (Limits{}) {
-				limits = DefaultLimits()
-			}
-			var auth *githttp.BasicAuth
+			options := GitOptions{Limits: tt.limits}
 			if tt.auth != nil {
-				auth = tt.auth
+				options.Auth = tt.auth
 			}
-			var err error
-			if auth != nil {
-				_, err = ListGit(context.Background(), gitSourceAt(tt.url), auth, nil, limits)
+			var source *propose.Source
+			if tt.url == url {
+				source = gitSourceAt(tt.url)
 			} else {
-				_, err = ListGit(context.Background(), gitSourceAt(tt.url), nil, nil, limits)
+				source = gitSourceAt("https://example.invalid/kubernetes.git")
+				source.Git.URL = tt.url
 			}
+			_, err := ListGit(context.Background(), source, options)
 			g.Expect(err).To(HaveOccurred())
 			for _, part := range tt.want {
 				g.Expect(err.Error()).To(ContainSubstring(part))

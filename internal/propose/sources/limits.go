@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -42,22 +43,50 @@ func DefaultLimits() Limits {
 // one of its limits.
 var ErrSourceLimit = errors.New("source limit exceeded")
 
+// byteBudget is the bytes one source's reading may still take in; every
+// response body (http) and every connection (ssh) of the source draws on it.
+type byteBudget struct {
+	max    int64
+	remain atomic.Int64
+}
+
+func newByteBudget(max int64) *byteBudget {
+	b := &byteBudget{max: max}
+	b.remain.Store(max)
+	return b
+}
+
+// take draws n bytes read, failing once the budget is spent.
+func (b *byteBudget) take(n int) error {
+	if b.remain.Add(-int64(n)) < 0 {
+		return fmt.Errorf("%w: the responses hold more than %d bytes", ErrSourceLimit, b.max)
+	}
+	return nil
+}
+
+// spent is the budget's error once a read went past it, else nil. A reader
+// that failed because its connection was closed under it (the ssh client's
+// reads run in a goroutine of their own) reports this instead.
+func (b *byteBudget) spent() error {
+	if b.remain.Load() < 0 {
+		return fmt.Errorf("%w: the responses hold more than %d bytes", ErrSourceLimit, b.max)
+	}
+	return nil
+}
+
 // boundedTransport counts the bytes of every response body read through it
 // against one budget, and fails a read that would go past it, so that a
 // source cannot make the reader hold more than Limits.MaxBytes.
 type boundedTransport struct {
 	base   http.RoundTripper
-	max    int64
-	remain *atomic.Int64
+	budget *byteBudget
 }
 
-func newBoundedTransport(base http.RoundTripper, max int64) *boundedTransport {
+func newBoundedTransport(base http.RoundTripper, budget *byteBudget) *boundedTransport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	remain := &atomic.Int64{}
-	remain.Store(max)
-	return &boundedTransport{base: base, max: max, remain: remain}
+	return &boundedTransport{base: base, budget: budget}
 }
 
 func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -65,21 +94,36 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil || resp.Body == nil {
 		return resp, err
 	}
-	resp.Body = &boundedBody{body: resp.Body, transport: t}
+	resp.Body = &boundedBody{body: resp.Body, budget: t.budget}
 	return resp, nil
 }
 
 type boundedBody struct {
-	body      io.ReadCloser
-	transport *boundedTransport
+	body   io.ReadCloser
+	budget *byteBudget
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
-	if b.transport.remain.Add(-int64(n)) < 0 {
-		return 0, fmt.Errorf("%w: the responses hold more than %d bytes", ErrSourceLimit, b.transport.max)
+	if budgetErr := b.budget.take(n); budgetErr != nil {
+		return 0, budgetErr
 	}
 	return n, err
 }
 
 func (b *boundedBody) Close() error { return b.body.Close() }
+
+// boundedConn is a connection whose reads draw on a budget: an ssh
+// source's every byte, handshake included.
+type boundedConn struct {
+	net.Conn
+	budget *byteBudget
+}
+
+func (c *boundedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if budgetErr := c.budget.take(n); budgetErr != nil {
+		return 0, budgetErr
+	}
+	return n, err
+}

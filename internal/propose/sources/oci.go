@@ -63,7 +63,7 @@ func ListOCI(ctx context.Context, s *propose.Source, options OCIOptions) ([]prop
 	remoteOptions := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuth(auth),
-		remote.WithTransport(newBoundedTransport(options.Transport, limits.MaxBytes)),
+		remote.WithTransport(newBoundedTransport(options.Transport, newByteBudget(limits.MaxBytes))),
 	}
 	tags, err := remote.List(repository, remoteOptions...)
 	if err != nil {
