@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -236,4 +237,61 @@ func TestProposeWithJSONOutputPrintsTheReportAloneOnStdout(t *testing.T) {
 	var report map[string]any
 	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed(), stdout)
 	g.Expect(stderr).To(HavePrefix("profilesync propose: 2 changes of versions\n"))
+}
+
+// TestASourceThatFailsOrHasBadTagsIsNamedAndChangesNothing: the Kubernetes
+// source of the fixture's versions file made unreachable, or given tags
+// none of which is one of its versions, or more than --max-source-tags: it
+// is named on stderr, the Kubernetes versions stay as they were, and the
+// machine image source is still proposed.
+func TestASourceThatFailsOrHasBadTagsIsNamedAndChangesNothing(t *testing.T) {
+	f := newProposeFixture(t)
+	t.Setenv("REGISTRY_USER", "ci")
+	t.Setenv("REGISTRY_PASSWORD", "s3cret")
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL + "/kubernetes.git"
+	closed.Close()
+	tests := []struct {
+		name string
+		// edit changes the Kubernetes source of the versions file.
+		edit  func(versions string) string
+		flags []string
+		want  string
+	}{
+		{name: "unreachable", edit: func(v string) string {
+			return regexpReplace(v, `url: http://\S+`, "url: "+closedURL)
+		}, want: `error: source kubernetes: listing the tags of ` + closedURL + `: .*connection refused; it changes nothing`},
+		{name: "a tag pattern that matches none of its tags", edit: func(v string) string {
+			return strings.Replace(v, "  cooldown: 1d\n", "  cooldown: 1d\n  tagPattern: '^release-(.*)$'\n", 1)
+		}, want: `error: source kubernetes: listing the tags of .*: no tag is one of the source's versions: none of its 2 tags matches tagPattern \^release-\(\.\*\)\$ \("v1\.34\.2" is one\); it changes nothing`},
+		{name: "a semver range that none of its tags is in", edit: func(v string) string {
+			return strings.Replace(v, "  cooldown: 1d\n", "  cooldown: 1d\n  versions: \">= 1.40\"\n", 1)
+		}, want: `error: source kubernetes: listing the tags of .*: no tag is one of the source's versions: 2 tags are release versions, and none is in the range versions ">=1.40" \(the newest is 1\.34\.3\); it changes nothing`},
+		{name: "more tags than --max-source-tags", edit: func(v string) string { return v }, flags: []string{"--max-source-tags", "1"},
+			want: `error: source kubernetes: listing the tags of .*: source limit exceeded: more than 1 tags are versions; it changes nothing`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			checkout := f.checkout(t)
+			versionsFile := filepath.Join(checkout, "profilesync-versions.yaml")
+			versions, err := os.ReadFile(versionsFile)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(os.WriteFile(versionsFile, []byte(tt.edit(string(versions))), 0o644)).To(Succeed())
+
+			status, stdout, stderr := run(t, "propose", "", append([]string{"--repo", checkout, "--at", f.at.Format(time.RFC3339)}, tt.flags...)...)
+
+			g.Expect(status).To(Equal(1), stderr)
+			g.Expect(stderr).To(MatchRegexp(tt.want))
+			g.Expect(stdout).To(HavePrefix("profilesync propose: 1 change of versions\n\n- gardenlinux 1592.5"), "the other source is proposed")
+			after, err := os.ReadFile(filepath.Join(checkout, "base", "cloudprofiles.yaml"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(after)).To(ContainSubstring("    # 1.34: the newest minor.\n    - version: 1.34.2\n      lifecycle:\n      - classification: supported\n  machineImages:"),
+				"the Kubernetes versions the failed source feeds are as they were")
+		})
+	}
+}
+
+func regexpReplace(s, pattern, replacement string) string {
+	return regexp.MustCompile(pattern).ReplaceAllLiteralString(s, replacement)
 }

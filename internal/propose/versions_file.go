@@ -144,18 +144,40 @@ type Feed struct {
 // of the source's versions (the pattern does not match, it is no semver, it
 // is outside the range).
 func (s *Source) Version(tag string) (*semver.Version, bool) {
+	v, verdict := s.Classify(tag)
+	return v, verdict == TagIsVersion
+}
+
+// TagVerdict says whether a tag is one of a source's versions, and if not,
+// which of the source's rules it fails first.
+type TagVerdict int
+
+const (
+	// TagIsVersion: the tag is one of the source's versions.
+	TagIsVersion TagVerdict = iota
+	// TagNotMatched: the tag pattern does not match, or its group is empty.
+	TagNotMatched
+	// TagNotRelease: the version is no semver, or a pre-release or build.
+	TagNotRelease
+	// TagOutOfRange: the version is outside the source's semver range.
+	TagOutOfRange
+)
+
+// Classify returns the version a tag names and the verdict: the version
+// is nil unless the tag passes the pattern and is a release.
+func (s *Source) Classify(tag string) (*semver.Version, TagVerdict) {
 	match := s.TagPattern.FindStringSubmatch(tag)
 	if len(match) < 2 || match[1] == "" {
-		return nil, false
+		return nil, TagNotMatched
 	}
 	v, err := semver.NewVersion(match[1])
 	if err != nil || v.Prerelease() != "" || v.Metadata() != "" {
-		return nil, false
+		return nil, TagNotRelease
 	}
 	if s.Versions != nil && !s.Versions.Check(v) {
-		return nil, false
+		return v, TagOutOfRange
 	}
-	return v, true
+	return v, TagIsVersion
 }
 
 // document is the file as written.

@@ -103,6 +103,7 @@ func ListGit(ctx context.Context, s *propose.Source, options GitOptions) ([]prop
 		hash    plumbing.Hash
 	}
 	var tags []tagged
+	var tally tagTally
 	for name, ref := range refs {
 		if !strings.HasPrefix(string(name), tagPrefix) || strings.HasSuffix(string(name), "^{}") || ref.Type() != plumbing.HashReference {
 			continue
@@ -110,9 +111,15 @@ func ListGit(ctx context.Context, s *propose.Source, options GitOptions) ([]prop
 		if limits.MaxTags > 0 && len(tags) >= limits.MaxTags {
 			return fail(fmt.Errorf("%w: more than %d tags are versions", ErrSourceLimit, limits.MaxTags))
 		}
-		if v, ok := s.Version(strings.TrimPrefix(string(name), tagPrefix)); ok {
+		tag := strings.TrimPrefix(string(name), tagPrefix)
+		v, verdict := s.Classify(tag)
+		tally.add(tag, v, verdict)
+		if verdict == propose.TagIsVersion {
 			tags = append(tags, tagged{version: v.Original(), hash: ref.Hash()})
 		}
+	}
+	if err := tally.noVersions(s); err != nil {
+		return fail(err)
 	}
 	releases := make([]propose.Release, len(tags))
 	for i, t := range tags {

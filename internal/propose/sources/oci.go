@@ -72,6 +72,14 @@ func ListOCI(ctx context.Context, s *propose.Source, options OCIOptions) ([]prop
 	if limits.MaxTags > 0 && len(tags) > limits.MaxTags {
 		return fail(fmt.Errorf("%w: %d tags are more than %d", ErrSourceLimit, len(tags), limits.MaxTags))
 	}
+	var tally tagTally
+	for _, tag := range tags {
+		v, verdict := s.Classify(tag)
+		tally.add(tag, v, verdict)
+	}
+	if err := tally.noVersions(s); err != nil {
+		return fail(err)
+	}
 	var releases []propose.Release
 	for _, tag := range tags {
 		v, ok := s.Version(tag)
