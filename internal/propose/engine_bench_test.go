@@ -1,9 +1,12 @@
 package propose
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/render/profile"
@@ -64,4 +67,46 @@ func BenchmarkProposeOn100VersionsAnd500Tags(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEditFileOf600VersionsWithTheProposalsOf5000Tags is the second
+// half of a proposal: writing the edits of
+// BenchmarkProposeOn600VersionsAnd5000Tags into the profile's file with
+// kyaml (the file parsed, every edit made in place, the file written
+// back). The file is the benchmark's profile as YAML, decoded again so
+// that the edits are those of the file.
+func BenchmarkEditFileOf600VersionsWithTheProposalsOf5000Tags(b *testing.B) {
+	in := benchmarkInput(600, 5000)
+	object := in.Profiles[0].CloudProfile.DeepCopy()
+	object.APIVersion = v1alpha1.GroupVersion.String()
+	object.Kind = v1alpha1.CloudProfileKind
+	data, err := yaml.Marshal(object)
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs, err := profile.SplitDocuments(profilesFile, bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	objects, problems := profile.DecodeDocuments(docs)
+	if len(problems) > 0 {
+		b.Fatal(problems)
+	}
+	in.Profiles = objects
+	result, err := Propose(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	edits := result.Edits()
+	if len(edits) == 0 {
+		b.Fatal("the benchmark proposes nothing to write")
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := EditFile(profilesFile, data, edits); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(len(edits)), "edits")
 }
