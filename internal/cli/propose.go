@@ -32,7 +32,8 @@ import (
 )
 
 // Environment variables of propose: the credentials of --push-branch's
-// push and of Git sources, for CI.
+// push, and of the Git sources over http(s) whose credentials name no
+// variables of their own (git.credentials), for CI.
 const (
 	proposeGitUsernameEnv = "PROFILESYNC_GIT_USERNAME"
 	proposeGitPasswordEnv = "PROFILESYNC_GIT_PASSWORD"
@@ -84,7 +85,11 @@ With --commit the edits are committed to the checkout's current branch; with
 HEAD, and BRANCH is pushed to --remote, replacing what it held: a branch that
 already carries a proposal is updated in place. Pushing uses the remote's
 URL, with the credentials of ` + proposeGitUsernameEnv + ` and ` + proposeGitPasswordEnv + `
-when they are set. Running it again on its own result proposes nothing.
+when they are set. A source's own credentials are the environment variables
+its credentials name in the versions file: for a Git source over ssh
+(ssh:// or git@host:path), identityEnv (the private key) and knownHostsEnv
+(the server's host keys, always checked). Running it again on its own result
+proposes nothing.
 
 A source that fails (unreachable, bad credentials, bad tags, over its limits)
 is printed on stderr by its name and changes nothing; the others are
