@@ -35,6 +35,8 @@ import (
 type proposeFixture struct {
 	profiles *gitserver.Server
 	url      string
+	// tags serves the Kubernetes repository.
+	tags *gitserver.Server
 	// at is the time propose runs at: two days after the tags were made.
 	at time.Time
 }
@@ -115,7 +117,7 @@ sources:
 	t.Cleanup(func() { _ = profiles.Close() })
 	_, err = profiles.CreateRepo("profiles", files)
 	g.Expect(err).NotTo(HaveOccurred())
-	return proposeFixture{profiles: profiles, url: profiles.RepoURL("profiles"), at: time.Now().UTC().Add(48 * time.Hour).Truncate(time.Second)}
+	return proposeFixture{profiles: profiles, url: profiles.RepoURL("profiles"), tags: tags, at: time.Now().UTC().Add(48 * time.Hour).Truncate(time.Second)}
 }
 
 // checkout clones the profiles repository's main branch, as CI does.
@@ -294,4 +296,65 @@ func TestASourceThatFailsOrHasBadTagsIsNamedAndChangesNothing(t *testing.T) {
 
 func regexpReplace(s, pattern, replacement string) string {
 	return regexp.MustCompile(pattern).ReplaceAllLiteralString(s, replacement)
+}
+
+// TestProposeReadsAGitSourceOverSSHWithTheVariablesItsCredentialsName: the
+// fixture's Kubernetes repository served over ssh, the versions file naming
+// the variables of the key and of known_hosts, as a CI job sets them from
+// its secrets.
+func TestProposeReadsAGitSourceOverSSHWithTheVariablesItsCredentialsName(t *testing.T) {
+	f := newProposeFixture(t)
+	t.Setenv("REGISTRY_USER", "ci")
+	t.Setenv("REGISTRY_PASSWORD", "s3cret")
+	identity, clientKey, err := gitserver.NewSSHIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := gitserver.NewSSH(f.tags.Root(), clientKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Close() })
+	_, otherHostKey, err := gitserver.NewSSHIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		knownHosts []byte
+		wantStatus int
+		wantStdout string
+		wantStderr string
+	}{
+		{name: "the server's host key listed", knownHosts: server.KnownHosts(server.HostKey()),
+			wantStdout: "profilesync propose: 2 changes of versions\n\n- kubernetes 1.34.3"},
+		{name: "another host key listed", knownHosts: server.KnownHosts(otherHostKey), wantStatus: 1,
+			wantStdout: "profilesync propose: 1 change of versions\n\n- gardenlinux 1592.5",
+			wantStderr: "error: source kubernetes: listing the tags of ssh://***@" + server.Addr() + "/kubernetes.git: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			t.Setenv("GIT_SSH_KEY", string(identity))
+			t.Setenv("GIT_KNOWN_HOSTS", string(tt.knownHosts))
+			checkout := f.checkout(t)
+			versionsFile := filepath.Join(checkout, "profilesync-versions.yaml")
+			versions, err := os.ReadFile(versionsFile)
+			g.Expect(err).NotTo(HaveOccurred())
+			edited := regexpReplace(string(versions), `url: http://\S+`, `url: "`+server.RepoURL("kubernetes")+`"
+    credentials: {identityEnv: GIT_SSH_KEY, knownHostsEnv: GIT_KNOWN_HOSTS}`)
+			g.Expect(edited).NotTo(Equal(string(versions)))
+			g.Expect(os.WriteFile(versionsFile, []byte(edited), 0o644)).To(Succeed())
+
+			status, stdout, stderr := run(t, "propose", "", "--repo", checkout, "--at", f.at.Format(time.RFC3339))
+
+			g.Expect(status).To(Equal(tt.wantStatus), stderr)
+			g.Expect(stdout).To(HavePrefix(tt.wantStdout))
+			if tt.wantStderr != "" {
+				g.Expect(stderr).To(ContainSubstring(tt.wantStderr))
+				g.Expect(stderr).To(ContainSubstring("knownhosts: key mismatch"))
+			}
+			g.Expect(stderr).NotTo(ContainSubstring("PRIVATE KEY"))
+		})
+	}
 }
