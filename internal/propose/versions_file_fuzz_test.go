@@ -15,6 +15,7 @@ func FuzzDecodeVersionsFile(f *testing.F) {
 	f.Add([]byte(versionsHeader + "sources:\n" + gitSource))
 	f.Add([]byte(versionsHeader + "schedule: {previewDuration: 3d, retirementAge: 0s}\nsources:\n- name: img\n  oci: {repository: ghcr.io/x/y, credentials: {secretName: s}}\n  tagPattern: '^(\\d+)$'\n  feeds: [{file: a.yaml, cloudProfile: a, machineImage: x}]\n"))
 	f.Add([]byte("sources: [{name: a, git: {url: x}, feeds: [{file: ../a.yaml}]}]\n---\n"))
+	f.Add([]byte(versionsHeader + "sources:\n- name: k\n  git: {url: \"git@github.com:k/k.git\", credentials: {secretName: key, identityEnv: K, knownHostsEnv: H}}\n  feeds: [{file: a.yaml, cloudProfile: a}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Decode("v.yaml", data)
 		if err != nil {
@@ -51,6 +52,17 @@ func FuzzDecodeVersionsFile(f *testing.F) {
 				}
 			}
 			source.Version("v1.2.3")
+			if source.Git != nil {
+				// Only what the sources read: https, http and ssh (also
+				// scp-like); over ssh, a key and known_hosts together.
+				scheme, err := GitURLScheme(source.Git.URL)
+				if err != nil || (scheme != "https" && scheme != "http" && scheme != "ssh") {
+					t.Fatalf("source %s has a Git URL the sources do not read: %q (%s, %v)", source.Name, source.Git.URL, scheme, err)
+				}
+				if c := source.Git.Credentials; c != nil && scheme == "ssh" && (c.IdentityEnv == "") != (c.KnownHostsEnv == "") {
+					t.Fatalf("source %s reads a key without known_hosts, or the other way round: %+v", source.Name, c)
+				}
+			}
 		}
 	})
 }
