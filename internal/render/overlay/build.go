@@ -117,7 +117,20 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 // to hand over what the build made, and a check that takes long never turns
 // a build that finished into one that failed. What was not checked in time
 // is one warning, and without SetBy problems name the objects' files.
+//
+// A build on the linear path (see buildPlain) checks its patches while it
+// applies them, so its warnings and SetBy come with the build, whatever
+// extras says, and nothing is built again; the checks after the build are
+// those of a build through kustomize, which cost a build of the target per
+// patch (fieldSources) and per run of JSON patches or strategic-merge patch
+// with a list (indexPatchWarnings).
 func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, limits Limits) ([]profile.Document, profile.Problems, error) {
+	return buildWithChecks(ctx, extras, root, path, limits, true)
+}
+
+// buildWithChecks is BuildWithWarningsWithin, on the linear path where the
+// plan allows it and linear is true.
+func buildWithChecks(ctx, extras context.Context, root, path string, limits Limits, linear bool) ([]profile.Document, profile.Problems, error) {
 	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
 		return nil, nil, err
@@ -125,6 +138,10 @@ func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, lim
 	type outcome struct {
 		docs []profile.Document
 		err  error
+		// checked says that the build checked its patches as it built
+		// (the linear path): warnings are the checks' warnings.
+		checked  bool
+		warnings profile.Problems
 	}
 	built := make(chan outcome, 1)
 	warned := make(chan profile.Problems, 1)
@@ -146,10 +163,10 @@ func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, lim
 				}
 			}
 		}()
-		docs, err := buildFS.build(target)
-		built <- outcome{docs, err}
+		docs, _, err := buildFS.buildWith(target, linear)
+		built <- outcome{docs: docs, err: err, checked: buildFS.checkedWhileBuilding, warnings: buildFS.warningsWhileBuilding}
 		builtSent = true
-		if err == nil {
+		if err == nil && !buildFS.checkedWhileBuilding {
 			warned <- buildFS.indexPatchWarnings()
 			warnedSent = true
 			sourced <- buildFS.fieldSources(target, docs)
@@ -160,6 +177,9 @@ func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, lim
 	case result = <-built:
 		if result.err != nil {
 			return nil, nil, result.err
+		}
+		if result.checked {
+			return result.docs, result.warnings, nil
 		}
 	case <-ctx.Done():
 		return nil, nil, fmt.Errorf("kustomize build of %s abandoned: %w", buildFS.display(target), context.Cause(ctx))

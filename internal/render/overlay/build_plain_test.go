@@ -15,12 +15,16 @@ import (
 
 // buildBothWays builds path of root twice, each time on a file system of
 // its own: through kustomize only, and on the linear path where the build
-// allows it. It returns both results, whether the second build took the
-// linear path, and how often kustomize ran in it.
+// allows it, each with the checks of its way (the replay of the patches
+// after a kustomize build, the checks while the linear path applies them).
+// It returns both results (the documents with their SetBy, and the
+// warnings), whether the second build took the linear path, and how often
+// kustomize ran in it.
 type bothWays struct {
-	kustomize, linear       []profile.Document
-	kustomizeErr, linearErr error
-	tookLinearPath          bool
+	kustomize, linear                 []profile.Document
+	kustomizeWarnings, linearWarnings profile.Problems
+	kustomizeErr, linearErr           error
+	tookLinearPath                    bool
 	// krustyRuns and plainAttempts count the kustomize runs and the tries
 	// of the linear path of the second build.
 	krustyRuns, plainAttempts int
@@ -29,16 +33,14 @@ type bothWays struct {
 func buildBothWays(t testing.TB, root, path string, limits Limits) bothWays {
 	t.Helper()
 	var result bothWays
-	viaKustomize, target, err := confineBuild(context.Background(), root, path, limits)
+	ctx := context.Background()
+	result.kustomize, result.kustomizeWarnings, result.kustomizeErr = buildWithChecks(ctx, ctx, root, path, limits, false)
+	result.linear, result.linearWarnings, result.linearErr = buildWithChecks(ctx, ctx, root, path, limits, true)
+	linear, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	result.kustomize, _, result.kustomizeErr = viaKustomize.buildWith(target, false)
-	linear, target, err := confineBuild(context.Background(), root, path, limits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	result.linear, result.tookLinearPath, result.linearErr = linear.buildWith(target, true)
+	_, result.tookLinearPath, _ = linear.buildWith(target, true)
 	result.krustyRuns, result.plainAttempts = linear.krustyRuns, linear.plainAttempts
 	return result
 }
@@ -114,11 +116,11 @@ func TestTheLinearPathBuildsWhatKustomizeBuilds(t *testing.T) {
 		linear bool
 	}{
 		{"the fixture's base", profilesRepo, "base", true},
-		{"the fixture's dev overlay, which patches", profilesRepo, "overlays/dev", false},
-		{"the fixture's prod overlay, which patches from a file", profilesRepo, "overlays/prod", false},
+		{"the fixture's dev overlay, which patches", profilesRepo, "overlays/dev", true},
+		{"the fixture's prod overlay, which patches from a file", profilesRepo, "overlays/prod", true},
 		{"the example repository's base", examplesRepo, "base", true},
-		{"the example's dev overlay", examplesRepo, "overlays/dev", false},
-		{"the example's prod overlay", examplesRepo, "overlays/prod", false},
+		{"the example's dev overlay", examplesRepo, "overlays/dev", true},
+		{"the example's prod overlay", examplesRepo, "overlays/prod", true},
 		{"bases nested two deep, and an overlay adding a file", synthetic, "nested/overlay", true},
 		{"the deprecated bases field", synthetic, "bases", true},
 		{"Lists of profiles and of anything, among other objects", synthetic, "lists", true},
@@ -135,7 +137,8 @@ func TestTheLinearPathBuildsWhatKustomizeBuilds(t *testing.T) {
 			g.Expect(built.kustomizeErr).NotTo(HaveOccurred())
 			g.Expect(built.linearErr).NotTo(HaveOccurred())
 			g.Expect(built.kustomize).NotTo(BeEmpty())
-			g.Expect(built.linear).To(Equal(built.kustomize), "the same objects, bytes and files, in the same order")
+			g.Expect(built.linear).To(Equal(built.kustomize), "the same objects, bytes, files and fields set by patches, in the same order")
+			g.Expect(built.linearWarnings).To(Equal(built.kustomizeWarnings), "the same warnings about the patches")
 			g.Expect(built.tookLinearPath).To(Equal(tt.linear))
 			if tt.linear {
 				g.Expect(built.krustyRuns).To(BeZero(), "kustomize never ran")
@@ -195,25 +198,65 @@ func TestAnObjectDefinedTwiceInAPlainListIsRefusedAsKustomizeRefusesIt(t *testin
 	}
 }
 
-// TestAKustomizationThatPatchesIsBuiltByKustomize: a patch (or any field
-// but resources) makes kustomize build the target, even when its bases are
-// plain.
-func TestAKustomizationThatPatchesIsBuiltByKustomize(t *testing.T) {
-	g := NewWithT(t)
-	root := t.TempDir()
-	writeTree(t, root, map[string]string{
-		"base/kustomization.yaml": kustomization("a.yaml"),
-		"base/a.yaml":             fmt.Sprintf(minimalCloudProfile, "a"),
-		"overlay/kustomization.yaml": kustomization("../base") + "patches:\n- target: {kind: CloudProfile, name: a}\n" +
-			"  patch: |-\n    - op: replace\n      path: /spec/type\n      value: patched\n",
-	})
-	built := buildBothWays(t, root, "overlay", DefaultLimits())
-	g.Expect(built.linearErr).NotTo(HaveOccurred())
-	g.Expect(built.plainAttempts).To(BeZero(), "a kustomization that patches is not plain")
-	g.Expect(built.tookLinearPath).To(BeFalse())
-	g.Expect(built.krustyRuns).To(Equal(1))
-	g.Expect(built.linear).To(HaveLen(1))
-	g.Expect(string(built.linear[0].Data)).To(ContainSubstring("type: patched"))
+// TestPatchesTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds: an overlay
+// that patches plain bases is built on the linear path, kustomize never
+// running, to what kustomize builds; a patch that renames, deletes or marks
+// an object, a patch with options, or a patch kustomize refuses sends the
+// build through kustomize, which builds it or refuses it in its words.
+func TestPatchesTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds(t *testing.T) {
+	const header = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: a\n"
+	jsonPatch := func(target, ops string) string {
+		return "- target: " + target + "\n  patch: |-\n" + indentLines(ops, "    ")
+	}
+	tests := []struct {
+		name    string
+		patches string // the overlay's patches entries
+		linear  bool
+		// refused is kustomize's error, when it refuses the overlay.
+		refused string
+	}{
+		{name: "a JSON patch by target", patches: jsonPatch("{kind: CloudProfile, name: a}", "- {op: replace, path: /spec/type, value: patched}\n"), linear: true},
+		{name: "a strategic-merge patch by name, and one by a label selector", linear: true,
+			patches: inlinePatch(header+"spec:\n  type: patched\n") +
+				"- target: {labelSelector: tier=gold}\n  patch: |-\n" + indentLines(header+"spec:\n  regions:\n  - name: eu-2\n", "    ")},
+		{name: "a JSON patch by a name pattern over both profiles", patches: jsonPatch("{kind: CloudProfile, name: \"[ab]\"}", "- {op: replace, path: /spec/type, value: patched}\n"), linear: true},
+		{name: "a patch that renames the object", patches: jsonPatch("{kind: CloudProfile, name: a}", "- {op: replace, path: /metadata/name, value: c}\n")},
+		{name: "a patch that deletes the object", patches: inlinePatch(header + "$patch: delete\n")},
+		{name: "a patch that marks the object as local configuration",
+			patches: jsonPatch("{kind: CloudProfile, name: a}", "- {op: add, path: /metadata/annotations, value: {config.kubernetes.io/local-config: \"true\"}}\n")},
+		{name: "a patch with options", patches: inlinePatch(header+"spec:\n  type: patched\n") + "  options: {allowNameChange: true}\n"},
+		{name: "a strategic-merge patch that matches no object",
+			patches: inlinePatch(strings.Replace(header, "name: a", "name: z", 1) + "spec:\n  type: patched\n"), refused: "no resource matches strategic merge patch"},
+		{name: "a JSON patch without a target", patches: "- patch: |-\n    - {op: replace, path: /spec/type, value: patched}\n", refused: "must specify a target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{
+				"base/kustomization.yaml":    kustomization("a.yaml", "b.yaml"),
+				"base/a.yaml":                strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
+				"base/b.yaml":                fmt.Sprintf(minimalCloudProfile, "b"),
+				"overlay/kustomization.yaml": kustomization("../base") + "patches:\n" + tt.patches,
+			})
+			built := buildBothWays(t, root, "overlay", DefaultLimits())
+			if tt.refused != "" {
+				g.Expect(built.kustomizeErr).To(MatchError(ContainSubstring(tt.refused)))
+				g.Expect(built.linearErr).To(Equal(built.kustomizeErr), "kustomize's refusal")
+				return
+			}
+			g.Expect(built.kustomizeErr).NotTo(HaveOccurred())
+			g.Expect(built.linearErr).NotTo(HaveOccurred())
+			g.Expect(built.linear).To(Equal(built.kustomize), "the same objects, bytes, files and fields set by patches")
+			g.Expect(built.linearWarnings).To(Equal(built.kustomizeWarnings))
+			g.Expect(built.tookLinearPath).To(Equal(tt.linear))
+			if tt.linear {
+				g.Expect(built.krustyRuns).To(BeZero(), "kustomize never ran")
+			} else {
+				g.Expect(built.krustyRuns).To(Equal(1), "kustomize built it")
+			}
+		})
+	}
 }
 
 // TestTheObjectLimitRefusesTenThousandFilesBeforeKustomizeRuns: a plain

@@ -93,17 +93,21 @@ func TestBuildNamesThePatchThatSetEachField(t *testing.T) {
 }
 
 // TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole: when the
-// checks after the build must stop (the sandbox's child near its deadline),
-// the build's objects come back whole, without the fields patches set, and
-// one warning says what was not checked; the build does not fail.
+// checks after a kustomize build must stop (the sandbox's child near its
+// deadline), the build's objects come back whole, without the fields
+// patches set, and one warning says what was not checked; the build does
+// not fail. On the linear path the checks are done with the build, so they
+// come back whatever the time left.
 func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
+	patch := "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: gcp\n")
 	writeTree(t, root, map[string]string{
 		"base/kustomization.yaml": kustomization("profiles.yaml"),
 		"base/profiles.yaml":      mergeBase,
-		"overlays/x/kustomization.yaml": kustomization("../../base") + "patches:\n" +
-			inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: gcp\n"),
+		// An annotation for every object is no plain list: kustomize builds it.
+		"overlays/x/kustomization.yaml":      kustomization("../../base") + "commonAnnotations: {team: x}\n" + patch,
+		"overlays/linear/kustomization.yaml": kustomization("../../base") + patch,
 	})
 	stopped, stop := context.WithCancelCause(context.Background())
 	stop(errors.New("the build's time was nearly up"))
@@ -120,4 +124,9 @@ func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(warnings).To(BeEmpty())
 	g.Expect(docs[0].SetBy).To(Equal([]profile.FieldSource{{Field: "spec.type", File: "overlays/x/kustomization.yaml", Patch: "patches[0]"}}))
+
+	docs, warnings, err = BuildWithWarningsWithin(context.Background(), stopped, root, filepath.Join("overlays", "linear"), DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(warnings).To(BeEmpty())
+	g.Expect(docs[0].SetBy).To(Equal([]profile.FieldSource{{Field: "spec.type", File: "overlays/linear/kustomization.yaml", Patch: "patches[0]"}}))
 }
