@@ -135,4 +135,3 @@ func sampleHeapPeak(b *testing.B) func() uint64 {
 	b.Cleanup(func() { stop() })
 	return stop
 }
-
