@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -226,6 +227,11 @@ func outOfTime(target string, extras context.Context) profile.Problem {
 // this lock is never contended; it guards builds that share a process, as
 // tests and benchmarks run them.
 var kustomizeRuns sync.Mutex
+
+// kustomizeBuilds counts the kustomize builds of the process, those the
+// checks after a build make included: what tells the tests that a build
+// was checked without building its overlay again.
+var kustomizeBuilds atomic.Int64
 
 // buildOptions are kustomize's options for every build: no load restrictor
 // (buildFS confines it), builtin plugins only.
@@ -464,6 +470,7 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 	// nothing but what its own kustomization says.
 	openapi.ResetOpenAPI()
 	r.krustyRuns++
+	kustomizeBuilds.Add(1)
 	resources, err := krusty.MakeKustomizer(buildOptions()).Run(r, target)
 	if len(r.refusals) > 0 {
 		// kustomize reports a refused read as whatever it tried next; the

@@ -3,8 +3,10 @@ package overlay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 
@@ -129,4 +131,75 @@ func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(warnings).To(BeEmpty())
 	g.Expect(docs[0].SetBy).To(Equal([]profile.FieldSource{{Field: "spec.type", File: "overlays/linear/kustomization.yaml", Patch: "patches[0]"}}))
+}
+
+// TestAnOverlayIsCheckedWithoutBuildingItAgain: an overlay that patches
+// plain bases is built once, on the linear path, and its checks (which
+// patch set which field, the warnings about its patches) come with that
+// build: kustomize never runs, and an invalid value a patch set is still
+// named by the patch, with the base file as its origin. An overlay
+// kustomize must build (here: an annotation for every object) is checked
+// by building it again, once per patch and once without them, and names
+// the patch the same way.
+func TestAnOverlayIsCheckedWithoutBuildingItAgain(t *testing.T) {
+	const header = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: a\nspec:\n"
+	tests := []struct {
+		name, overlay string // the overlay's kustomization after its resources
+		builds        int64  // kustomize builds, the checks' included
+		// problem is the validation's problem, "" when the build is valid.
+		problem string
+		setBy   []profile.FieldSource
+	}{
+		{
+			name:    "a valid overlay on the linear path",
+			overlay: "patches:\n- path: type.yaml\n",
+			setBy:   []profile.FieldSource{{Field: "spec.type", File: "overlays/x/type.yaml"}},
+		},
+		{
+			name:    "an invalid value a patch file set, on the linear path",
+			overlay: "patches:\n- path: expire.yaml\n",
+			problem: "overlays/x/expire.yaml: CloudProfile/a: spec.kubernetes.versions[0] (1.31.0).expirationDate: Forbidden: " +
+				"1.31.0 is the highest Kubernetes version and may not expire: clusters must always have a version to move to " +
+				"(set by the patch's entry spec.kubernetes.versions (1.31.0), on the object of base/a.yaml)",
+			setBy: []profile.FieldSource{{Field: "spec.kubernetes.versions[0].expirationDate", File: "overlays/x/expire.yaml",
+				Patch: "the patch's entry spec.kubernetes.versions (1.31.0)"}},
+		},
+		{
+			name:    "the same through kustomize, checked by building it again",
+			overlay: "commonAnnotations: {team: x}\npatches:\n- path: expire.yaml\n",
+			builds:  1 + 2, // the build, then the replay: without the patch, with it
+			problem: "overlays/x/expire.yaml: CloudProfile/a: spec.kubernetes.versions[0] (1.31.0).expirationDate: Forbidden: " +
+				"1.31.0 is the highest Kubernetes version and may not expire: clusters must always have a version to move to " +
+				"(set by the patch's entry spec.kubernetes.versions (1.31.0), on the object of base/a.yaml)",
+			setBy: []profile.FieldSource{{Field: "spec.kubernetes.versions[0].expirationDate", File: "overlays/x/expire.yaml",
+				Patch: "the patch's entry spec.kubernetes.versions (1.31.0)"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{
+				"base/kustomization.yaml":       kustomization("a.yaml"),
+				"base/a.yaml":                   fmt.Sprintf(minimalCloudProfile, "a"),
+				"overlays/x/kustomization.yaml": kustomization("../../base") + tt.overlay,
+				"overlays/x/type.yaml":          header + "  type: patched\n",
+				"overlays/x/expire.yaml":        header + "  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n",
+			})
+			before := kustomizeBuilds.Load()
+			docs, warnings, err := BuildWithWarnings(context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(warnings).To(BeEmpty())
+			g.Expect(kustomizeBuilds.Load() - before).To(Equal(tt.builds))
+			g.Expect(docs).To(HaveLen(1))
+			g.Expect(docs[0].SetBy).To(Equal(tt.setBy))
+			set, err := profile.Load(docs, nil, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			g.Expect(err).NotTo(HaveOccurred())
+			if tt.problem == "" {
+				g.Expect(set.Problems).To(BeEmpty())
+				return
+			}
+			g.Expect(set.Problems.Lines()).To(ContainElement(tt.problem))
+		})
+	}
 }
