@@ -50,8 +50,7 @@ type patchedKustomization struct {
 // one more patch adds or changes was set by that patch; a later patch that
 // sets it again, or sets an entry holding it, takes it over. A patch that
 // sets a field to the value it had sets nothing: the value is its file's.
-// Patches of components are left in every build, so what they set is
-// counted as the object's file's.
+// A component's patches are steps too, named by the component's files.
 //
 // It costs one build of the target per patch entry. Like the warnings, it
 // never fails the build: when one of its builds fails (or ctx ends), it
@@ -165,11 +164,11 @@ func (r *buildFS) patchSteps(path string, content []byte, top bool, kustomizatio
 	k.FixKustomization()
 	dir := filepath.Dir(path)
 	var steps []patchStep
+	// A component's patches apply to what the kustomization that lists it
+	// has accumulated, once its resources and the components before it are
+	// in: they come after those steps and before that kustomization's own.
 	for _, entry := range k.Resources {
 		steps = append(steps, r.directorySteps(dir, entry, kustomizations, append(slices.Clip(chain), path))...)
-	}
-	if k.Kind == types.ComponentKind && !top {
-		return steps // a component's own patches stay in every build
 	}
 	for _, entry := range k.Components {
 		steps = append(steps, r.directorySteps(dir, entry, kustomizations, append(slices.Clip(chain), path))...)
@@ -243,6 +242,11 @@ func (r *buildFS) buildWithFirstPatches(replay patchReplay, n int) (map[string]*
 			} else {
 				k.Patches = append(k.Patches, step.patch)
 			}
+		}
+		if k.CheckEmpty() != nil {
+			// A component of nothing but patches, without them: kustomize
+			// refuses an empty kustomization, and a name changes nothing.
+			k.MetaData = &types.ObjectMeta{Name: "without-its-patches"}
 		}
 		content, err := yaml.Marshal(k)
 		if err != nil {

@@ -58,6 +58,20 @@ func TestBuildNamesThePatchThatSetEachField(t *testing.T) {
 			want:    []profile.FieldSource{{Field: "spec.type", File: overlayFile, Patch: "patches[0]"}},
 		},
 		{
+			name:    "a patch of a component names the component's patch file, and the overlay's own patch comes after it",
+			overlay: "components:\n- ../../components/expire\npatches:\n" + jsonPatchOn("- op: replace\n  path: /spec/type\n  value: gcp\n"),
+			files: map[string]string{
+				"components/expire/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: expire.yaml\n",
+				"components/expire/expire.yaml": cloudHeader +
+					"  kubernetes:\n    versions:\n    - version: 1.33.7\n      expirationDate: \"2028-01-01T00:00:00Z\"\n",
+			},
+			want: []profile.FieldSource{
+				{Field: "spec.kubernetes.versions[2].expirationDate", File: "components/expire/expire.yaml",
+					Patch: "the patch's entry spec.kubernetes.versions (1.33.7)"},
+				{Field: "spec.type", File: overlayFile, Patch: "patches[0]"},
+			},
+		},
+		{
 			name:    "a patch that writes the value the base has sets nothing",
 			overlay: "patches:\n" + inlinePatch(cloudHeader+"  type: aws\n"),
 		},
