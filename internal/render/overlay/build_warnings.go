@@ -434,9 +434,10 @@ func (c patchCheck) staleWarnings(target *resource.Resource, entry types.Patch, 
 	if entry.Path != "" {
 		where += " " + entry.Path
 	}
-	var warnings profile.Problems
 	schema := openapi.SchemaForResourceType(kyaml.TypeMeta{APIVersion: target.GetApiVersion(), Kind: target.GetKind()})
-	for _, message := range unmatchedEntries(patch.YNode(), target.YNode(), schema, "") {
+	messages := unmatchedEntries(patch.YNode(), target.YNode(), schema, "")
+	warnings := make(profile.Problems, 0, len(messages))
+	for _, message := range messages {
 		warnings = append(warnings, profile.Problem{
 			File: c.fs.display(c.kustomization),
 			Kind: target.GetKind(), Namespace: target.GetNamespace(), Name: target.GetName(),
