@@ -331,6 +331,23 @@ func (p keyedPath) String() string {
 	return b.String()
 }
 
+// named is the path with each list entry named by its keys' values, as
+// FieldSource.KeyedField has it: spec.kubernetes.versions (1.30.0).expirationDate.
+func (p keyedPath) named() string {
+	var b strings.Builder
+	for _, step := range p {
+		if step.keys == nil {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(step.field)
+			continue
+		}
+		b.WriteString(" (" + strings.Join(strings.Split(step.key, "\x00"), ", ") + ")")
+	}
+	return b.String()
+}
+
 // resolve returns the path in node as problems name fields, list entries by
 // their index (spec.kubernetes.versions[3].expirationDate), and where it
 // is in node: the index of each step in its mapping or list, which orders
@@ -482,7 +499,7 @@ func (o *objectSources) sorted() []recordedSource {
 // the kustomization when it is written inline, and the entry of the patch
 // that names the list entry holding the field by its key.
 func (r *buildFS) describe(step patchStep, path keyedPath, field string) profile.FieldSource {
-	source := profile.FieldSource{Field: field, File: r.display(step.kustomization)}
+	source := profile.FieldSource{Field: field, KeyedField: path.named(), File: r.display(step.kustomization)}
 	var parts []string
 	text := step.patch.Patch
 	if step.patch.Path != "" {
