@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -469,4 +470,62 @@ func TestTheLinearPathRefusesOutputOverTheLimitAsKustomizeDoes(t *testing.T) {
 			g.Expect(built.tookLinearPath).To(Equal(tt.linear))
 		})
 	}
+}
+
+// FuzzBuildPatchesLikeKustomize: an overlay with any patches over plain
+// bases builds, with the linear path allowed, what kustomize builds, with
+// the same fields set by patches and the same warnings, or fails as
+// kustomize fails.
+func FuzzBuildPatchesLikeKustomize(f *testing.F) {
+	const header = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: a\n"
+	for _, seed := range []struct{ patches, file string }{
+		{"- path: p.yaml\n", header + "spec:\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n"},
+		{"- target: {kind: CloudProfile}\n  patch: |-\n    - {op: replace, path: /spec/type, value: x}\n", ""},
+		{"- target: {kind: CloudProfile, name: a}\n  patch: |-\n    - {op: remove, path: /spec/kubernetes/versions/0}\n", ""},
+		{"- path: p.yaml\n- target: {labelSelector: tier=gold}\n  path: p.yaml\n", header + "spec:\n  machineImages:\n  - name: local\n    versions:\n    - version: 9.9.9\n"},
+		{"- path: p.yaml\n", header + "spec:\n  machineTypes:\n  - name: local\n    $patch: delete\n  - name: gone\n    $patch: delete\n"},
+		{"- path: p.yaml\n", header + "$patch: delete\n"},
+		{"- patch: |-\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: NamespacedCloudProfile\n    metadata: {name: team, namespace: t}\n    spec:\n      kubernetes:\n        versions:\n        - {version: 1.31.0, expirationDate: \"2030-01-01T00:00:00Z\"}\n", ""},
+	} {
+		f.Add(seed.patches, seed.file)
+	}
+	f.Fuzz(func(t *testing.T, patches, file string) {
+		if len(patches)+len(file) > 2048 {
+			return
+		}
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"base/kustomization.yaml": kustomization("a.yaml", "b.yaml", "team.yaml"),
+			"base/a.yaml":             strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
+			"base/b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),
+			"base/team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: team\n  namespace: t\n" +
+				"spec:\n  parent: {kind: CloudProfile, name: a}\n  kubernetes:\n    versions:\n    - {version: 1.31.0}\n",
+			"overlay/kustomization.yaml": kustomization("../base") + "patches:\n" + patches,
+			"overlay/p.yaml":             file,
+		})
+		built := buildBothWays(t, root, "overlay", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 1 << 20})
+		if (built.linearErr == nil) != (built.kustomizeErr == nil) ||
+			built.linearErr != nil && built.linearErr.Error() != built.kustomizeErr.Error() {
+			t.Fatalf("the builds fail differently:\nlinear path allowed: %v\nkustomize: %v", built.linearErr, built.kustomizeErr)
+		}
+		if built.tookLinearPath && built.kustomizeErr != nil {
+			t.Fatalf("the linear path built what kustomize refuses: %v", built.kustomizeErr)
+		}
+		if len(built.linear) != len(built.kustomize) {
+			t.Fatalf("%d objects with the linear path allowed (taken: %t), %d through kustomize", len(built.linear), built.tookLinearPath, len(built.kustomize))
+		}
+		for i := range built.linear {
+			if built.linear[i].File != built.kustomize[i].File || !bytes.Equal(built.linear[i].Data, built.kustomize[i].Data) {
+				t.Fatalf("object %d differs (linear path taken: %t):\n%s: %s\nkustomize:\n%s: %s", i, built.tookLinearPath,
+					built.linear[i].File, built.linear[i].Data, built.kustomize[i].File, built.kustomize[i].Data)
+			}
+			if !slices.Equal(built.linear[i].SetBy, built.kustomize[i].SetBy) {
+				t.Fatalf("object %d: fields set by patches differ (linear path taken: %t):\n%v\nkustomize's replay:\n%v",
+					i, built.tookLinearPath, built.linear[i].SetBy, built.kustomize[i].SetBy)
+			}
+		}
+		if !slices.Equal(built.linearWarnings.Lines(), built.kustomizeWarnings.Lines()) {
+			t.Fatalf("the warnings differ (linear path taken: %t):\n%v\nkustomize:\n%v", built.tookLinearPath, built.linearWarnings.Lines(), built.kustomizeWarnings.Lines())
+		}
+	})
 }
