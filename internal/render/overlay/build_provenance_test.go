@@ -99,12 +99,17 @@ func TestBuildNamesThePatchThatSetEachField(t *testing.T) {
 			}
 			root := t.TempDir()
 			writeTree(t, root, files)
-			docs, _, err := BuildWithWarnings(context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(docs).To(HaveLen(2))
-			g.Expect(docs[0].File).To(Equal("base/profiles.yaml"))
-			g.Expect(docs[0].SetBy).To(Equal(tt.want))
-			g.Expect(docs[1].SetBy).To(BeEmpty(), "no patch touches the NamespacedCloudProfile")
+			// The same on the linear path, which checks the patches as it
+			// applies them, and through kustomize, whose build is replayed.
+			for _, linear := range []bool{true, false} {
+				ctx := context.Background()
+				docs, _, err := buildWithChecks(ctx, ctx, root, filepath.Join("overlays", "x"), DefaultLimits(), linear)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(docs).To(HaveLen(2))
+				g.Expect(docs[0].File).To(Equal("base/profiles.yaml"))
+				g.Expect(docs[0].SetBy).To(Equal(tt.want), "linear path allowed: %t", linear)
+				g.Expect(docs[1].SetBy).To(BeEmpty(), "no patch touches the NamespacedCloudProfile")
+			}
 		})
 	}
 }
