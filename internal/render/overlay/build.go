@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -58,10 +59,11 @@ import (
 // The resource files of the kustomizations are read, checked and counted
 // against Limits.MaxObjects before kustomize runs (planResources), so that
 // a build of too many objects is refused before kustomize accumulates any.
-// A build whose kustomizations only list resources (no patch, generator,
-// transformer, name or namespace change, component) of profiles is built
-// without kustomize's accumulator, in time linear in its objects, to the
-// same output (buildPlain); anything else goes through kustomize.
+// A build whose kustomizations only list resources of profiles and patch
+// them (no generator, transformer, name or namespace change, component,
+// patch option) is built without kustomize's accumulator, in time linear in
+// its objects, to the same output (buildPlain, linearPatches); anything
+// else goes through kustomize.
 //
 // Files may be referenced from anywhere inside root (kustomize's "load
 // restrictor" is off, as in Flux), so an overlay can use a patch file kept
@@ -117,7 +119,20 @@ func BuildWithWarnings(ctx context.Context, root, path string, limits Limits) ([
 // to hand over what the build made, and a check that takes long never turns
 // a build that finished into one that failed. What was not checked in time
 // is one warning, and without SetBy problems name the objects' files.
+//
+// A build on the linear path (see buildPlain) checks its patches while it
+// applies them, so its warnings and SetBy come with the build, whatever
+// extras says, and nothing is built again; the checks after the build are
+// those of a build through kustomize, which cost a build of the target per
+// patch (fieldSources) and per run of JSON patches or strategic-merge patch
+// with a list (indexPatchWarnings).
 func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, limits Limits) ([]profile.Document, profile.Problems, error) {
+	return buildWithChecks(ctx, extras, root, path, limits, true)
+}
+
+// buildWithChecks is BuildWithWarningsWithin, on the linear path where the
+// plan allows it and linear is true.
+func buildWithChecks(ctx, extras context.Context, root, path string, limits Limits, linear bool) ([]profile.Document, profile.Problems, error) {
 	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
 		return nil, nil, err
@@ -125,6 +140,10 @@ func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, lim
 	type outcome struct {
 		docs []profile.Document
 		err  error
+		// checked says that the build checked its patches as it built
+		// (the linear path): warnings are the checks' warnings.
+		checked  bool
+		warnings profile.Problems
 	}
 	built := make(chan outcome, 1)
 	warned := make(chan profile.Problems, 1)
@@ -146,10 +165,10 @@ func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, lim
 				}
 			}
 		}()
-		docs, err := buildFS.build(target)
-		built <- outcome{docs, err}
+		docs, _, err := buildFS.buildWith(target, linear)
+		built <- outcome{docs: docs, err: err, checked: buildFS.checkedWhileBuilding, warnings: buildFS.warningsWhileBuilding}
 		builtSent = true
-		if err == nil {
+		if err == nil && !buildFS.checkedWhileBuilding {
 			warned <- buildFS.indexPatchWarnings()
 			warnedSent = true
 			sourced <- buildFS.fieldSources(target, docs)
@@ -160,6 +179,9 @@ func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, lim
 	case result = <-built:
 		if result.err != nil {
 			return nil, nil, result.err
+		}
+		if result.checked {
+			return result.docs, result.warnings, nil
 		}
 	case <-ctx.Done():
 		return nil, nil, fmt.Errorf("kustomize build of %s abandoned: %w", buildFS.display(target), context.Cause(ctx))
@@ -206,6 +228,11 @@ func outOfTime(target string, extras context.Context) profile.Problem {
 // this lock is never contended; it guards builds that share a process, as
 // tests and benchmarks run them.
 var kustomizeRuns sync.Mutex
+
+// kustomizeBuilds counts the kustomize builds of the process, those the
+// checks after a build make included: what tells the tests that a build
+// was checked without building its overlay again.
+var kustomizeBuilds atomic.Int64
 
 // buildOptions are kustomize's options for every build: no load restrictor
 // (buildFS confines it), builtin plugins only.
@@ -444,6 +471,7 @@ func (r *buildFS) kustomize(target, kustomizationPath string, content []byte) (r
 	// nothing but what its own kustomization says.
 	openapi.ResetOpenAPI()
 	r.krustyRuns++
+	kustomizeBuilds.Add(1)
 	resources, err := krusty.MakeKustomizer(buildOptions()).Run(r, target)
 	if len(r.refusals) > 0 {
 		// kustomize reports a refused read as whatever it tried next; the

@@ -14,7 +14,7 @@ import (
 
 // writeTree creates files (path → content, relative to dir), with their
 // directories.
-func writeTree(t *testing.T, dir string, files map[string]string) {
+func writeTree(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for path, content := range files {
 		full := filepath.Join(dir, path)

@@ -85,6 +85,12 @@ type buildFS struct {
 	// tells the tests of the linear path and of the early object count that
 	// kustomize never ran.
 	krustyRuns int
+	// checkedWhileBuilding says that the build took the linear path, which
+	// checked the patches as it applied them: warningsWhileBuilding are
+	// its warnings, and the documents' SetBy are set. The checks after a
+	// kustomize build (indexPatchWarnings, fieldSources) are then done.
+	checkedWhileBuilding  bool
+	warningsWhileBuilding profile.Problems
 	// plainAttempts counts the builds tried on the linear path
 	// (accumulatePlain), for the same tests.
 	plainAttempts int

@@ -33,12 +33,12 @@ var plainKinds = func() map[typeMeta]bool {
 type typeMeta struct{ group, version, kind string }
 
 // buildPlain builds a plan whose kustomizations are plain lists of
-// resources (resourcePlan.plain) without kustomize's accumulator, whose
-// time grows with the square of the objects (it checks each object it adds
-// against every one it holds), and one file at a time, so that it holds
-// the parsed objects of one file only. It means what kustomize means by
-// such a list, and parses, annotates and renders with kustomize's own
-// code:
+// resources, with or without patches (resourcePlan.plain), without
+// kustomize's accumulator, whose time grows with the square of the objects
+// (it checks each object it adds against every one it holds), and one file
+// at a time, so that it holds the parsed objects of one file only. It
+// means what kustomize means by such a list, and parses, patches,
+// annotates and renders with kustomize's own code:
 //
 //   - each file is parsed by kustomize's resource factory, which expands
 //     Lists (their items after the file's other objects, as kustomize
@@ -46,9 +46,15 @@ type typeMeta struct{ group, version, kind string }
 //   - the objects come in the order kustomize accumulates them, which it
 //     keeps: the build sorts nothing (krusty's default options);
 //   - each object's origin is the one kustomize records (the entries that
-//     lead to its file, joined), and the build annotations kustomize
-//     removes at the end are removed; the order of keyed lists is restored
-//     as after a kustomize build (restoreKeyedListOrder).
+//     lead to its file, joined);
+//   - the patches of the kustomizations that lead to its file are applied
+//     to it by kustomize's patch transformer, in kustomize's order (see
+//     linearPatches), which also records which patch set which field
+//     (Document.SetBy) and the warnings about the patches, so that the
+//     build needs no check after it;
+//   - the build annotations kustomize removes at the end are removed; the
+//     order of keyed lists is restored as after a kustomize build
+//     (restoreKeyedListOrder).
 //
 // An object defined twice (the same group, version, kind, name and
 // namespace, a namespaced object without a namespace being in "default",
@@ -68,6 +74,8 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 	factory := resmapFactory().RF()
 	seen := make(map[resid.ResId]bool)
 	out := r.newRenderer(target, kustomizationPath)
+	patches := newLinearPatches(r, plan)
+	order := 0
 	// tooLarge is the output's refusal, returned once every object has
 	// been checked.
 	var tooLarge error
@@ -76,7 +84,8 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		if err != nil {
 			return nil, false, nil
 		}
-		for _, object := range objects {
+		sources := make([]*objectSources, len(objects))
+		for i, object := range objects {
 			if !buildsLikeKustomize(object) {
 				return nil, false, nil
 			}
@@ -89,6 +98,13 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 			if err := object.SetOrigin(&resource.Origin{Path: file.origin}); err != nil {
 				return nil, false, nil
 			}
+			// Patched as kustomize patches it: with its origin and its
+			// build annotations, which kustomize removes at the end.
+			set, ok := patches.apply(object, file, order)
+			if !ok {
+				return nil, false, nil
+			}
+			sources[i], order = set, order+1
 			object.RemoveBuildAnnotations()
 			if err := object.ClearTransformations(); err != nil {
 				return nil, false, nil
@@ -100,7 +116,7 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		if err := r.restoreKeyedListOrder(target, objects); err != nil {
 			return nil, true, err
 		}
-		for _, object := range objects {
+		for i, object := range objects {
 			if err := out.add(object); err != nil {
 				if !errors.Is(err, ErrLimitExceeded) {
 					return nil, true, err
@@ -108,11 +124,17 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 				tooLarge, out.docs = err, nil
 				break
 			}
+			out.docs[len(out.docs)-1].SetBy = patches.fieldSourcesOf(object.YNode(), sources[i])
 		}
+	}
+	warnings, ok := patches.finish()
+	if !ok {
+		return nil, false, nil
 	}
 	if tooLarge != nil {
 		return nil, true, tooLarge
 	}
+	r.checkedWhileBuilding, r.warningsWhileBuilding = true, warnings
 	return out.docs, true, nil
 }
 

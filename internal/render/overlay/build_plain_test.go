@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,12 +16,16 @@ import (
 
 // buildBothWays builds path of root twice, each time on a file system of
 // its own: through kustomize only, and on the linear path where the build
-// allows it. It returns both results, whether the second build took the
-// linear path, and how often kustomize ran in it.
+// allows it, each with the checks of its way (the replay of the patches
+// after a kustomize build, the checks while the linear path applies them).
+// It returns both results (the documents with their SetBy, and the
+// warnings), whether the second build took the linear path, and how often
+// kustomize ran in it.
 type bothWays struct {
-	kustomize, linear       []profile.Document
-	kustomizeErr, linearErr error
-	tookLinearPath          bool
+	kustomize, linear                 []profile.Document
+	kustomizeWarnings, linearWarnings profile.Problems
+	kustomizeErr, linearErr           error
+	tookLinearPath                    bool
 	// krustyRuns and plainAttempts count the kustomize runs and the tries
 	// of the linear path of the second build.
 	krustyRuns, plainAttempts int
@@ -29,16 +34,14 @@ type bothWays struct {
 func buildBothWays(t testing.TB, root, path string, limits Limits) bothWays {
 	t.Helper()
 	var result bothWays
-	viaKustomize, target, err := confineBuild(context.Background(), root, path, limits)
+	ctx := context.Background()
+	result.kustomize, result.kustomizeWarnings, result.kustomizeErr = buildWithChecks(ctx, ctx, root, path, limits, false)
+	result.linear, result.linearWarnings, result.linearErr = buildWithChecks(ctx, ctx, root, path, limits, true)
+	linear, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	result.kustomize, _, result.kustomizeErr = viaKustomize.buildWith(target, false)
-	linear, target, err := confineBuild(context.Background(), root, path, limits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	result.linear, result.tookLinearPath, result.linearErr = linear.buildWith(target, true)
+	_, result.tookLinearPath, _ = linear.buildWith(target, true)
 	result.krustyRuns, result.plainAttempts = linear.krustyRuns, linear.plainAttempts
 	return result
 }
@@ -114,11 +117,11 @@ func TestTheLinearPathBuildsWhatKustomizeBuilds(t *testing.T) {
 		linear bool
 	}{
 		{"the fixture's base", profilesRepo, "base", true},
-		{"the fixture's dev overlay, which patches", profilesRepo, "overlays/dev", false},
-		{"the fixture's prod overlay, which patches from a file", profilesRepo, "overlays/prod", false},
+		{"the fixture's dev overlay, which patches", profilesRepo, "overlays/dev", true},
+		{"the fixture's prod overlay, which patches from a file", profilesRepo, "overlays/prod", true},
 		{"the example repository's base", examplesRepo, "base", true},
-		{"the example's dev overlay", examplesRepo, "overlays/dev", false},
-		{"the example's prod overlay", examplesRepo, "overlays/prod", false},
+		{"the example's dev overlay", examplesRepo, "overlays/dev", true},
+		{"the example's prod overlay", examplesRepo, "overlays/prod", true},
 		{"bases nested two deep, and an overlay adding a file", synthetic, "nested/overlay", true},
 		{"the deprecated bases field", synthetic, "bases", true},
 		{"Lists of profiles and of anything, among other objects", synthetic, "lists", true},
@@ -135,7 +138,8 @@ func TestTheLinearPathBuildsWhatKustomizeBuilds(t *testing.T) {
 			g.Expect(built.kustomizeErr).NotTo(HaveOccurred())
 			g.Expect(built.linearErr).NotTo(HaveOccurred())
 			g.Expect(built.kustomize).NotTo(BeEmpty())
-			g.Expect(built.linear).To(Equal(built.kustomize), "the same objects, bytes and files, in the same order")
+			g.Expect(built.linear).To(Equal(built.kustomize), "the same objects, bytes, files and fields set by patches, in the same order")
+			g.Expect(built.linearWarnings).To(Equal(built.kustomizeWarnings), "the same warnings about the patches")
 			g.Expect(built.tookLinearPath).To(Equal(tt.linear))
 			if tt.linear {
 				g.Expect(built.krustyRuns).To(BeZero(), "kustomize never ran")
@@ -195,25 +199,65 @@ func TestAnObjectDefinedTwiceInAPlainListIsRefusedAsKustomizeRefusesIt(t *testin
 	}
 }
 
-// TestAKustomizationThatPatchesIsBuiltByKustomize: a patch (or any field
-// but resources) makes kustomize build the target, even when its bases are
-// plain.
-func TestAKustomizationThatPatchesIsBuiltByKustomize(t *testing.T) {
-	g := NewWithT(t)
-	root := t.TempDir()
-	writeTree(t, root, map[string]string{
-		"base/kustomization.yaml": kustomization("a.yaml"),
-		"base/a.yaml":             fmt.Sprintf(minimalCloudProfile, "a"),
-		"overlay/kustomization.yaml": kustomization("../base") + "patches:\n- target: {kind: CloudProfile, name: a}\n" +
-			"  patch: |-\n    - op: replace\n      path: /spec/type\n      value: patched\n",
-	})
-	built := buildBothWays(t, root, "overlay", DefaultLimits())
-	g.Expect(built.linearErr).NotTo(HaveOccurred())
-	g.Expect(built.plainAttempts).To(BeZero(), "a kustomization that patches is not plain")
-	g.Expect(built.tookLinearPath).To(BeFalse())
-	g.Expect(built.krustyRuns).To(Equal(1))
-	g.Expect(built.linear).To(HaveLen(1))
-	g.Expect(string(built.linear[0].Data)).To(ContainSubstring("type: patched"))
+// TestPatchesTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds: an overlay
+// that patches plain bases is built on the linear path, kustomize never
+// running, to what kustomize builds; a patch that renames, deletes or marks
+// an object, a patch with options, or a patch kustomize refuses sends the
+// build through kustomize, which builds it or refuses it in its words.
+func TestPatchesTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds(t *testing.T) {
+	const header = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: a\n"
+	jsonPatch := func(target, ops string) string {
+		return "- target: " + target + "\n  patch: |-\n" + indentLines(ops, "    ")
+	}
+	tests := []struct {
+		name    string
+		patches string // the overlay's patches entries
+		linear  bool
+		// refused is kustomize's error, when it refuses the overlay.
+		refused string
+	}{
+		{name: "a JSON patch by target", patches: jsonPatch("{kind: CloudProfile, name: a}", "- {op: replace, path: /spec/type, value: patched}\n"), linear: true},
+		{name: "a strategic-merge patch by name, and one by a label selector", linear: true,
+			patches: inlinePatch(header+"spec:\n  type: patched\n") +
+				"- target: {labelSelector: tier=gold}\n  patch: |-\n" + indentLines(header+"spec:\n  regions:\n  - name: eu-2\n", "    ")},
+		{name: "a JSON patch by a name pattern over both profiles", patches: jsonPatch("{kind: CloudProfile, name: \"[ab]\"}", "- {op: replace, path: /spec/type, value: patched}\n"), linear: true},
+		{name: "a patch that renames the object", patches: jsonPatch("{kind: CloudProfile, name: a}", "- {op: replace, path: /metadata/name, value: c}\n")},
+		{name: "a patch that deletes the object", patches: inlinePatch(header + "$patch: delete\n")},
+		{name: "a patch that marks the object as local configuration",
+			patches: jsonPatch("{kind: CloudProfile, name: a}", "- {op: add, path: /metadata/annotations, value: {config.kubernetes.io/local-config: \"true\"}}\n")},
+		{name: "a patch with options", patches: inlinePatch(header+"spec:\n  type: patched\n") + "  options: {allowNameChange: true}\n"},
+		{name: "a strategic-merge patch that matches no object",
+			patches: inlinePatch(strings.Replace(header, "name: a", "name: z", 1) + "spec:\n  type: patched\n"), refused: "no resource matches strategic merge patch"},
+		{name: "a JSON patch without a target", patches: "- patch: |-\n    - {op: replace, path: /spec/type, value: patched}\n", refused: "must specify a target"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{
+				"base/kustomization.yaml":    kustomization("a.yaml", "b.yaml"),
+				"base/a.yaml":                strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
+				"base/b.yaml":                fmt.Sprintf(minimalCloudProfile, "b"),
+				"overlay/kustomization.yaml": kustomization("../base") + "patches:\n" + tt.patches,
+			})
+			built := buildBothWays(t, root, "overlay", DefaultLimits())
+			if tt.refused != "" {
+				g.Expect(built.kustomizeErr).To(MatchError(ContainSubstring(tt.refused)))
+				g.Expect(built.linearErr).To(Equal(built.kustomizeErr), "kustomize's refusal")
+				return
+			}
+			g.Expect(built.kustomizeErr).NotTo(HaveOccurred())
+			g.Expect(built.linearErr).NotTo(HaveOccurred())
+			g.Expect(built.linear).To(Equal(built.kustomize), "the same objects, bytes, files and fields set by patches")
+			g.Expect(built.linearWarnings).To(Equal(built.kustomizeWarnings))
+			g.Expect(built.tookLinearPath).To(Equal(tt.linear))
+			if tt.linear {
+				g.Expect(built.krustyRuns).To(BeZero(), "kustomize never ran")
+			} else {
+				g.Expect(built.krustyRuns).To(Equal(1), "kustomize built it")
+			}
+		})
+	}
 }
 
 // TestTheObjectLimitRefusesTenThousandFilesBeforeKustomizeRuns: a plain
@@ -426,4 +470,62 @@ func TestTheLinearPathRefusesOutputOverTheLimitAsKustomizeDoes(t *testing.T) {
 			g.Expect(built.tookLinearPath).To(Equal(tt.linear))
 		})
 	}
+}
+
+// FuzzBuildPatchesLikeKustomize: an overlay with any patches over plain
+// bases builds, with the linear path allowed, what kustomize builds, with
+// the same fields set by patches and the same warnings, or fails as
+// kustomize fails.
+func FuzzBuildPatchesLikeKustomize(f *testing.F) {
+	const header = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: a\n"
+	for _, seed := range []struct{ patches, file string }{
+		{"- path: p.yaml\n", header + "spec:\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n"},
+		{"- target: {kind: CloudProfile}\n  patch: |-\n    - {op: replace, path: /spec/type, value: x}\n", ""},
+		{"- target: {kind: CloudProfile, name: a}\n  patch: |-\n    - {op: remove, path: /spec/kubernetes/versions/0}\n", ""},
+		{"- path: p.yaml\n- target: {labelSelector: tier=gold}\n  path: p.yaml\n", header + "spec:\n  machineImages:\n  - name: local\n    versions:\n    - version: 9.9.9\n"},
+		{"- path: p.yaml\n", header + "spec:\n  machineTypes:\n  - name: local\n    $patch: delete\n  - name: gone\n    $patch: delete\n"},
+		{"- path: p.yaml\n", header + "$patch: delete\n"},
+		{"- patch: |-\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: NamespacedCloudProfile\n    metadata: {name: team, namespace: t}\n    spec:\n      kubernetes:\n        versions:\n        - {version: 1.31.0, expirationDate: \"2030-01-01T00:00:00Z\"}\n", ""},
+	} {
+		f.Add(seed.patches, seed.file)
+	}
+	f.Fuzz(func(t *testing.T, patches, file string) {
+		if len(patches)+len(file) > 2048 {
+			return
+		}
+		root := t.TempDir()
+		writeTree(t, root, map[string]string{
+			"base/kustomization.yaml": kustomization("a.yaml", "b.yaml", "team.yaml"),
+			"base/a.yaml":             strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
+			"base/b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),
+			"base/team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: team\n  namespace: t\n" +
+				"spec:\n  parent: {kind: CloudProfile, name: a}\n  kubernetes:\n    versions:\n    - {version: 1.31.0}\n",
+			"overlay/kustomization.yaml": kustomization("../base") + "patches:\n" + patches,
+			"overlay/p.yaml":             file,
+		})
+		built := buildBothWays(t, root, "overlay", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 1 << 20})
+		if (built.linearErr == nil) != (built.kustomizeErr == nil) ||
+			built.linearErr != nil && built.linearErr.Error() != built.kustomizeErr.Error() {
+			t.Fatalf("the builds fail differently:\nlinear path allowed: %v\nkustomize: %v", built.linearErr, built.kustomizeErr)
+		}
+		if built.tookLinearPath && built.kustomizeErr != nil {
+			t.Fatalf("the linear path built what kustomize refuses: %v", built.kustomizeErr)
+		}
+		if len(built.linear) != len(built.kustomize) {
+			t.Fatalf("%d objects with the linear path allowed (taken: %t), %d through kustomize", len(built.linear), built.tookLinearPath, len(built.kustomize))
+		}
+		for i := range built.linear {
+			if built.linear[i].File != built.kustomize[i].File || !bytes.Equal(built.linear[i].Data, built.kustomize[i].Data) {
+				t.Fatalf("object %d differs (linear path taken: %t):\n%s: %s\nkustomize:\n%s: %s", i, built.tookLinearPath,
+					built.linear[i].File, built.linear[i].Data, built.kustomize[i].File, built.kustomize[i].Data)
+			}
+			if !slices.Equal(built.linear[i].SetBy, built.kustomize[i].SetBy) {
+				t.Fatalf("object %d: fields set by patches differ (linear path taken: %t):\n%v\nkustomize's replay:\n%v",
+					i, built.tookLinearPath, built.linear[i].SetBy, built.kustomize[i].SetBy)
+			}
+		}
+		if !slices.Equal(built.linearWarnings.Lines(), built.kustomizeWarnings.Lines()) {
+			t.Fatalf("the warnings differ (linear path taken: %t):\n%v\nkustomize:\n%v", built.tookLinearPath, built.linearWarnings.Lines(), built.kustomizeWarnings.Lines())
+		}
+	})
 }

@@ -14,12 +14,28 @@ import (
 // before kustomize runs (see planResources).
 type resourcePlan struct {
 	// plain says whether every kustomization of the build is a plain list
-	// of resources (see isPlainKustomization), so that the build can take
-	// the linear path (accumulatePlain) instead of kustomize's.
+	// of resources, with or without patches (see isPlainKustomization), so
+	// that the build can take the linear path (buildPlain) instead of
+	// kustomize's.
 	plain bool
 	// files are the resource files in the order kustomize accumulates
 	// them, a file once for each time a kustomization lists it.
 	files []plannedFile
+	// patched are the kustomizations of the build that have patches, in
+	// the order the planning reached them.
+	patched []patchedKustomizationPlan
+}
+
+// patchedKustomizationPlan is a kustomization of a plain build that has
+// patches: kustomize applies them, in order, to the objects of the
+// resources it lists (its bases' objects with their own patches applied).
+type patchedKustomizationPlan struct {
+	path    string // the kustomization file, absolute
+	dir     string // its directory, symbolic links resolved, as kustomize's loader has it
+	patches []types.Patch
+	// rank is where kustomize applies its patches among the build's
+	// kustomizations': after those of the kustomizations it lists.
+	rank int
 }
 
 // plannedFile is one use of a resource file.
@@ -32,6 +48,11 @@ type plannedFile struct {
 	// entries that lead to the file joined, relative to the build's
 	// target.
 	origin string
+	// patchedBy are the kustomizations (indices into resourcePlan.patched)
+	// whose patches apply to the file's objects, in the order kustomize
+	// applies them: the one that lists the file first, the top-level
+	// kustomization last.
+	patchedBy []int
 }
 
 // maxPlanDepth bounds how deep planResources follows kustomizations listing
@@ -69,7 +90,7 @@ func (r *buildFS) planResources(target, kustomizationPath string, content []byte
 	if err != nil {
 		return resourcePlan{}, nil
 	}
-	err = planner.kustomization(string(realTarget), "", content, []string{string(realTarget)}, true)
+	err = planner.kustomization(string(realTarget), kustomizationPath, "", content, []string{string(realTarget)}, true)
 	switch {
 	case errors.Is(err, ErrLimitExceeded):
 		return resourcePlan{}, errors.Join(r.refusals...)
@@ -87,14 +108,20 @@ var errStopPlanning = errors.New("left to kustomize")
 type resourcePlanner struct {
 	fs   *buildFS
 	plan resourcePlan
+	// patching are the kustomizations with patches that lead to the one
+	// being planned, outermost first (indices into plan.patched).
+	patching []int
+	// ranked counts the kustomizations with patches planned to the end.
+	ranked int
 }
 
-// kustomization plans the kustomization content of the directory dir
-// (symbolic links resolved), reached through the entries joined in origin;
+// kustomization plans the kustomization content of the file path in the
+// directory dir (symbolic links resolved), reached through the entries
+// joined in origin;
 // chain are the directories of the kustomizations that lead to it, dir
 // last. top says whether it is the build's own kustomization, or a
 // component's (which is of kind Component, and never plain).
-func (p *resourcePlanner) kustomization(dir, origin string, content []byte, chain []string, top bool) error {
+func (p *resourcePlanner) kustomization(dir, path, origin string, content []byte, chain []string, top bool) error {
 	var k types.Kustomization
 	if err := k.Unmarshal(content); err != nil {
 		return errStopPlanning
@@ -105,6 +132,16 @@ func (p *resourcePlanner) kustomization(dir, origin string, content []byte, chai
 	}
 	if !isPlainKustomization(k, top) {
 		p.plan.plain = false
+	}
+	if len(k.Patches) > 0 {
+		p.plan.patched = append(p.plan.patched, patchedKustomizationPlan{path: path, dir: dir, patches: k.Patches})
+		index := len(p.plan.patched) - 1
+		p.patching = append(p.patching, index)
+		defer func() {
+			p.patching = p.patching[:len(p.patching)-1]
+			p.plan.patched[index].rank = p.ranked
+			p.ranked++
+		}()
 	}
 	for _, entry := range k.Resources {
 		if err := p.entry(dir, origin, entry, chain); err != nil {
@@ -138,7 +175,9 @@ func (p *resourcePlanner) entry(dir, origin, entry string, chain []string) error
 		return err
 	}
 	p.fs.prefetched[abs]++
-	p.plan.files = append(p.plan.files, plannedFile{abs: abs, origin: filepath.Join(origin, entry)})
+	patchedBy := slices.Clone(p.patching)
+	slices.Reverse(patchedBy)
+	p.plan.files = append(p.plan.files, plannedFile{abs: abs, origin: filepath.Join(origin, entry), patchedBy: patchedBy})
 	return nil
 }
 
@@ -178,7 +217,7 @@ func (p *resourcePlanner) directory(dir, origin, entry string, chain []string, c
 	if component {
 		p.plan.plain = false
 	}
-	return p.kustomization(sub, filepath.Join(origin, entry), content, append(slices.Clip(chain), sub), component)
+	return p.kustomization(sub, found[0], filepath.Join(origin, entry), content, append(slices.Clip(chain), sub), component)
 }
 
 // hasAmbiguousPathSegment reports whether a directory entry has a segment
@@ -194,9 +233,11 @@ func hasAmbiguousPathSegment(path string) bool {
 }
 
 // isPlainKustomization reports whether k (fixed: bases moved into
-// resources) does nothing but list resources: no patch, generator,
+// resources) does nothing but list resources and patch them: no generator,
 // transformer, name or namespace change, component, replacement, variable,
-// configuration, schema or sort order. The build's own kustomization may
+// configuration, schema or sort order, and no patch options (which let a
+// patch rename an object) nor legacy patch fields (which kustomize applies
+// after other transformers). The build's own kustomization may
 // ask for origin annotations (the build adds them anyway); the buildMetadata
 // of the others is replaced by it in kustomize, so theirs does not matter.
 func isPlainKustomization(k types.Kustomization, top bool) bool {
@@ -206,10 +247,14 @@ func isPlainKustomization(k types.Kustomization, top bool) bool {
 	if top && slices.ContainsFunc(k.BuildMetadata, func(option string) bool { return option != types.OriginAnnotations }) {
 		return false
 	}
+	if slices.ContainsFunc(k.Patches, func(patch types.Patch) bool { return patch.Options != nil }) {
+		return false
+	}
 	rest := k
 	rest.TypeMeta = types.TypeMeta{}
 	rest.MetaData = nil
 	rest.Resources = nil
 	rest.BuildMetadata = nil
+	rest.Patches = nil
 	return reflect.ValueOf(rest).IsZero()
 }

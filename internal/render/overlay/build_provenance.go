@@ -3,6 +3,7 @@ package overlay
 import (
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,10 @@ type patchStep struct {
 	json6902      bool   // an entry of patchesJson6902 rather than of patches
 	index         int
 	patch         types.Patch
+	// order is where kustomize applies the entry among the build's
+	// patches: a base's before those of the overlay that lists it, a
+	// kustomization's in the order it lists them.
+	order int
 }
 
 // patchedKustomization is a kustomization of the build that has patches.
@@ -45,8 +50,7 @@ type patchedKustomization struct {
 // one more patch adds or changes was set by that patch; a later patch that
 // sets it again, or sets an entry holding it, takes it over. A patch that
 // sets a field to the value it had sets nothing: the value is its file's.
-// Patches of components are left in every build, so what they set is
-// counted as the object's file's.
+// A component's patches are steps too, named by the component's files.
 //
 // It costs one build of the target per patch entry. Like the warnings, it
 // never fails the build: when one of its builds fails (or ctx ends), it
@@ -106,19 +110,43 @@ func (r *buildFS) fieldSources(target string, docs []profile.Document) (sources 
 		if err != nil {
 			continue
 		}
-		byPath := recorded[objectID(node.YNode())]
-		if byPath == nil {
-			continue
-		}
-		for _, s := range byPath.sorted() {
-			field, ok := s.path.resolve(node.YNode())
-			if !ok {
-				continue // a later patch deleted it
-			}
-			sources[i] = append(sources[i], r.describe(steps[s.step], s.path, field))
-		}
+		sources[i] = r.describeSources(node.YNode(), recorded[objectID(node.YNode())], steps)
 	}
 	return sources
+}
+
+// describeSources names, in the built object node, the fields recorded
+// and the patch of steps that set each (see describe), in the order of
+// the fields in node.
+func (r *buildFS) describeSources(node *kyaml.Node, recorded *objectSources, steps []patchStep) []profile.FieldSource {
+	if recorded == nil {
+		return nil
+	}
+	type resolved struct {
+		source   recordedSource
+		field    string
+		position []int
+	}
+	var fields []resolved
+	for _, s := range recorded.sorted() {
+		field, position, ok := s.path.resolve(node)
+		if !ok {
+			continue // a later patch deleted it
+		}
+		fields = append(fields, resolved{source: s, field: field, position: position})
+	}
+	// By the patch, in kustomize's order, then as the object writes them.
+	slices.SortStableFunc(fields, func(a, b resolved) int {
+		if order := steps[a.source.step].order - steps[b.source.step].order; order != 0 {
+			return order
+		}
+		return slices.Compare(a.position, b.position)
+	})
+	var out []profile.FieldSource
+	for _, f := range fields {
+		out = append(out, r.describe(steps[f.source.step], f.source.path, f.field))
+	}
+	return out
 }
 
 // patchSteps lists the patch entries of the kustomization at path (content)
@@ -136,11 +164,11 @@ func (r *buildFS) patchSteps(path string, content []byte, top bool, kustomizatio
 	k.FixKustomization()
 	dir := filepath.Dir(path)
 	var steps []patchStep
+	// A component's patches apply to what the kustomization that lists it
+	// has accumulated, once its resources and the components before it are
+	// in: they come after those steps and before that kustomization's own.
 	for _, entry := range k.Resources {
 		steps = append(steps, r.directorySteps(dir, entry, kustomizations, append(slices.Clip(chain), path))...)
-	}
-	if k.Kind == types.ComponentKind && !top {
-		return steps // a component's own patches stay in every build
 	}
 	for _, entry := range k.Components {
 		steps = append(steps, r.directorySteps(dir, entry, kustomizations, append(slices.Clip(chain), path))...)
@@ -150,6 +178,11 @@ func (r *buildFS) patchSteps(path string, content []byte, top bool, kustomizatio
 	}
 	for i, patch := range k.PatchesJson6902 {
 		steps = append(steps, patchStep{kustomization: path, json6902: true, index: i, patch: patch})
+	}
+	if top {
+		for i := range steps {
+			steps[i].order = i
+		}
 	}
 	if len(k.Patches)+len(k.PatchesJson6902) > 0 {
 		kustomizations[path] = &patchedKustomization{top: top, content: k}
@@ -209,6 +242,11 @@ func (r *buildFS) buildWithFirstPatches(replay patchReplay, n int) (map[string]*
 			} else {
 				k.Patches = append(k.Patches, step.patch)
 			}
+		}
+		if k.CheckEmpty() != nil {
+			// A component of nothing but patches, without them: kustomize
+			// refuses an empty kustomization, and a name changes nothing.
+			k.MetaData = &types.ObjectMeta{Name: "without-its-patches"}
 		}
 		content, err := yaml.Marshal(k)
 		if err != nil {
@@ -293,16 +331,47 @@ func (p keyedPath) String() string {
 	return b.String()
 }
 
-// resolve returns the path in node as problems name fields, list entries by
-// their index (spec.kubernetes.versions[3].expirationDate); false when node
-// has no such field.
-func (p keyedPath) resolve(node *kyaml.Node) (string, bool) {
+// named is the path with each list entry named by its keys' values, as
+// FieldSource.KeyedField has it: spec.kubernetes.versions (1.30.0).expirationDate.
+func (p keyedPath) named() string {
 	var b strings.Builder
 	for _, step := range p {
 		if step.keys == nil {
-			if node = mappingValue(node, step.field); node == nil {
-				return "", false
+			if b.Len() > 0 {
+				b.WriteByte('.')
 			}
+			b.WriteString(step.field)
+			continue
+		}
+		b.WriteString(" (" + strings.Join(strings.Split(step.key, "\x00"), ", ") + ")")
+	}
+	return b.String()
+}
+
+// resolve returns the path in node as problems name fields, list entries by
+// their index (spec.kubernetes.versions[3].expirationDate), and where it
+// is in node: the index of each step in its mapping or list, which orders
+// fields as node writes them; false when node has no such field.
+func (p keyedPath) resolve(node *kyaml.Node) (string, []int, bool) {
+	var b strings.Builder
+	position := make([]int, 0, len(p))
+	for _, step := range p {
+		if step.keys == nil {
+			if node == nil || node.Kind != kyaml.MappingNode {
+				return "", nil, false
+			}
+			index := -1
+			for i := 0; i+1 < len(node.Content); i += 2 {
+				if node.Content[i].Value == step.field {
+					index = i
+					break
+				}
+			}
+			if index < 0 {
+				return "", nil, false
+			}
+			node = node.Content[index+1]
+			position = append(position, index/2)
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
@@ -310,16 +379,17 @@ func (p keyedPath) resolve(node *kyaml.Node) (string, bool) {
 			continue
 		}
 		if node == nil || node.Kind != kyaml.SequenceNode {
-			return "", false
+			return "", nil, false
 		}
 		index := slices.IndexFunc(node.Content, func(entry *kyaml.Node) bool { return entryKey(entry, step.keys) == step.key })
 		if index < 0 {
-			return "", false
+			return "", nil, false
 		}
 		node = node.Content[index]
+		position = append(position, index)
 		b.WriteString("[" + strconv.Itoa(index) + "]")
 	}
-	return b.String(), true
+	return b.String(), position, true
 }
 
 // changedFields calls record with the path of every field of after that
@@ -370,11 +440,15 @@ func changedFields(before, after *kyaml.Node, schema *openapi.ResourceSchema, pa
 	}
 }
 
-// sameNode reports whether two nodes hold the same YAML value.
+// sameNode reports whether two nodes hold the same YAML value, whatever
+// their style: a build writes a flow list as a block and quotes scalars its
+// own way, which sets no field.
 func sameNode(a, b *kyaml.Node) bool {
-	aText, aErr := kyaml.String(a)
-	bText, bErr := kyaml.String(b)
-	return aErr == nil && bErr == nil && aText == bText
+	var aValue, bValue any
+	if a.Decode(&aValue) != nil || b.Decode(&bValue) != nil {
+		return false
+	}
+	return reflect.DeepEqual(aValue, bValue)
 }
 
 // objectSources are the fields patches set in one object, with the step
@@ -425,7 +499,7 @@ func (o *objectSources) sorted() []recordedSource {
 // the kustomization when it is written inline, and the entry of the patch
 // that names the list entry holding the field by its key.
 func (r *buildFS) describe(step patchStep, path keyedPath, field string) profile.FieldSource {
-	source := profile.FieldSource{Field: field, File: r.display(step.kustomization)}
+	source := profile.FieldSource{Field: field, KeyedField: path.named(), File: r.display(step.kustomization)}
 	var parts []string
 	text := step.patch.Patch
 	if step.patch.Path != "" {

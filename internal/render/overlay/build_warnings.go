@@ -235,28 +235,37 @@ func (c patchCheck) apply(state resmap.ResMap, entry types.Patch, ops []json.Raw
 	}
 	var warnings profile.Problems
 	for _, target := range targets {
-		for _, op := range ops {
-			var operation struct {
-				Op   string `json:"op"`
-				Path string `json:"path"`
-				From string `json:"from"`
+		warnings = append(warnings, c.operationWarnings(target, entry, ops)...)
+	}
+	return warnings
+}
+
+// operationWarnings applies the operations of one JSON patch entry to one
+// of its targets, one at a time, and returns a warning for each operation
+// that addresses a keyed list by index. The caller holds kustomizeRuns.
+func (c patchCheck) operationWarnings(target *resource.Resource, entry types.Patch, ops []json.RawMessage) profile.Problems {
+	var warnings profile.Problems
+	for _, op := range ops {
+		var operation struct {
+			Op   string `json:"op"`
+			Path string `json:"path"`
+			From string `json:"from"`
+		}
+		if err := json.Unmarshal(op, &operation); err != nil {
+			break
+		}
+		for _, pointer := range []string{operation.From, operation.Path} {
+			message := indexedKeyedEntries(target, pointer)
+			if message == "" {
+				continue
 			}
-			if err := json.Unmarshal(op, &operation); err != nil {
-				break
+			if operation.Op == "remove" && pointer == operation.Path {
+				message += " ($patch: delete removes an entry)"
 			}
-			for _, pointer := range []string{operation.From, operation.Path} {
-				message := indexedKeyedEntries(target, pointer)
-				if message == "" {
-					continue
-				}
-				if operation.Op == "remove" && pointer == operation.Path {
-					message += " ($patch: delete removes an entry)"
-				}
-				warnings = append(warnings, c.warning(target, entry, pointer, message))
-			}
-			if err := target.ApplyFilter(patchjson6902.Filter{Patch: "[" + string(op) + "]"}); err != nil {
-				break // the build applied the patch, so this does not happen
-			}
+			warnings = append(warnings, c.warning(target, entry, pointer, message))
+		}
+		if err := target.ApplyFilter(patchjson6902.Filter{Patch: "[" + string(op) + "]"}); err != nil {
+			break // the build applied the patch, so this does not happen
 		}
 	}
 	return warnings
@@ -394,10 +403,6 @@ func (c patchCheck) staleKeyedEntries(before types.Kustomization, entry types.Pa
 	if err != nil {
 		return nil
 	}
-	where := "strategic-merge patch"
-	if entry.Path != "" {
-		where += " " + entry.Path
-	}
 	var warnings profile.Problems
 	for _, p := range patches {
 		if !holdsList(p.YNode()) {
@@ -414,15 +419,30 @@ func (c patchCheck) staleKeyedEntries(before types.Kustomization, entry types.Pa
 				p.GetNamespace() != "" && target.GetNamespace() != p.GetNamespace()) {
 				continue
 			}
-			schema := openapi.SchemaForResourceType(kyaml.TypeMeta{APIVersion: target.GetApiVersion(), Kind: target.GetKind()})
-			for _, message := range unmatchedEntries(p.YNode(), target.YNode(), schema, "") {
-				warnings = append(warnings, profile.Problem{
-					File: c.fs.display(c.kustomization),
-					Kind: target.GetKind(), Namespace: target.GetNamespace(), Name: target.GetName(),
-					Message: where + ": " + message,
-				})
-			}
+			warnings = append(warnings, c.staleWarnings(target, entry, p)...)
 		}
+	}
+	return warnings
+}
+
+// staleWarnings returns the warnings about the entries of patch, one
+// object of a strategic-merge patch entry, that name an entry target (as
+// the patch finds it) lacks; see staleKeyedEntries. The caller holds
+// kustomizeRuns: the keys are read from kustomize's schema.
+func (c patchCheck) staleWarnings(target *resource.Resource, entry types.Patch, patch *resource.Resource) profile.Problems {
+	where := "strategic-merge patch"
+	if entry.Path != "" {
+		where += " " + entry.Path
+	}
+	schema := openapi.SchemaForResourceType(kyaml.TypeMeta{APIVersion: target.GetApiVersion(), Kind: target.GetKind()})
+	messages := unmatchedEntries(patch.YNode(), target.YNode(), schema, "")
+	warnings := make(profile.Problems, 0, len(messages))
+	for _, message := range messages {
+		warnings = append(warnings, profile.Problem{
+			File: c.fs.display(c.kustomization),
+			Kind: target.GetKind(), Namespace: target.GetNamespace(), Name: target.GetName(),
+			Message: where + ": " + message,
+		})
 	}
 	return warnings
 }

@@ -11,8 +11,9 @@
 //     list entry by index;
 //   - the resource files are read and their objects counted before
 //     kustomize runs (planResources), and a build that only lists resources
-//     is built without kustomize's accumulator, whose time grows with the
-//     square of the objects, meaning the same (buildPlain).
+//     and patches them is built without kustomize's accumulator, whose time
+//     grows with the square of the objects, meaning the same (buildPlain),
+//     its patches checked as they apply (linearPatches).
 //
 // It is the only package of ours that imports kustomize. The CLI, the sync
 // (through internal/sandbox), the benchmarks and run-local build overlays

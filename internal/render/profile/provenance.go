@@ -14,6 +14,13 @@ type FieldSource struct {
 	// Everything below it was set by the same patch, unless another
 	// FieldSource names a field below it.
 	Field string `json:"field"`
+	// KeyedField is the same field with each list entry named by its
+	// merge keys instead of its index: spec.kubernetes.versions (1.30.0).expirationDate
+	// (several keys are joined by ", "). It finds the field where the
+	// indices are not the object's: in a NamespacedCloudProfile's merged
+	// spec (status.cloudProfileSpec), whose lists hold the parent's entries
+	// too.
+	KeyedField string `json:"keyedField,omitempty"`
 	// File holds the patch: its own file, or the kustomization that writes
 	// it inline.
 	File string `json:"file"`
@@ -45,14 +52,78 @@ func SourceOf(sources []FieldSource, fieldPath string) (FieldSource, bool) {
 
 // attributed returns p located at the patch that set its field, when
 // sources say a patch did: the patch's file becomes the problem's file, and
-// the object's file its origin.
+// the object's file its origin. A problem of a NamespacedCloudProfile's
+// merged spec is the patch's when the patch set that field of the
+// profile's own spec (see mergedSourceOf).
 func attributed(p Problem, sources []FieldSource) Problem {
+	if p.Origin != "" {
+		return p
+	}
 	source, ok := SourceOf(sources, p.Field)
-	if !ok || p.Origin != "" {
+	if !ok {
+		source, ok = mergedSourceOf(sources, p.Field)
+	}
+	if !ok {
 		return p
 	}
 	p.Origin, p.File, p.SetBy = p.File, source.File, source.Patch
 	return p
+}
+
+// mergedSpecPrefix is where a NamespacedCloudProfile's problems name the
+// fields of its merged spec (merge.MergedSpecPath).
+const mergedSpecPrefix = "status.cloudProfileSpec."
+
+// mergedSourceOf returns the source of a field of a NamespacedCloudProfile's
+// merged spec (status.cloudProfileSpec.kubernetes.versions[4] (1.30.0).expirationDate)
+// that a patch set in the profile's own spec: the merged spec takes the
+// profile's value where the profile sets one, but lists its entries among
+// the parent's, so the field is found by its entries' names
+// (FieldSource.KeyedField), not their indices. An entry the problem does
+// not name is matched by nothing below it; false when no source holds the
+// field.
+func mergedSourceOf(sources []FieldSource, fieldPath string) (FieldSource, bool) {
+	rest, ok := strings.CutPrefix(fieldPath, mergedSpecPrefix)
+	if !ok {
+		return FieldSource{}, false
+	}
+	path := "spec." + withEntryNamesOnly(rest)
+	var best FieldSource
+	found := false
+	for _, source := range sources {
+		if source.KeyedField != "" && holdsKeyed(source.KeyedField, path) && (!found || len(source.KeyedField) > len(best.KeyedField)) {
+			best, found = source, true
+		}
+	}
+	return best, found
+}
+
+// withEntryNamesOnly drops the index of every list entry a path names:
+// kubernetes.versions[3] (1.30.0).lifecycle[0] becomes
+// kubernetes.versions (1.30.0).lifecycle[0]; an entry without a name keeps
+// its index.
+func withEntryNamesOnly(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		if path[i] == '[' {
+			if end := strings.IndexByte(path[i:], ']'); end > 0 && strings.HasPrefix(path[i+end+1:], " (") && nameEnd(path, i+end+3) >= 0 {
+				i += end // the name follows
+				continue
+			}
+		}
+		b.WriteByte(path[i])
+	}
+	return b.String()
+}
+
+// holdsKeyed reports whether the keyed field holder is the keyed field at
+// path or holds it.
+func holdsKeyed(holder, path string) bool {
+	if !strings.HasPrefix(path, holder) {
+		return false
+	}
+	rest := path[len(holder):]
+	return rest == "" || rest[0] == '.' || rest[0] == '[' || strings.HasPrefix(rest, " (")
 }
 
 // holds reports whether the field at holder is the field at path or holds

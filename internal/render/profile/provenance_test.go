@@ -85,3 +85,31 @@ spec:
 			"clusters must always have a version to move to (set by the patch's entry spec.kubernetes.versions (1.31.0), on the object of base/cloudprofiles.yaml)",
 	))
 }
+
+func TestAProblemOfAMergedSpecFindsThePatchByTheEntriesNames(t *testing.T) {
+	sources := []FieldSource{
+		{Field: "spec.kubernetes.versions[1].expirationDate", KeyedField: "spec.kubernetes.versions (1.31.0).expirationDate", File: "overlays/dev/expire.yaml"},
+		{Field: "spec.machineImages[0]", KeyedField: "spec.machineImages (ubuntu)", File: "overlays/dev/image.yaml"},
+		{Field: "spec.regions", KeyedField: "spec.regions", File: "overlays/dev/regions.yaml"},
+		{Field: "spec.type", File: "overlays/dev/kustomization.yaml"}, // recorded before KeyedField was
+	}
+	tests := []struct {
+		name, field string
+		want        string // the source's file; "" for none
+	}{
+		{"the merged entry is found by its name, whatever its index", "status.cloudProfileSpec.kubernetes.versions[0] (1.31.0).expirationDate", "overlays/dev/expire.yaml"},
+		{"a field below an entry the patch set", "status.cloudProfileSpec.machineImages[2] (ubuntu).versions[0] (24.4.0).cri", "overlays/dev/image.yaml"},
+		{"an entry without a name below a list the patch set", "status.cloudProfileSpec.regions[3].zones[0]", "overlays/dev/regions.yaml"},
+		{"another entry of the list is the parent's or the file's", "status.cloudProfileSpec.kubernetes.versions[0] (1.31.1).expirationDate", ""},
+		{"an entry whose name only starts like the patched one", "status.cloudProfileSpec.machineImages[0] (ubuntu-pro)", ""},
+		{"a field of the object's own spec is matched by index, not here", "spec.kubernetes.versions[0] (1.31.0).expirationDate", ""},
+		{"a source without a keyed field matches no merged field", "status.cloudProfileSpec.type", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			source, ok := mergedSourceOf(sources, tt.field)
+			NewWithT(t).Expect(ok).To(Equal(tt.want != ""))
+			NewWithT(t).Expect(source.File).To(Equal(tt.want))
+		})
+	}
+}
