@@ -1,0 +1,219 @@
+package gitsource
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hiddeco/sshsig"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/profilesync/profilesync/internal/rollout"
+)
+
+// Signed records (docs/rollout.md#signed-records): a landscape signs each
+// record commit it writes with an SSH key, as git signs a commit with
+// gpg.format=ssh (an SSH signature of namespace "git" in the commit's
+// gpgsig header, over the commit without it), so `git verify-commit` with
+// an allowed_signers file checks a record too. A downstream landscape given
+// its upstreams' public keys marks each record it reads verified or not
+// (rollout.RecordSignature); the decision then ignores the ones that are
+// not. The cryptography is hiddeco/sshsig's and golang.org/x/crypto/ssh's.
+
+// RecordSignatureNamespace is the SSH signature namespace of a record
+// commit: git's, since a record is a commit.
+const RecordSignatureNamespace = "git"
+
+// MaxRecordSigningKeySize bounds the private key of a Secret that signs
+// records: an OpenSSH Ed25519 key is about 400 bytes, a 4096-bit RSA one
+// about 3.4 KiB.
+const MaxRecordSigningKeySize = 16 << 10
+
+// MaxRecordKeysSize bounds a file of upstream record keys (an
+// allowed_signers file): a few hundred bytes per key.
+const MaxRecordKeysSize = 256 << 10
+
+// ErrInvalidRecordKey marks a signing key or a file of record keys that
+// cannot be used; the error names the source and the line or field.
+var ErrInvalidRecordKey = errors.New("invalid record key")
+
+// The failures of a record's signature (rollout.RecordSignature.Failure).
+const (
+	RecordUnsigned     = "unsigned"
+	RecordUnknownKey   = "unknown key"
+	RecordBadSignature = "bad signature"
+)
+
+// RecordSigner signs the record commits a landscape writes.
+type RecordSigner struct {
+	signer ssh.Signer
+}
+
+// Fingerprint names the key, as ssh-keygen -l does (SHA256:...).
+func (s *RecordSigner) Fingerprint() string { return ssh.FingerprintSHA256(s.signer.PublicKey()) }
+
+// PublicKey is the key's public half in authorized_keys form, the line to
+// give downstream landscapes (prefixed with the landscape's name, as
+// allowed_signers lines name their principal).
+func (s *RecordSigner) PublicKey() string {
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(s.signer.PublicKey())))
+}
+
+// ParseRecordSigningKey reads an unencrypted SSH private key (OpenSSH or
+// PEM, what ssh-keygen writes) of at most MaxRecordSigningKeySize bytes;
+// source names where it came from in errors.
+func ParseRecordSigningKey(source string, data []byte) (*RecordSigner, error) {
+	if len(data) > MaxRecordSigningKeySize {
+		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d bytes of a private key", ErrInvalidRecordKey, source, len(data), MaxRecordSigningKeySize)
+	}
+	signer, err := ssh.ParsePrivateKey(data)
+	var missing *ssh.PassphraseMissingError
+	switch {
+	case errors.As(err, &missing):
+		return nil, fmt.Errorf("%w: %s: the private key is encrypted with a passphrase; give an unencrypted key (ssh-keygen -p -N '')", ErrInvalidRecordKey, source)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s: not an SSH private key: %w", ErrInvalidRecordKey, source, err)
+	}
+	return &RecordSigner{signer: signer}, nil
+}
+
+// signCommit signs commit as git does for gpg.format=ssh: an armored SSH
+// signature of namespace git over the commit encoded without a signature,
+// in its gpgsig header (object.Commit.PGPSignature holds that header
+// whatever the format).
+func (s *RecordSigner) signCommit(commit *object.Commit) error {
+	payload := &plumbing.MemoryObject{}
+	if err := commit.EncodeWithoutSignature(payload); err != nil {
+		return err
+	}
+	reader, err := payload.Reader()
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
+	signature, err := sshsig.Sign(reader, s.signer, sshsig.HashSHA512, RecordSignatureNamespace)
+	if err != nil {
+		return fmt.Errorf("sign with SSH key %s: %w", s.Fingerprint(), err)
+	}
+	commit.PGPSignature = string(sshsig.Armor(signature))
+	return nil
+}
+
+// RecordKeys are the SSH public keys whose signatures each landscape's
+// records must carry, read from an allowed_signers file whose principals
+// are landscape names.
+type RecordKeys struct {
+	byLandscape map[string][]ssh.PublicKey
+}
+
+// Landscapes lists the landscapes that have keys, sorted.
+func (k RecordKeys) Landscapes() []string {
+	names := make([]string, 0, len(k.byLandscape))
+	for name := range k.byLandscape {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ParseRecordKeys reads an allowed_signers file (ssh-keygen(1), "ALLOWED
+// SIGNERS") whose principals are landscape names: each line
+//
+//	dev ssh-ed25519 AAAAC3Nza... dev's operator
+//	dev,staging ecdsa-sha2-nistp256 AAAAE2Vj...
+//
+// gives the key whose signature the records of those landscapes carry.
+// Blank lines and lines starting with # are skipped. Options (namespaces=,
+// valid-after=, cert-authority) are refused rather than half honoured, and
+// so is a principal that is no landscape name (a pattern like "*" too): a
+// key meant for one landscape must never vouch for another. source names
+// the file in errors, each error its line.
+func ParseRecordKeys(source string, data []byte) (RecordKeys, error) {
+	if len(data) > MaxRecordKeysSize {
+		return RecordKeys{}, fmt.Errorf("%w: %s is %d bytes, more than the %d bytes a file of record keys may have", ErrInvalidRecordKey, source, len(data), MaxRecordKeysSize)
+	}
+	keys := RecordKeys{byLandscape: map[string][]ssh.PublicKey{}}
+	lines := bufio.NewScanner(bytes.NewReader(data))
+	lines.Buffer(make([]byte, 0, 4096), MaxRecordKeysSize)
+	for number := 1; lines.Scan(); number++ {
+		line := strings.TrimSpace(lines.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fail := func(format string, args ...any) (RecordKeys, error) {
+			return RecordKeys{}, fmt.Errorf("%w: %s: line %d: %s", ErrInvalidRecordKey, source, number, fmt.Sprintf(format, args...))
+		}
+		principals, rest, _ := strings.Cut(line, " ")
+		rest = strings.TrimSpace(rest)
+		key, _, options, _, err := ssh.ParseAuthorizedKey([]byte(rest))
+		switch {
+		case err != nil:
+			return fail("want the landscape's name, then an SSH public key (like dev ssh-ed25519 AAAA...): %v", err)
+		case len(options) > 0:
+			return fail("options (%s) are not supported: name the landscape and the key only", strings.Join(options, ","))
+		}
+		for principal := range strings.SplitSeq(principals, ",") {
+			if _, err := rollout.LandscapeRef(principal); err != nil {
+				return fail("principal %q: a principal names a landscape of the rollout file: %v", principal, err)
+			}
+			keys.byLandscape[principal] = append(keys.byLandscape[principal], key)
+		}
+	}
+	if err := lines.Err(); err != nil {
+		return RecordKeys{}, fmt.Errorf("%w: %s: %w", ErrInvalidRecordKey, source, err)
+	}
+	if len(keys.byLandscape) == 0 {
+		return RecordKeys{}, fmt.Errorf("%w: %s holds no key: each line names a landscape and its SSH public key (dev ssh-ed25519 AAAA...)", ErrInvalidRecordKey, source)
+	}
+	return keys, nil
+}
+
+// VerifyRecordSignature checks the SSH signature of a record commit of
+// landscape against the keys given for that landscape.
+func VerifyRecordSignature(commit *object.Commit, landscape string, keys RecordKeys) rollout.RecordSignature {
+	result := rollout.RecordSignature{Checked: true}
+	failed := func(failure, detail string) rollout.RecordSignature {
+		result.Failure, result.Detail = failure, detail
+		return result
+	}
+	if strings.TrimSpace(commit.PGPSignature) == "" {
+		return failed(RecordUnsigned, "the record commit carries no signature")
+	}
+	signature, err := sshsig.Unarmor([]byte(commit.PGPSignature))
+	if err != nil {
+		if strings.Contains(commit.PGPSignature, "BEGIN PGP SIGNATURE") {
+			return failed(RecordUnknownKey, "an OpenPGP signature; records are signed with SSH keys")
+		}
+		return failed(RecordBadSignature, fmt.Sprintf("not an SSH signature: %v", err))
+	}
+	result.Signer = ssh.FingerprintSHA256(signature.PublicKey)
+	trusted := slices.IndexFunc(keys.byLandscape[landscape], func(key ssh.PublicKey) bool {
+		return bytes.Equal(key.Marshal(), signature.PublicKey.Marshal())
+	})
+	if trusted < 0 {
+		return failed(RecordUnknownKey, fmt.Sprintf("no key given for landscape %s made it", landscape))
+	}
+	if signature.Namespace != RecordSignatureNamespace {
+		return failed(RecordBadSignature, fmt.Sprintf("signed for namespace %q, not %q", signature.Namespace, RecordSignatureNamespace))
+	}
+	payload := &plumbing.MemoryObject{}
+	if err := commit.EncodeWithoutSignature(payload); err != nil {
+		return failed(RecordBadSignature, fmt.Sprintf("the commit does not encode: %v", err))
+	}
+	reader, err := payload.Reader()
+	if err != nil {
+		return failed(RecordBadSignature, fmt.Sprintf("the commit does not encode: %v", err))
+	}
+	defer reader.Close()
+	if err := sshsig.Verify(io.Reader(reader), signature, keys.byLandscape[landscape][trusted], signature.HashAlgorithm, RecordSignatureNamespace); err != nil {
+		return failed(RecordBadSignature, fmt.Sprintf("the signature does not match the record commit: %v", err))
+	}
+	result.Verified = true
+	return result
+}
