@@ -245,6 +245,58 @@ type ProfileSyncRollout struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}$`
 	Hotfix string `json:"hotfix,omitempty"`
+
+	// signingKey signs each record this landscape pushes with an SSH key,
+	// as git signs a commit with gpg.format=ssh, so that downstream
+	// landscapes (upstreamKeys) can tell its records from forged ones. The
+	// Secret's entry "identity" holds an unencrypted SSH private key (what
+	// ssh-keygen writes; Ed25519, ECDSA or RSA; at most 16 KiB). A Secret
+	// that cannot be read or holds no usable key fails the push (Recorded
+	// False, RecordFailed, naming the Secret and entry); no record is pushed
+	// unsigned while it is set.
+	// +optional
+	SigningKey *RecordSigningKey `json:"signingKey,omitempty"`
+
+	// upstreamKeys makes this landscape count only the records of its
+	// upstream landscapes that are signed by their keys: any other record
+	// (unsigned, signed by another key, changed after signing) is ignored
+	// with a warning event, and named in status.rollout.message, so a
+	// forged record cannot make this landscape skip its soak. The Secret's
+	// entry "allowed_signers" lists the keys, one per line, each after the
+	// name of the landscape whose records it signs (an allowed_signers file
+	// whose principals are landscapes: "dev ssh-ed25519 AAAA..."). Every
+	// upstream landscape's records must then verify: one without a key in
+	// the Secret holds nothing. A Secret that cannot be read or parsed
+	// fails the sync (FetchFailed, retried), taking nothing new.
+	// +optional
+	UpstreamKeys *UpstreamRecordKeys `json:"upstreamKeys,omitempty"`
+}
+
+// RecordSigningKeyEntry is the entry of spec.rollout.signingKey's Secret
+// that holds the SSH private key.
+const RecordSigningKeyEntry = "identity"
+
+// UpstreamKeysEntry is the entry of spec.rollout.upstreamKeys's Secret that
+// holds the upstream landscapes' public keys, allowed_signers style.
+const UpstreamKeysEntry = "allowed_signers"
+
+// RecordSigningKey names the Secret of the SSH key a landscape signs its
+// records with.
+type RecordSigningKey struct {
+	// secretRef names a Secret in the ProfileSync's namespace whose entry
+	// "identity" holds the SSH private key.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+}
+
+// UpstreamRecordKeys names the Secret of the public keys the upstream
+// landscapes sign their records with.
+type UpstreamRecordKeys struct {
+	// secretRef names a Secret in the ProfileSync's namespace whose entry
+	// "allowed_signers" holds lines of a landscape name and an SSH public
+	// key.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
 }
 
 // DriftDetectionMode is what the sync does with drift: a field Git sets that

@@ -26,7 +26,7 @@ func OperatorRolloutDecision(landscapes *gitsource.Landscapes, landscape rollout
 		Spec:       v1alpha1.ProfileSyncSpec{Rollout: &v1alpha1.ProfileSyncRollout{Hold: hold, Hotfix: hotfix}},
 		Status:     v1alpha1.ProfileSyncStatus{Rollout: &v1alpha1.RolloutStatus{Landscape: landscape.Name}},
 	}
-	answer, err := r.decideCandidates(obj, landscapes, &landscape, branch, running)
+	answer, err := r.decideCandidates(obj, landscapes, &landscape, branch, running, nil)
 	if err != nil {
 		return "", nil, "", err
 	}
