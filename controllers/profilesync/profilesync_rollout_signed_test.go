@@ -1,0 +1,177 @@
+package profilesync
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/fluxcd/pkg/runtime/conditions"
+	. "github.com/onsi/gomega"
+	"golang.org/x/crypto/ssh"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/rollout"
+	"github.com/profilesync/profilesync/test/testenv"
+)
+
+// newRecordSigningKey is an Ed25519 SSH private key made in the test, as
+// ssh-keygen writes it, and its signer.
+func newRecordSigningKey(t *testing.T) ([]byte, *gitsource.RecordSigner) {
+	t.Helper()
+	_, private, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKey(private, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := pem.EncodeToMemory(block)
+	signer, err := gitsource.ParseRecordSigningKey("test key", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, signer
+}
+
+// createSecret creates a Secret of data in the ProfileSyncs' namespace.
+func createSecret(t *testing.T, name string, data map[string][]byte) {
+	t.Helper()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: clusterProfilesNamespace}, Data: data}
+	if err := k8sClient.Create(context.Background(), secret); err != nil {
+		t.Fatalf("create Secret %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), secret) })
+}
+
+// TestRolloutProdCountsOnlyTheRecordsDevSigned runs dev and prod on the
+// test Git server: dev signs its records with its key
+// (spec.rollout.signingKey), prod requires dev's key
+// (spec.rollout.upstreamKeys). A forged applied record with a readyAt a
+// month old, unsigned, and another signed by a stranger's key, both with
+// push access to the records ref, do not move prod: it still waits its soak
+// on dev's genuine record, names the forged records, and takes the commit
+// when the genuine record's soak ends.
+func TestRolloutProdCountsOnlyTheRecordsDevSigned(t *testing.T) {
+	g := NewWithT(t)
+	start := time.Now().UTC().Truncate(time.Second)
+	testClock.Set(t, start)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startRolloutGitServer(t, true)
+	repo := testenv.UniqueName("signed")
+	devProfile, prodProfile := testenv.UniqueName("signed-dev"), testenv.UniqueName("signed-prod")
+	first, err := server.CreateRepo(repo, rolloutRepo(devProfile, prodProfile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	devKey, devSigner := newRecordSigningKey(t)
+	_, strangerSigner := newRecordSigningKey(t)
+	signingSecret, keysSecret := testenv.UniqueName("dev-signing"), testenv.UniqueName("prod-upstream-keys")
+	createSecret(t, signingSecret, map[string][]byte{v1alpha1.RecordSigningKeyEntry: devKey})
+	createSecret(t, keysSecret, map[string][]byte{v1alpha1.UpstreamKeysEntry: []byte("dev " + devSigner.PublicKey() + " dev's operator\n")})
+
+	prod := createRolloutSync(t, server.RepoURL(repo), "prod",
+		&v1alpha1.ProfileSyncRollout{UpstreamKeys: &v1alpha1.UpstreamRecordKeys{SecretRef: meta.LocalObjectReference{Name: keysSecret}}}, prodProfile)
+	dev := createRolloutSync(t, server.RepoURL(repo), "dev",
+		&v1alpha1.ProfileSyncRollout{Record: ptr.To(true), SigningKey: &v1alpha1.RecordSigningKey{SecretRef: meta.LocalObjectReference{Name: signingSecret}}}, devProfile)
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, dev)
+		g.Expect(got.Status.Rollout).NotTo(BeNil())
+		g.Expect(got.Status.Rollout.RecordedRevision).To(Equal(first))
+		g.Expect(conditions.IsTrue(got, v1alpha1.RecordedCondition)).To(BeTrue())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	records := newLandscapeRecorder(t, server.RepoURL(repo))
+	devLandscape := rollout.Landscape{Name: "dev"}
+	prodLandscape := rollout.Landscape{Name: "prod", After: []string{"dev"}, Soak: rolloutSoak}
+	t.Run("dev's operator signs its record with its key, as git signs a commit", func(t *testing.T) {
+		g := NewWithT(t)
+		landscapes, err := records.fetcher.FetchLandscapes(context.Background(), gitsource.LandscapeRequest{URL: records.url, CacheKey: "records", Branch: "main"})
+		g.Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = landscapes.Close() }()
+		keys, err := gitsource.ParseRecordKeys("test", []byte("dev "+devSigner.PublicKey()+"\n"))
+		g.Expect(err).NotTo(HaveOccurred())
+		landscapes.CheckRecordSignatures(keys)
+		history, err := landscapes.Records(devLandscape.Name, gitsource.RecordLimits{})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(history.Records).To(HaveLen(1))
+		g.Expect(history.Records[0].Signature.Verified).To(BeTrue(), history.Records[0].Signature.Describe())
+		g.Expect(history.Records[0].Signature.Signer).To(Equal(devSigner.Fingerprint()))
+	})
+
+	// Whoever can push to the records ref writes that dev held a newer
+	// commit for a month: once unsigned, once signed by a key of their own.
+	second, err := server.Commit(repo, rolloutRepo(devProfile, prodProfile, "1.32.0"), "1.32.0")
+	g.Expect(err).NotTo(HaveOccurred())
+	monthAgo := start.Add(-30 * 24 * time.Hour)
+	forged := rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: second, AppliedAt: monthAgo, ReadyAt: monthAgo, OperatorVersion: "v0.4.0"}
+	_, err = records.fetcher.PushRecord(context.Background(), gitsource.LandscapeRequest{URL: records.url, CacheKey: "records", Signer: strangerSigner}, forged)
+	g.Expect(err).NotTo(HaveOccurred())
+	unsigned, err := records.fetcher.PushRecord(context.Background(), gitsource.LandscapeRequest{URL: records.url, CacheKey: "records"}, forged)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(records.decideFromRecords(prodLandscape, start.Add(time.Minute)).Promote).To(Equal(second),
+		"without dev's key the forged record makes prod skip its soak: what upstreamKeys guards against")
+
+	testenv.SettledResourceVersion(g, k8sClient, prod.DeepCopy())
+	r, events := directSyncReconciler(t)
+	t.Run("prod ignores the forged records, names them, and waits its soak on dev's genuine record", func(t *testing.T) {
+		g := NewWithT(t)
+		testenv.DrainEvents(events)
+		result := reconcileAt(t, r, prod, start.Add(time.Minute))
+		got := getProfileSync(g, prod)
+		g.Expect(got.Status.LastAppliedRevision).To(BeEmpty(), "no forged record moves prod")
+		g.Expect(got.Status.Rollout.Waiting).NotTo(BeNil())
+		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(first), "the newest commit dev genuinely holds")
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt).NotTo(BeNil())
+		genuineReady := got.Status.Rollout.Waiting.Upstreams[0].Since.Time
+		g.Expect(genuineReady).To(BeTemporally(">=", start), "the soak runs from dev's own record, not the forged month")
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt.Time).To(BeTemporally("==", genuineReady.Add(rolloutSoak)))
+		g.Expect(result.RequeueAfter).To(Equal(genuineReady.Add(rolloutSoak).Sub(start.Add(time.Minute))))
+		waiting := conditions.GetMessage(got, v1alpha1.WaitingCondition)
+		g.Expect(waiting).To(ContainSubstring("ignored 2 records of landscape dev whose signature does not verify (spec.rollout.upstreamKeys), the newest " + unsigned))
+		g.Expect(waiting).To(ContainSubstring("unsigned"))
+		g.Expect(got.Status.Rollout.Message).To(Equal(waiting))
+		g.Expect(testenv.DrainEvents(events)).To(And(
+			ContainElement(And(ContainSubstring("Warning RolloutInvalid record of landscape dev ignored"), ContainSubstring("record "+unsigned+" of landscape dev"),
+				ContainSubstring("unsigned"))),
+			ContainElement(And(ContainSubstring("Warning RolloutInvalid record of landscape dev ignored"), ContainSubstring("unknown key (signed by "+strangerSigner.Fingerprint()+")"))),
+		))
+	})
+
+	t.Run("prod takes the commit when dev's genuine, signed record has soaked", func(t *testing.T) {
+		g := NewWithT(t)
+		eligible := getProfileSync(g, prod).Status.Rollout.Waiting.EligibleAt.Time
+		reconcileAt(t, r, prod, eligible.Add(-time.Second))
+		g.Expect(getProfileSync(g, prod).Status.LastAppliedRevision).To(BeEmpty())
+		reconcileAt(t, r, prod, eligible)
+		got := getProfileSync(g, prod)
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+first), "dev's signed record counts")
+		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(second), "second waits: only the forged records say dev holds it")
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt).To(BeNil())
+	})
+
+	t.Run("an upstream keys Secret that cannot be parsed takes nothing new, naming the Secret and the line", func(t *testing.T) {
+		g := NewWithT(t)
+		secret := &corev1.Secret{}
+		g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: clusterProfilesNamespace, Name: keysSecret}, secret)).To(Succeed())
+		secret.Data[v1alpha1.UpstreamKeysEntry] = []byte(devSigner.PublicKey() + "\n")
+		g.Expect(k8sClient.Update(context.Background(), secret)).To(Succeed())
+		g.Eventually(func(g Gomega) {
+			_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(prod)})
+			g.Expect(err).To(HaveOccurred())
+			got := getProfileSync(g, prod)
+			g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(
+				ContainSubstring("spec.rollout.upstreamKeys: Secret " + clusterProfilesNamespace + "/" + keysSecret + ": entry allowed_signers: line 1"))
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+}
