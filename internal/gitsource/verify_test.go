@@ -113,16 +113,7 @@ func TestVerifyCommitSignature(t *testing.T) {
 	tampered.Message = "lower the limit\n"
 	tampered = readBack(t, tampered)
 
-	sshSigned := testCommit(t, "signed with ssh\n", nil)
-	var sshSignature strings.Builder
-	w, err := armor.Encode(&sshSignature, "SSH SIGNATURE", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = w.Write([]byte("SSHSIG\x00\x00\x00\x01"))
-	_ = w.Close()
-	sshSigned.PGPSignature = sshSignature.String()
-	sshSigned = readBack(t, sshSigned)
+	sshSigned := testSSHCommit(t, "signed with ssh\n", newSSHKey(t, "ed25519"), SSHSignatureNamespace)
 
 	checkedAt := keysMadeAt.Add(time.Hour - time.Minute)
 	tests := []struct {
@@ -149,7 +140,7 @@ func TestVerifyCommitSignature(t *testing.T) {
 				if err != nil {
 					t.Fatalf("VerifyCommitSignature: %v", err)
 				}
-				if !strings.Contains(signer, tt.signer) {
+				if !strings.Contains(signer.String(), tt.signer) {
 					t.Fatalf("signer %q does not name %q", signer, tt.signer)
 				}
 				return
@@ -192,7 +183,7 @@ func TestParseTrustedKeys(t *testing.T) {
 		{"an entry of another name is refused, named", map[string][]byte{"dev.asc": armoredPublicKey(t, key), "dev.gpg": armoredPublicKey(t, key)}, `entry "dev.gpg"`},
 		{"an entry that is no armored key is refused, named", map[string][]byte{"broken.asc": []byte("not a key")}, `entry "broken.asc": not armored OpenPGP public keys`},
 		{"a private key is refused", map[string][]byte{"dev.asc": private.Bytes()}, "holds the private key " + fingerprint(key.PrimaryKey.Fingerprint)},
-		{"a Secret without keys is refused", map[string][]byte{}, "holds no OpenPGP public key"},
+		{"a Secret without keys is refused", map[string][]byte{}, "holds no key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
