@@ -260,7 +260,7 @@ func (r *ProfileSyncReconciler) checkUpstreamSignatures(ctx context.Context, obj
 	if err != nil {
 		return nil, err
 	}
-	landscapes.CheckRecordSignatures(keys)
+	landscapes.CheckRecordSignatures(keys, r.Clock.Now())
 	return landscape.After, nil
 }
 

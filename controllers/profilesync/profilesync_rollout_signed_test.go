@@ -100,12 +100,12 @@ func TestRolloutProdCountsOnlyTheRecordsDevSigned(t *testing.T) {
 		defer func() { _ = landscapes.Close() }()
 		keys, err := gitsource.ParseRecordKeys("test", []byte("dev "+devSigner.PublicKey()+"\n"))
 		g.Expect(err).NotTo(HaveOccurred())
-		landscapes.CheckRecordSignatures(keys)
+		landscapes.CheckRecordSignatures(keys, start)
 		history, err := landscapes.Records(devLandscape.Name, gitsource.RecordLimits{})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(history.Records).To(HaveLen(1))
 		g.Expect(history.Records[0].Signature.Verified).To(BeTrue(), history.Records[0].Signature.Describe())
-		g.Expect(history.Records[0].Signature.Signer).To(Equal(devSigner.Fingerprint()))
+		g.Expect(history.Records[0].Signature.Signer).To(Equal("SSH key " + devSigner.Fingerprint() + " (dev)"))
 	})
 
 	// Whoever can push to the records ref writes that dev held a newer
@@ -143,7 +143,7 @@ func TestRolloutProdCountsOnlyTheRecordsDevSigned(t *testing.T) {
 		g.Expect(testenv.DrainEvents(events)).To(And(
 			ContainElement(And(ContainSubstring("Warning RolloutInvalid record of landscape dev ignored"), ContainSubstring("record "+unsigned+" of landscape dev"),
 				ContainSubstring("unsigned"))),
-			ContainElement(And(ContainSubstring("Warning RolloutInvalid record of landscape dev ignored"), ContainSubstring("unknown key (signed by "+strangerSigner.Fingerprint()+")"))),
+			ContainElement(And(ContainSubstring("Warning RolloutInvalid record of landscape dev ignored"), ContainSubstring("unknown key (signed by SSH key "+strangerSigner.Fingerprint()+")"))),
 		))
 	})
 

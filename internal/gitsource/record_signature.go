@@ -1,13 +1,11 @@
 package gitsource
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -26,10 +24,6 @@ import (
 // (rollout.RecordSignature); the decision then ignores the ones that are
 // not. The cryptography is hiddeco/sshsig's and golang.org/x/crypto/ssh's.
 
-// RecordSignatureNamespace is the SSH signature namespace of a record
-// commit: git's, since a record is a commit.
-const RecordSignatureNamespace = "git"
-
 // MaxRecordSigningKeySize bounds the private key of a Secret that signs
 // records: an OpenSSH Ed25519 key is about 400 bytes, a 4096-bit RSA one
 // about 3.4 KiB.
@@ -42,13 +36,6 @@ const MaxRecordKeysSize = 256 << 10
 // ErrInvalidRecordKey marks a signing key or a file of record keys that
 // cannot be used; the error names the source and the line or field.
 var ErrInvalidRecordKey = errors.New("invalid record key")
-
-// The failures of a record's signature (rollout.RecordSignature.Failure).
-const (
-	RecordUnsigned     = "unsigned"
-	RecordUnknownKey   = "unknown key"
-	RecordBadSignature = "bad signature"
-)
 
 // RecordSigner signs the record commits a landscape writes.
 type RecordSigner struct {
@@ -97,7 +84,7 @@ func (s *RecordSigner) signCommit(commit *object.Commit) error {
 		return err
 	}
 	defer reader.Close()
-	signature, err := sshsig.Sign(reader, s.signer, sshsig.HashSHA512, RecordSignatureNamespace)
+	signature, err := sshsig.Sign(reader, s.signer, sshsig.HashSHA512, SSHSignatureNamespace)
 	if err != nil {
 		return fmt.Errorf("sign with SSH key %s: %w", s.Fingerprint(), err)
 	}
@@ -106,10 +93,10 @@ func (s *RecordSigner) signCommit(commit *object.Commit) error {
 }
 
 // RecordKeys are the SSH public keys whose signatures each landscape's
-// records must carry, read from an allowed_signers file whose principals
-// are landscape names.
+// records must carry: an allowed_signers file (ParseAllowedSigners, the
+// file `git verify-commit` reads) whose principals are landscape names.
 type RecordKeys struct {
-	byLandscape map[string][]ssh.PublicKey
+	byLandscape map[string]AllowedSigners
 }
 
 // Landscapes lists the landscapes that have keys, sorted.
@@ -123,50 +110,34 @@ func (k RecordKeys) Landscapes() []string {
 }
 
 // ParseRecordKeys reads an allowed_signers file (ssh-keygen(1), "ALLOWED
-// SIGNERS") whose principals are landscape names: each line
+// SIGNERS"; ParseAllowedSigners) whose principals are landscape names:
+// each line
 //
 //	dev ssh-ed25519 AAAAC3Nza... dev's operator
-//	dev,staging ecdsa-sha2-nistp256 AAAAE2Vj...
+//	dev,staging namespaces="git" ecdsa-sha2-nistp256 AAAAE2Vj...
 //
-// gives the key whose signature the records of those landscapes carry.
-// Blank lines and lines starting with # are skipped. Options (namespaces=,
-// valid-after=, cert-authority) are refused rather than half honoured, and
-// so is a principal that is no landscape name (a pattern like "*" too): a
-// key meant for one landscape must never vouch for another. source names
-// the file in errors, each error its line.
+// gives a key whose signature the records of those landscapes carry.
+// A principal that is no landscape name (a pattern like "*", an email) is
+// refused: a key meant for one landscape must never vouch for another, nor
+// be taken for a person's. source names the file in errors, each error its
+// line.
 func ParseRecordKeys(source string, data []byte) (RecordKeys, error) {
 	if len(data) > MaxRecordKeysSize {
 		return RecordKeys{}, fmt.Errorf("%w: %s is %d bytes, more than the %d bytes a file of record keys may have", ErrInvalidRecordKey, source, len(data), MaxRecordKeysSize)
 	}
-	keys := RecordKeys{byLandscape: map[string][]ssh.PublicKey{}}
-	lines := bufio.NewScanner(bytes.NewReader(data))
-	lines.Buffer(make([]byte, 0, 4096), MaxRecordKeysSize)
-	for number := 1; lines.Scan(); number++ {
-		line := strings.TrimSpace(lines.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fail := func(format string, args ...any) (RecordKeys, error) {
-			return RecordKeys{}, fmt.Errorf("%w: %s: line %d: %s", ErrInvalidRecordKey, source, number, fmt.Sprintf(format, args...))
-		}
-		principals, rest, _ := strings.Cut(line, " ")
-		rest = strings.TrimSpace(rest)
-		key, _, options, _, err := ssh.ParseAuthorizedKey([]byte(rest))
-		switch {
-		case err != nil:
-			return fail("want the landscape's name, then an SSH public key (like dev ssh-ed25519 AAAA...): %v", err)
-		case len(options) > 0:
-			return fail("options (%s) are not supported: name the landscape and the key only", strings.Join(options, ","))
-		}
-		for principal := range strings.SplitSeq(principals, ",") {
-			if _, err := rollout.LandscapeRef(principal); err != nil {
-				return fail("principal %q: a principal names a landscape of the rollout file: %v", principal, err)
-			}
-			keys.byLandscape[principal] = append(keys.byLandscape[principal], key)
-		}
+	signers, err := ParseAllowedSigners(source, data)
+	if err != nil {
+		return RecordKeys{}, fmt.Errorf("%w: %w", ErrInvalidRecordKey, err)
 	}
-	if err := lines.Err(); err != nil {
-		return RecordKeys{}, fmt.Errorf("%w: %s: %w", ErrInvalidRecordKey, source, err)
+	keys := RecordKeys{byLandscape: map[string]AllowedSigners{}}
+	for _, signer := range signers {
+		for _, principal := range signer.Principals {
+			if _, err := rollout.LandscapeRef(principal); err != nil {
+				return RecordKeys{}, fmt.Errorf("%w: %s: key %s: principal %q: a principal names a landscape of the rollout file: %w",
+					ErrInvalidRecordKey, source, ssh.FingerprintSHA256(signer.Key), principal, err)
+			}
+			keys.byLandscape[principal] = append(keys.byLandscape[principal], signer)
+		}
 	}
 	if len(keys.byLandscape) == 0 {
 		return RecordKeys{}, fmt.Errorf("%w: %s holds no key: each line names a landscape and its SSH public key (dev ssh-ed25519 AAAA...)", ErrInvalidRecordKey, source)
@@ -175,45 +146,33 @@ func ParseRecordKeys(source string, data []byte) (RecordKeys, error) {
 }
 
 // VerifyRecordSignature checks the SSH signature of a record commit of
-// landscape against the keys given for that landscape.
-func VerifyRecordSignature(commit *object.Commit, landscape string, keys RecordKeys) rollout.RecordSignature {
+// landscape against the keys given for that landscape, at now (an
+// allowed_signers line's valid-after and valid-before), with the check
+// every signed commit gets (VerifySSHSignature).
+func VerifyRecordSignature(commit *object.Commit, landscape string, keys RecordKeys, now time.Time) rollout.RecordSignature {
 	result := rollout.RecordSignature{Checked: true}
-	failed := func(failure, detail string) rollout.RecordSignature {
-		result.Failure, result.Detail = failure, detail
+	if strings.Contains(commit.PGPSignature, "BEGIN PGP SIGNATURE") {
+		result.Failure, result.Detail = string(UnknownKey), "an OpenPGP signature; records are signed with SSH keys"
 		return result
 	}
-	if strings.TrimSpace(commit.PGPSignature) == "" {
-		return failed(RecordUnsigned, "the record commit carries no signature")
-	}
-	signature, err := sshsig.Unarmor([]byte(commit.PGPSignature))
+	payload, err := withoutSignature(commit.EncodeWithoutSignature)
 	if err != nil {
-		if strings.Contains(commit.PGPSignature, "BEGIN PGP SIGNATURE") {
-			return failed(RecordUnknownKey, "an OpenPGP signature; records are signed with SSH keys")
+		result.Failure, result.Detail = string(BadSignature), fmt.Sprintf("the commit does not encode: %v", err)
+		return result
+	}
+	signers := keys.byLandscape[landscape]
+	signer, err := VerifySSHSignature(payload, commit.PGPSignature, signers, now)
+	var refused *VerificationError
+	switch {
+	case err == nil:
+		result.Verified, result.Signer = true, signer.String()
+	case errors.As(err, &refused):
+		result.Failure, result.Signer, result.Detail = string(refused.Failure), refused.Signer, refused.Detail
+		if refused.Failure == UnknownKey && len(signers) == 0 {
+			result.Detail = "no key is given for landscape " + landscape
 		}
-		return failed(RecordBadSignature, fmt.Sprintf("not an SSH signature: %v", err))
+	default:
+		result.Failure, result.Detail = string(BadSignature), err.Error()
 	}
-	result.Signer = ssh.FingerprintSHA256(signature.PublicKey)
-	trusted := slices.IndexFunc(keys.byLandscape[landscape], func(key ssh.PublicKey) bool {
-		return bytes.Equal(key.Marshal(), signature.PublicKey.Marshal())
-	})
-	if trusted < 0 {
-		return failed(RecordUnknownKey, fmt.Sprintf("no key given for landscape %s made it", landscape))
-	}
-	if signature.Namespace != RecordSignatureNamespace {
-		return failed(RecordBadSignature, fmt.Sprintf("signed for namespace %q, not %q", signature.Namespace, RecordSignatureNamespace))
-	}
-	payload := &plumbing.MemoryObject{}
-	if err := commit.EncodeWithoutSignature(payload); err != nil {
-		return failed(RecordBadSignature, fmt.Sprintf("the commit does not encode: %v", err))
-	}
-	reader, err := payload.Reader()
-	if err != nil {
-		return failed(RecordBadSignature, fmt.Sprintf("the commit does not encode: %v", err))
-	}
-	defer reader.Close()
-	if err := sshsig.Verify(io.Reader(reader), signature, keys.byLandscape[landscape][trusted], signature.HashAlgorithm, RecordSignatureNamespace); err != nil {
-		return failed(RecordBadSignature, fmt.Sprintf("the signature does not match the record commit: %v", err))
-	}
-	result.Verified = true
 	return result
 }

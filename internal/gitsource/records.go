@@ -86,14 +86,19 @@ type Landscapes struct {
 	// one history, and bounds every object read; Close releases them.
 	storage *boundedStorage
 	// recordKeys, when set, are the keys Records checks each record's
-	// signature against (CheckRecordSignatures).
-	recordKeys *RecordKeys
+	// signature against at recordKeysAt (CheckRecordSignatures).
+	recordKeys   *RecordKeys
+	recordKeysAt time.Time
 }
 
 // CheckRecordSignatures makes Records check the signature of every record
-// it reads against keys, marking each (rollout.Record.Signature): a
-// landscape keys has no key for gets every record marked unknown key.
-func (l *Landscapes) CheckRecordSignatures(keys RecordKeys) { l.recordKeys = &keys }
+// it reads against keys at now (the decision's time: an allowed_signers
+// line's valid-after and valid-before), marking each
+// (rollout.Record.Signature): a landscape keys has no key for gets every
+// record marked unknown key.
+func (l *Landscapes) CheckRecordSignatures(keys RecordKeys, now time.Time) {
+	l.recordKeys, l.recordKeysAt = &keys, now
+}
 
 // Close releases the files the Landscapes holds open.
 func (l *Landscapes) Close() error {
@@ -218,7 +223,7 @@ func (l *Landscapes) Records(landscape string, limits RecordLimits) (RecordHisto
 			history.Warnings = append(history.Warnings, err)
 		default:
 			if l.recordKeys != nil {
-				record.Signature = VerifyRecordSignature(commit, landscape, *l.recordKeys)
+				record.Signature = VerifyRecordSignature(commit, landscape, *l.recordKeys, l.recordKeysAt)
 			}
 			history.Records = append(history.Records, record)
 			// A record whose signature does not verify never ends the
