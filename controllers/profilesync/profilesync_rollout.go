@@ -138,6 +138,15 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	r.memory.setWake(client.ObjectKeyFromObject(obj), time.Time{})
 	landscape, gates, err := r.placeInRollout(obj, checkout)
 	r.Metrics.ObserveSoak(obj, upstreamSoak(obj, landscape))
+	if err != nil || gates {
+		// The rollout file decides which commit the landscape takes, or
+		// why it takes none: with spec.verify, it counts only from a
+		// signed commit, so an unsigned push cannot change the order, the
+		// soaks or the upstreams.
+		if unverified := r.verifyRolloutSource(ctx, obj, checkout); unverified != nil {
+			return nil, unverified
+		}
+	}
 	if err != nil || !gates {
 		return &rolloutGate{checkout: checkout}, err
 	}
@@ -183,6 +192,32 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 		return nil, fetchFailed(err)
 	}
 	return &rolloutGate{checkout: targetCheckout, promoted: promoted}, nil
+}
+
+// verifyRolloutSource refuses, with spec.verify, a rollout file read from
+// a commit that is not signed by a key of spec.verify.secretRef: the
+// fetched tip, whose file decides which older commit the landscape takes.
+// The commit the landscape then applies is verified as every revision is
+// (verifySignature); this is the check of the commit the decision was read
+// from. Without spec.verify nothing is checked.
+func (r *ProfileSyncReconciler) verifyRolloutSource(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) error {
+	if obj.Spec.Verify == nil {
+		return nil
+	}
+	var secret corev1.Secret
+	key := client.ObjectKey{Namespace: obj.Namespace, Name: obj.Spec.Verify.SecretRef.Name}
+	if err := r.SecretReader.Get(ctx, key, &secret); err != nil {
+		return verificationUnavailable.of(fmt.Errorf("revision %s: %s: read the trusted keys of spec.verify.secretRef from Secret %s: %w",
+			checkout.Revision, rollout.FileName, key, err))
+	}
+	keys, err := gitsource.ParseTrustedKeys(fmt.Sprintf("spec.verify.secretRef: Secret %s", key), secret.Data)
+	if err != nil {
+		return verificationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+	}
+	if _, err := gitsource.VerifyCommit(checkout.Dir, gitsource.CommitOfRevision(checkout.Revision), keys, r.Clock.Now(), r.Fetcher.ObjectLimits()); err != nil {
+		return verificationFailed(fmt.Errorf("revision %s: %s is read from it, and it does not verify (spec.verify): %w", checkout.Revision, rollout.FileName, err))
+	}
+	return nil
 }
 
 // upstreamSoak is the least a candidate of obj's landscape waits: the

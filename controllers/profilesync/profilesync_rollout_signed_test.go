@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,5 +174,72 @@ func TestRolloutProdCountsOnlyTheRecordsDevSigned(t *testing.T) {
 				ContainSubstring("spec.rollout.upstreamKeys: Secret " + clusterProfilesNamespace + "/" + keysSecret + ": entry allowed_signers: line 1"))
 			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
 		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+}
+
+// TestRolloutFileCountsOnlyFromASignedCommit: with spec.verify, the
+// rollout file that decides which older commit prod takes is read from the
+// branch's tip only when that commit verifies. An unsigned push that
+// shortens prod's soak to a minute, on top of a signed commit dev has held
+// for five minutes, does not make prod take that signed commit early: prod
+// refuses the unsigned rollout file (VerificationFailed, naming the file
+// and the commit) and keeps what it runs; once a signed commit is on top,
+// prod waits its real soak again.
+func TestRolloutFileCountsOnlyFromASignedCommit(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	start := time.Now().UTC().Truncate(time.Second)
+	testClock.Set(t, start)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startRolloutGitServer(t, true)
+	repo := testenv.UniqueName("signed-file")
+	devProfile, prodProfile := testenv.UniqueName("signed-file-dev"), testenv.UniqueName("signed-file-prod")
+	_, err := server.CreateRepo(repo, rolloutRepo(devProfile, prodProfile, "1.30.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	releaseManager := signingKey(t, "release-manager")
+	keysSecret := testenv.UniqueName("trusted-keys")
+	createSecret(t, keysSecret, map[string][]byte{"release-manager.asc": exportedPublicKey(t, releaseManager)})
+	first, err := server.CommitSigned(repo, rolloutRepo(devProfile, prodProfile, "1.31.0"), "1.31.0", signedBy(releaseManager))
+	g.Expect(err).NotTo(HaveOccurred())
+	dev := newLandscapeRecorder(t, server.RepoURL(repo))
+	dev.applied("dev", first, start.Add(-2*rolloutSoak))
+	prod := createRolloutSync(t, server.RepoURL(repo), "prod", nil, prodProfile)
+	testenv.UpdateSpec(t, k8sClient, prod, func(s *v1alpha1.ProfileSync) {
+		s.Spec.Verify = &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: keysSecret}}
+	})
+	waitApplied(t, prod, first)
+	testenv.SettledResourceVersion(g, k8sClient, prod.DeepCopy())
+
+	second, err := server.CommitSigned(repo, rolloutRepo(devProfile, prodProfile, "1.32.0"), "1.32.0", signedBy(releaseManager))
+	g.Expect(err).NotTo(HaveOccurred())
+	dev.applied("dev", second, start.Add(-5*time.Minute))
+	shortSoak := rolloutRepo(devProfile, prodProfile, "1.32.0")
+	shortSoak[rollout.FileName] = strings.Replace(rolloutFile, "soak: 1h", "soak: 1m", 1)
+	unsigned, err := server.Commit(repo, shortSoak, "prod soaks a minute")
+	g.Expect(err).NotTo(HaveOccurred())
+
+	r, _ := directSyncReconciler(t)
+	t.Run("an unsigned rollout file at the tip is refused, and prod keeps what it runs", func(t *testing.T) {
+		g := NewWithT(t)
+		testClock.Set(t, start)
+		_, _ = r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(prod)})
+		got := getProfileSync(g, prod)
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+first), "second has soaked five minutes of its hour: the unsigned file's minute does not count")
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(And(
+			ContainSubstring("main@sha1:"+unsigned), ContainSubstring(rollout.FileName+" is read from it, and it does not verify"),
+			ContainSubstring("commit "+unsigned), ContainSubstring("unsigned")))
+	})
+
+	third, err := server.CommitSigned(repo, rolloutRepo(devProfile, prodProfile, "1.33.0"), "1.33.0", signedBy(releaseManager))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Run("a signed commit on top makes the rollout file count again, with prod's real soak", func(t *testing.T) {
+		g := NewWithT(t)
+		reconcileAt(t, r, prod, start.Add(time.Minute))
+		got := getProfileSync(g, prod)
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+		g.Expect(conditions.GetReason(got, v1alpha1.WaitingCondition)).To(Equal(v1alpha1.WaitingForUpstreamReason))
+		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(second), "the newest commit dev holds; "+third+" it does not")
+		g.Expect(got.Status.Rollout.Waiting.EligibleAt.Time).To(BeTemporally("==", start.Add(-5*time.Minute+rolloutSoak)))
 	})
 }
