@@ -33,7 +33,7 @@ type testRecordKey struct {
 	private []byte
 }
 
-func newTestRecordKey(t *testing.T, kind string) testRecordKey {
+func newTestRecordKey(t testing.TB, kind string) testRecordKey {
 	t.Helper()
 	var private crypto.Signer
 	var err error
@@ -76,7 +76,7 @@ func mustRecordKeys(t *testing.T, lines ...string) RecordKeys {
 
 // signedRecordCommit writes record as writeRecordCommit does, signed by
 // signer (nil: unsigned), and reads the commit back.
-func signedRecordCommit(t *testing.T, repository *git.Repository, record rollout.Record, signer *RecordSigner) *object.Commit {
+func signedRecordCommit(t testing.TB, repository *git.Repository, record rollout.Record, signer *RecordSigner) *object.Commit {
 	t.Helper()
 	content, err := rollout.EncodeRecord(record)
 	if err != nil {
