@@ -128,7 +128,8 @@ the ref and the field); 2 on a usage error.`,
 		"The most a fetch of a URL may write, and the largest tree of a revision written for a build (bytes, or a quantity like 64Mi); it also bounds each Git object read, as the operator's flag does.")
 	flags.DurationVar(&opts.fetchTimeout, "fetch-timeout", defaultStatusFetchTimeout, "How long the fetch of a URL may take, listing included.")
 	flags.StringVar(&opts.upstreamKeys, "upstream-keys", "",
-		"an allowed_signers `FILE` of the landscapes' record keys (a landscape's name, then its SSH public key, a line each): count only the upstream records signed by them, and mark the records that are not")
+		"an allowed_signers `FILE` of the landscapes' record keys (a landscape's name, then its SSH public key, a line each): "+
+			"count only the upstream records signed by them, and mark the records that are not")
 	bindBuildOptions(flags, &opts.build)
 	bindMaxBuilds(flags, &opts.maxBuilds)
 	return cmd
