@@ -316,3 +316,25 @@ func TestRecordsMarkEachRecordsSignatureAndAForgedOneDoesNotEndTheReading(t *tes
 	g.Expect(unchecked.Records).To(HaveLen(1), "without keys nothing is checked, and the forged record ends the reading as before")
 	g.Expect(unchecked.Records[0].Signature.Checked).To(BeFalse())
 }
+
+// FuzzParseRecordKeys: no input makes the parser panic, and every
+// landscape it returns keys for is a landscape name, so no key can vouch
+// for a ref outside refs/profilesync/landscapes/.
+func FuzzParseRecordKeys(f *testing.F) {
+	key := newTestRecordKey(f, "ed25519")
+	f.Add([]byte(key.allowedSigners("dev")))
+	f.Add([]byte(key.allowedSigners("dev,prod")))
+	f.Add([]byte(`"dev" namespaces="git" ` + key.signer.PublicKey() + "\n"))
+	f.Add([]byte("* " + key.signer.PublicKey() + "\n# comment\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, err := ParseRecordKeys("fuzz", data)
+		if err != nil {
+			return
+		}
+		for _, landscape := range keys.Landscapes() {
+			if _, err := rollout.LandscapeRef(landscape); err != nil {
+				t.Fatalf("keys for %q, which is no landscape: %v", landscape, err)
+			}
+		}
+	})
+}
