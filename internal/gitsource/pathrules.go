@@ -131,14 +131,14 @@ func pathRuleError(commit string, signer Signer, denied []PathRuleDenial) error 
 			parts = append(parts, fmt.Sprintf("and %d more", len(denied)-i))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (rule %d, %s) needs a principal of %s", d.Path, d.RuleIndex, strings.Join(d.Rule.Paths, ","), strings.Join(d.Principals, ",")))
+		parts = append(parts, fmt.Sprintf("%s needs a principal of %s (rule %d: %s)", d.Path, strings.Join(d.Principals, ","), d.RuleIndex, strings.Join(d.Rule.Paths, ",")))
 	}
 	principals := "none"
 	if len(signer.Principals) > 0 {
 		principals = strings.Join(signer.Principals, ",")
 	}
 	return &VerificationError{Object: "commit", Commit: commit, Signer: signer.String(), Failure: PathRuleRefused,
-		Detail: fmt.Sprintf("the signer's principals (%s) may not change %s", principals, strings.Join(parts, "; "))}
+		Detail: fmt.Sprintf("%s, and the signer's principals are %s", strings.Join(parts, "; "), principals)}
 }
 
 // CommitVerdict is one commit of a verified range: its signer, the paths
