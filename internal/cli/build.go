@@ -94,7 +94,9 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 	bindPolicyHorizon(flags, &policyHorizon)
 	bindBuildOptions(flags, &build)
 	verify.bind(flags, "verify-")
-	flags.StringVar(&verifyRange, "verify-range", verifyRange, "with --verify-keys or --verify-allowed-signers, the `REV_RANGE` of the repository root verified before the build, as 'profilesync verify' does (default HEAD: the commit checked out; the work tree's uncommitted changes are not signed, and not verified)")
+	flags.StringVar(&verifyRange, "verify-range", verifyRange,
+		"with --verify-keys or --verify-allowed-signers, the `REV_RANGE` of the repository root verified before the build, as 'profilesync verify' does "+
+			"(default HEAD: the commit checked out; the work tree's uncommitted changes are not signed, and not verified)")
 	return cmd
 }
 

@@ -36,7 +36,8 @@ func (v *verifyFlags) name(flag string) string { return v.prefix + flag }
 
 func (v *verifyFlags) bind(fs *pflag.FlagSet, prefix string) {
 	v.prefix = prefix
-	fs.StringVar(&v.keys, v.name("keys"), "", "trusted keys: a `FILE`, or a DIR of files, named as the entries of spec.verify.secretRef's Secret (NAME.asc: armored OpenPGP public keys; allowed_signers or NAME.allowed_signers: SSH keys)")
+	fs.StringVar(&v.keys, v.name("keys"), "", "trusted keys: a `FILE`, or a DIR of files, named as the entries of spec.verify.secretRef's Secret "+
+		"(NAME.asc: armored OpenPGP public keys; allowed_signers or NAME.allowed_signers: SSH keys)")
 	fs.StringVar(&v.allowedSigners, v.name("allowed-signers"), "", "an SSH allowed_signers `FILE` (git's gpg.ssh.allowedSignersFile) to trust too")
 	fs.StringVar(&v.mode, v.name("mode"), string(gitsource.VerifyModeHEAD), "what must be signed: HEAD (every commit), Tag (the annotated tag HEAD of the range names) or TagAndHEAD, as spec.verify.mode")
 	fs.StringVar(&v.pathRules, v.name("path-rules"), "", "a YAML `FILE` of path rules, a list as spec.verify.pathRules: [{paths: [overlays/prod/**], principals: [prod-owner]}]")
