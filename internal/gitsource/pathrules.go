@@ -131,14 +131,14 @@ func pathRuleError(commit string, signer Signer, denied []PathRuleDenial) error 
 			parts = append(parts, fmt.Sprintf("and %d more", len(denied)-i))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (rule %d, %s) needs a principal of %s", d.Path, d.RuleIndex, strings.Join(d.Rule.Paths, ","), strings.Join(d.Principals, ",")))
+		parts = append(parts, fmt.Sprintf("%s needs a principal of %s (rule %d: %s)", d.Path, strings.Join(d.Principals, ","), d.RuleIndex, strings.Join(d.Rule.Paths, ",")))
 	}
-	principals := "none"
+	principals := noneName
 	if len(signer.Principals) > 0 {
 		principals = strings.Join(signer.Principals, ",")
 	}
-	return &VerificationError{Object: "commit", Commit: commit, Signer: signer.String(), Failure: PathRuleRefused,
-		Detail: fmt.Sprintf("the signer's principals (%s) may not change %s", principals, strings.Join(parts, "; "))}
+	return &VerificationError{Object: commitObjectName, Commit: commit, Signer: signer.String(), Failure: PathRuleRefused,
+		Detail: fmt.Sprintf("%s, and the signer's principals are %s", strings.Join(parts, "; "), principals)}
 }
 
 // CommitVerdict is one commit of a verified range: its signer, the paths
@@ -237,7 +237,7 @@ func parentsOf(commit *object.Commit) ([]*object.Commit, error) {
 // verifyOne is the verdict of one commit: its signature, then, with rules,
 // the paths it changed against parents (nil: every file of its tree).
 func verifyOne(commit *object.Commit, parents []*object.Commit, keys TrustedKeys, now time.Time, rules []PathRule) CommitVerdict {
-	verdict := CommitVerdict{Object: "commit", Commit: commit.Hash.String()}
+	verdict := CommitVerdict{Object: commitObjectName, Commit: commit.Hash.String()}
 	verdict.Signer, verdict.Err = VerifyCommitSignature(commit, keys, now)
 	if verdict.Err != nil || len(rules) == 0 {
 		return verdict

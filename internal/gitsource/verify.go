@@ -144,6 +144,13 @@ const (
 	ExpiredKey SignatureFailure = "expired key"
 )
 
+// commitObjectName names a commit in verdicts and refusals; noneName
+// stands for a signer or principals not there.
+const (
+	commitObjectName = "commit"
+	noneName         = "none"
+)
+
 // VerificationError is a commit (or tag) whose signature does not verify:
 // which object, the key its signature names (empty when unsigned), and why.
 type VerificationError struct {
@@ -160,16 +167,16 @@ type VerificationError struct {
 func (e *VerificationError) Error() string {
 	signer := e.Signer
 	if signer == "" {
-		signer = "none"
+		signer = noneName
 	}
-	object := e.Object
-	if object == "" {
-		object = "commit"
+	signed := e.Object
+	if signed == "" {
+		signed = commitObjectName
 	}
 	if e.Commit == "" {
 		return fmt.Sprintf("%s: signed by %s: %s", e.Failure, signer, e.Detail)
 	}
-	return fmt.Sprintf("%s %s: %s: signed by %s: %s", object, e.Commit, e.Failure, signer, e.Detail)
+	return fmt.Sprintf("%s %s: %s: signed by %s: %s", signed, e.Commit, e.Failure, signer, e.Detail)
 }
 
 // Is makes errors.Is(err, ErrVerificationFailed) true.
@@ -205,7 +212,7 @@ func VerifyCommitSignature(commit *object.Commit, keys TrustedKeys, now time.Tim
 	signer, err := VerifySignature(payload, commit.PGPSignature, keys, now)
 	var failed *VerificationError
 	if errors.As(err, &failed) {
-		failed.Object, failed.Commit = "commit", commit.Hash.String()
+		failed.Object, failed.Commit = commitObjectName, commit.Hash.String()
 		if failed.Failure == Unsigned {
 			failed.Detail = "the commit carries no signature"
 		}

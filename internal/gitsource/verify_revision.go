@@ -3,6 +3,7 @@ package gitsource
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -36,6 +37,9 @@ type RevisionCheck struct {
 	// LastApplied is the commit applied before (empty: none). With path
 	// rules, the commits from it to the revision are verified.
 	LastApplied string
+	// EveryCommit verifies every commit since LastApplied even without
+	// path rules (the CLI's range), not the revision's alone.
+	EveryCommit bool
 	Range       RangeOptions
 }
 
@@ -68,7 +72,7 @@ func VerifyRevisionOf(repository *git.Repository, commit string, check RevisionC
 		verdicts = append(verdicts, verdict)
 	}
 	if mode == VerifyModeHEAD || mode == VerifyModeTagAndHEAD {
-		if len(check.Range.Rules) == 0 {
+		if len(check.Range.Rules) == 0 && !check.EveryCommit {
 			read, err := repository.CommitObject(plumbing.NewHash(commit))
 			if err != nil {
 				return nil, fmt.Errorf("read commit %s: %w", commit, err)
@@ -137,4 +141,52 @@ func verifyTagOf(repository *git.Repository, commit string, check RevisionCheck,
 		verdict.Err = failed
 	}
 	return verdict, nil
+}
+
+// VerifyLocal verifies revisionRange of the local repository at repoDir
+// (a work tree, a directory in one, or a bare repository), read within
+// limits, as `profilesync verify` does for CI: "BASE..HEAD" verifies every
+// commit reachable from HEAD and not from BASE (git's BASE..HEAD), "REV"
+// verifies REV alone as the first revision a landscape applies (with path
+// rules, every file of its tree counts as changed). Each side is anything
+// go-git's ResolveRevision reads (a branch, origin/main, a tag, a SHA-1,
+// HEAD~1). When HEAD names a tag, it is the tag modes Tag and TagAndHEAD
+// verify, unless check.Tag names one.
+func VerifyLocal(repoDir, revisionRange string, check RevisionCheck, keys TrustedKeys, now time.Time, limits ObjectLimits) ([]CommitVerdict, error) {
+	if strings.Contains(revisionRange, "...") {
+		return nil, fmt.Errorf("%w: revision range %q: use BASE..HEAD (two dots) or one revision", ErrInvalidRequest, revisionRange)
+	}
+	base, head, isRange := strings.Cut(revisionRange, "..")
+	if !isRange {
+		base, head = "", revisionRange
+	}
+	if head == "" {
+		head = string(plumbing.HEAD)
+	}
+	repository, storage, err := openLocalRepository(repoDir, limits)
+	if err != nil {
+		return nil, err
+	}
+	defer storage.Close()
+	commit, err := resolveLocalRevision(repository, repoDir, head)
+	if err != nil {
+		return nil, err
+	}
+	if isRange {
+		if base == "" {
+			base = string(plumbing.HEAD)
+		}
+		from, err := resolveLocalRevision(repository, repoDir, base)
+		if err != nil {
+			return nil, err
+		}
+		check.LastApplied = from.String()
+	}
+	if check.Tag == "" {
+		if _, err := repository.Reference(plumbing.NewTagReferenceName(head), false); err == nil {
+			check.Tag = head
+		}
+	}
+	check.EveryCommit = true
+	return VerifyRevisionOf(repository, commit.String(), check, keys, now)
 }

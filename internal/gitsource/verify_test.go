@@ -222,16 +222,17 @@ func TestVerifyCommitReadsTheCommitOfARepository(t *testing.T) {
 }
 
 // BenchmarkVerifyCommitSignature is the cost of verifying one revision's
-// commit, once the keys are parsed: what spec.verify adds to a sync.
+// commit, once the keys are parsed: what spec.verify adds to a sync in mode
+// HEAD, for each kind of key.
 func BenchmarkVerifyCommitSignature(b *testing.B) {
 	for _, kind := range []struct {
 		name      string
 		algorithm packet.PublicKeyAlgorithm
 		curve     packet.Curve
 	}{
-		{"RSA-2048", packet.PubKeyAlgoRSA, ""},
-		{"ECDSA-P256", packet.PubKeyAlgoECDSA, packet.CurveNistP256},
-		{"Ed25519", packet.PubKeyAlgoEdDSA, packet.Curve25519},
+		{"OpenPGP-RSA-2048", packet.PubKeyAlgoRSA, ""},
+		{"OpenPGP-ECDSA-P256", packet.PubKeyAlgoECDSA, packet.CurveNistP256},
+		{"OpenPGP-Ed25519", packet.PubKeyAlgoEdDSA, packet.Curve25519},
 	} {
 		b.Run(kind.name, func(b *testing.B) {
 			key := newTestKey(b, kind.name, kind.algorithm, kind.curve, 0)
@@ -239,14 +240,26 @@ func BenchmarkVerifyCommitSignature(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			commit := testCommit(b, "bench\n", key)
-			at := keysMadeAt.Add(time.Hour)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := VerifyCommitSignature(commit, keys, at); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchmarkVerify(b, testCommit(b, "bench\n", key), keys, keysMadeAt.Add(time.Hour))
 		})
+	}
+	for _, kind := range []string{"ed25519", "ecdsa"} {
+		b.Run("SSH-"+kind, func(b *testing.B) {
+			key := newSSHKey(b, kind)
+			keys, err := ParseTrustedKeys("bench", map[string][]byte{AllowedSignersFileName: []byte(allowedSignersLine("dev", "", key))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchmarkVerify(b, testSSHCommit(b, "bench\n", key, SSHSignatureNamespace), keys, keysMadeAt.Add(time.Hour))
+		})
+	}
+}
+
+func benchmarkVerify(b *testing.B, commit *object.Commit, keys TrustedKeys, at time.Time) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := VerifyCommitSignature(commit, keys, at); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
