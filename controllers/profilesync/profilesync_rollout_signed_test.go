@@ -160,6 +160,25 @@ func TestRolloutProdCountsOnlyTheRecordsDevSigned(t *testing.T) {
 		g.Expect(got.Status.Rollout.Waiting.EligibleAt).To(BeNil())
 	})
 
+	t.Run("a signing key Secret without a usable key pushes no record, unsigned or not, naming the Secret and the entry", func(t *testing.T) {
+		g := NewWithT(t)
+		secret := &corev1.Secret{}
+		g.Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: clusterProfilesNamespace, Name: signingSecret}, secret)).To(Succeed())
+		secret.Data[v1alpha1.RecordSigningKeyEntry] = []byte(devSigner.PublicKey())
+		g.Expect(k8sClient.Update(context.Background(), secret)).To(Succeed())
+		requestSync(t, dev, "bad-signing-key")
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, dev)
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+second), "the apply stands")
+			g.Expect(conditions.GetReason(got, v1alpha1.RecordedCondition)).To(Equal(v1alpha1.RecordFailedReason))
+			g.Expect(conditions.GetMessage(got, v1alpha1.RecordedCondition)).To(ContainSubstring(
+				"spec.rollout.signingKey: Secret " + clusterProfilesNamespace + "/" + signingSecret + ": entry identity: not an SSH private key"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		history := records.history(t, "dev")
+		g.Expect(history[0].Revision).To(Equal(second), "the newest record is still the forged one: nothing was pushed")
+		g.Expect(history[0].Commit).To(Equal(unsigned))
+	})
+
 	t.Run("an upstream keys Secret that cannot be parsed takes nothing new, naming the Secret and the line", func(t *testing.T) {
 		g := NewWithT(t)
 		secret := &corev1.Secret{}
@@ -242,4 +261,20 @@ func TestRolloutFileCountsOnlyFromASignedCommit(t *testing.T) {
 		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(second), "the newest commit dev holds; "+third+" it does not")
 		g.Expect(got.Status.Rollout.Waiting.EligibleAt.Time).To(BeTemporally("==", start.Add(-5*time.Minute+rolloutSoak)))
 	})
+}
+
+// history reads landscape's records from the server, newest first,
+// unchecked.
+func (l *landscapeRecorder) history(t *testing.T, landscape string) []rollout.Record {
+	t.Helper()
+	landscapes, err := l.fetcher.FetchLandscapes(context.Background(), gitsource.LandscapeRequest{URL: l.url, CacheKey: "records", Branch: "main"})
+	if err != nil {
+		t.Fatalf("fetch the records: %v", err)
+	}
+	defer func() { _ = landscapes.Close() }()
+	read, err := landscapes.Records(landscape, gitsource.RecordLimits{})
+	if err != nil {
+		t.Fatalf("read the records of %s: %v", landscape, err)
+	}
+	return read.Records
 }

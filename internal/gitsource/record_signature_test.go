@@ -268,6 +268,7 @@ func TestParseRecordSigningKey(t *testing.T) {
 			signer, err := ParseRecordSigningKey("Secret ns/dev-signing: entry identity", tc.data)
 			if tc.err != "" {
 				g.Expect(err).To(MatchError(ErrInvalidRecordKey))
+				g.Expect(IsTransient(err)).To(BeFalse(), "a key that cannot be used is not pushed with again until the Secret changes")
 				g.Expect(err).To(MatchError(ContainSubstring("Secret ns/dev-signing: entry identity")))
 				g.Expect(err).To(MatchError(ContainSubstring(tc.err)))
 				return

@@ -425,13 +425,13 @@ func (f *Fetcher) PushRecord(ctx context.Context, req LandscapeRequest, record r
 // server's configuration can fix: an invalid request, credentials the
 // server refuses, a repository that does not exist, a push the server
 // rejects on its own, a fetch past the maximum checkout size, an object
-// over its bound.
+// over its bound, a record key that cannot be used.
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
 	for _, permanent := range []error{
-		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge, ErrObjectTooLarge,
+		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge, ErrObjectTooLarge, ErrInvalidRecordKey,
 		transport.ErrAuthenticationRequired, transport.ErrAuthorizationFailed, transport.ErrRepositoryNotFound,
 	} {
 		if errors.Is(err, permanent) {
