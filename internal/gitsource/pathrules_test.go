@@ -316,3 +316,48 @@ func TestAFetchedRevisionIsVerifiedAsItsModeSays(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyRangeOfAMergedBranchStopsWhereItForked: a branch forked below
+// the last applied commit and merged after it brings its own commits into
+// the range, and nothing below where it forked (git's applied..merge).
+func TestVerifyRangeOfAMergedBranchStopsWhereItForked(t *testing.T) {
+	devKey, prodKey := newSSHKey(t, "ed25519"), newSSHKey(t, "ed25519")
+	keys, err := ParseTrustedKeys("Secret ns/keys", map[string][]byte{AllowedSignersFileName: []byte(
+		allowedSignersLine("dev", "", devKey) + "\n" + allowedSignersLine("prod-owner", "", prodKey) + "\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newExportRepo(t)
+	unsigned := r.signedCommit(map[string]string{"overlays/dev/a.yaml": "a: 0\n", "overlays/prod/a.yaml": "a: 0\n"}, nil)
+	forked := r.signedCommit(map[string]string{"overlays/dev/a.yaml": "a: 1\n"}, devKey)
+	side := r.signedCommit(map[string]string{"overlays/dev/a.yaml": "a: 2\n"}, devKey)
+	worktree, err := r.repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worktree.Reset(&git.ResetOptions{Commit: plumbing.NewHash(forked), Mode: git.HardReset}); err != nil {
+		t.Fatal(err)
+	}
+	applied := r.signedCommit(map[string]string{"overlays/prod/a.yaml": "a: 2\n"}, prodKey)
+	r.writeFile("overlays/dev/a.yaml", "a: 2\n")
+	if err := worktree.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	merge, err := worktree.Commit("merge", &git.CommitOptions{Author: r.signature(), Parents: []plumbing.Hash{plumbing.NewHash(applied), plumbing.NewHash(side)}, Signer: sshGitSigner{t: t, key: prodKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := RangeOptions{Rules: []PathRule{{Paths: []string{"overlays/prod/**"}, Principals: []string{"prod-owner"}}}}
+	verdicts, err := VerifyRange(r.repo, applied, merge.String(), keys, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, verdict := range verdicts {
+		got = append(got, fmt.Sprintf("%s %v %v", verdict.Commit, verdict.Changed, verdict.Err))
+	}
+	want := []string{merge.String() + " [] <nil>", side + " [overlays/dev/a.yaml] <nil>"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("verdicts %v, want %v: the merge (bringing nothing of its own) and the side branch's commit, not the unsigned %s below the fork", got, want, unsigned)
+	}
+}
