@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"path"
@@ -166,15 +167,15 @@ type RangeOptions struct {
 var ErrRangeTooLong = errors.New("too many commits to verify")
 
 // VerifyRange verifies every commit reachable from to and not from from
-// (git's from..to: the walk stops at from and at their merge bases), each
-// signed by a trusted key at now and allowed by the path rules to change
-// the paths it changes (against its parent; for a merge, the paths that
-// differ from every parent: what the merge itself brings). So a chain of
-// commits cannot bring a change through a commit its signer may not make,
-// whatever commit comes last. from empty (nothing applied before), or not
-// in the repository (history rewritten): to alone is verified, and every
-// file of its tree counts as changed. The verdicts come newest first; an
-// error is the range unreadable or too long, not a refusal.
+// (git's from..to), each signed by a trusted key at now and allowed by the
+// path rules to change the paths it changes (against its parent; for a
+// merge, the paths that differ from every parent: what the merge itself
+// brings). So a chain of commits cannot bring a change through a commit its
+// signer may not make, whatever commit comes last. from empty (nothing
+// applied before), or not in the repository (history rewritten): to alone
+// is verified, and every file of its tree counts as changed. The verdicts
+// come newest first; an error is the range unreadable or too long, not a
+// refusal.
 func VerifyRange(repository *git.Repository, from, to string, keys TrustedKeys, now time.Time, options RangeOptions) ([]CommitVerdict, error) {
 	limit := options.MaxCommits
 	if limit <= 0 {
@@ -191,35 +192,108 @@ func VerifyRange(repository *git.Repository, from, to string, keys TrustedKeys, 
 	if base == nil {
 		return []CommitVerdict{verifyOne(tip, nil, keys, now, options.Rules)}, nil
 	}
-	stop := map[plumbing.Hash]bool{base.Hash: true}
-	bases, err := tip.MergeBase(base)
+	commits, err := commitsBetween(base, tip, limit)
+	if errors.Is(err, ErrRangeTooLong) {
+		return nil, fmt.Errorf("%w: %s..%s holds more than %d commits; raise %s, or apply a revision in between", err, from, to, limit, options.LimitName)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("merge base of %s and %s: %w", to, from, err)
+		return nil, err
 	}
-	for _, b := range bases {
-		stop[b.Hash] = true
-	}
-	var verdicts []CommitVerdict
-	seen := map[plumbing.Hash]bool{}
-	queue := []*object.Commit{tip}
-	for len(queue) > 0 {
-		commit := queue[0]
-		queue = queue[1:]
-		if seen[commit.Hash] || stop[commit.Hash] {
-			continue
-		}
-		seen[commit.Hash] = true
-		if len(verdicts) == limit {
-			return nil, fmt.Errorf("%w: %s..%s holds more than %d commits; raise %s, or apply a revision in between", ErrRangeTooLong, from, to, limit, options.LimitName)
-		}
+	verdicts := make([]CommitVerdict, 0, len(commits))
+	for _, commit := range commits {
 		parents, err := parentsOf(commit)
 		if err != nil {
 			return nil, err
 		}
 		verdicts = append(verdicts, verifyOne(commit, parents, keys, now, options.Rules))
-		queue = append(queue, parents...)
 	}
 	return verdicts, nil
+}
+
+// The marks of commitsBetween's walk.
+const (
+	fromTip  = 1 << iota // an ancestor of the tip (or the tip)
+	fromBase             // an ancestor of the base (or the base): not in the range
+)
+
+// commitsBetween are the commits reachable from tip and not from base,
+// newest first, as `git rev-list base..tip` finds them: one walk newest
+// first by committer time, painting the ancestors of either, that stops
+// once every commit left to read is the base's. A branch merged after it
+// forked below base is walked down to where it forked, and no further.
+// More than limit commits is ErrRangeTooLong; the walk reads at most
+// MaxAncestryWalk commits. A committer clock that lies can only put a
+// commit of the base's in the range (verified for nothing), never leave
+// one of the tip's out: each is marked the tip's before it is read.
+func commitsBetween(base, tip *object.Commit, limit int) ([]*object.Commit, error) {
+	marks := map[plumbing.Hash]uint8{tip.Hash: fromTip}
+	marks[base.Hash] |= fromBase
+	queue := &commitQueue{}
+	heap.Push(queue, tip)
+	if base.Hash != tip.Hash {
+		heap.Push(queue, base)
+	}
+	done := map[plumbing.Hash]uint8{}
+	var order []*object.Commit
+	for read := 0; queue.Len() > 0 && queue.anyOutside(marks); read++ {
+		if read == MaxAncestryWalk {
+			return nil, fmt.Errorf("%w: more than %d commits read", ErrHistoryTooLong, MaxAncestryWalk)
+		}
+		commit := heap.Pop(queue).(*object.Commit)
+		mark := marks[commit.Hash]
+		if done[commit.Hash] == mark {
+			continue
+		}
+		if done[commit.Hash] == 0 {
+			order = append(order, commit)
+		}
+		done[commit.Hash] = mark
+		parents, err := parentsOf(commit)
+		if err != nil {
+			return nil, err
+		}
+		for _, parent := range parents {
+			if marks[parent.Hash]|mark != marks[parent.Hash] {
+				marks[parent.Hash] |= mark
+				heap.Push(queue, parent)
+			}
+		}
+	}
+	var between []*object.Commit
+	for _, commit := range order {
+		if marks[commit.Hash] == fromTip {
+			if len(between) == limit {
+				return nil, ErrRangeTooLong
+			}
+			between = append(between, commit)
+		}
+	}
+	return between, nil
+}
+
+// commitQueue is a max-heap of commits by committer time.
+type commitQueue []*object.Commit
+
+func (q commitQueue) Len() int           { return len(q) }
+func (q commitQueue) Less(i, j int) bool { return q[i].Committer.When.After(q[j].Committer.When) }
+func (q commitQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *commitQueue) Push(x any)        { *q = append(*q, x.(*object.Commit)) }
+func (q *commitQueue) Pop() any {
+	old := *q
+	last := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return last
+}
+
+// anyOutside says whether a queued commit is not yet known to be the
+// base's: while one is, the range may go on below it.
+func (q commitQueue) anyOutside(marks map[plumbing.Hash]uint8) bool {
+	for _, commit := range q {
+		if marks[commit.Hash]&fromBase == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func parentsOf(commit *object.Commit) ([]*object.Commit, error) {

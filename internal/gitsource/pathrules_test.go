@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/crypto/ssh"
+
+	"github.com/profilesync/profilesync/test/gitserver"
 )
 
 func TestDeniedPaths(t *testing.T) {
@@ -247,5 +250,114 @@ func BenchmarkVerifyRangeWithPathRules(b *testing.B) {
 		if err != nil || len(verdicts) != 100 || FirstRefusal(verdicts) != nil {
 			b.Fatalf("VerifyRange = %d verdicts, %v, %v", len(verdicts), err, FirstRefusal(verdicts))
 		}
+	}
+}
+
+// TestAFetchedRevisionIsVerifiedAsItsModeSays: the checkout of a tag ref
+// holds the annotated tag, so mode Tag verifies it (here refused: the tag
+// is unsigned) and tells a lightweight tag; with History, a branch's
+// checkout keeps the commits path rules verify, which a shallow one lacks.
+func TestAFetchedRevisionIsVerifiedAsItsModeSays(t *testing.T) {
+	server := startGitServer(t, gitserver.Options{})
+	first := seededRepo(t, server, "tags")
+	key := newSSHKey(t, "ed25519")
+	second, err := server.CommitSigned("tags", map[string]string{"profile.yaml": "version: 2\n"}, "v2", func(payload io.Reader) (string, error) {
+		content, err := io.ReadAll(payload)
+		return sshSign(t, content, key, SSHSignatureNamespace), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.AnnotatedTag("tags", "v2", second, "release v2"); err != nil {
+		t.Fatal(err)
+	}
+	tag(t, server, "tags", "v2-light", second)
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	keys, err := ParseTrustedKeys("Secret ns/keys", map[string][]byte{AllowedSignersFileName: []byte(allowedSignersLine("dev", "", key))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		tag, want string
+	}{
+		{"v2", `tag "v2"`},
+		{"v2-light", `tag "v2-light" is a lightweight tag`},
+	} {
+		checkout, err := fetcher.Fetch(context.Background(), Request{URL: server.RepoURL("tags"), Ref: Ref{Tag: tt.tag}, CacheKey: "ns/" + tt.tag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts, err := VerifyRevision(checkout.Dir, checkout.Commit, RevisionCheck{Mode: VerifyModeTag, Tag: RefOfRevision(checkout.Revision)}, keys, at, ObjectLimitsFor(0))
+		if err != nil {
+			t.Fatalf("tag %s: %v", tt.tag, err)
+		}
+		var failed *VerificationError
+		if refusal := FirstRefusal(verdicts); !errors.As(refusal, &failed) || failed.Failure != Unsigned || !strings.Contains(refusal.Error(), tt.want) {
+			t.Fatalf("tag %s: refusal %v, want unsigned naming %q", tt.tag, refusal, tt.want)
+		}
+	}
+
+	rules := RangeOptions{Rules: []PathRule{{Paths: []string{"profile.yaml"}, Principals: []string{"dev"}}}}
+	for _, history := range []bool{false, true} {
+		checkout, err := fetcher.Fetch(context.Background(), Request{URL: server.RepoURL("tags"), CacheKey: "ns/branch", History: history})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts, err := VerifyRevision(checkout.Dir, checkout.Commit, RevisionCheck{LastApplied: first, Range: rules}, keys, at, ObjectLimitsFor(0))
+		if err != nil {
+			t.Fatalf("history %v: %v", history, err)
+		}
+		// Without history the last applied commit is not in the checkout:
+		// the tip alone is verified, as a first apply. With it, the one
+		// commit since.
+		if len(verdicts) != 1 || verdicts[0].Commit != second || verdicts[0].Err != nil || (history && fmt.Sprint(verdicts[0].Changed) != "[profile.yaml]") || (!history && len(verdicts[0].Changed) != 2) {
+			t.Fatalf("history %v: verdicts %+v", history, verdicts)
+		}
+	}
+}
+
+// TestVerifyRangeOfAMergedBranchStopsWhereItForked: a branch forked below
+// the last applied commit and merged after it brings its own commits into
+// the range, and nothing below where it forked (git's applied..merge).
+func TestVerifyRangeOfAMergedBranchStopsWhereItForked(t *testing.T) {
+	devKey, prodKey := newSSHKey(t, "ed25519"), newSSHKey(t, "ed25519")
+	keys, err := ParseTrustedKeys("Secret ns/keys", map[string][]byte{AllowedSignersFileName: []byte(
+		allowedSignersLine("dev", "", devKey) + "\n" + allowedSignersLine("prod-owner", "", prodKey) + "\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newExportRepo(t)
+	unsigned := r.signedCommit(map[string]string{"overlays/dev/a.yaml": "a: 0\n", "overlays/prod/a.yaml": "a: 0\n"}, nil)
+	forked := r.signedCommit(map[string]string{"overlays/dev/a.yaml": "a: 1\n"}, devKey)
+	side := r.signedCommit(map[string]string{"overlays/dev/a.yaml": "a: 2\n"}, devKey)
+	worktree, err := r.repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := worktree.Reset(&git.ResetOptions{Commit: plumbing.NewHash(forked), Mode: git.HardReset}); err != nil {
+		t.Fatal(err)
+	}
+	applied := r.signedCommit(map[string]string{"overlays/prod/a.yaml": "a: 2\n"}, prodKey)
+	r.writeFile("overlays/dev/a.yaml", "a: 2\n")
+	if err := worktree.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	merge, err := worktree.Commit("merge", &git.CommitOptions{Author: r.signature(), Parents: []plumbing.Hash{plumbing.NewHash(applied), plumbing.NewHash(side)}, Signer: sshGitSigner{t: t, key: prodKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := RangeOptions{Rules: []PathRule{{Paths: []string{"overlays/prod/**"}, Principals: []string{"prod-owner"}}}}
+	verdicts, err := VerifyRange(r.repo, applied, merge.String(), keys, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, verdict := range verdicts {
+		got = append(got, fmt.Sprintf("%s %v %v", verdict.Commit, verdict.Changed, verdict.Err))
+	}
+	want := []string{merge.String() + " [] <nil>", side + " [overlays/dev/a.yaml] <nil>"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("verdicts %v, want %v: the merge (bringing nothing of its own) and the side branch's commit, not the unsigned %s below the fork", got, want, unsigned)
 	}
 }
