@@ -183,28 +183,92 @@ type ProfileSyncSpec struct {
 
 // SignatureVerificationMode is what of a revision must be signed.
 //
-// +kubebuilder:validation:Enum=HEAD
+// +kubebuilder:validation:Enum=HEAD;Tag;TagAndHEAD
 type SignatureVerificationMode string
 
-// VerifyHEAD checks the signature of the commit the revision points at
-// (its HEAD), as Flux's spec.verify.mode HEAD does.
-const VerifyHEAD SignatureVerificationMode = "HEAD"
+const (
+	// VerifyHEAD checks the signature of the commit the revision points at
+	// (its HEAD), as Flux's spec.verify.mode HEAD does.
+	VerifyHEAD SignatureVerificationMode = "HEAD"
+	// VerifyTag checks the signature of the annotated tag the revision was
+	// taken from (spec.ref.tag, or the tag spec.ref.semver chose), as
+	// Flux's mode Tag: a revision taken from no tag, or from a lightweight
+	// tag, is refused.
+	VerifyTag SignatureVerificationMode = "Tag"
+	// VerifyTagAndHEAD checks both the annotated tag and its commit.
+	VerifyTagAndHEAD SignatureVerificationMode = "TagAndHEAD"
+)
+
+// SignaturePathRule says who may sign a change of some paths of the
+// repository.
+type SignaturePathRule struct {
+	// paths are globs over repository paths, / separated: * and ? match
+	// within a directory, ** any number of directories, and a pattern
+	// covers everything under a directory it matches (overlays/prod is
+	// overlays/prod/**).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=512
+	Paths []string `json:"paths"`
+	// principals may sign a change of paths: a commit that changes a file
+	// paths match must be signed by a key with one of them: for an SSH key,
+	// a principal of its allowed_signers line; for an OpenPGP key, the
+	// email of one of its user IDs.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	Principals []string `json:"principals"`
+}
 
 // SignatureVerification says which signatures a revision must carry.
 type SignatureVerification struct {
 	// mode is what must be signed: HEAD, the commit the revision points at
 	// (the branch's tip, the tag's or the semver range's commit, the
-	// commit named, or the commit the rollout lets the landscape take).
+	// commit named, or the commit the rollout lets the landscape take);
+	// Tag, the annotated tag the revision was taken from (spec.ref.tag or
+	// the tag spec.ref.semver chose; a revision of no tag, or of a
+	// lightweight tag, is refused); TagAndHEAD, both.
 	// +optional
 	// +kubebuilder:default=HEAD
 	Mode SignatureVerificationMode `json:"mode,omitempty"`
 
-	// secretRef names a Secret in the ProfileSync's namespace whose entries
-	// each hold armored OpenPGP public keys (what `gpg --export --armor`
-	// writes), their names ending in .asc. A commit signed by any of them,
-	// neither expired nor revoked at the time of the sync, verifies. An
-	// entry of another name, or one that holds no public key or holds a
-	// private key, refuses every revision, naming the entry. The Secret is
+	// pathRules say who may sign what: a commit that changes a path a rule
+	// matches must be signed by a key with one of the rule's principals
+	// (every rule matching the path), while a path no rule matches needs
+	// any trusted key. With pathRules, every commit since the last applied
+	// revision is verified, not the revision's alone, so no chain of
+	// commits brings a change its signer may not make (in mode Tag, the
+	// tag's signer answers for every path changed since the last applied
+	// revision). The first revision applied counts every file of its tree
+	// as changed. The rules live here, in the cluster, never in the
+	// repository they guard.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	PathRules []SignaturePathRule `json:"pathRules,omitempty"`
+
+	// maxCommits bounds the commits verified for one revision with
+	// pathRules: a revision further than that from the last applied one
+	// is refused, naming this field.
+	// +optional
+	// +kubebuilder:default=100
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MaxCommits int32 `json:"maxCommits,omitempty"`
+
+	// secretRef names a Secret in the ProfileSync's namespace of trusted
+	// keys. An entry whose name ends in .asc holds armored OpenPGP public
+	// keys (what `gpg --export --armor` writes); an entry named
+	// allowed_signers, or ending in .allowed_signers, holds SSH public keys
+	// in git's allowed_signers format (principals, then options
+	// namespaces="git", valid-after and valid-before, then the key; times
+	// in UTC), checked in namespace "git". A commit signed by any of them,
+	// neither expired nor revoked at the time of the sync (an SSH key:
+	// within valid-after and valid-before), verifies. An entry of another
+	// name, or one that holds no key or holds a private key, or a line an
+	// allowed_signers entry cannot read in full, refuses every revision,
+	// naming the entry. The Secret is
 	// read at every sync that checks a revision, so a key added or removed
 	// counts from the next new revision, the next spec change or reconcile
 	// request, or the refusal's recheck (--refusal-recheck-interval).
@@ -245,6 +309,58 @@ type ProfileSyncRollout struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{40}$`
 	Hotfix string `json:"hotfix,omitempty"`
+
+	// signingKey signs each record this landscape pushes with an SSH key,
+	// as git signs a commit with gpg.format=ssh, so that downstream
+	// landscapes (upstreamKeys) can tell its records from forged ones. The
+	// Secret's entry "identity" holds an unencrypted SSH private key (what
+	// ssh-keygen writes; Ed25519, ECDSA or RSA; at most 16 KiB). A Secret
+	// that cannot be read or holds no usable key fails the push (Recorded
+	// False, RecordFailed, naming the Secret and entry); no record is pushed
+	// unsigned while it is set.
+	// +optional
+	SigningKey *RecordSigningKey `json:"signingKey,omitempty"`
+
+	// upstreamKeys makes this landscape count only the records of its
+	// upstream landscapes that are signed by their keys: any other record
+	// (unsigned, signed by another key, changed after signing) is ignored
+	// with a warning event, and named in status.rollout.message, so a
+	// forged record cannot make this landscape skip its soak. The Secret's
+	// entry "allowed_signers" lists the keys, one per line, each after the
+	// name of the landscape whose records it signs (an allowed_signers file
+	// whose principals are landscapes: "dev ssh-ed25519 AAAA..."). Every
+	// upstream landscape's records must then verify: one without a key in
+	// the Secret holds nothing. A Secret that cannot be read or parsed
+	// fails the sync (FetchFailed, retried), taking nothing new.
+	// +optional
+	UpstreamKeys *UpstreamRecordKeys `json:"upstreamKeys,omitempty"`
+}
+
+// RecordSigningKeyEntry is the entry of spec.rollout.signingKey's Secret
+// that holds the SSH private key.
+const RecordSigningKeyEntry = "identity"
+
+// UpstreamKeysEntry is the entry of spec.rollout.upstreamKeys's Secret that
+// holds the upstream landscapes' public keys, allowed_signers style.
+const UpstreamKeysEntry = "allowed_signers"
+
+// RecordSigningKey names the Secret of the SSH key a landscape signs its
+// records with.
+type RecordSigningKey struct {
+	// secretRef names a Secret in the ProfileSync's namespace whose entry
+	// "identity" holds the SSH private key.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
+}
+
+// UpstreamRecordKeys names the Secret of the public keys the upstream
+// landscapes sign their records with.
+type UpstreamRecordKeys struct {
+	// secretRef names a Secret in the ProfileSync's namespace whose entry
+	// "allowed_signers" holds lines of a landscape name and an SSH public
+	// key.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
 }
 
 // DriftDetectionMode is what the sync does with drift: a field Git sets that

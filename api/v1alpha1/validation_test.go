@@ -424,13 +424,32 @@ func TestCreateValidation(t *testing.T) {
 			},
 		},
 		{
-			name: "a ProfileSync verifies only mode HEAD so far",
+			name: "a ProfileSync verifies in modes HEAD, Tag and TagAndHEAD only",
 			object: func() client.Object {
 				ps := validProfileSync()
-				ps.Spec.Verify = &v1alpha1.SignatureVerification{Mode: "Tag", SecretRef: meta.LocalObjectReference{Name: "signers"}}
+				ps.Spec.Verify = &v1alpha1.SignatureVerification{Mode: "Commit", SecretRef: meta.LocalObjectReference{Name: "signers"}}
 				return ps
 			},
-			wantError: `spec.verify.mode: Unsupported value: "Tag"`,
+			wantError: `spec.verify.mode: Unsupported value: "Commit"`,
+		},
+		{
+			name: "a path rule needs principals",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Verify = &v1alpha1.SignatureVerification{Mode: v1alpha1.VerifyTagAndHEAD, SecretRef: meta.LocalObjectReference{Name: "signers"},
+					PathRules: []v1alpha1.SignaturePathRule{{Paths: []string{"overlays/prod/**"}}}}
+				return ps
+			},
+			wantError: `spec.verify.pathRules[0].principals`,
+		},
+		{
+			name: "maxCommits is at least one",
+			object: func() client.Object {
+				ps := validProfileSync()
+				ps.Spec.Verify = &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: "signers"}, MaxCommits: -1}
+				return ps
+			},
+			wantError: `spec.verify.maxCommits`,
 		},
 		{
 			name: "a ProfileSync may not set both tag and semver",

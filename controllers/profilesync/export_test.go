@@ -19,14 +19,22 @@ import (
 // (with spec.rollout.hold set by hold) decides on landscapes at now, as
 // decideRollout does (decideCandidates, then follow). It returns the commit
 // the sync applies, status.rollout and the Waiting condition's message.
-func OperatorRolloutDecision(landscapes *gitsource.Landscapes, landscape rollout.Landscape, branch, running string, hold bool, hotfix string, now time.Time) (string, *v1alpha1.RolloutStatus, string, error) {
+// With upstreamKeys (spec.rollout.upstreamKeys's file), it counts only
+// the upstream records they verify, as checkUpstreamSignatures makes it.
+func OperatorRolloutDecision(landscapes *gitsource.Landscapes, landscape rollout.Landscape, branch, running string, hold bool, hotfix string, now time.Time,
+	upstreamKeys *gitsource.RecordKeys) (string, *v1alpha1.RolloutStatus, string, error) {
 	r := &ProfileSyncReconciler{EventRecorder: record.NewFakeRecorder(100), Clock: clocktesting.NewFakePassiveClock(now)}
 	obj := &v1alpha1.ProfileSync{
 		ObjectMeta: metav1.ObjectMeta{Name: "agreement", Namespace: "default"},
 		Spec:       v1alpha1.ProfileSyncSpec{Rollout: &v1alpha1.ProfileSyncRollout{Hold: hold, Hotfix: hotfix}},
 		Status:     v1alpha1.ProfileSyncStatus{Rollout: &v1alpha1.RolloutStatus{Landscape: landscape.Name}},
 	}
-	answer, err := r.decideCandidates(obj, landscapes, &landscape, branch, running)
+	var requireSigned []string
+	if upstreamKeys != nil {
+		landscapes.CheckRecordSignatures(*upstreamKeys, now)
+		requireSigned = landscape.After
+	}
+	answer, err := r.decideCandidates(obj, landscapes, &landscape, branch, running, requireSigned)
 	if err != nil {
 		return "", nil, "", err
 	}

@@ -637,6 +637,7 @@ func (r *ProfileSyncReconciler) fetch(ctx context.Context, obj *v1alpha1.Profile
 		Credentials:  credentials,
 		CacheKey:     client.ObjectKeyFromObject(obj).String(),
 		LastRevision: obj.Status.LastAttemptedRevision,
+		History:      verifiesHistory(obj),
 	}
 	if ref := obj.Spec.Ref; ref != nil {
 		request.Ref = gitsource.Ref{Branch: ref.Branch, Tag: ref.Tag, SemVer: ref.SemVer, Commit: ref.Commit}

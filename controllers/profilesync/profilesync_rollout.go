@@ -138,6 +138,15 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	r.memory.setWake(client.ObjectKeyFromObject(obj), time.Time{})
 	landscape, gates, err := r.placeInRollout(obj, checkout)
 	r.Metrics.ObserveSoak(obj, upstreamSoak(obj, landscape))
+	if err != nil || gates {
+		// The rollout file decides which commit the landscape takes, or
+		// why it takes none: with spec.verify, it counts only from a
+		// signed commit, so an unsigned push cannot change the order, the
+		// soaks or the upstreams.
+		if unverified := r.verifyRolloutSource(ctx, obj, checkout); unverified != nil {
+			return nil, unverified
+		}
+	}
 	if err != nil || !gates {
 		return &rolloutGate{checkout: checkout}, err
 	}
@@ -156,7 +165,11 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 	}
 	defer func() { _ = landscapes.Close() }()
 	running := gitsource.CommitOfRevision(obj.Status.LastAppliedRevision)
-	answer, err := r.decideCandidates(obj, landscapes, landscape, branch, running)
+	requireSigned, err := r.checkUpstreamSignatures(ctx, obj, landscapes, landscape)
+	if err != nil {
+		return nil, fetchFailed(err)
+	}
+	answer, err := r.decideCandidates(obj, landscapes, landscape, branch, running, requireSigned)
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +192,32 @@ func (r *ProfileSyncReconciler) decideRollout(ctx context.Context, obj *v1alpha1
 		return nil, fetchFailed(err)
 	}
 	return &rolloutGate{checkout: targetCheckout, promoted: promoted}, nil
+}
+
+// verifyRolloutSource refuses, with spec.verify, a rollout file read from
+// a commit that is not signed by a key of spec.verify.secretRef: the
+// fetched tip, whose file decides which older commit the landscape takes.
+// The commit the landscape then applies is verified as every revision is
+// (verifySignature); this is the check of the commit the decision was read
+// from. Without spec.verify nothing is checked.
+func (r *ProfileSyncReconciler) verifyRolloutSource(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) error {
+	if obj.Spec.Verify == nil {
+		return nil
+	}
+	var secret corev1.Secret
+	key := client.ObjectKey{Namespace: obj.Namespace, Name: obj.Spec.Verify.SecretRef.Name}
+	if err := r.SecretReader.Get(ctx, key, &secret); err != nil {
+		return verificationUnavailable.of(fmt.Errorf("revision %s: %s: read the trusted keys of spec.verify.secretRef from Secret %s: %w",
+			checkout.Revision, rollout.FileName, key, err))
+	}
+	keys, err := gitsource.ParseTrustedKeys(fmt.Sprintf("spec.verify.secretRef: Secret %s", key), secret.Data)
+	if err != nil {
+		return verificationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+	}
+	if _, err := gitsource.VerifyCommit(checkout.Dir, gitsource.CommitOfRevision(checkout.Revision), keys, r.Clock.Now(), r.Fetcher.ObjectLimits()); err != nil {
+		return verificationFailed(fmt.Errorf("revision %s: %s is read from it, and it does not verify (spec.verify): %w", checkout.Revision, rollout.FileName, err))
+	}
+	return nil
 }
 
 // upstreamSoak is the least a candidate of obj's landscape waits: the
@@ -236,13 +275,52 @@ func (r *ProfileSyncReconciler) placeInRollout(obj *v1alpha1.ProfileSync, checko
 	return landscape, false, nil
 }
 
+// checkUpstreamSignatures makes landscapes check every record's signature
+// against the keys of spec.rollout.upstreamKeys, and returns the upstream
+// landscapes whose records must then verify: all of them. Without
+// upstreamKeys nothing is checked.
+func (r *ProfileSyncReconciler) checkUpstreamSignatures(ctx context.Context, obj *v1alpha1.ProfileSync, landscapes *gitsource.Landscapes,
+	landscape *rollout.Landscape) ([]string, error) {
+	upstreamKeys := rolloutSpec(obj).UpstreamKeys
+	if upstreamKeys == nil || landscape == nil {
+		return nil, nil
+	}
+	var secret corev1.Secret
+	key := client.ObjectKey{Namespace: obj.Namespace, Name: upstreamKeys.SecretRef.Name}
+	if err := r.SecretReader.Get(ctx, key, &secret); err != nil {
+		return nil, fmt.Errorf("read the upstream landscapes' record keys of spec.rollout.upstreamKeys from Secret %s: %w", key, err)
+	}
+	source := fmt.Sprintf("spec.rollout.upstreamKeys: Secret %s: entry %s", key, v1alpha1.UpstreamKeysEntry)
+	keys, err := gitsource.ParseRecordKeys(source, secret.Data[v1alpha1.UpstreamKeysEntry])
+	if err != nil {
+		return nil, err
+	}
+	landscapes.CheckRecordSignatures(keys, r.Clock.Now())
+	return landscape.After, nil
+}
+
+// recordSigner reads the key of spec.rollout.signingKey; nil without one.
+func (r *ProfileSyncReconciler) recordSigner(ctx context.Context, obj *v1alpha1.ProfileSync) (*gitsource.RecordSigner, error) {
+	signingKey := rolloutSpec(obj).SigningKey
+	if signingKey == nil {
+		return nil, nil
+	}
+	var secret corev1.Secret
+	key := client.ObjectKey{Namespace: obj.Namespace, Name: signingKey.SecretRef.Name}
+	if err := r.SecretReader.Get(ctx, key, &secret); err != nil {
+		return nil, fmt.Errorf("read the record signing key of spec.rollout.signingKey from Secret %s: %w", key, err)
+	}
+	return gitsource.ParseRecordSigningKey(fmt.Sprintf("spec.rollout.signingKey: Secret %s: entry %s", key, v1alpha1.RecordSigningKeyEntry),
+		secret.Data[v1alpha1.RecordSigningKeyEntry])
+}
+
 // decideCandidates decides which commit of the branch the landscape takes
 // by the one rule `rollout status` shows too (rollout.DecideLandscape), and
 // reports the upstream records it left out.
 func (r *ProfileSyncReconciler) decideCandidates(obj *v1alpha1.ProfileSync, landscapes *gitsource.Landscapes, landscape *rollout.Landscape,
-	branch, running string) (rollout.Answer, error) {
+	branch, running string, requireSigned []string) (rollout.Answer, error) {
 	spec := rolloutSpec(obj)
-	question := rollout.Question{Branch: branch, Running: running, Hold: spec.Hold, Hotfix: spec.Hotfix, Now: r.Clock.Now()}
+	question := rollout.Question{Branch: branch, Running: running, Hold: spec.Hold, Hotfix: spec.Hotfix, Now: r.Clock.Now(), RequireSigned: requireSigned}
 	if landscape != nil {
 		question.Landscape = *landscape
 	}
@@ -300,14 +378,36 @@ func (r *ProfileSyncReconciler) follow(obj *v1alpha1.ProfileSync, answer rollout
 		message = describeWaiting(status)
 	}
 	r.memory.setWake(key, decision.RequeueAt)
+	ignored := describeUnverified(answer.Upstreams)
 	if message == "" {
 		conditions.Delete(obj, v1alpha1.WaitingCondition)
-		status.Message = fmt.Sprintf("runs the newest commit of branch %q it may take", branch)
+		status.Message = fmt.Sprintf("runs the newest commit of branch %q it may take", branch) + ignored
 		return target, promoted
 	}
+	message = boundedMessage(message + ignored)
 	conditions.MarkTrue(obj, v1alpha1.WaitingCondition, reason, "%s", message)
 	status.Message = message
 	return target, promoted
+}
+
+// describeUnverified says, for the Waiting condition and status.rollout,
+// which upstream records spec.rollout.upstreamKeys made the decision
+// ignore: per upstream, how many and the newest, with the record commit and
+// why. Empty when none was.
+func describeUnverified(upstreams []rollout.UpstreamReading) string {
+	var notes []string
+	for _, upstream := range upstreams {
+		if len(upstream.Unverified) == 0 {
+			continue
+		}
+		newest := upstream.Unverified[0]
+		notes = append(notes, fmt.Sprintf("ignored %d records of landscape %s whose signature does not verify (spec.rollout.upstreamKeys), the newest %s (%s %s): %s",
+			len(upstream.Unverified), upstream.Landscape, newest.Commit, newest.Kind, shortCommit(newest.Revision), newest.Signature.Describe()))
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(notes, "; ")
 }
 
 // appliedRollout reports the revision the sync applied: since when it runs
@@ -442,9 +542,13 @@ func (r *ProfileSyncReconciler) pushRecord(ctx context.Context, obj *v1alpha1.Pr
 	key := client.ObjectKeyFromObject(obj).String()
 	status := obj.Status.Rollout
 	credentials, err := r.credentials(ctx, obj)
+	var signer *gitsource.RecordSigner
+	if err == nil {
+		signer, err = r.recordSigner(ctx, obj)
+	}
 	if err == nil {
 		_, err = r.Fetcher.PushRecord(ctx, gitsource.LandscapeRequest{
-			URL: obj.Spec.URL, Credentials: credentials, Timeout: syncTimeout(obj), CacheKey: key,
+			URL: obj.Spec.URL, Credentials: credentials, Timeout: syncTimeout(obj), CacheKey: key, Signer: signer,
 		}, record)
 	}
 	if err != nil {

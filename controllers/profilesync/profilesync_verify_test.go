@@ -3,6 +3,8 @@ package profilesync
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/hex"
 	"io"
 	"strings"
@@ -14,7 +16,9 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/hiddeco/sshsig"
 	. "github.com/onsi/gomega"
+	"golang.org/x/crypto/ssh"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -245,4 +249,194 @@ func TestTrustedKeysThatCannotBeReadRefuseEverything(t *testing.T) {
 		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + signed))
 	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+// sshSigningKey is an SSH Ed25519 key pair made for a test.
+func sshSigningKey(t *testing.T) ssh.Signer {
+	t.Helper()
+	_, private, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := ssh.NewSignerFromKey(private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer
+}
+
+// sshSignedBy signs a commit's payload with key in git's namespace, as
+// `git commit -S` with gpg.format=ssh does.
+func sshSignedBy(key ssh.Signer) gitserver.SignFunc {
+	return func(payload io.Reader) (string, error) {
+		signature, err := sshsig.Sign(payload, key, sshsig.HashSHA512, "git")
+		if err != nil {
+			return "", err
+		}
+		return string(sshsig.Armor(signature)), nil
+	}
+}
+
+// allowedSigner is key's line of an allowed_signers file.
+func allowedSigner(principal string, key ssh.Signer) string {
+	return principal + " " + string(ssh.MarshalAuthorizedKey(key.PublicKey()))
+}
+
+// TestSSHSignedRevisionsAndPathRules: with SSH keys in the Secret's
+// allowed_signers entry, an SSH-signed commit applies and one signed by an
+// SSH key not listed is refused before it is built; with a path rule, a
+// dev key's change of prod's overlay is refused, before it is built, even
+// under a prod owner's commit, while its change of dev's overlay applies.
+func TestSSHSignedRevisionsAndPathRules(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	prodOwner, dev := sshSigningKey(t), sshSigningKey(t)
+	profile := testenv.UniqueName("ssh-signed")
+	prodProfile := func(version string) map[string]string {
+		return map[string]string{"overlays/prod/profiles.yaml": singleProfileRepo(profile, version)["profiles.yaml"]}
+	}
+	_, err := server.CreateRepo("ssh-signed", prodProfile("1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	applied, err := server.CommitSigned("ssh-signed", prodProfile("1.32.0"), "prod owner's release", sshSignedBy(prodOwner))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	keys := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("ssh-keys"), Namespace: clusterProfilesNamespace},
+		Data:       map[string][]byte{"allowed_signers": []byte(allowedSigner("prod-owner", prodOwner) + allowedSigner("dev", dev))},
+	}
+	g.Expect(k8sClient.Create(ctx, keys)).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("ssh-signed"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL("ssh-signed"),
+			Path:     "overlays/prod",
+			Interval: metav1.Duration{Duration: time.Second},
+			Verify: &v1alpha1.SignatureVerification{
+				SecretRef: meta.LocalObjectReference{Name: keys.Name},
+				PathRules: []v1alpha1.SignaturePathRule{{Paths: []string{"overlays/prod/**"}, Principals: []string{"prod-owner"}}},
+			},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, keys)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	syncLabels := map[string]string{"namespace": sync.Namespace, "name": sync.Name}
+	builds := func(g Gomega) float64 {
+		return metricstest.Value(g, testMetrics, "profilesync_sync_duration_seconds", metricstest.WithLabels(syncLabels, "phase", metrics.PhaseBuild))
+	}
+	appliedRevision := func(commit, version string) func(g Gomega) {
+		return func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+			cp := testenv.GetCloudProfile(g, k8sClient, profile)
+			g.Expect(builders.KubernetesClassifications(cp.Status.ProfileVersionsStatus)).To(HaveKey(version))
+		}
+	}
+
+	t.Run("a commit signed by a trusted SSH key applies", func(t *testing.T) {
+		NewWithT(t).Eventually(appliedRevision(applied, "1.32.0")).WithTimeout(30 * time.Second).Should(Succeed())
+	})
+
+	t.Run("a dev key's change of dev's overlay applies", func(t *testing.T) {
+		g := NewWithT(t)
+		devChange, err := server.CommitSigned("ssh-signed", map[string]string{"overlays/dev/profiles.yaml": "# dev\n"}, "dev's change", sshSignedBy(dev))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Eventually(appliedRevision(devChange, "1.32.0")).WithTimeout(30 * time.Second).Should(Succeed())
+		applied = devChange
+	})
+
+	t.Run("a dev key's change of prod is refused before it is built, under a prod owner's commit", func(t *testing.T) {
+		g := NewWithT(t)
+		var buildsBefore float64
+		g.Eventually(func(g Gomega) { buildsBefore = builds(g) }).Should(Succeed())
+		smuggled, err := server.CommitSigned("ssh-signed", prodProfile("1.33.0"), "dev's change of prod", sshSignedBy(dev))
+		g.Expect(err).NotTo(HaveOccurred())
+		tip, err := server.CommitSigned("ssh-signed", map[string]string{"README.md": "reviewed\n"}, "prod owner's trivial commit", sshSignedBy(prodOwner))
+		g.Expect(err).NotTo(HaveOccurred())
+		refused := func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(got.Status.LastAttemptedRevision).To(Equal("main@sha1:" + tip))
+			g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+			g.Expect(conditions.IsStalled(got)).To(BeTrue())
+			message := conditions.GetMessage(got, v1alpha1.ReadyCondition)
+			for _, want := range []string{"commit " + smuggled, "path rule", "SSH key " + ssh.FingerprintSHA256(dev.PublicKey()) + " (dev)", "overlays/prod/profiles.yaml", "prod-owner"} {
+				g.Expect(message).To(ContainSubstring(want))
+			}
+		}
+		g.Eventually(refused).WithTimeout(30 * time.Second).Should(Succeed())
+		g.Consistently(func(g Gomega) {
+			refused(g)
+			g.Expect(builds(g)).To(Equal(buildsBefore), "the refused revision is never built")
+			g.Expect(getProfileSync(g, sync).Status.LastAppliedRevision).To(Equal("main@sha1:"+applied), "the last verified revision stays")
+			cp := testenv.GetCloudProfile(g, k8sClient, profile)
+			g.Expect(builders.KubernetesClassifications(cp.Status.ProfileVersionsStatus)).NotTo(HaveKey("1.33.0"))
+		}).WithTimeout(4 * time.Second).WithPolling(time.Second).Should(Succeed())
+	})
+}
+
+// TestUntrustedSSHKeyIsRefused: a commit signed by an SSH key the
+// allowed_signers entry does not list is refused as an unknown key, naming
+// its fingerprint, before it is built, and the signed revision stays.
+func TestUntrustedSSHKeyIsRefused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	trusted, stranger := sshSigningKey(t), sshSigningKey(t)
+	profile := testenv.UniqueName("ssh-stranger")
+	_, err := server.CreateRepo("ssh-stranger", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	signed, err := server.CommitSigned("ssh-stranger", singleProfileRepo(profile, "1.32.0"), "signed", sshSignedBy(trusted))
+	g.Expect(err).NotTo(HaveOccurred())
+	keys := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("ssh-keys"), Namespace: clusterProfilesNamespace},
+		Data:       map[string][]byte{"team.allowed_signers": []byte(allowedSigner("release-manager", trusted))},
+	}
+	g.Expect(k8sClient.Create(ctx, keys)).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("ssh-stranger"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL("ssh-stranger"),
+			Interval: metav1.Duration{Duration: time.Second},
+			Verify:   &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: keys.Name}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, keys)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	syncLabels := map[string]string{"namespace": sync.Namespace, "name": sync.Name}
+	builds := func(g Gomega) float64 {
+		return metricstest.Value(g, testMetrics, "profilesync_sync_duration_seconds", metricstest.WithLabels(syncLabels, "phase", metrics.PhaseBuild))
+	}
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + signed))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	broken := map[string]string{"kustomization.yaml": "resources:\n- missing.yaml\n"}
+	refusedCommit, err := server.CommitSigned("ssh-stranger", broken, "signed by a stranger", sshSignedBy(stranger))
+	g.Expect(err).NotTo(HaveOccurred())
+	refused := func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.LastAttemptedRevision).To(Equal("main@sha1:" + refusedCommit))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + signed))
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+		message := conditions.GetMessage(got, v1alpha1.ReadyCondition)
+		g.Expect(message).To(ContainSubstring("commit " + refusedCommit + ": unknown key: signed by SSH key " + ssh.FingerprintSHA256(stranger.PublicKey())))
+	}
+	g.Eventually(refused).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		refused(g)
+		g.Expect(builds(g)).To(Equal(float64(1)), "only the signed revision is built")
+	}).WithTimeout(4 * time.Second).WithPolling(time.Second).Should(Succeed())
 }

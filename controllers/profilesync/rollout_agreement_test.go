@@ -2,8 +2,12 @@ package profilesync_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +16,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hiddeco/sshsig"
 	. "github.com/onsi/gomega"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/profilesync/profilesync/controllers/profilesync"
 	"github.com/profilesync/profilesync/internal/cli"
@@ -41,6 +47,10 @@ type landscapeHistory struct {
 	commits []agreementCommit
 	dev     []agreementRecord
 	prod    []agreementRecord
+	// signed: dev signs its records (but the forged ones), and prod
+	// counts only those its key verifies (spec.rollout.upstreamKeys,
+	// `rollout status --upstream-keys`).
+	signed bool
 }
 
 type agreementCommit struct {
@@ -54,28 +64,37 @@ type agreementRecord struct {
 	kind   rollout.RecordKind
 	commit string
 	ago    time.Duration
+	// forged is written unsigned by someone who can push, where the
+	// landscape's own records are signed (landscapeHistory.signed).
+	forged bool
 }
 
 func applied(commit string, ago time.Duration) agreementRecord {
-	return agreementRecord{rollout.RecordApplied, commit, ago}
+	return agreementRecord{rollout.RecordApplied, commit, ago, false}
 }
 
 func hotfix(commit string, ago time.Duration) agreementRecord {
-	return agreementRecord{rollout.RecordHotfix, commit, ago}
+	return agreementRecord{rollout.RecordHotfix, commit, ago, false}
 }
 
 func refused(commit string, ago time.Duration) agreementRecord {
-	return agreementRecord{rollout.RecordRefused, commit, ago}
+	return agreementRecord{rollout.RecordRefused, commit, ago, false}
 }
 
 // held and released are the records of spec.rollout.hold set and cleared
 // while the landscape ran commit.
 func held(commit string, ago time.Duration) agreementRecord {
-	return agreementRecord{rollout.RecordHeld, commit, ago}
+	return agreementRecord{rollout.RecordHeld, commit, ago, false}
 }
 
 func released(commit string, ago time.Duration) agreementRecord {
-	return agreementRecord{rollout.RecordReleased, commit, ago}
+	return agreementRecord{rollout.RecordReleased, commit, ago, false}
+}
+
+// forgedApplied is an applied record of commit, Ready ago, that dev's
+// operator did not write: unsigned.
+func forgedApplied(commit string, ago time.Duration) agreementRecord {
+	return agreementRecord{rollout.RecordApplied, commit, ago, true}
 }
 
 // linear is main: c1 ← c2 ← c3 ← c4.
@@ -191,6 +210,18 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			hotfix: "c3", takes: "c2", waits: "c4",
 		},
 		{
+			name: "without upstream keys a forged record of dev counts in both: prod takes the commit at once",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{forgedApplied("c4", 30*24*time.Hour), applied("c2", 2*time.Hour)},
+				prod: []agreementRecord{applied("c1", 4*time.Hour)}},
+			takes: "c4",
+		},
+		{
+			name: "with upstream keys the forged record is ignored in both: prod takes what dev signed it held, and c4 waits",
+			history: landscapeHistory{commits: linear, dev: []agreementRecord{forgedApplied("c4", 30*24*time.Hour), applied("c2", 2*time.Hour)},
+				prod: []agreementRecord{applied("c1", 4*time.Hour)}, signed: true},
+			takes: "c2", waits: "c4", message: "ignored 1 records of landscape dev whose signature does not verify",
+		},
+		{
 			name:    "dev records nothing: prod waits for the tip and both name dev and spec.rollout.record",
 			history: landscapeHistory{commits: linear, prod: []agreementRecord{applied("c1", 4*time.Hour)}},
 			waits:   "c4", note: rollout.NoRecordsNote("dev"),
@@ -198,7 +229,7 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
-			dir, hashes := writeLandscapeHistory(t, tc.history)
+			dir, hashes, keysFile := writeLandscapeHistory(t, tc.history)
 			running := ""
 			for _, r := range tc.history.prod {
 				if r.kind.Runs() {
@@ -213,7 +244,17 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 
 			// rollout status, as a user runs it.
 			var stdout, stderr bytes.Buffer
-			status := cli.Execute([]string{"rollout", "status", dir, "--branch", "main", "--at", agreementNow.Format(time.RFC3339), "--output", "json"}, nil, &stdout, &stderr)
+			args := []string{"rollout", "status", dir, "--branch", "main", "--at", agreementNow.Format(time.RFC3339), "--output", "json"}
+			var upstreamKeys *gitsource.RecordKeys
+			if keysFile != "" {
+				args = append(args, "--upstream-keys", keysFile)
+				data, err := os.ReadFile(keysFile)
+				g.Expect(err).NotTo(HaveOccurred())
+				keys, err := gitsource.ParseRecordKeys(keysFile, data)
+				g.Expect(err).NotTo(HaveOccurred())
+				upstreamKeys = &keys
+			}
+			status := cli.Execute(args, nil, &stdout, &stderr)
 			g.Expect(status).To(Equal(0), stderr.String())
 			var report struct {
 				Landscapes []struct {
@@ -248,7 +289,7 @@ func TestTheOperatorAndRolloutStatusTakeTheSameCommit(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			defer landscapes.Close()
 			prodLandscape := rollout.Landscape{Name: "prod", Path: "prod", After: []string{"dev"}, Soak: time.Hour}
-			target, rolloutStatus, message, err := profilesync.OperatorRolloutDecision(landscapes, prodLandscape, "main", running, tc.hold, hashes[tc.hotfix], agreementNow)
+			target, rolloutStatus, message, err := profilesync.OperatorRolloutDecision(landscapes, prodLandscape, "main", running, tc.hold, hashes[tc.hotfix], agreementNow, upstreamKeys)
 			g.Expect(err).NotTo(HaveOccurred())
 			operatorTakes, operatorWaits := "", ""
 			var operatorEligible *time.Time
@@ -294,12 +335,23 @@ func timeOrNil(t *time.Time) string {
 }
 
 // writeLandscapeHistory writes h into a new repository, main at its last
-// commit, every commit holding the rollout file, and returns its directory
-// and the hash of each commit by name.
-func writeLandscapeHistory(t *testing.T, h landscapeHistory) (string, map[string]string) {
+// commit, every commit holding the rollout file, and returns its directory,
+// the hash of each commit by name and, when h is signed, the
+// allowed_signers file of dev's key.
+func writeLandscapeHistory(t *testing.T, h landscapeHistory) (string, map[string]string, string) {
 	t.Helper()
 	g := NewWithT(t)
 	dir := t.TempDir()
+	var devKey ssh.Signer
+	keysFile := ""
+	if h.signed {
+		_, private, err := ed25519.GenerateKey(rand.Reader)
+		g.Expect(err).NotTo(HaveOccurred())
+		devKey, err = ssh.NewSignerFromKey(private)
+		g.Expect(err).NotTo(HaveOccurred())
+		keysFile = filepath.Join(t.TempDir(), "allowed_signers")
+		g.Expect(os.WriteFile(keysFile, append([]byte("dev "), ssh.MarshalAuthorizedKey(devKey.PublicKey())...), 0o600)).To(Succeed())
+	}
 	repository, err := git.PlainInit(dir, false)
 	g.Expect(err).NotTo(HaveOccurred())
 	hashes := map[string]string{}
@@ -311,7 +363,7 @@ func writeLandscapeHistory(t *testing.T, h landscapeHistory) (string, map[string
 			parents = append(parents, plumbing.NewHash(hashes[p]))
 		}
 		files := map[string]string{rollout.FileName: agreementRollout, "commit.txt": c.name}
-		hashes[c.name] = writeAgreementCommit(t, repository, files, parents, when).String()
+		hashes[c.name] = writeAgreementCommit(t, repository, files, parents, when, nil).String()
 	}
 	g.Expect(repository.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", plumbing.NewHash(hashes[h.commits[len(h.commits)-1].name])))).To(Succeed())
 	for landscape, records := range map[string][]agreementRecord{"dev": h.dev, "prod": h.prod} {
@@ -333,16 +385,22 @@ func writeLandscapeHistory(t *testing.T, h landscapeHistory) (string, map[string
 			if !tip.IsZero() {
 				parents = []plumbing.Hash{tip}
 			}
-			tip = writeAgreementCommit(t, repository, map[string]string{rollout.RecordFileName: string(content)}, parents, record.AppliedAt)
+			var signer ssh.Signer
+			if landscape == "dev" && !r.forged {
+				signer = devKey
+			}
+			tip = writeAgreementCommit(t, repository, map[string]string{rollout.RecordFileName: string(content)}, parents, record.AppliedAt, signer)
 		}
 		if !tip.IsZero() {
 			g.Expect(repository.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(rollout.LandscapeRefPrefix+landscape), tip))).To(Succeed())
 		}
 	}
-	return dir, hashes
+	return dir, hashes, keysFile
 }
 
-func writeAgreementCommit(t *testing.T, repository *git.Repository, files map[string]string, parents []plumbing.Hash, when time.Time) plumbing.Hash {
+// writeAgreementCommit writes a commit of files; signer, when not nil,
+// signs it as git signs with gpg.format=ssh.
+func writeAgreementCommit(t *testing.T, repository *git.Repository, files map[string]string, parents []plumbing.Hash, when time.Time, signer ssh.Signer) plumbing.Hash {
 	t.Helper()
 	g := NewWithT(t)
 	storer := repository.Storer
@@ -369,6 +427,15 @@ func writeAgreementCommit(t *testing.T, repository *git.Repository, files map[st
 	g.Expect(err).NotTo(HaveOccurred())
 	signature := object.Signature{Name: "test", Email: "test@example.invalid", When: when}
 	commit := &object.Commit{Author: signature, Committer: signature, Message: fmt.Sprintf("commit of %s", strings.Join(keys(files), ", ")), TreeHash: treeHash, ParentHashes: parents}
+	if signer != nil {
+		payload := &plumbing.MemoryObject{}
+		g.Expect(commit.EncodeWithoutSignature(payload)).To(Succeed())
+		reader, err := payload.Reader()
+		g.Expect(err).NotTo(HaveOccurred())
+		sshSignature, err := sshsig.Sign(reader, signer, sshsig.HashSHA512, gitsource.SSHSignatureNamespace)
+		g.Expect(err).NotTo(HaveOccurred())
+		commit.PGPSignature = string(sshsig.Armor(sshSignature))
+	}
 	commitObject := storer.NewEncodedObject()
 	g.Expect(commit.Encode(commitObject)).To(Succeed())
 	hash, err := storer.SetEncodedObject(commitObject)

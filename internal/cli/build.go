@@ -19,6 +19,8 @@ func newBuildCommand() *cobra.Command {
 	var root string
 	var build sandbox.Options
 	policyHorizon := policy.DefaultHorizon
+	var verify verifyFlags
+	verifyRange := "HEAD"
 	cmd := &cobra.Command{
 		Use:   "build PATH [--at TIME] [--policy-horizon DURATION] [--root DIR] [--max-file-size SIZE] [--max-rendered-size SIZE]",
 		Short: "Kustomize-build an overlay, then evaluate it",
@@ -51,6 +53,12 @@ A rollout file at the repository root (profilesync-rollout.yaml,
 docs/rollout.md) is checked too: a bad one fails the build, naming the file
 and the field, as the operator refuses the revision.
 
+With --verify-keys or --verify-allowed-signers (and --verify-mode,
+--verify-path-rules, --verify-max-commits), the commits of --verify-range
+(default HEAD) of the repository root are verified first, as 'profilesync
+verify' does, every verdict printed on stderr; a refused one fails the build
+before it runs.
+
 Exit status: 0 valid, warnings on stderr; 1 when the overlay does not build,
 is invalid, breaks a policy rule of severity error (at --at or within
 --policy-horizon) or has a bad rollout file (nothing on stdout,
@@ -64,7 +72,19 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 			return nil
 		},
 		RunE: failOnInput(func(cmd *cobra.Command, args []string) error {
-			return runBuild(cmd.Context(), root, args[0], build, at.or(time.Now()), policyHorizon, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			now := at.or(time.Now())
+			if verify.enabled() {
+				overlay, err := locateOverlay(root, args[0])
+				if err != nil {
+					return err
+				}
+				// Verified before the build, as the operator refuses an
+				// unsigned revision before its build.
+				if err := verify.verifyRange(overlay.root, verifyRange, now, defaultMaxCheckoutSize, cmd.ErrOrStderr()); err != nil {
+					return err
+				}
+			}
+			return runBuild(cmd.Context(), root, args[0], build, now, policyHorizon, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		}),
 	}
 	flags := cmd.Flags()
@@ -73,6 +93,10 @@ every problem on stderr as FILE: KIND/NAME: FIELD: message); 2 usage error.`,
 	flags.StringVar(&root, "root", "", "the repository root the build may read (default: the Git work tree containing PATH, else the working directory when it contains PATH, else PATH)")
 	bindPolicyHorizon(flags, &policyHorizon)
 	bindBuildOptions(flags, &build)
+	verify.bind(flags, "verify-")
+	flags.StringVar(&verifyRange, "verify-range", verifyRange,
+		"with --verify-keys or --verify-allowed-signers, the `REV_RANGE` of the repository root verified before the build, as 'profilesync verify' does "+
+			"(default HEAD: the commit checked out; the work tree's uncommitted changes are not signed, and not verified)")
 	return cmd
 }
 

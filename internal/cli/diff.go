@@ -37,6 +37,7 @@ type diffOptions struct {
 	maxCheckoutSize      int64
 	build                sandbox.Options
 	maxBuilds            int
+	verify               verifyFlags
 }
 
 func newDiffCommand() *cobra.Command {
@@ -114,6 +115,12 @@ error that time alone brings is an error of the pull request, naming its date
 landscape. The findings are part of the report and printed on stderr,
 warnings prefixed "warning: ".
 
+With --verify-keys or --verify-allowed-signers (and --verify-mode,
+--verify-path-rules, --verify-max-commits), the commits --base..--head are
+verified first, as 'profilesync verify' does, every verdict printed on
+stderr: a refused one fails the diff (exit 1) before anything is built, so a
+pull request is checked as the operator's spec.verify will check it.
+
 Exit status: 0 when the head is valid and breaks no policy rule of severity
 error: the report on stdout, warnings on stderr. 1 with the report on stdout
 and the findings on stderr when it breaks one, or a lag of the rollout file of
@@ -153,6 +160,7 @@ revision, a tree or the cluster cannot be read. 2 on a usage error.`,
 		"The largest tree of a revision written for --base and --head (bytes, or a quantity like 64Mi); it also bounds each Git object read, as the operator's flag does.")
 	bindBuildOptions(flags, &opts.build)
 	bindMaxBuilds(flags, &opts.maxBuilds)
+	opts.verify.bind(flags, "verify-")
 	return cmd
 }
 
@@ -207,6 +215,20 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string, stdout, stde
 		return err
 	}
 	now := opts.at.or(time.Now())
+	if opts.verify.enabled() {
+		// The pull request's commits are verified before anything is built
+		// of them, as the operator refuses a revision before its build.
+		if mode != diffRevisions {
+			return usageErrorf("--verify-keys and --verify-allowed-signers verify the commits --base..--head; they need --base and --head")
+		}
+		repo := opts.repo
+		if repo == "" {
+			repo = "."
+		}
+		if err := opts.verify.verifyRange(repo, opts.base+".."+opts.head, now, opts.maxCheckoutSize, stderr); err != nil {
+			return err
+		}
+	}
 
 	var sides *diffSides
 	switch mode {

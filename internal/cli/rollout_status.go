@@ -35,6 +35,9 @@ type rolloutStatusOptions struct {
 	fetchTimeout    time.Duration
 	build           sandbox.Options
 	maxBuilds       int
+	// upstreamKeys is the allowed_signers file of --upstream-keys: the
+	// landscapes' record keys; empty checks no signature.
+	upstreamKeys string
 }
 
 func newRolloutCommand() *cobra.Command {
@@ -84,13 +87,23 @@ or a commit the repository lacks is left out with a warning on stderr, as the
 operator leaves it out. Records applied after --at are left out too, so that
 --at shows the rollout as it stood then.
 
+With --upstream-keys FILE (an allowed_signers file whose principals are
+landscape names, "dev ssh-ed25519 AAAA...", as spec.rollout.upstreamKeys
+holds), every record's SSH signature is checked: a landscape counts only the
+records of its upstreams that verify, as an operator with
+spec.rollout.upstreamKeys does, and the others are left out with a warning
+naming the record commit and why (unsigned, unknown key, bad signature). The
+report marks each landscape's own record that does not verify (unverified) and
+lists the upstream records left out.
+
 Exit status: 0 with the report on stdout and warnings on stderr; 1 when the
 repository, the branch or the rollout file cannot be read (naming the file,
 the ref and the field); 2 on a usage error.`,
 		Example: `  profilesync rollout status
   profilesync rollout status https://git.example.com/platform/profiles.git --branch main
   profilesync rollout status --output markdown > comment.md
-  profilesync rollout status ../profiles --at 2026-12-01T00:00:00Z --output json`,
+  profilesync rollout status ../profiles --at 2026-12-01T00:00:00Z --output json
+  profilesync rollout status --upstream-keys record_signers`,
 		DisableFlagsInUseLine: true,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -114,9 +127,31 @@ the ref and the field); 2 on a usage error.`,
 	flags.Var(byteSize{&opts.maxCheckoutSize}, gitsource.MaxCheckoutSizeFlag,
 		"The most a fetch of a URL may write, and the largest tree of a revision written for a build (bytes, or a quantity like 64Mi); it also bounds each Git object read, as the operator's flag does.")
 	flags.DurationVar(&opts.fetchTimeout, "fetch-timeout", defaultStatusFetchTimeout, "How long the fetch of a URL may take, listing included.")
+	flags.StringVar(&opts.upstreamKeys, "upstream-keys", "",
+		"an allowed_signers `FILE` of the landscapes' record keys (a landscape's name, then its SSH public key, a line each): "+
+			"count only the upstream records signed by them, and mark the records that are not")
 	bindBuildOptions(flags, &opts.build)
 	bindMaxBuilds(flags, &opts.maxBuilds)
 	return cmd
+}
+
+// readUpstreamKeys reads --upstream-keys, bounded as spec.rollout.upstreamKeys
+// is.
+func readUpstreamKeys(path string) (gitsource.RecordKeys, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return gitsource.RecordKeys{}, fmt.Errorf("--upstream-keys: %w", err)
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, gitsource.MaxRecordKeysSize+1))
+	if err != nil {
+		return gitsource.RecordKeys{}, fmt.Errorf("--upstream-keys: read %s: %w", path, err)
+	}
+	keys, err := gitsource.ParseRecordKeys("--upstream-keys "+path, data)
+	if err != nil {
+		return gitsource.RecordKeys{}, err
+	}
+	return keys, nil
 }
 
 // statusRepository is the repository a status reads, opened.
@@ -202,11 +237,22 @@ func (r *statusRepository) tree(ctx context.Context, commit string, maxBytes int
 
 func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source string, stdout, stderr io.Writer) error {
 	now := opts.at.or(time.Now()).UTC()
+	var keys *gitsource.RecordKeys
+	if opts.upstreamKeys != "" {
+		read, err := readUpstreamKeys(opts.upstreamKeys)
+		if err != nil {
+			return err
+		}
+		keys = &read
+	}
 	repo, err := openStatusRepository(ctx, opts, source)
 	if err != nil {
 		return err
 	}
 	defer repo.close()
+	if keys != nil {
+		repo.landscapes.CheckRecordSignatures(*keys, now)
+	}
 
 	tips, err := repo.landscapes.Candidates(repo.branch, "", 1)
 	if err != nil {
@@ -234,7 +280,7 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 
 	status := rolloutStatus{At: now, Repository: repo.label, Branch: repo.branch, Tip: tip}
 	for _, l := range file.Landscapes {
-		status.Landscapes = append(status.Landscapes, statusOfLandscape(repo.landscapes, repo.branch, l, now))
+		status.Landscapes = append(status.Landscapes, statusOfLandscape(repo.landscapes, repo.branch, l, now, keys != nil))
 	}
 	status.Versions = rolloutMatrix(ctx, repo, opts, file, &status)
 	for _, l := range status.Landscapes {
@@ -249,12 +295,19 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 // the operator makes (rollout.DecideLandscape), on what l's own records say
 // it runs and whether it holds. What cannot be read or decided is a warning of the landscape,
 // and so is every record left out and every upstream that records nothing.
-func statusOfLandscape(repo rollout.Repository, branch string, l rollout.Landscape, now time.Time) landscapeStatus {
+// With requireSigned (--upstream-keys), it counts only the upstream records
+// whose signature verified, lists the others, and marks its own records'
+// signatures.
+func statusOfLandscape(repo rollout.Repository, branch string, l rollout.Landscape, now time.Time, requireSigned bool) landscapeStatus {
 	status := landscapeStatus{Name: l.Name, Path: l.Path, After: l.After}
 	if l.Soak > 0 {
 		status.Soak = horizonFlag{&l.Soak}.String()
 	}
-	answer, err := rollout.DecideLandscape(repo, rollout.Question{Landscape: l, Branch: branch, FromRecords: true, Now: now})
+	question := rollout.Question{Landscape: l, Branch: branch, FromRecords: true, Now: now}
+	if requireSigned {
+		question.RequireSigned = l.After
+	}
+	answer, err := rollout.DecideLandscape(repo, question)
 	if err != nil {
 		status.Warnings = append(status.Warnings, fmt.Sprintf("what it runs and waits for cannot be decided: %v", err))
 		return status
@@ -273,10 +326,19 @@ func statusOfLandscape(repo rollout.Repository, branch string, l rollout.Landsca
 		if upstream.NoRecords {
 			status.Warnings = append(status.Warnings, rollout.NoRecordsNote(upstream.Landscape))
 		}
+		for _, r := range upstream.Unverified {
+			status.Unverified = append(status.Unverified, unverifiedRecord{
+				Landscape: upstream.Landscape, Record: r.Commit, Kind: string(r.Kind), Revision: r.Revision, Signature: signatureOf(r.Signature),
+			})
+		}
 	}
 	if r := answer.Applied; r != nil {
 		readyAt := r.ReadyAt
 		status.Applied = &appliedRevision{Revision: r.Revision, Kind: string(r.Kind), AppliedAt: r.AppliedAt, ReadyAt: &readyAt, Record: r.Commit}
+		if r.Signature.Checked {
+			signature := signatureOf(r.Signature)
+			status.Applied.Signature = &signature
+		}
 	}
 	if r := answer.Refused; r != nil {
 		status.Refused = &refusedRevision{Revision: r.Revision, RefusedAt: r.AppliedAt, Reason: r.Reason, Record: r.Commit}

@@ -46,8 +46,33 @@ type landscapeStatus struct {
 	// Waiting is the candidate newer than Takes that it waits for.
 	Waiting *candidateStatus `json:"waiting,omitempty"`
 	// Overlay is the revision its versions are read from.
-	Overlay  overlaySource `json:"overlay"`
-	Warnings []string      `json:"warnings,omitempty"`
+	Overlay overlaySource `json:"overlay"`
+	// Unverified are its upstreams' records left out because their
+	// signature did not verify (--upstream-keys).
+	Unverified []unverifiedRecord `json:"unverified,omitempty"`
+	Warnings   []string           `json:"warnings,omitempty"`
+}
+
+// recordSignature is what the check of a record's signature found
+// (--upstream-keys): verified, by whom, or why not.
+type recordSignature struct {
+	Verified bool   `json:"verified"`
+	Signer   string `json:"signer,omitempty"`
+	Failure  string `json:"failure,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+}
+
+func signatureOf(s rollout.RecordSignature) recordSignature {
+	return recordSignature{Verified: s.Verified, Signer: s.Signer, Failure: s.Failure, Detail: s.Detail}
+}
+
+// unverifiedRecord is an upstream record left out for its signature.
+type unverifiedRecord struct {
+	Landscape string          `json:"landscape"`
+	Record    string          `json:"record"`
+	Kind      string          `json:"kind"`
+	Revision  string          `json:"revision"`
+	Signature recordSignature `json:"signature"`
 }
 
 type appliedRevision struct {
@@ -57,6 +82,9 @@ type appliedRevision struct {
 	ReadyAt   *time.Time `json:"readyAt"`
 	// Record is the record commit.
 	Record string `json:"record"`
+	// Signature is the record's signature as --upstream-keys checked it;
+	// nil without it.
+	Signature *recordSignature `json:"signature,omitempty"`
 }
 
 type refusedRevision struct {
@@ -253,10 +281,14 @@ func runsCell(l landscapeStatus) string {
 	if l.Applied == nil {
 		return "no record"
 	}
+	runs := shortCommit(l.Applied.Revision)
 	if l.Applied.Kind == string(rollout.RecordHotfix) {
-		return shortCommit(l.Applied.Revision) + " (hotfix)"
+		runs += " (hotfix)"
 	}
-	return shortCommit(l.Applied.Revision)
+	if s := l.Applied.Signature; s != nil && !s.Verified {
+		runs += " (unverified)"
+	}
+	return runs
 }
 
 func sinceCell(l landscapeStatus) string {
@@ -332,8 +364,29 @@ func statusNotes(status rolloutStatus) []string {
 			}
 			notes = append(notes, fmt.Sprintf("%s %s %s: %s.", l.Name, verb, shortCommit(c.Revision), describeHolds(c.Holds, l.Soak)))
 		}
+		if s := signatureOfApplied(l); s != nil && !s.Verified {
+			notes = append(notes, fmt.Sprintf("%s's record of %s (%s) is unverified: %s.", l.Name, shortCommit(l.Applied.Revision), shortCommit(l.Applied.Record), describeSignature(*s)))
+		}
+		for _, u := range l.Unverified {
+			notes = append(notes, fmt.Sprintf("%s ignores the %s record of %s by %s (%s): %s.", l.Name, u.Kind, shortCommit(u.Revision), u.Landscape, shortCommit(u.Record), describeSignature(u.Signature)))
+		}
 	}
 	return notes
+}
+
+func signatureOfApplied(l landscapeStatus) *recordSignature {
+	if l.Applied == nil {
+		return nil
+	}
+	return l.Applied.Signature
+}
+
+// describeSignature says why a record's signature does not verify.
+func describeSignature(s recordSignature) string {
+	if s.Signer == "" {
+		return s.Failure
+	}
+	return fmt.Sprintf("%s, signed by %s: %s", s.Failure, s.Signer, s.Detail)
 }
 
 func describeHolds(holds []holdStatus, soak string) string {

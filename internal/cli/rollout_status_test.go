@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,7 +16,9 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/hiddeco/sshsig"
 	. "github.com/onsi/gomega"
+	"golang.org/x/crypto/ssh"
 	"k8s.io/utils/ptr"
 
 	"github.com/profilesync/profilesync/internal/rollout"
@@ -42,6 +46,14 @@ const statusAt = "2026-11-22T00:00:00Z"
 
 func newStatusRepo(t *testing.T) *statusRepo {
 	t.Helper()
+	return newStatusRepoSignedBy(t, nil)
+}
+
+// newStatusRepoSignedBy is newStatusRepo with dev's records signed by
+// devKey (nil: unsigned), as dev's operator with spec.rollout.signingKey
+// signs them; prod's records are unsigned.
+func newStatusRepoSignedBy(t *testing.T, devKey ssh.Signer) *statusRepo {
+	t.Helper()
 	g := NewWithT(t)
 	dir := t.TempDir()
 	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
@@ -64,9 +76,9 @@ func newStatusRepo(t *testing.T) *statusRepo {
 	r.second = commit(2, diffFixturePR)
 
 	day := func(d, h, m int) time.Time { return time.Date(2026, 11, d, h, m, 0, 0, time.UTC) }
-	r.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: r.first, AppliedAt: day(20, 12, 30), ReadyAt: day(20, 12, 31), OperatorVersion: "v0.1.0"})
+	r.signedRecord(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: r.first, AppliedAt: day(20, 12, 30), ReadyAt: day(20, 12, 31), OperatorVersion: "v0.1.0"}, devKey)
 	r.record(t, rollout.Record{Landscape: "prod", Kind: rollout.RecordApplied, Revision: r.first, AppliedAt: day(20, 13, 0), ReadyAt: day(20, 13, 2), OperatorVersion: "v0.1.0"})
-	r.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: r.second, AppliedAt: day(21, 9, 0), ReadyAt: day(21, 9, 5), OperatorVersion: "v0.1.0"})
+	r.signedRecord(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: r.second, AppliedAt: day(21, 9, 0), ReadyAt: day(21, 9, 5), OperatorVersion: "v0.1.0"}, devKey)
 	return r
 }
 
@@ -74,18 +86,32 @@ func newStatusRepo(t *testing.T) *statusRepo {
 // commit holding one record.json on top of the landscape's ref.
 func (r *statusRepo) record(t *testing.T, record rollout.Record) {
 	t.Helper()
+	r.signedRecord(t, record, nil)
+}
+
+// signedRecord is record, the commit signed by key (nil: unsigned) as git
+// signs with gpg.format=ssh.
+func (r *statusRepo) signedRecord(t *testing.T, record rollout.Record, key ssh.Signer) {
+	t.Helper()
 	content, err := rollout.EncodeRecord(record)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	when := record.ReadyAt
 	if when.IsZero() { // a refusal, a hold or its release
 		when = record.AppliedAt
 	}
-	r.writeRecordCommit(t, record.Landscape, content, when)
+	r.writeSignedRecordCommit(t, record.Landscape, content, when, key)
 }
 
 // writeRecordCommit puts content, as record.json, in a new commit on top of
 // landscape's ref.
 func (r *statusRepo) writeRecordCommit(t *testing.T, landscape string, content []byte, when time.Time) {
+	t.Helper()
+	r.writeSignedRecordCommit(t, landscape, content, when, nil)
+}
+
+// writeSignedRecordCommit is writeRecordCommit with the commit signed by
+// key when it is not nil.
+func (r *statusRepo) writeSignedRecordCommit(t *testing.T, landscape string, content []byte, when time.Time, key ssh.Signer) {
 	t.Helper()
 	g := NewWithT(t)
 	storer := r.repo.Storer
@@ -109,6 +135,15 @@ func (r *statusRepo) writeRecordCommit(t *testing.T, landscape string, content [
 	commit := &object.Commit{Author: signature, Committer: signature, Message: "record\n", TreeHash: treeHash}
 	if tip, err := r.repo.Reference(refName, true); err == nil {
 		commit.ParentHashes = []plumbing.Hash{tip.Hash()}
+	}
+	if key != nil {
+		payload := &plumbing.MemoryObject{}
+		g.Expect(commit.EncodeWithoutSignature(payload)).To(Succeed())
+		reader, err := payload.Reader()
+		g.Expect(err).NotTo(HaveOccurred())
+		signature, err := sshsig.Sign(reader, key, sshsig.HashSHA512, "git")
+		g.Expect(err).NotTo(HaveOccurred())
+		commit.PGPSignature = string(sshsig.Armor(signature))
 	}
 	commitObject := storer.NewEncodedObject()
 	g.Expect(commit.Encode(commitObject)).To(Succeed())
@@ -366,4 +401,81 @@ func TestRolloutStatusShowsARefusalAndNeverPromotesIt(t *testing.T) {
 		Reason: "ValidationFailed", Record: dev.Refused.Record}))
 	g.Expect(dev.Takes).To(BeNil())
 	g.Expect(dev.Candidates).To(Equal(1))
+}
+
+// statusDevKey is dev's record key in the tests: an Ed25519 key from a
+// fixed seed, whose signatures (Ed25519 is deterministic) keep the record
+// commits, and so the golden reports, the same in every run.
+func statusDevKey(t *testing.T) ssh.Signer {
+	t.Helper()
+	signer, err := ssh.NewSignerFromKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer
+}
+
+// TestRolloutStatusWithUpstreamKeysCountsOnlySignedRecords: dev signs its
+// records; someone who can push writes an unsigned applied record claiming
+// dev held the second commit since 1 November. Without keys, rollout status
+// shows prod taking it at once; with --upstream-keys naming dev's key, the
+// forged record is left out with a warning, prod waits its soak on dev's
+// genuine record, and the report marks the unverified records (goldens
+// status-signed.*).
+func TestRolloutStatusWithUpstreamKeysCountsOnlySignedRecords(t *testing.T) {
+	devKey := statusDevKey(t)
+	repo := newStatusRepoSignedBy(t, devKey)
+	forgedAt := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	repo.record(t, rollout.Record{Landscape: "dev", Kind: rollout.RecordApplied, Revision: repo.second, AppliedAt: forgedAt, ReadyAt: forgedAt, OperatorVersion: "v0.1.0"})
+	forged, err := repo.repo.Reference(plumbing.ReferenceName(rollout.LandscapeRefPrefix+"dev"), true)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	keys := filepath.Join(t.TempDir(), "record_signers")
+	NewWithT(t).Expect(os.WriteFile(keys, append([]byte("dev "), ssh.MarshalAuthorizedKey(devKey.PublicKey())...), 0o600)).To(Succeed())
+
+	t.Run("without keys the forged record makes prod skip its soak", func(t *testing.T) {
+		g := NewWithT(t)
+		status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json")
+		g.Expect(status).To(Equal(exitOK), stderr)
+		var report rolloutStatus
+		g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+		g.Expect(report.Landscapes[1].Takes).NotTo(BeNil())
+		g.Expect(report.Landscapes[1].Takes.Revision).To(Equal(repo.second))
+	})
+
+	for _, tt := range []struct{ output, golden string }{
+		{"table", "status-signed.txt"},
+		{"markdown", "status-signed.md"},
+		{"json", "status-signed.json"},
+	} {
+		t.Run("with --upstream-keys, "+tt.output, func(t *testing.T) {
+			g := NewWithT(t)
+			status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", tt.output, "--upstream-keys", keys)
+			g.Expect(status).To(Equal(exitOK), stderr)
+			g.Expect(stderr).To(ContainSubstring("warning: prod: record of upstream dev left out: the record's signature does not verify: record " +
+				forged.Hash().String() + " of landscape dev (applied " + repo.second + "): unsigned (signed by none): no signature; the record is ignored"))
+			assertGolden(t, filepath.Join("testdata", "rollout", tt.golden), stdout)
+		})
+	}
+
+	g := NewWithT(t)
+	_, stdout, _ := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json", "--upstream-keys", keys)
+	var report rolloutStatus
+	g.Expect(json.Unmarshal([]byte(stdout), &report)).To(Succeed())
+	dev, prod := report.Landscapes[0], report.Landscapes[1]
+	g.Expect(prod.Takes).To(BeNil(), "the forged record does not count")
+	g.Expect(*prod.Waiting.EligibleAt).To(Equal(time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)), "dev's genuine readyAt plus prod's soak")
+	g.Expect(prod.Unverified).To(HaveLen(1))
+	g.Expect(prod.Unverified[0].Record).To(Equal(forged.Hash().String()))
+	g.Expect(prod.Unverified[0].Signature.Failure).To(Equal("unsigned"))
+	g.Expect(dev.Applied.Signature.Verified).To(BeFalse(), "dev's own newest record is the forged one: marked, as what dev runs is read from it")
+	g.Expect(prod.Applied.Signature.Failure).To(Equal("unsigned"), "prod signs nothing")
+
+	t.Run("a keys file that cannot be read fails naming the flag and the line", func(t *testing.T) {
+		g := NewWithT(t)
+		bad := filepath.Join(t.TempDir(), "bad")
+		g.Expect(os.WriteFile(bad, []byte("ssh-ed25519\n"), 0o600)).To(Succeed())
+		status, _, stderr := statusOutput(t, repo.dir, "--upstream-keys", bad)
+		g.Expect(status).To(Equal(exitInvalidInput))
+		g.Expect(stderr).To(ContainSubstring("--upstream-keys " + bad + ": line 1"))
+	})
 }

@@ -85,6 +85,10 @@ type Request struct {
 	// CacheKey names the cache directory of the object that fetches, like
 	// "namespace/name". Each key has one checkout.
 	CacheKey string
+	// History asks for the branch's history, not only its tip: no shallow
+	// clone (spec.verify.pathRules verify every commit since the last
+	// applied revision).
+	History bool
 	// LastRevision is the revision the caller already has (for example
 	// status.lastAttemptedRevision), used to compute Result.Changed. Empty
 	// when it has none.
@@ -259,7 +263,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 		return nil, refused
 	}
 	dir := filepath.Join(f.root, dirName)
-	if !hasCheckout(dir, req.Ref, wanted) {
+	if !hasCheckout(dir, req.Ref, wanted, req.History) {
 		commit, err := f.cloneInto(ctx, dir, req, wanted, auth, repo)
 		if errors.Is(err, ErrObjectTooLarge) {
 			refused := &RevisionRefusedError{Revision: revisionOf(wanted.commit), Err: err}
@@ -364,15 +368,19 @@ func (f *Fetcher) lockFor(dirName string) *sync.Mutex {
 // hasCheckout says whether dir already has wanted checked out. For a commit
 // pinned to a branch, the checkout must also come from that branch: its
 // membership was checked when it was cloned, and a checkout of the same
-// commit from elsewhere proves nothing about the branch. Any problem reading
-// the checkout counts as "no": fetching again repairs it.
-func hasCheckout(dir string, ref Ref, wanted resolution) bool {
+// commit from elsewhere proves nothing about the branch. A shallow
+// checkout lacks the history asked for. Any problem reading the checkout
+// counts as "no": fetching again repairs it.
+func hasCheckout(dir string, ref Ref, wanted resolution, history bool) bool {
 	repository, err := git.PlainOpen(dir)
 	if err != nil {
 		return false
 	}
 	head, err := repository.Head()
 	if err != nil || head.Hash() != wanted.commit {
+		return false
+	}
+	if shallow, err := repository.Storer.Shallow(); history && (err != nil || len(shallow) > 0) {
 		return false
 	}
 	if ref.Commit != "" && ref.Branch != "" {
@@ -407,7 +415,7 @@ func (f *Fetcher) cloneInto(ctx context.Context, dir string, req Request, wanted
 	case wanted.cloneRef == "":
 		options.Tags = git.AllTags
 		what = fmt.Sprintf("all branches and tags (looking for commit %s)", wanted.commit)
-	case wanted.shallow:
+	case wanted.shallow && !req.History:
 		options.ReferenceName = wanted.cloneRef
 		options.SingleBranch = true
 		options.Depth = 1

@@ -72,6 +72,9 @@ type LandscapeRequest struct {
 	// FetchLandscapes mirrors besides the records; empty mirrors the
 	// records only. PushRecord does not read it.
 	Branch string
+	// Signer signs the record commits PushRecord writes
+	// (spec.rollout.signingKey); nil writes them unsigned.
+	Signer *RecordSigner
 }
 
 // Landscapes is a local repository that holds the landscapes' records and
@@ -82,6 +85,19 @@ type Landscapes struct {
 	// storage keeps the pack files open across the thousands of reads of
 	// one history, and bounds every object read; Close releases them.
 	storage *boundedStorage
+	// recordKeys, when set, are the keys Records checks each record's
+	// signature against at recordKeysAt (CheckRecordSignatures).
+	recordKeys   *RecordKeys
+	recordKeysAt time.Time
+}
+
+// CheckRecordSignatures makes Records check the signature of every record
+// it reads against keys at now (the decision's time: an allowed_signers
+// line's valid-after and valid-before), marking each
+// (rollout.Record.Signature): a landscape keys has no key for gets every
+// record marked unknown key.
+func (l *Landscapes) CheckRecordSignatures(keys RecordKeys, now time.Time) {
+	l.recordKeys, l.recordKeysAt = &keys, now
 }
 
 // Close releases the files the Landscapes holds open.
@@ -206,8 +222,15 @@ func (l *Landscapes) Records(landscape string, limits RecordLimits) (RecordHisto
 		case err != nil:
 			history.Warnings = append(history.Warnings, err)
 		default:
+			if l.recordKeys != nil {
+				record.Signature = VerifyRecordSignature(commit, landscape, *l.recordKeys, l.recordKeysAt)
+			}
 			history.Records = append(history.Records, record)
-			if record.Kind.Runs() && !limits.Since.IsZero() && !record.ReadyAt.After(limits.Since) {
+			// A record whose signature does not verify never ends the
+			// reading: else a forged record with an old readyAt would hide
+			// the genuine ones below it.
+			trusted := !record.Signature.Checked || record.Signature.Verified
+			if trusted && record.Kind.Runs() && !limits.Since.IsZero() && !record.ReadyAt.After(limits.Since) {
 				return history, nil
 			}
 		}
@@ -373,7 +396,7 @@ func (f *Fetcher) PushRecord(ctx context.Context, req LandscapeRequest, record r
 	} else if !errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return "", fmt.Errorf("read %s in the mirror of %s: %w", refName, mirror.repo, err)
 	}
-	recordCommit, err := writeRecordCommit(mirror.repository, record, content, parent)
+	recordCommit, err := writeRecordCommit(mirror.repository, record, content, parent, req.Signer)
 	if err != nil {
 		return "", fmt.Errorf("write the record of %s for %s: %w", record.Landscape, record.Revision, err)
 	}
@@ -402,13 +425,13 @@ func (f *Fetcher) PushRecord(ctx context.Context, req LandscapeRequest, record r
 // server's configuration can fix: an invalid request, credentials the
 // server refuses, a repository that does not exist, a push the server
 // rejects on its own, a fetch past the maximum checkout size, an object
-// over its bound.
+// over its bound, a record key that cannot be used.
 func IsTransient(err error) bool {
 	if err == nil {
 		return false
 	}
 	for _, permanent := range []error{
-		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge, ErrObjectTooLarge,
+		ErrInvalidRequest, ErrRecordPushRejected, ErrCheckoutTooLarge, ErrObjectTooLarge, ErrInvalidRecordKey,
 		transport.ErrAuthenticationRequired, transport.ErrAuthorizationFailed, transport.ErrRepositoryNotFound,
 	} {
 		if errors.Is(err, permanent) {
@@ -436,10 +459,12 @@ func classifyPushError(err error) error {
 }
 
 // writeRecordCommit stores the record file, its tree and a commit on top of
-// parent (none when zero) in repository, and returns the commit. It is
-// signed with the record's own time, so the same record always makes the
-// same commit and no clock is read.
-func writeRecordCommit(repository *git.Repository, record rollout.Record, content []byte, parent plumbing.Hash) (plumbing.Hash, error) {
+// parent (none when zero) in repository, and returns the commit. Its author
+// and committer carry the record's own time, so no clock is read (and the
+// same record makes the same commit, but for an ECDSA signature, which
+// draws a random number). With signer, the commit is signed with its SSH
+// key, as git signs with gpg.format=ssh.
+func writeRecordCommit(repository *git.Repository, record rollout.Record, content []byte, parent plumbing.Hash, signer *RecordSigner) (plumbing.Hash, error) {
 	storer := repository.Storer
 	blob := storer.NewEncodedObject()
 	blob.SetType(plumbing.BlobObject)
@@ -479,6 +504,11 @@ func writeRecordCommit(repository *git.Repository, record rollout.Record, conten
 	}
 	if !parent.IsZero() {
 		commit.ParentHashes = []plumbing.Hash{parent}
+	}
+	if signer != nil {
+		if err := signer.signCommit(commit); err != nil {
+			return plumbing.ZeroHash, err
+		}
 	}
 	commitObject := storer.NewEncodedObject()
 	if err := commit.Encode(commitObject); err != nil {

@@ -540,7 +540,7 @@ func writeOnServer(t *testing.T, server *gitserver.Server, repo string, record r
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit, err := writeRecordCommit(repository, record, content, tip.Hash())
+	commit, err := writeRecordCommit(repository, record, content, tip.Hash(), nil)
 	if err != nil {
 		t.Fatalf("write a record on the server: %v", err)
 	}

@@ -42,24 +42,7 @@ func newExportRepo(t testing.TB) *exportRepo {
 func (r *exportRepo) commit(files map[string]string) string {
 	r.t.Helper()
 	for name, content := range files {
-		path := filepath.Join(r.dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		_ = os.Remove(path)
-		var err error
-		switch {
-		case content == "":
-		case strings.HasPrefix(content, "-> "):
-			err = os.Symlink(strings.TrimPrefix(content, "-> "), path)
-		case strings.HasSuffix(name, ".sh"):
-			err = os.WriteFile(path, []byte(content), 0o755)
-		default:
-			err = os.WriteFile(path, []byte(content), 0o644)
-		}
-		if err != nil {
-			r.t.Fatal(err)
-		}
+		r.writeFile(name, content)
 	}
 	worktree, err := r.repo.Worktree()
 	if err != nil {
@@ -73,6 +56,29 @@ func (r *exportRepo) commit(files map[string]string) string {
 		r.t.Fatalf("commit: %v", err)
 	}
 	return hash.String()
+}
+
+// writeFile writes one file of commit's files into the work tree.
+func (r *exportRepo) writeFile(name, content string) {
+	r.t.Helper()
+	path := filepath.Join(r.dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	_ = os.Remove(path)
+	var err error
+	switch {
+	case content == "":
+	case strings.HasPrefix(content, "-> "):
+		err = os.Symlink(strings.TrimPrefix(content, "-> "), path)
+	case strings.HasSuffix(name, ".sh"):
+		err = os.WriteFile(path, []byte(content), 0o755)
+	default:
+		err = os.WriteFile(path, []byte(content), 0o644)
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
 }
 
 func (r *exportRepo) signature() *object.Signature {

@@ -24,27 +24,32 @@ import (
 var ErrVerificationFailed = errors.New("signature verification failed")
 
 // ErrInvalidTrustedKeys: the Secret of trusted keys cannot be read as
-// OpenPGP public keys; ParseTrustedKeys's error names the entry.
+// OpenPGP public keys and SSH allowed signers; ParseTrustedKeys's error
+// names the entry.
 var ErrInvalidTrustedKeys = errors.New("invalid trusted keys")
 
-// TrustedKeyFileSuffix ends the name of every entry of a trusted keys
-// Secret: each holds one or more armored OpenPGP public keys (what
-// `gpg --export --armor` writes). The suffix leaves room for other kinds of
-// keys (SSH's allowed_signers) in the same Secret.
+// TrustedKeyFileSuffix ends the name of every OpenPGP entry of a trusted
+// keys Secret: each holds one or more armored OpenPGP public keys (what
+// `gpg --export --armor` writes). SSH keys are in entries named
+// allowed_signers or ending in .allowed_signers (AllowedSignersFileName).
 const TrustedKeyFileSuffix = ".asc"
 
-// TrustedKeys are the OpenPGP public keys whose signatures a ProfileSync
-// accepts (spec.verify.secretRef).
+// TrustedKeys are the OpenPGP public keys and SSH allowed signers whose
+// signatures a ProfileSync accepts (spec.verify.secretRef).
 type TrustedKeys struct {
-	keyring openpgp.EntityList
+	keyring        openpgp.EntityList
+	allowedSigners AllowedSigners
 }
 
-// Len is the number of keys (entities) trusted.
-func (k TrustedKeys) Len() int { return len(k.keyring) }
+// Len is the number of keys trusted: OpenPGP entities and allowed_signers
+// lines.
+func (k TrustedKeys) Len() int { return len(k.keyring) + len(k.allowedSigners) }
 
-// ParseTrustedKeys reads the armored OpenPGP public keys of a Secret's data;
-// source names the Secret in errors. Every entry must end in
-// TrustedKeyFileSuffix and hold at least one public key; an entry that does
+// ParseTrustedKeys reads the armored OpenPGP public keys and the SSH
+// allowed signers of a Secret's data; source names the Secret (or the
+// files) in errors. Every entry must end in TrustedKeyFileSuffix and hold
+// at least one OpenPGP public key, or be an allowed_signers entry
+// (AllowedSignersFileName) of at least one key; an entry that does
 // not is an error naming it, not a key silently left out (which would only
 // show later as every commit's "unknown key"). No key at all is an error
 // too: it would refuse every revision.
@@ -56,8 +61,20 @@ func ParseTrustedKeys(source string, data map[string][]byte) (TrustedKeys, error
 	sort.Strings(names)
 	var keys TrustedKeys
 	for _, name := range names {
+		if isAllowedSignersEntry(name) {
+			signers, err := ParseAllowedSigners(fmt.Sprintf("%s: entry %q", source, name), data[name])
+			if err != nil {
+				return TrustedKeys{}, fmt.Errorf("%w: %w", ErrInvalidTrustedKeys, err)
+			}
+			if len(signers) == 0 {
+				return TrustedKeys{}, fmt.Errorf("%w: %s: entry %q: lists no key", ErrInvalidTrustedKeys, source, name)
+			}
+			keys.allowedSigners = append(keys.allowedSigners, signers...)
+			continue
+		}
 		if !strings.HasSuffix(name, TrustedKeyFileSuffix) {
-			return TrustedKeys{}, fmt.Errorf("%w: %s: entry %q: the names of OpenPGP key entries end in %q", ErrInvalidTrustedKeys, source, name, TrustedKeyFileSuffix)
+			return TrustedKeys{}, fmt.Errorf("%w: %s: entry %q: the names of OpenPGP key entries end in %q, and SSH keys are in an entry named %s or ending in %q",
+				ErrInvalidTrustedKeys, source, name, TrustedKeyFileSuffix, AllowedSignersFileName, AllowedSignersFileSuffix)
 		}
 		entities, err := readArmoredKeys(data[name])
 		if err != nil {
@@ -73,8 +90,8 @@ func ParseTrustedKeys(source string, data map[string][]byte) (TrustedKeys, error
 		}
 		keys.keyring = append(keys.keyring, entities...)
 	}
-	if len(keys.keyring) == 0 {
-		return TrustedKeys{}, fmt.Errorf("%w: %s holds no OpenPGP public key (entries ending in %q)", ErrInvalidTrustedKeys, source, TrustedKeyFileSuffix)
+	if keys.Len() == 0 {
+		return TrustedKeys{}, fmt.Errorf("%w: %s holds no key: no OpenPGP public key (entries ending in %q) and no allowed_signers entry", ErrInvalidTrustedKeys, source, TrustedKeyFileSuffix)
 	}
 	return keys, nil
 }
@@ -117,19 +134,29 @@ const (
 	// Unsigned: the commit carries no signature.
 	Unsigned SignatureFailure = "unsigned"
 	// UnknownKey: the commit is signed by a key that is not trusted, or by a
-	// kind of signature no trusted key can check (SSH).
+	// kind of signature no trusted key can check.
 	UnknownKey SignatureFailure = "unknown key"
 	// BadSignature: the signature does not match the commit (it was changed
 	// after signing), is malformed, or its key is revoked.
 	BadSignature SignatureFailure = "bad signature"
 	// ExpiredKey: the trusted key, or the signature, has expired at the
-	// time of the check.
+	// time of the check (an SSH key: outside valid-after and valid-before).
 	ExpiredKey SignatureFailure = "expired key"
 )
 
-// VerificationError is a commit whose signature does not verify: which
-// commit, the key its signature names (empty when unsigned), and why.
+// commitObjectName names a commit in verdicts and refusals; noneName
+// stands for a signer or principals not there.
+const (
+	commitObjectName = "commit"
+	noneName         = "none"
+)
+
+// VerificationError is a commit (or tag) whose signature does not verify:
+// which object, the key its signature names (empty when unsigned), and why.
 type VerificationError struct {
+	// Object is what was signed: "commit" (when empty) or "tag".
+	Object string
+	// Commit is the hash of the object signed (the tag object's for a tag).
 	Commit  string
 	Signer  string
 	Failure SignatureFailure
@@ -140,9 +167,16 @@ type VerificationError struct {
 func (e *VerificationError) Error() string {
 	signer := e.Signer
 	if signer == "" {
-		signer = "none"
+		signer = noneName
 	}
-	return fmt.Sprintf("commit %s: %s: signed by %s: %s", e.Commit, e.Failure, signer, e.Detail)
+	signed := e.Object
+	if signed == "" {
+		signed = commitObjectName
+	}
+	if e.Commit == "" {
+		return fmt.Sprintf("%s: signed by %s: %s", e.Failure, signer, e.Detail)
+	}
+	return fmt.Sprintf("%s %s: %s: signed by %s: %s", signed, e.Commit, e.Failure, signer, e.Detail)
 }
 
 // Is makes errors.Is(err, ErrVerificationFailed) true.
@@ -152,79 +186,140 @@ func (e *VerificationError) Is(target error) bool { return target == ErrVerifica
 // a fetch's Result.Dir included, within limits like every object
 // (ObjectLimitsFor), and verifies its signature against keys at now
 // (VerifyCommitSignature). It returns the signer on success.
-func VerifyCommit(repoDir, commit string, keys TrustedKeys, now time.Time, limits ObjectLimits) (string, error) {
+func VerifyCommit(repoDir, commit string, keys TrustedKeys, now time.Time, limits ObjectLimits) (Signer, error) {
 	repository, storage, err := openLocalRepository(repoDir, limits)
 	if err != nil {
-		return "", err
+		return Signer{}, err
 	}
 	defer storage.Close()
 	read, err := repository.CommitObject(plumbing.NewHash(commit))
 	if err != nil {
-		return "", fmt.Errorf("read commit %s of %s: %w", commit, repoDir, err)
+		return Signer{}, fmt.Errorf("read commit %s of %s: %w", commit, repoDir, err)
 	}
 	return VerifyCommitSignature(read, keys, now)
 }
 
-// VerifyCommitSignature checks that commit carries one OpenPGP signature,
-// made over the commit as it is by a key of keys that is neither expired
-// nor revoked at now. It returns the signer (the key's fingerprint and
-// primary identity); otherwise a *VerificationError. The cryptography is
-// ProtonMail/go-crypto's, the bytes signed go-git's
-// (EncodeWithoutSignature): the same check as go-git's Commit.Verify, with
-// the time given rather than read.
-func VerifyCommitSignature(commit *object.Commit, keys TrustedKeys, now time.Time) (string, error) {
-	failed := func(failure SignatureFailure, signer, detail string) error {
-		return &VerificationError{Commit: commit.Hash.String(), Signer: signer, Failure: failure, Detail: detail}
-	}
-	if strings.TrimSpace(commit.PGPSignature) == "" {
-		return "", failed(Unsigned, "", "the commit carries no signature")
-	}
-	block, err := armor.Decode(strings.NewReader(commit.PGPSignature))
+// VerifyCommitSignature checks that commit carries one signature, OpenPGP
+// or SSH, made over the commit as it is by a key of keys that is trusted at
+// now (VerifySignature). It returns the signer; otherwise a
+// *VerificationError naming the commit. The bytes signed are go-git's
+// (EncodeWithoutSignature), as in go-git's Commit.Verify.
+func VerifyCommitSignature(commit *object.Commit, keys TrustedKeys, now time.Time) (Signer, error) {
+	payload, err := withoutSignature(commit.EncodeWithoutSignature)
 	if err != nil {
-		return "", failed(BadSignature, "", fmt.Sprintf("the signature is not armored OpenPGP: %v", err))
+		return Signer{}, fmt.Errorf("encode commit %s without its signature: %w", commit.Hash, err)
+	}
+	signer, err := VerifySignature(payload, commit.PGPSignature, keys, now)
+	var failed *VerificationError
+	if errors.As(err, &failed) {
+		failed.Object, failed.Commit = commitObjectName, commit.Hash.String()
+		if failed.Failure == Unsigned {
+			failed.Detail = "the commit carries no signature"
+		}
+	}
+	return signer, err
+}
+
+// VerifyTagSignature checks an annotated tag's own signature (`git tag -s`)
+// as VerifyCommitSignature checks a commit's; a refusal names the tag
+// object.
+func VerifyTagSignature(tag *object.Tag, keys TrustedKeys, now time.Time) (Signer, error) {
+	payload, err := withoutSignature(tag.EncodeWithoutSignature)
+	if err != nil {
+		return Signer{}, fmt.Errorf("encode tag %s without its signature: %w", tag.Hash, err)
+	}
+	signer, err := VerifySignature(payload, tag.PGPSignature, keys, now)
+	var failed *VerificationError
+	if errors.As(err, &failed) {
+		failed.Object, failed.Commit = fmt.Sprintf("tag %q", tag.Name), tag.Hash.String()
+		if failed.Failure == Unsigned {
+			failed.Detail = "the annotated tag carries no signature"
+		}
+	}
+	return signer, err
+}
+
+// withoutSignature is what encode (a commit's or tag's
+// EncodeWithoutSignature) writes: the bytes its signature is over.
+func withoutSignature(encode func(plumbing.EncodedObject) error) ([]byte, error) {
+	signed := &plumbing.MemoryObject{}
+	if err := encode(signed); err != nil {
+		return nil, err
+	}
+	reader, err := signed.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer reader.Close()
+	return io.ReadAll(reader)
+}
+
+// VerifySignature checks that signature, the armored block of a gpgsig
+// header, is one signature over payload by a key of keys trusted at now:
+// an SSH signature (-----BEGIN SSH SIGNATURE-----) against the allowed
+// signers (VerifySSHSignature), anything else as OpenPGP against the
+// keyring, the key neither expired nor revoked at now. It returns the
+// signer; otherwise a *VerificationError whose Commit the caller fills.
+func VerifySignature(payload []byte, signature string, keys TrustedKeys, now time.Time) (Signer, error) {
+	failed := func(failure SignatureFailure, signer, detail string) error {
+		return &VerificationError{Signer: signer, Failure: failure, Detail: detail}
+	}
+	if strings.TrimSpace(signature) == "" {
+		return Signer{}, failed(Unsigned, "", "no signature")
+	}
+	if strings.HasPrefix(strings.TrimSpace(signature), sshSignatureArmorHeader) {
+		return VerifySSHSignature(payload, signature, keys.allowedSigners, now)
+	}
+	block, err := armor.Decode(strings.NewReader(signature))
+	if err != nil {
+		return Signer{}, failed(BadSignature, "", fmt.Sprintf("the signature is neither SSH nor armored OpenPGP: %v", err))
 	}
 	if block.Type != openpgp.SignatureType {
-		// An SSH (or X.509) signature: no key of ours can check it.
-		return "", failed(UnknownKey, "", fmt.Sprintf("a %q, and only OpenPGP keys are trusted", block.Type))
+		// An X.509 signature, say: no key of ours can check it.
+		return Signer{}, failed(UnknownKey, "", fmt.Sprintf("a %q, and only OpenPGP and SSH keys are trusted", block.Type))
 	}
 	raw, err := io.ReadAll(block.Body)
 	if err != nil {
-		return "", failed(BadSignature, "", fmt.Sprintf("the signature does not decode: %v", err))
+		return Signer{}, failed(BadSignature, "", fmt.Sprintf("the signature does not decode: %v", err))
 	}
-	signature, err := onlySignature(raw)
+	packetSignature, err := onlySignature(raw)
 	if err != nil {
-		return "", failed(BadSignature, "", err.Error())
+		return Signer{}, failed(BadSignature, "", err.Error())
 	}
-	signer := issuerOf(signature)
-	if signature.IssuerKeyId == nil || len(keys.keyring.KeysByIdUsage(*signature.IssuerKeyId, packet.KeyFlagSign)) == 0 {
-		return "", failed(UnknownKey, signer, "no trusted key made it")
+	signerName := issuerOf(packetSignature)
+	if packetSignature.IssuerKeyId == nil || len(keys.keyring.KeysByIdUsage(*packetSignature.IssuerKeyId, packet.KeyFlagSign)) == 0 {
+		return Signer{}, failed(UnknownKey, signerName, "no trusted key made it")
 	}
-	signed := &plumbing.MemoryObject{}
-	if err := commit.EncodeWithoutSignature(signed); err != nil {
-		return "", fmt.Errorf("encode commit %s without its signature: %w", commit.Hash, err)
-	}
-	content, err := signed.Reader()
-	if err != nil {
-		return "", fmt.Errorf("read commit %s without its signature: %w", commit.Hash, err)
-	}
-	defer content.Close()
 	config := &packet.Config{Time: func() time.Time { return now }}
-	_, entity, err := openpgp.VerifyDetachedSignature(keys.keyring, content, bytes.NewReader(raw), config)
+	_, entity, err := openpgp.VerifyDetachedSignature(keys.keyring, bytes.NewReader(payload), bytes.NewReader(raw), config)
 	if entity != nil {
-		signer = signerOf(entity)
+		signerName = signerOf(entity)
 	}
 	switch {
 	case err == nil:
-		return signer, nil
+		return Signer{Key: signerName, Principals: emailsOf(entity)}, nil
 	case errors.Is(err, pgperrors.ErrKeyExpired):
-		return "", failed(ExpiredKey, signer, fmt.Sprintf("the key expired before %s", now.UTC().Format(time.RFC3339)))
+		return Signer{}, failed(ExpiredKey, signerName, fmt.Sprintf("the key expired before %s", now.UTC().Format(time.RFC3339)))
 	case errors.Is(err, pgperrors.ErrSignatureExpired):
-		return "", failed(ExpiredKey, signer, fmt.Sprintf("the signature, or the key's self-signature, expired before %s", now.UTC().Format(time.RFC3339)))
+		return Signer{}, failed(ExpiredKey, signerName, fmt.Sprintf("the signature, or the key's self-signature, expired before %s", now.UTC().Format(time.RFC3339)))
 	case errors.Is(err, pgperrors.ErrKeyRevoked):
-		return "", failed(BadSignature, signer, "the key is revoked")
+		return Signer{}, failed(BadSignature, signerName, "the key is revoked")
 	default:
-		return "", failed(BadSignature, signer, fmt.Sprintf("the signature does not match the commit: %v", err))
+		return Signer{}, failed(BadSignature, signerName, fmt.Sprintf("the signature does not match: %v", err))
 	}
+}
+
+// emailsOf are the emails of an OpenPGP key's user IDs: the principals a
+// path rule matches for it.
+func emailsOf(entity *openpgp.Entity) []string {
+	var emails []string
+	for _, identity := range entity.Identities {
+		if identity.UserId != nil && identity.UserId.Email != "" {
+			emails = append(emails, identity.UserId.Email)
+		}
+	}
+	sort.Strings(emails)
+	return emails
 }
 
 // onlySignature is the one signature packet of raw. More than one is

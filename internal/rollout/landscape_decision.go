@@ -85,6 +85,14 @@ type Question struct {
 	// Now is the time of the decision, from the caller's clock. Records
 	// applied after it are left out.
 	Now time.Time
+	// RequireSigned names the upstream landscapes whose records count only
+	// when their signature verified (Record.Signature.Verified, which the
+	// Repository marks): spec.rollout.upstreamKeys, or `rollout status
+	// --upstream-keys`. Any other record of theirs, unsigned, signed by
+	// another key or changed after signing, is left out with a warning
+	// (ErrUnverifiedRecord), so a forged record cannot make the landscape
+	// skip its soak.
+	RequireSigned []string
 }
 
 // Answer is the decision and what it was made of.
@@ -127,6 +135,10 @@ type UpstreamReading struct {
 	// Warnings are its records left out: garbled, naming an unknown
 	// commit, or with a time the decision could not report.
 	Warnings []error
+	// Unverified are its records left out because their signature did
+	// not verify while Question.RequireSigned names it; each is a warning
+	// too.
+	Unverified []Record
 	// Truncated says the history was cut at its maximum.
 	Truncated bool
 	// NoRecords says the upstream has recorded no applied (or hotfix)
@@ -139,6 +151,11 @@ type UpstreamReading struct {
 // the soak, is past MaxTime: no status or report could hold the eligibility
 // time it makes, so the record is left out.
 var ErrTimeOutOfRange = errors.New("a time out of range")
+
+// ErrUnverifiedRecord marks an upstream record left out because the
+// landscape requires that upstream's records to be signed
+// (Question.RequireSigned) and its signature did not verify.
+var ErrUnverifiedRecord = errors.New("the record's signature does not verify")
 
 // ErrHotfixNotOnBranch marks a hotfix that is no commit of the branch newer
 // than the one the landscape runs.
@@ -360,7 +377,13 @@ func readUpstream(repo Repository, upstream string, q Question) (UpstreamReading
 		return UpstreamReading{}, fmt.Errorf("read the records of landscape %s: %w", upstream, err)
 	}
 	reading := UpstreamReading{Landscape: upstream, Warnings: history.Warnings, Truncated: history.Truncated}
+	requireSigned := slices.Contains(q.RequireSigned, upstream)
 	for _, record := range history.Records {
+		if requireSigned && !record.Signature.Verified {
+			reading.Warnings = append(reading.Warnings, unverified(record))
+			reading.Unverified = append(reading.Unverified, record)
+			continue
+		}
 		if err := timesInRange(record, q.Landscape.Soak); err != nil {
 			reading.Warnings = append(reading.Warnings, err)
 			continue
@@ -372,6 +395,17 @@ func readUpstream(repo Repository, upstream string, q Question) (UpstreamReading
 	}
 	reading.NoRecords = !slices.ContainsFunc(reading.Records, func(r Record) bool { return r.Kind.Runs() })
 	return reading, nil
+}
+
+// unverified is the warning of an upstream record left out for its
+// signature: the record commit, the landscape and why.
+func unverified(record Record) error {
+	why := record.Signature.Describe()
+	if !record.Signature.Checked {
+		why = "no key of landscape " + record.Landscape + " was given to check it with"
+	}
+	return fmt.Errorf("%w: record %s of landscape %s (%s %s): %s; the record is ignored",
+		ErrUnverifiedRecord, record.Commit, record.Landscape, record.Kind, record.Revision, why)
 }
 
 // timesInRange checks that the times a record makes a decision report, its

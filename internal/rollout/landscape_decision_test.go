@@ -241,3 +241,80 @@ func TestNoRecordsNoteNamesTheUpstreamAndTheField(t *testing.T) {
 		"dev has recorded no applied revision under refs/profilesync/landscapes/dev: the ProfileSync of landscape dev must record it " +
 			"(spec.rollout.record, on unless set to false) with credentials that may push; its Recorded condition says why a push failed"))
 }
+
+// signedBy marks record as gitsource marks a record whose signature it
+// checked: verified, or not, and why.
+func signedBy(record Record, commit string, signature RecordSignature) Record {
+	record.Commit, record.Signature = commit, signature
+	return record
+}
+
+func TestDecideLandscapeCountsOnlyVerifiedRecordsOfAnUpstreamThatMustSign(t *testing.T) {
+	prod := Landscape{Name: "prod", After: []string{"dev"}, Soak: time.Hour}
+	verified := RecordSignature{Checked: true, Verified: true, Signer: "SHA256:dev"}
+	forgedUnsigned := RecordSignature{Checked: true, Failure: "unsigned", Detail: "the record commit carries no signature"}
+	otherKey := RecordSignature{Checked: true, Signer: "SHA256:stranger", Failure: "unknown key", Detail: "no key of landscape dev made it"}
+	tampered := RecordSignature{Checked: true, Signer: "SHA256:dev", Failure: "bad signature", Detail: "the signature does not match the record commit"}
+	for _, tc := range []struct {
+		name          string
+		dev           []Record
+		requireSigned []string
+		promote       string
+		// ignored is the warning expected of the one record left out.
+		ignored string
+	}{
+		{
+			name:          "a forged unsigned applied record with an old readyAt is ignored, so prod waits for the genuine record's soak",
+			dev:           []Record{signedBy(applied("c5", 30*24*time.Hour), "forged", forgedUnsigned), signedBy(applied("c3", 10*time.Minute), "genuine", verified)},
+			requireSigned: []string{"dev"},
+			ignored:       "record forged of landscape dev (applied c5): unsigned (signed by none): the record commit carries no signature; the record is ignored",
+		},
+		{
+			name:          "a record signed by another key than dev's is ignored",
+			dev:           []Record{signedBy(applied("c5", 2*time.Hour), "stranger", otherKey)},
+			requireSigned: []string{"dev"},
+			ignored:       "record stranger of landscape dev (applied c5): unknown key (signed by SHA256:stranger): no key of landscape dev made it; the record is ignored",
+		},
+		{
+			name:          "a record changed after dev signed it is ignored",
+			dev:           []Record{signedBy(applied("c5", 2*time.Hour), "tampered", tampered)},
+			requireSigned: []string{"dev"},
+			ignored:       "record tampered of landscape dev (applied c5): bad signature (signed by SHA256:dev): the signature does not match the record commit; the record is ignored",
+		},
+		{
+			name:          "a record nobody checked counts as unverified when dev must sign: no key was given to check it",
+			dev:           []Record{signedBy(applied("c5", 2*time.Hour), "unchecked", RecordSignature{})},
+			requireSigned: []string{"dev"},
+			ignored:       "record unchecked of landscape dev (applied c5): no key of landscape dev was given to check it with; the record is ignored",
+		},
+		{
+			name:          "a genuine record signed by dev's key counts: prod takes what dev held for the soak",
+			dev:           []Record{signedBy(applied("c5", 2*time.Hour), "genuine", verified)},
+			requireSigned: []string{"dev"},
+			promote:       "c5",
+		},
+		{
+			name:    "without upstream keys the forged record counts, as it did before signatures: the soak guards against mistakes only",
+			dev:     []Record{signedBy(applied("c5", 30*24*time.Hour), "forged", forgedUnsigned)},
+			promote: "c5",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			repo := &fakeRepository{graph: mainline, tip: "c5", records: map[string][]Record{"dev": tc.dev}}
+			answer, err := DecideLandscape(repo, Question{Landscape: prod, Branch: "main", Running: "c2", Now: decisionTime, RequireSigned: tc.requireSigned})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(answer.Promote).To(Equal(tc.promote))
+			dev := answer.Upstreams[0]
+			if tc.ignored == "" {
+				g.Expect(dev.Warnings).To(BeEmpty())
+				g.Expect(dev.Unverified).To(BeEmpty())
+				return
+			}
+			g.Expect(dev.Warnings).To(HaveLen(1))
+			g.Expect(dev.Warnings[0]).To(MatchError(ErrUnverifiedRecord))
+			g.Expect(dev.Warnings[0].Error()).To(ContainSubstring(tc.ignored))
+			g.Expect(dev.Unverified).To(HaveLen(1))
+		})
+	}
+}

@@ -91,6 +91,46 @@ type Record struct {
 	// Commit is the record commit this was read from; empty for a record
 	// not yet written. It is not part of the file.
 	Commit string
+	// Signature is what the reader found of the record commit's signature,
+	// when it was given keys of the landscape to check it with; the zero
+	// value says it was not checked. It is not part of the file.
+	Signature RecordSignature
+}
+
+// RecordSignature is the mark gitsource puts on a record it read: whether
+// its commit carries an SSH signature, by a key given for the record's
+// landscape, over the commit as it is. The decision trusts only the mark
+// (DecideLandscape ignores an upstream's records that are not Verified when
+// Question.RequireSigned names it); it checks no signature itself.
+type RecordSignature struct {
+	// Checked says keys were given for the landscape, so the record was
+	// checked: without it the record is neither verified nor refused.
+	Checked bool
+	// Verified says the signature verifies against one of those keys.
+	Verified bool
+	// Signer names the key the signature carries (its SSH fingerprint),
+	// empty for an unsigned record.
+	Signer string
+	// Failure is why it does not verify: "unsigned", "unknown key" or
+	// "bad signature", with Detail saying what the check found.
+	Failure string
+	Detail  string
+}
+
+// Describe says in a few words what the check found: "signed by KEY",
+// or the failure, the signer and the detail; "not checked" when unchecked.
+func (s RecordSignature) Describe() string {
+	switch {
+	case !s.Checked:
+		return "not checked"
+	case s.Verified:
+		return "signed by " + s.Signer
+	}
+	signer := s.Signer
+	if signer == "" {
+		signer = "none"
+	}
+	return fmt.Sprintf("%s (signed by %s): %s", s.Failure, signer, s.Detail)
 }
 
 // recordFile is a record as it is stored. Times are written in UTC.
