@@ -178,7 +178,7 @@ func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural,
 			c.uniqueKeys(node, schema, path, isRepeatableList(fields))
 		}
 		for i, item := range node.Content {
-			c.walk(item, items, entryPath(path, i, item), append(fields, "*"))
+			c.walk(item, items, entryPath(path, i, item), append(fields, everyEntry))
 		}
 	case yaml.ScalarNode:
 		c.scalar(node, schema, path)

@@ -27,11 +27,17 @@ import (
 // different entries with one name stay and are refused as the API server
 // refuses them.
 var repeatableLists = [][]string{
-	{"spec", "seedSelector", "providerTypes"},
-	{"spec", "regions", "*", "accessRestrictions"},
-	{"spec", "regions", "*", "zones", "*", "unavailableMachineTypes"},
-	{"spec", "regions", "*", "zones", "*", "unavailableVolumeTypes"},
+	{specField, "seedSelector", "providerTypes"},
+	{specField, regionsField, everyEntry, "accessRestrictions"},
+	{specField, regionsField, everyEntry, "zones", everyEntry, "unavailableMachineTypes"},
+	{specField, regionsField, everyEntry, "zones", everyEntry, "unavailableVolumeTypes"},
 }
+
+const (
+	specField    = "spec"
+	regionsField = "regions"
+	everyEntry   = "*"
+)
 
 // dropRepeatedEntries removes the repeats of repeatableLists from obj, an
 // object as decoded from JSON, and reports whether it removed any.
@@ -47,7 +53,7 @@ func dropRepeatedAt(value any, path []string) bool {
 	switch {
 	case len(path) == 0:
 		return false
-	case path[0] == "*":
+	case path[0] == everyEntry:
 		list, _ := value.([]any)
 		dropped := false
 		for _, entry := range list {
