@@ -103,8 +103,9 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 // windows overlapped only before now are fine, and an unending supported
 // stage overlapping another is refused for a version supported at now. Everything else is
 // independent of the time: a version that is already expired when first
-// applied is accepted (ours), and the update rule that needs the live object
-// is ValidateUpdate.
+// applied is accepted, as Gardener accepts it (gardener/gardener#8297), and
+// the update rules that need the live object are ValidateUpdate and, for a
+// namespaced profile, merge.CheckNamespacedChange.
 //
 // The namespaced merge runs this on the merged spec, so the messages name the
 // rule and the versions involved rather than assuming the reader wrote them.

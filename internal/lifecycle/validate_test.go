@@ -466,7 +466,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			},
 			wantErrors: []string{"FieldValueInvalid spec.machineImages[1] (suse).versions[0] (15.4).lifecycle[1].classification"},
 		},
-		// ours: already expired when first applied
+		// as Gardener: already expired when first applied (its API server drops it on create, gardener/gardener#8297)
 		{
 			name: "a version already expired is accepted",
 			change: func(s *v1alpha1.CloudProfileSpec) {
