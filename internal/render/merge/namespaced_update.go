@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
@@ -25,10 +26,12 @@ import (
 // (docs/lifecycle.md, "Where we differ from Gardener"). A machine image
 // version the parent does not have is the profile's own, not an override,
 // and is not checked either, as in Gardener. The errors are Gardener's
-// words, at the override's expirationDate. live == nil (a create) yields
-// none.
+// words, at the override's expirationDate. live == nil (a create), or an
+// updated spec equal to the live one, yields none.
 func CheckNamespacedChange(live *v1alpha1.NamespacedCloudProfile, parent *v1alpha1.CloudProfileSpec, updated *v1alpha1.NamespacedCloudProfileSpec, now time.Time) field.ErrorList {
-	if live == nil || updated == nil {
+	// As Gardener's admission, a write that leaves the spec as it is passes:
+	// the sync applying an unchanged revision again changes nothing.
+	if live == nil || updated == nil || equality.Semantic.DeepEqual(live.Spec, *updated) {
 		return nil
 	}
 	merged := live.Status.CloudProfileSpec

@@ -111,6 +111,11 @@ func TestCheckNamespacedChangeRefusesAnExpiryMovedIntoThePastAsGardener(t *testi
 			updated: imageOverride(expiring("22.4.0", past)),
 		},
 		{
+			name:    "a spec written again as it is passes, though its expiry is past and no status merged it yet, as in Gardener",
+			live:    &v1alpha1.NamespacedCloudProfile{Spec: kubernetesOverride(expiring("1.30.0", past))},
+			updated: kubernetesOverride(expiring("1.30.0", past)),
+		},
+		{
 			name:    "a create has no live object and nothing to compare",
 			updated: kubernetesOverride(expiring("1.30.0", past)),
 		},
