@@ -121,9 +121,16 @@ func (v *NamespacedCloudProfileValidator) validate(ctx context.Context, old, obj
 			obj.Spec.Parent.Name, obj.Namespace, obj.Name, err))
 	}
 	// A missing parent is merge.Namespaced's spec.parent.name Not found.
-	if _, errs := merge.NamespacedAt(parentSpec, &obj.Spec, v.Clock.Now()); len(errs) > 0 {
-		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name,
-			merge.ExplainMissingParent(errs, "in the cluster"))
+	_, errs := merge.NamespacedAt(parentSpec, &obj.Spec, v.Clock.Now())
+	if len(errs) > 0 {
+		errs = merge.ExplainMissingParent(errs, "in the cluster")
+	}
+	// On an update, Gardener's rule that needs the live object too: no
+	// override may have its expiry moved into the past (the sync checks the
+	// same before it writes, syncplan's checkUpdateRules).
+	errs = append(errs, merge.CheckNamespacedChange(old, parentSpec, &obj.Spec, v.Clock.Now())...)
+	if len(errs) > 0 {
+		return apierrors.NewInvalid(v1alpha1.GroupVersion.WithKind(v1alpha1.NamespacedCloudProfileKind).GroupKind(), obj.Name, errs)
 	}
 	return nil
 }

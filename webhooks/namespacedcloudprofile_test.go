@@ -359,3 +359,31 @@ func TestTheMergedSpecIsValidatedNow(t *testing.T) {
 
 	g.Expect(adminClient.Create(ctx, namespacedProfile(namespace, parent.Name))).To(Succeed())
 }
+
+// TestMovingAnOverridesExpiryIntoThePastIsRefusedAsGardenerRefusesIt: the
+// rule of Gardener's NamespacedCloudProfile admission on update, with its
+// words: an override the profile already has may not expire in the past
+// (unless the merged status already expires the version then), while a new
+// override with a past date is admitted, as Gardener admits it.
+func TestMovingAnOverridesExpiryIntoThePastIsRefusedAsGardenerRefusesIt(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := newNamespace(t)
+	parent := newParent(t)
+	overriding := func(expires string) *v1alpha1.KubernetesSettings {
+		return &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{Version: "1.30.1", ExpirationDate: builders.Date(expires)}}}
+	}
+	ncp := namespacedProfile(namespace, parent.Name)
+	ncp.Spec.Kubernetes = overriding("2025-12-01T00:00:00Z")
+	g.Expect(adminClient.Create(ctx, ncp)).To(Succeed())
+
+	err := updateAs(adminClient, ncp, func(ncp *v1alpha1.NamespacedCloudProfile) {
+		ncp.Spec.Kubernetes = overriding("2025-05-01T00:00:00Z")
+	})
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(`spec.kubernetes.versions[0] (1.30.1).expirationDate: Invalid value: "2025-05-01T00:00:00Z": expiration date for version "1.30.1" is in the past`))
+
+	created := namespacedProfile(namespace, parent.Name)
+	created.Spec.Kubernetes = overriding("2025-05-01T00:00:00Z")
+	g.Expect(adminClient.Create(ctx, created)).To(Succeed(), "a new override with a past date is Gardener's to drop, not to refuse")
+}

@@ -82,7 +82,12 @@ The two sides are one of:
       strategic-merge patch of its drift, lists keyed as the build merges
       them: added to the overlay as a patch file, it makes the overlay build
       what the cluster holds, and the hold ends once that is merged. With
-      --output json, a note on stderr names the held objects instead.
+      --output json, a note on stderr names the held objects instead. What
+      the sync would refuse to write over a live object, by a rule that needs
+      it (an override a NamespacedCloudProfile already has whose
+      expirationDate moves into the past, refused as Gardener refuses it), is
+      printed on stderr after the report, one line as the sync reports it,
+      and makes the exit status 1.
 
 PATH defaults to the landscapes of the head's rollout file
 (profilesync-rollout.yaml at the repository root, docs/rollout.md) in its

@@ -20,6 +20,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/markdown"
 	"github.com/profilesync/profilesync/internal/overlaypatch"
+	"github.com/profilesync/profilesync/internal/render/merge"
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/syncplan"
 )
@@ -37,6 +38,9 @@ type clusterBase struct {
 	// held are the live objects of the build under a hold of break glass,
 	// in the report's order, found by bases.
 	held []heldObject
+	// refused are the lines of what the sync would refuse to write over the
+	// live objects (checkNamespacedChange), found by bases.
+	refused []string
 }
 
 func newClusterSides(ctx context.Context, opts *diffOptions) (*diffSides, error) {
@@ -132,6 +136,11 @@ func (s *clusterBase) bases(heads sideSet, now time.Time, stderr io.Writer) (sid
 				continue
 			}
 			bases[i] = append(bases[i], *live)
+			if o.NamespacedCloudProfile != nil {
+				if err := s.checkNamespacedChange(o, *live, objects, now); err != nil {
+					return nil, err
+				}
+			}
 			held, err := s.heldDrift(o, *live, now, stderr)
 			if err != nil {
 				return nil, err
@@ -142,6 +151,35 @@ func (s *clusterBase) bases(heads sideSet, now time.Time, stderr io.Writer) (sid
 		}
 	}
 	return bases, nil
+}
+
+// checkNamespacedChange notes what the sync would refuse in writing o, a
+// NamespacedCloudProfile of the head, over live: the rule of Gardener's
+// admission that needs the live object (merge.CheckNamespacedChange), which
+// the sync checks before it writes, against the parent as the sync would
+// have it (the head's, else the cluster's). Each line is the sync's.
+func (s *clusterBase) checkNamespacedChange(o, live profile.Object, head []profile.Object, now time.Time) error {
+	parentName := o.NamespacedCloudProfile.Spec.Parent.Name
+	var parent *v1alpha1.CloudProfileSpec
+	for _, h := range head {
+		if h.CloudProfile != nil && h.Name() == parentName {
+			parent = &h.CloudProfile.Spec
+			break
+		}
+	}
+	if parent == nil {
+		cp, err := s.live.cloudProfile(parentName)
+		if err != nil {
+			return err
+		}
+		if cp != nil {
+			parent = &cp.Spec
+		}
+	}
+	for _, e := range merge.CheckNamespacedChange(live.NamespacedCloudProfile, parent, &o.NamespacedCloudProfile.Spec, now) {
+		s.refused = append(s.refused, fmt.Sprintf("%s: %s: %s", o.File, o.Ref(), e.Error()))
+	}
+	return nil
 }
 
 // liveProfiles reads profiles from the cluster, each CloudProfile once.
@@ -355,11 +393,33 @@ func specsOf(built, live profile.Object) (liveMeta metav1.Object, builtSpec, liv
 	return live.NamespacedCloudProfile, &built.NamespacedCloudProfile.Spec, &live.NamespacedCloudProfile.Spec
 }
 
-// writeAfterReport writes the patch of every held object after the report,
+// writeAfterReport writes the patch of every held object after the report
+// (writeHeld), then what the sync would refuse to write over the live
+// objects, on stderr, one line each as the sync reports it; the command then
+// fails, since the sync would write nothing of the revision.
+func (s *clusterBase) writeAfterReport(stdout, stderr io.Writer, format diffFormat) error {
+	if err := s.writeHeld(stdout, stderr, format); err != nil {
+		return err
+	}
+	if len(s.refused) == 0 {
+		return nil
+	}
+	for _, line := range s.refused {
+		if _, err := fmt.Fprintln(stderr, line); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintln(stderr, "the sync refuses this revision for the rules above, which need the live objects, and writes none of it"); err != nil {
+		return err
+	}
+	return errInvalidInputReported
+}
+
+// writeHeld writes the patch of every held object after the report,
 // in a YAML stream (table) or a YAML block per object (markdown), for a
 // platform engineer to add to the overlay. JSON output stays the report
 // alone, so a note on stderr says that objects are held.
-func (s *clusterBase) writeAfterReport(stdout, stderr io.Writer, format diffFormat) error {
+func (s *clusterBase) writeHeld(stdout, stderr io.Writer, format diffFormat) error {
 	if len(s.held) == 0 {
 		return nil
 	}

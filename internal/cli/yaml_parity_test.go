@@ -50,6 +50,9 @@ func TestEveryCommandReadsYAMLAsTheSyncDoes(t *testing.T) {
 		{name: "an octal-looking value", profile: withLabel("team: 0755"),
 			wantErr: "metadata.labels.team: Invalid value: 0755 as written: YAML 1.1 and YAML 1.2, which the sync reads, take it as different values"},
 		{name: "a quoted yes", profile: withLabel(`usable: "yes"`)},
+		{name: "a provider type and an access restriction written twice, which Gardener accepts as once", profile: strings.Replace(
+			stage(`startTime: "2025-03-01T00:00:00Z"`), "  - name: eu-1\n",
+			"  - name: eu-1\n    accessRestrictions:\n    - name: eu-access-only\n    - name: eu-access-only\n  seedSelector:\n    providerTypes: [aws, aws]\n", 1)},
 	}
 	gardenerExample, err := os.ReadFile("../../test/testdata/gardener/gardener-cloudprofile.yaml")
 	if err != nil {

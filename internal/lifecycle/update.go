@@ -391,34 +391,28 @@ func findMachineImage(spec *v1alpha1.CloudProfileSpec, name string) *v1alpha1.Ma
 
 // mustLeave reports whether a cluster on subject must be moved even without
 // an automatic update, and why: its version is expired, or the profile (or
-// the image) no longer lists it. Versions are matched by semver, so a cluster
-// on 1.7 is on the profile's 1.7.0.
+// the image) no longer lists it. The cluster's version is found as
+// IndexOfVersion finds it: the entry written as the cluster's version, else
+// the same semantic version (a cluster on 1.7 is on the profile's 1.7.0).
 func mustLeave(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject, now time.Time) (bool, string) {
 	const expired, gone = "is expired", "is no longer in the profile"
-	cur, err := semver.NewVersion(subject.Version)
-	if err != nil || spec == nil {
+	if _, err := semver.NewVersion(subject.Version); err != nil || spec == nil {
 		return true, gone
-	}
-	matches := func(v *v1alpha1.ExpirableVersion) bool {
-		parsed, err := semver.NewVersion(v.Version)
-		return v.Version == subject.Version || (err == nil && parsed.Equal(cur))
 	}
 	isExpired := func(v *v1alpha1.ExpirableVersion) (bool, string) {
 		return ClassificationAt(*v, now) == v1alpha1.ClassificationExpired, expired
 	}
 	if subject.MachineImage == "" {
-		for i := range spec.Kubernetes.Versions {
-			if v := &spec.Kubernetes.Versions[i]; matches(v) {
-				return isExpired(v)
-			}
+		versions := spec.Kubernetes.Versions
+		if i := IndexOfVersion(len(versions), func(i int) string { return versions[i].Version }, subject.Version); i >= 0 {
+			return isExpired(&versions[i])
 		}
 		return true, gone
 	}
 	if image := findMachineImage(spec, subject.MachineImage); image != nil {
-		for i := range image.Versions {
-			if v := &image.Versions[i].ExpirableVersion; matches(v) {
-				return isExpired(v)
-			}
+		versions := image.Versions
+		if i := IndexOfVersion(len(versions), func(i int) string { return versions[i].Version }, subject.Version); i >= 0 {
+			return isExpired(&versions[i].ExpirableVersion)
 		}
 	}
 	return true, gone

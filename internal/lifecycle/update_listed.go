@@ -41,14 +41,13 @@ func CheckListed(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject) error {
 			versions = append(versions, v.ExpirableVersion)
 		}
 	}
-	cur, curErr := semver.NewVersion(subject.Version)
+	if IndexOfVersion(len(versions), func(i int) string { return versions[i].Version }, subject.Version) >= 0 {
+		return nil
+	}
 	written := make([]string, 0, len(versions))
 	parsed := make([]*semver.Version, 0, len(versions))
 	for _, v := range versions {
-		p, err := semver.NewVersion(v.Version)
-		if v.Version == subject.Version || (err == nil && curErr == nil && p.Equal(cur)) {
-			return nil
-		}
+		p, _ := semver.NewVersion(v.Version)
 		written = append(written, v.Version)
 		parsed = append(parsed, p)
 	}

@@ -103,8 +103,9 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 // windows overlapped only before now are fine, and an unending supported
 // stage overlapping another is refused for a version supported at now. Everything else is
 // independent of the time: a version that is already expired when first
-// applied is accepted (ours), and the update rule that needs the live object
-// is ValidateUpdate.
+// applied is accepted, as Gardener accepts it (gardener/gardener#8297), and
+// the update rules that need the live object are ValidateUpdate and, for a
+// namespaced profile, merge.CheckNamespacedChange.
 //
 // The namespaced merge runs this on the merged spec, so the messages name the
 // rule and the versions involved rather than assuming the reader wrote them.
@@ -593,19 +594,17 @@ func validateMachineImages(images []v1alpha1.MachineImage, specPath *field.Path,
 
 // validateMachineImageVersions checks the versions of one image.
 //
-// Duplicates are compared both as written and as semver: 1.7 and 1.7.0 are
-// the same semantic version, and update paths compare by semver, so two
-// entries would make it ambiguous which classification applies. Gardener
-// accepts such a pair (it compares strings only); we reject it, naming the
-// earlier entry, because a profile that means two things at once is a
-// mistake the operator wants to hear about before clusters are updated.
+// Duplicates are compared as written, as Gardener compares them: 1.7 and
+// 1.7.0 are two entries, each meaning itself. Every lookup of a version
+// among the entries prefers the entry written exactly as asked
+// (IndexOfVersion), so which classification applies is never ambiguous; and
+// both count towards "one supported version per minor".
 func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, constraintErrs map[string]error, now time.Time) (field.ErrorList, []string) {
 	var errs field.ErrorList
 	if len(image.Versions) == 0 {
 		return field.ErrorList{field.Required(list.path(), fmt.Sprintf("machine image %q needs at least one version", image.Name))}, nil
 	}
 	firstIndexOf := make(map[string]int, len(image.Versions))
-	firstIndexOfSemver := make(map[string]int, len(image.Versions))
 	parsed := make([]parsedVersion, 0, len(image.Versions))
 	for i := range image.Versions {
 		v := &image.Versions[i]
@@ -616,20 +615,11 @@ func validateMachineImageVersions(image *v1alpha1.MachineImage, list listPath, c
 			errs = append(errs, field.Duplicate(versionPath.Child("version"), fmt.Sprintf("%s (also versions[%d])", v.Version, first)))
 		} else {
 			firstIndexOf[v.Version] = i
-			sv, err := semver.NewVersion(v.Version)
-			switch {
-			case err != nil:
+			if sv, err := semver.NewVersion(v.Version); err != nil {
 				errs = append(errs, field.Invalid(versionPath.Child("version"), v.Version,
 					fmt.Sprintf("not a semantic version (short forms such as 1 or 1.7 are allowed): %v", err)))
-			default:
-				canonical := sv.String()
-				if first, same := firstIndexOfSemver[canonical]; same {
-					errs = append(errs, field.Invalid(versionPath.Child("version"), v.Version,
-						fmt.Sprintf("the same semantic version (%s) as versions[%d] (%s)", canonical, first, image.Versions[first].Version)))
-				} else {
-					firstIndexOfSemver[canonical] = i
-					parsed = append(parsed, parsedVersion{index: i, version: sv})
-				}
+			} else {
+				parsed = append(parsed, parsedVersion{index: i, version: sv})
 			}
 		}
 		errs = append(errs, validateArchitectures(v.Architectures, versionPath.Child("architectures"))...)

@@ -410,10 +410,13 @@ func ValidateLimits(limits *v1alpha1.Limits, fldPath *field.Path) field.ErrorLis
 }
 
 // validateDistinctNonEmpty checks that a list of strings declared a set has
-// no empty and no repeated entry. For seedSelector.providerTypes and regions'
-// accessRestrictions this is ours (Gardener checks neither): the API declares
-// them a set and a list keyed by name, whose repeated keys the API server
-// refuses (docs/lifecycle.md, "Where we differ from Gardener").
+// no empty and no repeated entry, as the API server checks
+// seedSelector.providerTypes and regions' accessRestrictions, which our API
+// declares a set and a list keyed by name. Gardener keeps both atomic and
+// accepts a repeat, which means nothing more than one: the profile decoder
+// drops an equal repeat before a spec gets here (profile.repeatableLists),
+// so a file Gardener accepts passes, and this refuses only a spec built in
+// code.
 func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, value := range values {

@@ -406,11 +406,23 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			wantErrors: []string{"FieldValueDuplicate spec.machineImages[1] (suse).versions[1] (15.4).version"},
 		},
 		{
-			name: "1.7 and 1.7.0 are the same semantic version and rejected as a duplicate",
+			name: "1.7 next to 1.7.0 is two entries, as Gardener compares versions as written",
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.MachineImages[1].Versions = imageVersions(plain("1.7"), plain("1.7.0"))
 			},
-			wantErrors: []string{"FieldValueInvalid spec.machineImages[1] (suse).versions[1] (1.7.0).version"},
+		},
+		{
+			name: "1.7 and 1.7.0 both classified supported are two supported versions of one minor",
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.MachineImages[1].Versions = imageVersions(plain("1.8"))
+				s.MachineImages[1].Versions = append(s.MachineImages[1].Versions,
+					v1alpha1.MachineImageVersion{ExpirableVersion: withDeprecatedAPI("1.7", supported, "")},
+					v1alpha1.MachineImageVersion{ExpirableVersion: withDeprecatedAPI("1.7.0", supported, "")})
+			},
+			wantErrors: []string{
+				"FieldValueForbidden spec.machineImages[1] (suse).versions[1] (1.7).classification",
+				"FieldValueForbidden spec.machineImages[1] (suse).versions[2] (1.7.0).classification",
+			},
 		},
 		{
 			name: "the same version in two images is fine",
@@ -454,7 +466,7 @@ func TestValidateCloudProfileSpec(t *testing.T) {
 			},
 			wantErrors: []string{"FieldValueInvalid spec.machineImages[1] (suse).versions[0] (15.4).lifecycle[1].classification"},
 		},
-		// ours: already expired when first applied
+		// as Gardener: already expired when first applied (its API server drops it on create, gardener/gardener#8297)
 		{
 			name: "a version already expired is accepted",
 			change: func(s *v1alpha1.CloudProfileSpec) {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -166,23 +165,17 @@ func editList(versions *yaml.Node, e Edit, q quoting) error {
 	return nil
 }
 
-// entryIndex is the position of the entry whose version equals version, as
-// written or as semver; -1 when there is none.
+// entryIndex is the position of the entry whose version equals version,
+// found as lifecycle.IndexOfVersion finds it (the entry written as version
+// first, then the same semantic version); -1 when there is none.
 func entryIndex(versions *yaml.Node, version string) int {
-	want, wantErr := semver.NewVersion(version)
-	for i, entry := range versions.Content {
-		v := fieldValue(entry, "version")
-		if v == nil {
-			continue
+	written := func(i int) string {
+		if v := fieldValue(versions.Content[i], "version"); v != nil {
+			return v.Value
 		}
-		if v.Value == version {
-			return i
-		}
-		if have, err := semver.NewVersion(v.Value); err == nil && wantErr == nil && have.Equal(want) {
-			return i
-		}
+		return ""
 	}
-	return -1
+	return lifecycle.IndexOfVersion(len(versions.Content), written, version)
 }
 
 // insertionPoint is where a new version goes among the versions of

@@ -116,8 +116,9 @@ const (
 	// AccessDenied: tenancy or ownership (an object another ProfileSync of
 	// equal or higher rank lists).
 	AccessDenied RefusalKind = iota + 1
-	// UpdateRulesBroken: a change or prune of a CloudProfile that the
-	// admission webhook refuses too (merge.CheckCloudProfileChange).
+	// UpdateRulesBroken: a change or prune of a CloudProfile, or a change of
+	// a NamespacedCloudProfile, that the admission webhook refuses too
+	// (merge.CheckCloudProfileChange, merge.CheckNamespacedChange).
 	UpdateRulesBroken
 )
 
@@ -420,11 +421,13 @@ func stageOf(live Live, o profile.Object) Stage {
 }
 
 // checkUpdateRules compares the revision with the live objects with
-// merge.CheckCloudProfileChange, as the admission webhook does: no version
-// that left unavailable may become unavailable again, no maxNodesTotal may
-// be lowered, and no CloudProfile may lose (or, by pruning, be deleted with)
-// what a NamespacedCloudProfile that stays on the cluster overrides. A held
-// CloudProfile is not written, so not checked.
+// merge.CheckCloudProfileChange and merge.CheckNamespacedChange, as the
+// admission webhook does: no version that left unavailable may become
+// unavailable again, no maxNodesTotal may be lowered, no CloudProfile may
+// lose (or, by pruning, be deleted with) what a NamespacedCloudProfile that
+// stays on the cluster overrides, and no override a NamespacedCloudProfile
+// already has may get an expirationDate in the past (Gardener's rule). A
+// held profile is not written, so not checked.
 func checkUpdateRules(in *Input, items []item, inRevision map[v1alpha1.InventoryEntry]bool, pruned []v1alpha1.InventoryEntry) []string {
 	var problems []string
 	report := func(file, ref string, errs []error) {
@@ -457,6 +460,14 @@ func checkUpdateRules(in *Input, items []item, inRevision map[v1alpha1.Inventory
 		liveCP := it.live.(*v1alpha1.CloudProfile)
 		report(it.object.File, it.object.Ref(), toErrors(merge.CheckCloudProfileChange(cp.Name, &liveCP.Spec, &cp.Spec, remaining, in.Now)))
 	}
+	for _, it := range items {
+		ncp := it.object.NamespacedCloudProfile
+		if ncp == nil || it.live == nil || it.held {
+			continue
+		}
+		liveNCP := it.live.(*v1alpha1.NamespacedCloudProfile)
+		report(it.object.File, it.object.Ref(), toErrors(merge.CheckNamespacedChange(liveNCP, parentAsWritten(in, items, ncp.Spec.Parent.Name), &ncp.Spec, in.Now)))
+	}
 	for _, e := range pruned {
 		if e.Kind != v1alpha1.CloudProfileKind {
 			continue
@@ -466,6 +477,21 @@ func checkUpdateRules(in *Input, items []item, inRevision map[v1alpha1.Inventory
 		}
 	}
 	return problems
+}
+
+// parentAsWritten is the spec the CloudProfile name has when this sync
+// writes its NamespacedCloudProfiles: the revision's (CloudProfiles are
+// written first), else the live one; nil when neither has it.
+func parentAsWritten(in *Input, items []item, name string) *v1alpha1.CloudProfileSpec {
+	for _, it := range items {
+		if cp := it.object.CloudProfile; cp != nil && cp.Name == name && !it.held {
+			return &cp.Spec
+		}
+	}
+	if live, ok := in.Live.CloudProfiles[name]; ok {
+		return &live.Spec
+	}
+	return nil
 }
 
 func toErrors[E error](errs []E) []error {

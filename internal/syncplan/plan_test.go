@@ -314,6 +314,32 @@ func TestPlan(t *testing.T) {
 			g.Expect(p.Prunes).To(BeEmpty())
 		},
 	}, {
+		name: "moving the expiry a namespaced profile already overrides into the past is refused, in Gardener's words",
+		input: func(t *testing.T) syncplan.Input {
+			expiringAt := func(at time.Time) profile.Object {
+				o := namespaced("team-a", "payments", "aws")
+				o.NamespacedCloudProfile.Spec.Kubernetes = &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{
+					{Version: "1.30.0", ExpirationDate: &metav1.Time{Time: at}},
+				}}
+				return o
+			}
+			inAYear := now.AddDate(1, 0, 0)
+			live := applied(t, expiringAt(inAYear), tenant, 1, func(o metav1.Object) {
+				o.(*v1alpha1.NamespacedCloudProfile).Status.CloudProfileSpec = &v1alpha1.CloudProfileSpec{Kubernetes: v1alpha1.KubernetesSettings{
+					Versions: []v1alpha1.ExpirableVersion{{Version: "1.30.0", ExpirationDate: &metav1.Time{Time: inAYear}}},
+				}}
+			})
+			in := input(t, tenant, []profile.Object{expiringAt(now.AddDate(0, -1, 0))}, applied(t, aws, landscape, 1), live)
+			owns(&in, landscape, entry(aws))
+			owns(&in, tenant, entry(payments))
+			return in
+		},
+		check: func(g Gomega, p *syncplan.Plan) {
+			g.Expect(p.Refusal.Kind).To(Equal(syncplan.UpdateRulesBroken))
+			g.Expect(p.Refusal.Error()).To(ContainSubstring(`NamespacedCloudProfile/team-a/payments: spec.kubernetes.versions[0] (1.30.0).expirationDate: Invalid value: "2026-10-22T12:00:00Z": expiration date for version "1.30.0" is in the past`))
+			g.Expect(p.Writes).To(BeEmpty())
+		},
+	}, {
 		name: "lowering maxNodesTotal is refused whole: the new object of the revision is not written either",
 		input: func(t *testing.T) syncplan.Input {
 			lowered := cloudProfile("aws", func(s *v1alpha1.CloudProfileSpec) { s.Limits = &v1alpha1.Limits{MaxNodesTotal: ptr.To[int32](10)} })

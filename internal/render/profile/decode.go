@@ -291,6 +291,9 @@ func decodeDocument(doc Document, n int) (*Object, Problems) {
 		return nil, documentProblem("not a Kubernetes object: expected a mapping with apiVersion, kind and metadata, found %s", jsonKindOf(content))
 	}
 	header := readHeader(obj)
+	if data, err = withoutRepeatedEntries(obj, data); err != nil {
+		return nil, documentProblem("Internal error: encoding the object without its repeated set entries: %v", err)
+	}
 
 	object := &Object{File: doc.File, SetBy: doc.SetBy}
 	var into any

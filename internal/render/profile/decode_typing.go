@@ -62,9 +62,9 @@ func CheckYAMLTypingAndCount(file string, content []byte) (problems Problems, ob
 		if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
 			check.readHeader(document.Content[0])
 			if s, err := schemaOf(check.kind); err == nil && (check.kind == "CloudProfile" || check.kind == "NamespacedCloudProfile") {
-				check.walk(document.Content[0], s.structural, "")
+				check.walk(document.Content[0], s.structural, "", nil)
 			} else {
-				check.walk(document.Content[0], nil, "")
+				check.walk(document.Content[0], nil, "", nil)
 			}
 		}
 		problems = append(problems, check.problems...)
@@ -150,8 +150,9 @@ func (c *typingCheck) refuse(path, message string) {
 	c.problems = append(c.problems, p)
 }
 
-// walk checks node, at path, against schema (nil when unknown).
-func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural, path string) {
+// walk checks node, at path, against schema (nil when unknown). fields is
+// path as field names, "*" for each list entry (repeatableLists' form).
+func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural, path string, fields []string) {
 	switch node.Kind {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(node.Content); i += 2 {
@@ -168,16 +169,16 @@ func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural,
 			if path != "" {
 				childPath = path + "." + key
 			}
-			c.walk(node.Content[i+1], child, childPath)
+			c.walk(node.Content[i+1], child, childPath, append(fields, key))
 		}
 	case yaml.SequenceNode:
 		var items *structuralschema.Structural
 		if schema != nil {
 			items = schema.Items
-			c.uniqueKeys(node, schema, path)
+			c.uniqueKeys(node, schema, path, isRepeatableList(fields))
 		}
 		for i, item := range node.Content {
-			c.walk(item, items, entryPath(path, i, item))
+			c.walk(item, items, entryPath(path, i, item), append(fields, everyEntry))
 		}
 	case yaml.ScalarNode:
 		c.scalar(node, schema, path)
@@ -189,11 +190,16 @@ func (c *typingCheck) walk(node *yaml.Node, schema *structuralschema.Structural,
 // entry has. The decoder refuses it too, but a strategic-merge patch of an
 // overlay merges such entries into one first, silently keeping the last: the
 // author's mistake would change what applies instead of being reported.
-func (c *typingCheck) uniqueKeys(list *yaml.Node, schema *structuralschema.Structural, path string) {
+//
+// In a list of repeatableLists (Gardener keeps it atomic and accepts a
+// repeat), an entry equal to the earlier entry of its key is no mistake: it
+// means nothing more than one, merging the two changes nothing, and the
+// decoder drops it (dropRepeatedEntries).
+func (c *typingCheck) uniqueKeys(list *yaml.Node, schema *structuralschema.Structural, path string, repeatable bool) {
 	if schema.XListType == nil || *schema.XListType != ListTypeMap || len(schema.XListMapKeys) == 0 {
 		return
 	}
-	seen := map[string]bool{}
+	seen := map[string]*yaml.Node{}
 	for i, item := range list.Content {
 		if item.Kind != yaml.MappingNode {
 			continue
@@ -208,10 +214,14 @@ func (c *typingCheck) uniqueKeys(list *yaml.Node, schema *structuralschema.Struc
 		if err != nil || len(key) == 0 {
 			continue
 		}
-		if seen[string(written)] {
+		earlier, repeated := seen[string(written)]
+		switch {
+		case !repeated:
+			seen[string(written)] = item
+		case repeatable && sameYAMLValue(earlier, item):
+		default:
 			c.refuse(entryPath(path, i, item), fmt.Sprintf("Duplicate value: %s: each key may appear once in this list", written))
 		}
-		seen[string(written)] = true
 	}
 }
 
