@@ -103,6 +103,16 @@ func BenchmarkPush(b *testing.B) {
 	requestsBefore := env.requests.snapshot()
 	phasesBefore := syncPhaseSums(b)
 	cpuBefore := processCPU()
+	apiServer, err := childProcess("kube-apiserver")
+	if err != nil {
+		b.Fatalf("find kube-apiserver: %v", err)
+	}
+	etcd, err := childProcess("etcd")
+	if err != nil {
+		b.Fatalf("find etcd: %v", err)
+	}
+	processUsage(b, apiServer)
+	processUsage(b, etcd)
 	for k := 1; k <= pushes; k++ {
 		shift := time.Duration(k) * time.Hour
 		want := l.stageTimes(pushedVersion)[3].Add(shift)
@@ -131,6 +141,8 @@ func BenchmarkPush(b *testing.B) {
 		time.Sleep(time.Second)
 	}
 	cpu := processCPU() - cpuBefore
+	apiServerCPU, _ := processUsage(b, apiServer)
+	etcdCPU, _ := processUsage(b, etcd)
 	requests := countsSince(requestsBefore, env.requests.snapshot())
 	phases := phasesSince(phasesBefore, syncPhaseSums(b))
 
@@ -149,6 +161,8 @@ func BenchmarkPush(b *testing.B) {
 		report(m.metric+", p99", p99, "ms-"+m.unit+"-p99", "≤ 1000 ms")
 	}
 	report("manager CPU per push (with the build's child processes)", cpu/pushes, "cpu-s/push", "")
+	report("kube-apiserver CPU per push", apiServerCPU/pushes, "apiserver-cpu-s/push", "")
+	report("etcd CPU per push", etcdCPU/pushes, "etcd-cpu-s/push", "")
 	printTable(rows)
 	fmt.Fprintf(os.Stdout, "\nthe manager's requests over %d pushes: %s\nsync phases over them: %s\n", pushes, requests, phases)
 }
