@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -36,8 +37,9 @@ const pushPrefix = "push-"
 // CPU (in-process, with the build's child processes); the manager's API
 // requests by verb and resource; and the sync's phases. With
 // PROFILESYNC_BENCH_PROFILE set it writes the CPU profile of the process
-// over the pushes (push-manager.pprof): the manager, the Git server's
-// client side and the benchmark's watches.
+// over the pushes (push-manager.pprof: the manager, the Git server's
+// client side and the benchmark's watches) and kube-apiserver's over their
+// first 120 s (push-kube-apiserver.pprof).
 func BenchmarkPush(b *testing.B) {
 	if b.N > 1 {
 		b.Skip("BenchmarkPush runs once")
@@ -86,6 +88,19 @@ func BenchmarkPush(b *testing.B) {
 	time.Sleep(2 * time.Second)
 
 	if dir := os.Getenv(profileVariable); dir != "" {
+		// kube-apiserver's over the first pushes (its endpoint takes a
+		// fixed time).
+		apiServerClient, err := rest.HTTPClientFor(env.restConfig)
+		if err != nil {
+			b.Fatalf("kube-apiserver client: %v", err)
+		}
+		profiled := make(chan struct{})
+		go func() {
+			defer close(profiled)
+			saveProfile(b, apiServerClient, strings.TrimSuffix(env.restConfig.Host, "/")+"/debug/pprof/profile?seconds=120",
+				filepath.Join(dir, "push-kube-apiserver.pprof"))
+		}()
+		defer func() { <-profiled }()
 		f, err := os.Create(filepath.Join(dir, "push-manager.pprof"))
 		if err != nil {
 			b.Fatalf("create CPU profile: %v", err)
