@@ -116,7 +116,7 @@ func TestAPushThatChangesOneCloudProfileWritesOnlyItAndItsChildren(t *testing.T)
 	g.Expect(err).NotTo(HaveOccurred())
 	ps := &v1alpha1.ProfileSync{
 		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("push"), Namespace: clusterProfilesNamespace},
-		Spec: v1alpha1.ProfileSyncSpec{URL: server.RepoURL("push"), Path: ".", Interval: metav1.Duration{Duration: time.Hour}, Prune: true},
+		Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL("push"), Path: ".", Interval: metav1.Duration{Duration: time.Hour}, Prune: true},
 	}
 	g.Expect(k8sClient.Create(ctx, ps)).To(Succeed())
 	t.Cleanup(func() {
