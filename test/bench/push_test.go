@@ -35,7 +35,8 @@ const pushPrefix = "push-"
 // the webhook call until a watch shows the new spec, the profile's status,
 // and the status of every one of its NamespacedCloudProfiles; the manager's
 // CPU (in-process, with the build's child processes); the manager's API
-// requests by verb and resource; and the sync's phases. With
+// requests by verb and resource; the reconciles of each controller; and the
+// sync's phases. With
 // PROFILESYNC_BENCH_PROFILE set it writes the CPU profile of the process
 // over the pushes (push-manager.pprof: the manager, the Git server's
 // client side and the benchmark's watches) and kube-apiserver's over their
@@ -117,6 +118,11 @@ func BenchmarkPush(b *testing.B) {
 	var toSpec, toStatus, toChildren []time.Duration
 	requestsBefore := env.requests.snapshot()
 	phasesBefore := syncPhaseSums(b)
+	controllerNames := []string{"profilesync", "cloudprofile", "namespacedcloudprofile"}
+	reconcilesBefore := map[string]float64{}
+	for _, c := range controllerNames {
+		reconcilesBefore[c] = reconciles(b, c)
+	}
 	cpuBefore := processCPU()
 	apiServer, err := childProcess("kube-apiserver")
 	if err != nil {
@@ -160,6 +166,10 @@ func BenchmarkPush(b *testing.B) {
 	etcdCPU, _ := processUsage(b, etcd)
 	requests := countsSince(requestsBefore, env.requests.snapshot())
 	phases := phasesSince(phasesBefore, syncPhaseSums(b))
+	var reconciled []string
+	for _, c := range controllerNames {
+		reconciled = append(reconciled, fmt.Sprintf("%s %.0f", c, reconciles(b, c)-reconcilesBefore[c]))
+	}
 
 	var rows []row
 	report := func(metric string, value float64, unit, target string) {
@@ -179,7 +189,8 @@ func BenchmarkPush(b *testing.B) {
 	report("kube-apiserver CPU per push", apiServerCPU/pushes, "apiserver-cpu-s/push", "")
 	report("etcd CPU per push", etcdCPU/pushes, "etcd-cpu-s/push", "")
 	printTable(rows)
-	fmt.Fprintf(os.Stdout, "\nthe manager's requests over %d pushes: %s\nsync phases over them: %s\n", pushes, requests, phases)
+	fmt.Fprintf(os.Stdout, "\nthe manager's requests over %d pushes: %s\nreconciles: %s\nsync phases over them: %s\n",
+		pushes, requests, strings.Join(reconciled, ", "), phases)
 }
 
 // ensureWebhookSecret creates the push webhook's Secret once.
