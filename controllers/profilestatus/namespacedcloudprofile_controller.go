@@ -90,8 +90,12 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 	return reconcileStatus(ctx, &r.ProfileStatusController, req, v1alpha1.NamespacedCloudProfileKind, obj,
 		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration, heldUntil: &obj.Status.HeldUntil},
 		func(now, wallNow time.Time) (ctrl.Result, error) {
+			// Read without the cache's deep copy (a whole profile of
+			// hundreds of versions at every reconcile of each of its
+			// children): the merge copies what it keeps and never modifies
+			// the parent (merge.Namespaced).
 			parent := &v1alpha1.CloudProfile{}
-			err := r.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent)
+			err := r.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent, client.UnsafeDisableDeepCopy)
 			switch {
 			case apierrors.IsNotFound(err):
 				// Not stalled: the parent watch reconciles this object when

@@ -11,8 +11,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/profilesync/profilesync/controllers/transient"
 )
@@ -33,12 +35,29 @@ const FieldManager = "profilesync-status"
 // would cost two writes. These controllers are the only writers of the
 // profiles' status (one worker per object), so the patch needs no optimistic
 // lock. A profile deleted while it was reconciled needs no status.
+//
+// The API server answers with the object's metadata only (the patch is
+// sent for a PartialObjectMetadata): no caller reads the answer, and the
+// whole object would be the largest part of the write for both sides. A
+// NamespacedCloudProfile's status holds its whole merged profile, so the
+// API server would encode, and the manager decode, some 470 KB back for
+// every status write of a 600-version profile (docs/performance.md, "A
+// push"). after is left as the caller built it.
 func Write(ctx context.Context, c client.Client, before, after client.Object, status any) error {
 	if equality.Semantic.DeepEqual(before, after) {
 		return nil
 	}
-	err := transient.Retry(func() error {
-		return c.Status().Patch(ctx, after, replaceStatus{status: status}, client.FieldOwner(FieldManager))
+	gvk, err := apiutil.GVKForObject(after, c.Scheme())
+	if err != nil {
+		return fmt.Errorf("patch status of %s: %w", after.GetName(), err)
+	}
+	err = transient.Retry(func() error {
+		// A fresh target at every try: a failed patch may have filled it.
+		target := &metav1.PartialObjectMetadata{}
+		target.SetGroupVersionKind(gvk)
+		target.SetNamespace(after.GetNamespace())
+		target.SetName(after.GetName())
+		return c.Status().Patch(ctx, target, replaceStatus{status: status}, client.FieldOwner(FieldManager))
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("patch status of %s: %w", after.GetName(), err)

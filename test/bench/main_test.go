@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/profilesync/profilesync/controllers"
 	"github.com/profilesync/profilesync/test/testenv"
@@ -47,18 +48,22 @@ var env struct {
 	// writes counts the manager's API requests that are not GETs (create,
 	// update, patch, delete, including events).
 	writes atomic.Int64
+	// requests counts every request of the manager by verb and resource.
+	requests requestCounts
 }
 
 // countingTransport counts the manager's write requests.
 type countingTransport struct {
-	next   http.RoundTripper
-	writes *atomic.Int64
+	next     http.RoundTripper
+	writes   *atomic.Int64
+	requests *requestCounts
 }
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		t.writes.Add(1)
 	}
+	t.requests.add(req)
 	return t.next.RoundTrip(req)
 }
 
@@ -104,7 +109,7 @@ func useSharedControlPlane(b *testing.B) {
 				RESTConfig: func(cfg *rest.Config) {
 					cfg.QPS, cfg.Burst = managerQPS, managerBurst
 					cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-						return countingTransport{next: rt, writes: &env.writes}
+						return countingTransport{next: rt, writes: &env.writes, requests: &env.requests}
 					}
 				},
 				Cache: controllers.CacheOptions(nil),
@@ -144,5 +149,7 @@ func setupControllers(ctx context.Context, mgr manager.Manager, e *testenv.Env) 
 		StoragePath:              cacheDir,
 		ClusterProfilesNamespace: clusterProfilesNamespace,
 		ReceiverAddr:             receiverAddr,
+		// As in the operator: the sync's phases are read by BenchmarkPush.
+		MetricsRegistry: crmetrics.Registry,
 	})
 }

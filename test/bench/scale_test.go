@@ -108,11 +108,7 @@ func BenchmarkScale(b *testing.B) {
 	if _, err := server.CreateRepo("landscape", files); err != nil {
 		b.Fatalf("create repository: %v", err)
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "webhook", Namespace: clusterProfilesNamespace},
-		StringData: map[string]string{"token": webhookToken}}
-	if err := env.client.Create(ctx, secret); err != nil {
-		b.Fatalf("create webhook Secret: %v", err)
-	}
+	ensureWebhookSecret(b)
 
 	// S1: from ProfileSync creation to every object Ready.
 	runtime.GC()
