@@ -74,6 +74,8 @@ type fixtureOptions struct {
 	// suspendSync keeps the ProfileSync from applying: it still follows its
 	// branch.
 	suspendSync bool
+	// editFiles changes the repository's files before it is served.
+	editFiles func(files map[string]string)
 }
 
 func newFixture(t *testing.T, opts fixtureOptions) *fixture {
@@ -145,6 +147,9 @@ sources:
   feeds:
   - {file: base/cloudprofiles.yaml, cloudProfile: aws, machineImage: gardenlinux}
 `
+	if opts.editFiles != nil {
+		opts.editFiles(files)
+	}
 	profiles := gitserver.StartForTest(t, gitserver.Options{Username: gitUsername, Password: gitPassword, AllowPush: true})
 	_, err = profiles.CreateRepo("profiles", files)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -376,6 +381,60 @@ func TestAVersionUpdateNeverPushesToAFollowedBranchUnlessTold(t *testing.T) {
 	pushed := f.branch(t, gitserver.DefaultBranch)
 	_, parents, _ := f.commit(t, pushed)
 	g.Expect(parents).To(Equal([]string{main}))
+}
+
+func TestAClusterNamespacedCloudProfileKeepsAVersionFromRetiring(t *testing.T) {
+	g := NewWithT(t)
+	expired := `    # 1.32: expired long ago.
+    - version: 1.32.8
+      lifecycle:
+      - classification: supported
+      - classification: deprecated
+        startTime: "2026-01-01T00:00:00Z"
+      - classification: expired
+        startTime: "2026-03-01T00:00:00Z"
+    - version: 1.32.9
+      lifecycle:
+      - classification: supported
+      - classification: deprecated
+        startTime: "2026-01-01T00:00:00Z"
+      - classification: expired
+        startTime: "2026-03-01T00:00:00Z"
+`
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("overrides"), suspendSync: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		},
+		editFiles: func(files map[string]string) {
+			file := files["base/cloudprofiles.yaml"]
+			g.Expect(file).To(ContainSubstring("    # 1.33: the older minor.\n"))
+			files["base/cloudprofiles.yaml"] = strings.Replace(file, "    # 1.33: the older minor.\n", expired+"    # 1.33: the older minor.\n", 1)
+		}})
+	// A project on the cluster still offers 1.32.9; the repository does not
+	// know it.
+	createForTest(t, &v1alpha1.NamespacedCloudProfile{
+		ObjectMeta: metav1.ObjectMeta{Name: "late-upgrade", Namespace: f.namespace},
+		Spec: v1alpha1.NamespacedCloudProfileSpec{
+			Parent: v1alpha1.CloudProfileReference{Kind: v1alpha1.CloudProfileKind, Name: "aws"},
+			Kubernetes: &v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{Version: "1.32.9",
+				Lifecycle: []v1alpha1.LifecycleStage{{Classification: v1alpha1.ClassificationExpired, StartTime: &metav1.Time{Time: time.Now().Add(365 * 24 * time.Hour)}}}}}},
+		},
+	})
+	update := f.versionUpdate(t, proposalBranch, 2*time.Second)
+
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		var summaries []string
+		for _, c := range got.Status.LastProposal.Changes {
+			summaries = append(summaries, c.Summary)
+		}
+		g.Expect(summaries).To(ContainElement("kubernetes 1.32.8 retired: expired on 2026-03-01, more than 90d ago, and no NamespacedCloudProfile of the repository or the cluster lists it"))
+		g.Expect(summaries).NotTo(ContainElement(ContainSubstring("1.32.9")))
+	}).WithTimeout(reconciled).Should(Succeed())
+	_, _, file := f.commit(t, f.branch(t, proposalBranch))
+	g.Expect(file).NotTo(ContainSubstring("- version: 1.32.8\n"))
+	g.Expect(file).To(ContainSubstring("- version: 1.32.9\n"))
 }
 
 func getVersionUpdate(g Gomega, obj *v1alpha1.VersionUpdate) *v1alpha1.VersionUpdate {
