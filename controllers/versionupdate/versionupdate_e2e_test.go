@@ -461,11 +461,11 @@ func imageVersionsOf(cp *v1alpha1.CloudProfile) []string {
 	return versions
 }
 
-func ensureNamespace(t *testing.T, name string) {
+func ensureNamespace(t *testing.T, namespace string) {
 	t.Helper()
-	err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatalf("create namespace %s: %v", name, err)
+		t.Fatalf("create namespace %s: %v", namespace, err)
 	}
 }
 
