@@ -57,8 +57,8 @@ spec:
 func writeTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	root := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(root, filepath.FromSlash(name))
+	for file, content := range files {
+		path := filepath.Join(root, filepath.FromSlash(file))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
