@@ -191,7 +191,9 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 
 	request := gitsource.ProposalRequest{URL: sync.Spec.URL, Credentials: credentials, Timeout: timeout, CacheKey: cacheKey(update),
 		Base: base, Branch: update.Spec.Branch}
-	tree, err := os.MkdirTemp("", "profilesync-versionupdate-")
+	// In the Git cache, named as its fetches in progress are: a tree left
+	// by a crash is removed when the operator starts (gitsource.New).
+	tree, err := os.MkdirTemp(r.Fetcher.Root(), ".incoming-versionupdate-*")
 	if err != nil {
 		return failed(v1alpha1.ProposeFailedReason, false, "making the tree's directory: %v", err)
 	}
