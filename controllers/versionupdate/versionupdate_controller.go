@@ -32,8 +32,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers/metrics"
@@ -91,15 +93,35 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // SetupWithManager registers the reconciler. Spec changes and reconcile
-// requests (the reconcile.fluxcd.io/requestedAt annotation) check at once;
-// otherwise every spec.interval. Its own status writes do not.
+// requests (the reconcile.fluxcd.io/requestedAt annotation) check at once,
+// and so does a ProfileSync of the namespace that appears or whose spec
+// changes (its repository and the branch it follows decide what a
+// VersionUpdate proposes and where it may push); otherwise every
+// spec.interval. Its own status writes do not.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.VersionUpdate{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}),
 		)).
+		Watches(&v1alpha1.ProfileSync{}, handler.EnqueueRequestsFromMapFunc(r.updatesOfNamespace),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(opts).
 		Complete(r)
+}
+
+// updatesOfNamespace are the VersionUpdates of a ProfileSync's namespace:
+// its own and those a change of the branch it follows may refuse or allow.
+func (r *Reconciler) updatesOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
+	var updates v1alpha1.VersionUpdateList
+	if err := r.List(ctx, &updates, client.InNamespace(obj.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "listing the VersionUpdates of a changed ProfileSync's namespace", "profileSync", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(updates.Items))
+	for i := range updates.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&updates.Items[i])})
+	}
+	return requests
 }
 
 // cacheKey names the VersionUpdate's mirror in the Git cache; it cannot be

@@ -437,6 +437,39 @@ func TestAClusterNamespacedCloudProfileKeepsAVersionFromRetiring(t *testing.T) {
 	g.Expect(file).To(ContainSubstring("- version: 1.32.9\n"))
 }
 
+func TestAVersionUpdateChecksAtOnceWhenItsProfileSyncAppears(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("appears"), suspendSync: true, onlyImages: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		}})
+	update := &v1alpha1.VersionUpdate{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("versions"), Namespace: f.namespace},
+		Spec: v1alpha1.VersionUpdateSpec{
+			ProfileSyncRef: meta.LocalObjectReference{Name: "later"},
+			Branch:         proposalBranch,
+			Interval:       metav1.Duration{Duration: time.Hour},
+		},
+	}
+	createForTest(t, update)
+	g.Eventually(func(g Gomega) {
+		ready := apimeta.FindStatusCondition(getVersionUpdate(g, update).Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(v1alpha1.ProfileSyncNotFoundReason))
+		g.Expect(ready.Message).To(Equal("spec.profileSyncRef: ProfileSync " + f.namespace + "/later not found"))
+	}).WithTimeout(reconciled).Should(Succeed())
+
+	// Its ProfileSync appears: it checks at once, not in an hour.
+	later := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: f.namespace}, Spec: f.sync.Spec}
+	createForTest(t, later)
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		g.Expect(got.Status.LastProposal.Branch).To(Equal(proposalBranch))
+	}).WithTimeout(retryAfterTransient*2/3).Should(Succeed(), "sooner than the retry of a ProfileSync not found")
+	g.Expect(f.branch(t, proposalBranch)).To(Equal(getVersionUpdate(g, update).Status.LastProposal.Commit))
+}
+
 func getVersionUpdate(g Gomega, obj *v1alpha1.VersionUpdate) *v1alpha1.VersionUpdate {
 	var got v1alpha1.VersionUpdate
 	g.Expect(k8sClient.Get(context.Background(), client.ObjectKeyFromObject(obj), &got)).To(Succeed())
