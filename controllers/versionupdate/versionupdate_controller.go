@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -126,7 +127,7 @@ func (r *Reconciler) updatesOfNamespace(ctx context.Context, obj client.Object) 
 
 // cacheKey names the VersionUpdate's mirror in the Git cache; it cannot be
 // a ProfileSync's ("namespace/name").
-func cacheKey(update *v1alpha1.VersionUpdate) string {
+func cacheKey(update types.NamespacedName) string {
 	return "versionupdate/" + update.Namespace + "/" + update.Name
 }
 
@@ -136,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Get(ctx, req.NamespacedName, update); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Metrics.Forget(req.NamespacedName)
-			return ctrl.Result{}, r.Fetcher.ForgetProposals("versionupdate/" + req.Namespace + "/" + req.Name)
+			return ctrl.Result{}, r.Fetcher.ForgetProposals(cacheKey(req.NamespacedName))
 		}
 		return ctrl.Result{}, err
 	}
@@ -211,7 +212,7 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 		}
 	}
 
-	request := gitsource.ProposalRequest{URL: sync.Spec.URL, Credentials: credentials, Timeout: timeout, CacheKey: cacheKey(update),
+	request := gitsource.ProposalRequest{URL: sync.Spec.URL, Credentials: credentials, Timeout: timeout, CacheKey: cacheKey(key),
 		Base: base, Branch: update.Spec.Branch}
 	// In the Git cache, named as its fetches in progress are: a tree left
 	// by a crash is removed when the operator starts (gitsource.New).
@@ -253,8 +254,10 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 	}
 	result := r.deliver(ctx, update, request, started, outcome, now)
 	if len(sourceFailures) > 0 && result.ready {
-		// The others were proposed; the failure is what needs a person.
-		return checkResult{reason: v1alpha1.SourceFailedReason, transient: true,
+		// The others were proposed; the failure is what needs a person. It
+		// is checked again at the interval, not sooner: a registry that
+		// refuses the credentials is not asked every 30 s.
+		return checkResult{reason: v1alpha1.SourceFailedReason,
 			message: bounded(strings.Join(sourceFailures, "\n") + "\n" + result.message)}
 	}
 	return result
