@@ -50,6 +50,7 @@ var (
 	cloudProfileStatus = metav1.APIResource{Name: "cloudprofiles/status", Kind: v1alpha1.CloudProfileKind}
 	namespacedProfiles = metav1.APIResource{Name: "namespacedcloudprofiles", Namespaced: true, Kind: v1alpha1.NamespacedCloudProfileKind}
 	profileSyncs       = metav1.APIResource{Name: "profilesyncs", Namespaced: true, Kind: v1alpha1.ProfileSyncKind}
+	versionUpdates     = metav1.APIResource{Name: "versionupdates", Namespaced: true, Kind: v1alpha1.VersionUpdateKind}
 )
 
 // gateUnderTest is a CRDGate polling every millisecond, its log and its
@@ -106,7 +107,7 @@ func TestRequiredKindsAreTheKindsOfConfigCRD(t *testing.T) {
 	required, err := RequiredKinds()
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(required).To(HaveLen(1))
-	g.Expect(required[v1alpha1.GroupVersion]).To(ConsistOf(v1alpha1.CloudProfileKind, v1alpha1.NamespacedCloudProfileKind, v1alpha1.ProfileSyncKind))
+	g.Expect(required[v1alpha1.GroupVersion]).To(ConsistOf(v1alpha1.CloudProfileKind, v1alpha1.NamespacedCloudProfileKind, v1alpha1.ProfileSyncKind, v1alpha1.VersionUpdateKind))
 }
 
 // The gate stays closed, naming what is missing, until every kind is
@@ -115,22 +116,22 @@ func TestCRDGateWaitsForEveryKindThenSetsUpOnce(t *testing.T) {
 	g := NewWithT(t)
 	gate := startGate(t, nil)
 
-	g.Eventually(gate.checkError).Should(Equal("the API server does not serve core.profilesync.io/v1alpha1 CloudProfile, NamespacedCloudProfile, ProfileSync: " +
+	g.Eventually(gate.checkError).Should(Equal("the API server does not serve core.profilesync.io/v1alpha1 CloudProfile, NamespacedCloudProfile, ProfileSync, VersionUpdate: " +
 		"install their CustomResourceDefinitions (config/crd)"))
 	g.Expect(gate.setups.Load()).To(BeZero())
 
-	gate.discovery.serve(nil, profileSyncs, cloudProfileStatus)
+	gate.discovery.serve(nil, profileSyncs, versionUpdates, cloudProfileStatus)
 	g.Eventually(gate.checkError).Should(HavePrefix("the API server does not serve core.profilesync.io/v1alpha1 CloudProfile, NamespacedCloudProfile: "))
 	g.Consistently(gate.setups.Load).WithTimeout(50 * time.Millisecond).Should(BeZero())
 
-	gate.discovery.serve(nil, profileSyncs, cloudProfiles, cloudProfileStatus, namespacedProfiles)
+	gate.discovery.serve(nil, profileSyncs, versionUpdates, cloudProfiles, cloudProfileStatus, namespacedProfiles)
 	g.Eventually(gate.done).Should(Receive(BeNil()))
 	g.Expect(gate.Check(nil)).To(Succeed())
 	g.Expect(gate.setups.Load()).To(Equal(int32(1)))
 
 	log := gate.logged()
 	g.Expect(log[0]).To(ContainSubstring(`"msg"="waiting for the CustomResourceDefinitions; the controllers start as soon as the API server serves them"`))
-	g.Expect(log[0]).To(ContainSubstring(`core.profilesync.io/v1alpha1 CloudProfile, NamespacedCloudProfile, ProfileSync`))
+	g.Expect(log[0]).To(ContainSubstring(`core.profilesync.io/v1alpha1 CloudProfile, NamespacedCloudProfile, ProfileSync, VersionUpdate`))
 	g.Expect(log[0]).To(ContainSubstring(`"install"="kubectl apply --server-side -k config/crd"`))
 	g.Expect(log).To(ContainElement(ContainSubstring(`core.profilesync.io/v1alpha1 CloudProfile, NamespacedCloudProfile: `)), "a change of what is missing is logged")
 	g.Expect(log[len(log)-1]).To(ContainSubstring("starting the controllers"))
@@ -143,7 +144,7 @@ func TestCRDGateKeepsAskingWhenDiscoveryFails(t *testing.T) {
 	gate := startGate(t, nil)
 	gate.discovery.serve(apierrors.NewServiceUnavailable("etcd is down"))
 	g.Eventually(gate.checkError).Should(Equal("cannot tell whether the API server serves core.profilesync.io/v1alpha1: etcd is down"))
-	gate.discovery.serve(nil, profileSyncs, cloudProfiles, namespacedProfiles)
+	gate.discovery.serve(nil, profileSyncs, versionUpdates, cloudProfiles, namespacedProfiles)
 	g.Eventually(gate.done).Should(Receive(BeNil()))
 	g.Expect(gate.Check(nil)).To(Succeed())
 }
@@ -153,7 +154,7 @@ func TestCRDGateKeepsAskingWhenDiscoveryFails(t *testing.T) {
 func TestCRDGateReportsAFailedSetup(t *testing.T) {
 	g := NewWithT(t)
 	gate := startGate(t, errors.New("listen tcp :9292: address already in use"))
-	gate.discovery.serve(nil, profileSyncs, cloudProfiles, namespacedProfiles)
+	gate.discovery.serve(nil, profileSyncs, versionUpdates, cloudProfiles, namespacedProfiles)
 	var err error
 	g.Eventually(gate.done).Should(Receive(&err))
 	g.Expect(err).To(MatchError("set up the controllers: listen tcp :9292: address already in use"))
@@ -184,6 +185,7 @@ func TestCompiledRESTMapperMapsTheKindsOfConfigCRD(t *testing.T) {
 		v1alpha1.CloudProfileKind:           {"cloudprofiles", meta.RESTScopeNameRoot},
 		v1alpha1.NamespacedCloudProfileKind: {"namespacedcloudprofiles", meta.RESTScopeNameNamespace},
 		v1alpha1.ProfileSyncKind:            {"profilesyncs", meta.RESTScopeNameNamespace},
+		v1alpha1.VersionUpdateKind:          {"versionupdates", meta.RESTScopeNameNamespace},
 	} {
 		mapping, err := mapper.RESTMapping(v1alpha1.GroupVersion.WithKind(kind).GroupKind(), v1alpha1.GroupVersion.Version)
 		g.Expect(err).NotTo(HaveOccurred(), kind)

@@ -1,5 +1,6 @@
 // Package controllers is the manager's wiring: SetupAll builds the
-// reconcilers of controllers/profilesync and controllers/profilestatus with
+// reconcilers of controllers/profilesync, controllers/profilestatus and
+// controllers/versionupdate with
 // what they share, and registers them; the CRD gate (crds.go) starts them
 // once the API server serves their kinds.
 package controllers
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,8 +27,12 @@ import (
 	"github.com/profilesync/profilesync/controllers/metrics"
 	"github.com/profilesync/profilesync/controllers/profilestatus"
 	"github.com/profilesync/profilesync/controllers/profilesync"
+	"github.com/profilesync/profilesync/controllers/versionupdate"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/propose/sources"
 	"github.com/profilesync/profilesync/internal/receiver"
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
@@ -197,6 +203,34 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		if err := cfg.MetricsRegistry.Register(syncs.DecodedRevisionsCollector()); err != nil {
 			return fmt.Errorf("register decoded revisions metrics: %w", err)
 		}
+	}
+	return setupVersionUpdates(mgr, cfg, recorder, fetcher, builds.Limits())
+}
+
+// setupVersionUpdates registers the VersionUpdate reconciler, which reaches
+// the profiles repositories through the ProfileSyncs' Git cache.
+func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventRecorder, fetcher *gitsource.Fetcher, limits overlay.Limits) error {
+	var proposals *metrics.Proposals
+	if cfg.MetricsRegistry != nil {
+		proposals = metrics.NewProposals()
+		if err := cfg.MetricsRegistry.Register(proposals); err != nil {
+			return fmt.Errorf("register version update metrics: %w", err)
+		}
+	}
+	updates := &versionupdate.Reconciler{
+		Client:        mgr.GetClient(),
+		SecretReader:  mgr.GetAPIReader(),
+		EventRecorder: recorder,
+		Fetcher:       fetcher,
+		Clock:         cfg.Clock,
+		Metrics:       proposals,
+		ReadLimits:    repofile.Limits{MaxFileSize: limits.MaxFileSize, MaxTotalSize: limits.MaxRenderedSize},
+		MaxTreeSize:   cfg.MaxCheckoutSize,
+		SourceLimits:  sources.DefaultLimits(),
+		GitTimeout:    v1alpha1.DefaultSyncTimeout,
+	}
+	if err := updates.SetupWithManager(mgr, cfg.controllerOptions()); err != nil {
+		return fmt.Errorf("set up VersionUpdate controller: %w", err)
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ func TestCRDsAreInstalledWithPrinterColumnsAndShortNames(t *testing.T) {
 		"cloudprofiles.core.profilesync.io":           {"cpfl", []string{"Type", "Ready", "Next Transition", "Held Until", "Status", "Age"}},
 		"namespacedcloudprofiles.core.profilesync.io": {"ncp", []string{"Parent", "Ready", "Next Transition", "Held Until", "Status", "Age"}},
 		"profilesyncs.core.profilesync.io":            {"psync", []string{"URL", "Path", "Ready", "Revision", "Held", "Waiting For", "Eligible", "Status", "Age"}},
+		"versionupdates.core.profilesync.io":          {"vu", []string{"ProfileSync", "Branch", "Ready", "Reason", "Proposal", "Last Check", "Status", "Age"}},
 	}
 	for name, w := range want {
 		t.Run(name, func(t *testing.T) {
@@ -67,7 +68,7 @@ func TestSamplesAreAccepted(t *testing.T) {
 	ctx := context.Background()
 	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "core_*.yaml"))
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(files).To(HaveLen(3))
+	g.Expect(files).To(HaveLen(4))
 
 	decoder := serializer.NewCodecFactory(k8sClient.Scheme()).UniversalDeserializer()
 	for _, file := range files {

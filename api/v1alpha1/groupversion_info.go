@@ -31,6 +31,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&CloudProfile{}, &CloudProfileList{},
 		&NamespacedCloudProfile{}, &NamespacedCloudProfileList{},
 		&ProfileSync{}, &ProfileSyncList{},
+		&VersionUpdate{}, &VersionUpdateList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil

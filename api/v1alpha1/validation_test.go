@@ -104,6 +104,17 @@ func validProfileSync() *v1alpha1.ProfileSync {
 	}
 }
 
+func validVersionUpdate() *v1alpha1.VersionUpdate {
+	return &v1alpha1.VersionUpdate{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("versions"), Namespace: "default"},
+		Spec: v1alpha1.VersionUpdateSpec{
+			ProfileSyncRef: meta.LocalObjectReference{Name: "dev"},
+			Branch:         "profilesync/versions",
+			Interval:       metav1.Duration{Duration: 6 * time.Hour},
+		},
+	}
+}
+
 // withMachineCreationTimeout gives a profile (CloudProfile or
 // NamespacedCloudProfile) one machine type whose machine creation timeout is
 // written as timeout. The timeout goes into the request as written, not
@@ -640,6 +651,46 @@ func TestCreateValidation(t *testing.T) {
 				ps.Spec.SecretRef = &meta.LocalObjectReference{Name: "git-credentials"}
 				return ps
 			},
+		},
+		{
+			name:   "a VersionUpdate naming its ProfileSync, a branch and an interval is accepted",
+			object: func() client.Object { return validVersionUpdate() },
+		},
+		{
+			name: "a VersionUpdate's branch is a Git branch name",
+			object: func() client.Object {
+				vu := validVersionUpdate()
+				vu.Spec.Branch = "profilesync/../main"
+				return vu
+			},
+			wantError: "branch must be a Git branch name",
+		},
+		{
+			name: "a VersionUpdate's branch may not be an option",
+			object: func() client.Object {
+				vu := validVersionUpdate()
+				vu.Spec.Branch = "-delete"
+				return vu
+			},
+			wantError: "spec.branch: Invalid value",
+		},
+		{
+			name: "a VersionUpdate's interval is at least a second",
+			object: func() client.Object {
+				vu := validVersionUpdate()
+				vu.Spec.Interval = metav1.Duration{Duration: time.Millisecond}
+				return vu
+			},
+			wantError: "interval must be at least 1s",
+		},
+		{
+			name: "a VersionUpdate's author has an email address",
+			object: func() client.Object {
+				vu := validVersionUpdate()
+				vu.Spec.Author = &v1alpha1.CommitAuthor{Name: "Version Bot", Email: "versions"}
+				return vu
+			},
+			wantError: "author.email must be an email address",
 		},
 	}
 	for _, row := range rows {

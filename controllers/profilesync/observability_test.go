@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
@@ -65,11 +66,16 @@ func exportedMetrics(t *testing.T) map[string]string {
 	reportEveryMetric(operatorMetrics)
 	pushReceiver := receiver.NewMetrics()
 	decoded := (&ProfileSyncReconciler{}).DecodedRevisionsCollector()
+	// The VersionUpdate controller's, each reported once.
+	proposals := metrics.NewProposals()
+	update := types.NamespacedName{Namespace: "landscape", Name: "versions"}
+	proposals.Proposed(update)
+	proposals.SourceFailed(update, "kubernetes")
 	registry := prometheus.NewPedanticRegistry()
-	for _, c := range []prometheus.Collector{operatorMetrics, pushReceiver, decoded} {
+	for _, c := range []prometheus.Collector{operatorMetrics, pushReceiver, decoded, proposals} {
 		g.Expect(registry.Register(c)).To(Succeed())
 	}
-	described := descriptions(operatorMetrics, pushReceiver, decoded)
+	described := descriptions(operatorMetrics, pushReceiver, decoded, proposals)
 	g.Expect(described).To(Equal(descriptions(suiteRegistered.Collectors()...)),
 		"the collectors here describe what SetupAll registers")
 

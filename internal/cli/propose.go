@@ -1,32 +1,25 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/spf13/cobra"
 
 	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/internal/prdiff"
 	"github.com/profilesync/profilesync/internal/propose"
+	"github.com/profilesync/profilesync/internal/propose/delivery"
 	"github.com/profilesync/profilesync/internal/propose/sources"
-	"github.com/profilesync/profilesync/internal/render/overlay"
-	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
@@ -133,28 +126,27 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 	if err != nil {
 		return fmt.Errorf("reading --repo %s: %w", opts.repo, err)
 	}
-	readLimits := repofile.Limits{MaxFileSize: opts.build.Limits.MaxFileSize, MaxTotalSize: opts.build.Limits.MaxRenderedSize}
-	reader, err := repofile.Open(root, readLimits)
+	outcome, err := delivery.Plan(ctx, delivery.Options{
+		Root: root, Label: opts.repo, Now: now,
+		ReadLimits:   repofile.Limits{MaxFileSize: opts.build.Limits.MaxFileSize, MaxTotalSize: opts.build.Limits.MaxRenderedSize},
+		SourceLimits: opts.sourceLimits,
+		Credentials: delivery.Credentials{
+			Git: opts.gitSourceAuth,
+			OCI: func(s *propose.Source) (authn.Authenticator, error) {
+				return sources.EnvironmentAuth(s, opts.lookupEnv)
+			},
+		},
+	})
 	if err != nil {
 		return err
 	}
-	file, err := propose.Read(reader)
-	if err != nil {
-		return err
+	failed := outcome.Failed()
+	for _, s := range outcome.Sources {
+		if s.Err != nil {
+			fmt.Fprintf(stderr, "error: %v; it changes nothing\n", s.Err)
+		}
 	}
-	if file == nil {
-		return fmt.Errorf("%s: no %s at the repository root: it declares the sources of new versions (docs/versions.md)", opts.repo, propose.FileName)
-	}
-	objects, err := proposalProfiles(reader, file)
-	if err != nil {
-		return err
-	}
-
-	discovered, failed := discoverReleases(ctx, file, objects, opts, stderr)
-	result, err := proposeByPolicy(root, file, objects, discovered, now, opts.build.Limits.MaxFileSize)
-	if err != nil {
-		return err
-	}
+	result := outcome.Result
 	for _, skip := range result.Skipped {
 		fmt.Fprintln(stderr, "skipped: "+skip.String())
 	}
@@ -165,7 +157,7 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 		}
 		return nil
 	}
-	message := commitMessage(result.Proposals)
+	message := outcome.Message()
 
 	// The base of the report: the files as they were, in a copy of the tree.
 	baseDir, err := os.MkdirTemp("", "profilesync-propose-base-")
@@ -173,10 +165,10 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 		return fmt.Errorf("writing the tree before the edits: %w", err)
 	}
 	defer func() { _ = os.RemoveAll(baseDir) }()
-	if err := copyRepositoryTree(reader, baseDir); err != nil {
+	if err := delivery.CopyTree(outcome.Reader, baseDir); err != nil {
 		return err
 	}
-	edited, err := writeEdits(reader, result.Edits())
+	edited, err := delivery.WriteEdits(outcome.Reader, result.Edits())
 	if err != nil {
 		return err
 	}
@@ -201,7 +193,15 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 		return reportErr
 	}
 	if opts.commit || opts.pushBranch != "" {
-		if err := commitProposal(ctx, root, edited, message, now, opts); err != nil {
+		_, err := delivery.CommitToCheckout(ctx, delivery.CheckoutCommit{
+			Root: root, Files: edited, Message: message,
+			Author: object.Signature{Name: delivery.DefaultAuthorName, Email: delivery.DefaultAuthorEmail, When: now},
+			Branch: opts.pushBranch, Remote: opts.remote, Auth: opts.environmentGitAuth(),
+		})
+		if errors.Is(err, delivery.ErrInvalidBranch) {
+			return usageErrorf("--push-branch: %v", err)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -211,250 +211,26 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 	return nil
 }
 
-// proposalProfiles decodes the CloudProfiles the sources feed, from their
-// files, and every NamespacedCloudProfile of the repository's YAML files,
-// whose overrides keep a version from retiring. Files of other YAML
-// (kustomizations, patches) are not profiles and are passed over.
-func proposalProfiles(reader *repofile.Reader, file *propose.File) ([]profile.Object, error) {
-	fed := map[string]bool{}
-	for _, s := range file.Sources {
-		for _, f := range s.Feeds {
-			fed[f.File] = true
-		}
+// gitSourceAuth is a Git source's credentials: the variables its
+// credentials name, else, over http(s), those of --push-branch's push.
+func (opts *proposeOptions) gitSourceAuth(s *propose.Source) (transport.AuthMethod, error) {
+	auth, err := sources.GitEnvironmentAuth(s, opts.lookupEnv, false, "")
+	if err != nil || auth != nil {
+		return auth, err
 	}
-	isYAML := func(name string) bool {
-		ext := path.Ext(name)
-		return (ext == ".yaml" || ext == ".yml") && !overlay.IsSettingsFile(name)
+	if scheme, _ := propose.GitURLScheme(s.Git.URL); scheme == "ssh" {
+		return nil, nil
 	}
-	files, err := reader.Files(".", isYAML)
-	if err != nil {
-		return nil, fmt.Errorf("listing the repository's YAML files: %w", err)
-	}
-	var objects []profile.Object
-	for _, name := range files {
-		data, err := reader.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		docs, err := profile.SplitDocuments(name, bytes.NewReader(data))
-		if err != nil {
-			if fed[name] {
-				return nil, err
-			}
-			continue
-		}
-		decoded, problems := profile.DecodeDocuments(docs)
-		if fed[name] && len(problems) > 0 {
-			return nil, fmt.Errorf("%s does not decode:\n%w", name, problems)
-		}
-		for _, o := range decoded {
-			if o.NamespacedCloudProfile != nil || fed[name] {
-				objects = append(objects, o)
-			}
-		}
-	}
-	return objects, nil
+	return opts.environmentGitAuth(), nil
 }
 
-// discoverReleases reads every source; one that fails is printed on stderr
-// by its name and contributes nothing.
-func discoverReleases(ctx context.Context, file *propose.File, objects []profile.Object, opts *proposeOptions, stderr io.Writer) (discovered []propose.Discovered, failed bool) {
-	for i := range file.Sources {
-		s := &file.Sources[i]
-		var releases []propose.Release
-		var err error
-		if s.Git != nil {
-			// The variables the source's credentials name, else, over
-			// http(s), those of --push-branch's push.
-			auth, authErr := sources.GitEnvironmentAuth(s, opts.lookupEnv, false, "")
-			if scheme, _ := propose.GitURLScheme(s.Git.URL); auth == nil && authErr == nil && scheme != "ssh" {
-				if username, ok := opts.lookupEnv(proposeGitUsernameEnv); ok {
-					password, _ := opts.lookupEnv(proposeGitPasswordEnv)
-					auth = &githttp.BasicAuth{Username: username, Password: password}
-				}
-			}
-			if authErr != nil {
-				err = authErr
-			} else {
-				releases, err = sources.ListGit(ctx, s, sources.GitOptions{Auth: auth, Limits: opts.sourceLimits})
-			}
-		} else {
-			auth, authErr := sources.EnvironmentAuth(s, opts.lookupEnv)
-			if authErr != nil {
-				err = authErr
-			} else {
-				releases, err = sources.ListOCI(ctx, s, sources.OCIOptions{Auth: auth, Limits: opts.sourceLimits,
-					NeedsTime: func(version string) bool { return propose.NewerThanListed(objects, s.Feeds, version) }})
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "error: %v; it changes nothing\n", err)
-			failed = true
-			continue
-		}
-		for _, feed := range s.Feeds {
-			discovered = append(discovered, propose.Discovered{Source: s.Name, Cooldown: s.Cooldown, Target: feed, Releases: releases})
-		}
-	}
-	return discovered, failed
-}
-
-// proposeByPolicy runs the engine for the feeds of each policy (the one
-// nearest to each feed's file), each run building on the one before.
-func proposeByPolicy(root string, file *propose.File, objects []profile.Object, discovered []propose.Discovered, now time.Time, maxFileSize int64) (*propose.Result, error) {
-	type group struct {
-		policy     *policy.Policy
-		discovered []propose.Discovered
-	}
-	var groups []*group
-	byFile := map[string]*group{}
-	for _, d := range discovered {
-		p, policyFile, err := policy.Find(root, path.Dir(d.Target.File), maxFileSize)
-		if err != nil {
-			return nil, err
-		}
-		g, ok := byFile[policyFile]
-		if !ok {
-			g = &group{policy: p}
-			byFile[policyFile] = g
-			groups = append(groups, g)
-		}
-		g.discovered = append(g.discovered, d)
-	}
-	all := &propose.Result{Profiles: objects}
-	for _, g := range groups {
-		result, err := propose.Propose(propose.Input{Profiles: all.Profiles, Policy: g.policy, Schedule: file.Schedule, Now: now, Discovered: g.discovered})
-		if err != nil {
-			return nil, err
-		}
-		all.Proposals = append(all.Proposals, result.Proposals...)
-		all.Skipped = append(all.Skipped, result.Skipped...)
-		all.Profiles = result.Profiles
-	}
-	return all, nil
-}
-
-// commitMessage is a subject naming the count, then one line per proposal:
-// the change and its reason.
-func commitMessage(proposals []propose.Proposal) string {
-	noun := "changes"
-	if len(proposals) == 1 {
-		noun = "change"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "profilesync propose: %d %s of versions\n\n", len(proposals), noun)
-	for _, p := range proposals {
-		fmt.Fprintf(&b, "- %s\n", p.Summary)
-	}
-	fmt.Fprintf(&b, "\nProposed from the sources of %s; see docs/versions.md.", propose.FileName)
-	return b.String()
-}
-
-// writeEdits makes the edits in their files, through the confined reader,
-// and returns the files changed.
-func writeEdits(reader *repofile.Reader, edits []propose.Edit) ([]string, error) {
-	byFile := map[string][]propose.Edit{}
-	for _, e := range edits {
-		byFile[e.Target.File] = append(byFile[e.Target.File], e)
-	}
-	files := make([]string, 0, len(byFile))
-	for f := range byFile {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	for _, f := range files {
-		data, err := reader.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		edited, err := propose.EditFile(f, data, byFile[f])
-		if err != nil {
-			return nil, err
-		}
-		target := filepath.Join(reader.Root(), filepath.FromSlash(f))
-		info, err := os.Stat(target)
-		if err != nil {
-			return nil, fmt.Errorf("writing %s: %w", f, err)
-		}
-		if err := os.WriteFile(target, edited, info.Mode().Perm()); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", f, err)
-		}
-	}
-	return files, nil
-}
-
-// copyRepositoryTree copies the repository's regular files (not .git/) to dir.
-func copyRepositoryTree(reader *repofile.Reader, dir string) error {
-	files, err := reader.Files(".", func(string) bool { return true })
-	if err != nil {
-		return fmt.Errorf("copying the tree before the edits: %w", err)
-	}
-	for _, f := range files {
-		data, err := reader.ReadFile(f)
-		if err != nil {
-			return fmt.Errorf("copying the tree before the edits: %w", err)
-		}
-		target := filepath.Join(dir, filepath.FromSlash(f))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(target, data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// commitProposal commits the edited files with go-git: to the current
-// branch (--commit), or to --push-branch made from HEAD, which is then
-// pushed to --remote, replacing what it held.
-func commitProposal(ctx context.Context, root string, files []string, message string, now time.Time, opts *proposeOptions) error {
-	repo, err := git.PlainOpen(root)
-	if err != nil {
-		return fmt.Errorf("committing: %s is not the root of a Git checkout: %w", opts.repo, err)
-	}
-	worktree, err := repo.Worktree()
-	if err != nil {
-		return fmt.Errorf("committing: %w", err)
-	}
-	if opts.pushBranch != "" {
-		branch := plumbing.NewBranchReferenceName(opts.pushBranch)
-		if err := branch.Validate(); err != nil {
-			return usageErrorf("--push-branch %q: %v", opts.pushBranch, err)
-		}
-		head, err := repo.Head()
-		if err != nil {
-			return fmt.Errorf("committing: reading HEAD: %w", err)
-		}
-		if err := repo.Storer.SetReference(plumbing.NewHashReference(branch, head.Hash())); err != nil {
-			return fmt.Errorf("committing: making branch %s: %w", opts.pushBranch, err)
-		}
-		if err := worktree.Checkout(&git.CheckoutOptions{Branch: branch, Keep: true}); err != nil {
-			return fmt.Errorf("committing: switching to branch %s: %w", opts.pushBranch, err)
-		}
-	}
-	for _, f := range files {
-		if _, err := worktree.Add(f); err != nil {
-			return fmt.Errorf("committing: adding %s: %w", f, err)
-		}
-	}
-	signature := &object.Signature{Name: "profilesync", Email: "profilesync@users.noreply.invalid", When: now}
-	hash, err := worktree.Commit(message, &git.CommitOptions{Author: signature, Committer: signature})
-	if err != nil {
-		return fmt.Errorf("committing: %w", err)
-	}
-	if opts.pushBranch == "" {
+// environmentGitAuth is the basic authentication of Git sources and of the
+// push, from the environment; nil when it sets none.
+func (opts *proposeOptions) environmentGitAuth() transport.AuthMethod {
+	username, ok := opts.lookupEnv(proposeGitUsernameEnv)
+	if !ok {
 		return nil
 	}
-	var auth transport.AuthMethod
-	if username, ok := opts.lookupEnv(proposeGitUsernameEnv); ok {
-		password, _ := opts.lookupEnv(proposeGitPasswordEnv)
-		auth = &githttp.BasicAuth{Username: username, Password: password}
-	}
-	spec := gitconfig.RefSpec(fmt.Sprintf("+refs/heads/%s:refs/heads/%s", opts.pushBranch, opts.pushBranch))
-	err = repo.PushContext(ctx, &git.PushOptions{RemoteName: opts.remote, RefSpecs: []gitconfig.RefSpec{spec}, Auth: auth})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return fmt.Errorf("pushing branch %s (commit %s) to %s: %w", opts.pushBranch, hash, opts.remote, err)
-	}
-	return nil
+	password, _ := opts.lookupEnv(proposeGitPasswordEnv)
+	return &githttp.BasicAuth{Username: username, Password: password}
 }

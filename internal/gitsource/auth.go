@@ -189,6 +189,15 @@ func AuthMethod(rawURL string, credentials map[string][]byte, allowPlainHTTP boo
 	return auth.method, nil
 }
 
+// AuthOptions is what the Fetcher's own requests authenticate with, for
+// AuthMethod's callers that reach other repositories on its behalf (the
+// VersionUpdate controller's Git sources): whether credentials may cross
+// plain http (FetcherOptions.AllowCredentialsOverHTTP), and the directory
+// known_hosts is parsed in.
+func (f *Fetcher) AuthOptions() (allowPlainHTTP bool, tempDir string) {
+	return f.options.AllowCredentialsOverHTTP, f.root
+}
+
 // sourceURL parses a repository URL, reading an scp-like address
 // (user@host:path, which go-git reads as ssh) as ssh://user@host/path.
 func sourceURL(rawURL string) (*url.URL, error) {

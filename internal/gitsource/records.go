@@ -538,6 +538,13 @@ type landscapeMirror struct {
 // openMirror checks the request, takes the cache key's lock for the mirror
 // and opens it, creating it on first use; unlock releases the lock.
 func (f *Fetcher) openMirror(req LandscapeRequest) (mirror *landscapeMirror, unlock func(), err error) {
+	return f.openMirrorAt(req, landscapesDirSuffix)
+}
+
+// openMirrorAt is openMirror of the mirror whose directory is the cache
+// key's with suffix: the landscapes' (landscapesDirSuffix) or the
+// proposals' (proposalsDirSuffix).
+func (f *Fetcher) openMirrorAt(req LandscapeRequest, suffix string) (mirror *landscapeMirror, unlock func(), err error) {
 	repo := RedactURL(req.URL)
 	repoURL, err := parseRepositoryURL(req.URL)
 	if err != nil {
@@ -551,7 +558,7 @@ func (f *Fetcher) openMirror(req LandscapeRequest) (mirror *landscapeMirror, unl
 	if err != nil {
 		return nil, nil, err
 	}
-	dirName += landscapesDirSuffix
+	dirName += suffix
 	lock := f.lockFor(dirName)
 	lock.Lock()
 	mirror = &landscapeMirror{dir: filepath.Join(f.root, dirName), auth: auth.method, remoteURL: auth.remoteURL, repo: repo,
@@ -560,7 +567,7 @@ func (f *Fetcher) openMirror(req LandscapeRequest) (mirror *landscapeMirror, unl
 		lock.Unlock()
 		// A mirror that cannot be opened is rebuilt by the next call.
 		_ = os.RemoveAll(mirror.dir)
-		return nil, nil, fmt.Errorf("open the mirror of the landscapes of %s: %w", repo, err)
+		return nil, nil, fmt.Errorf("open the mirror of %s: %w", repo, err)
 	}
 	release := func() {
 		mirror.close()

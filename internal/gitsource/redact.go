@@ -220,6 +220,7 @@ var safeCauses = []error{
 	ErrCheckoutTooLarge,
 	ErrObjectTooLarge,
 	ErrRecordRefMoved,
+	ErrBaseMoved,
 	ErrRecordPushRejected,
 }
 

@@ -40,6 +40,11 @@ type Input struct {
 	// (not built): the CloudProfiles the sources feed and every
 	// NamespacedCloudProfile, whose overrides keep a version from retiring.
 	Profiles []profile.Object
+	// ClusterOverrides are the NamespacedCloudProfiles on the cluster, which
+	// the operator reads: a version one of them lists is not retired, as
+	// for those of the repository. Nil when the cluster is not read (the
+	// CLI); they are not checked or edited.
+	ClusterOverrides []profile.Object
 	// Policy is the versioning policy of the profiles; nil checks
 	// validation only.
 	Policy     *policy.Policy
@@ -239,14 +244,23 @@ func (e *engine) candidates(state []profile.Object, d Discovered, skipped *[]Ski
 }
 
 // retires reports whether v has been expired for longer than the
-// retirement age and no NamespacedCloudProfile of the repository lists it
-// for the target's CloudProfile.
+// retirement age and no NamespacedCloudProfile of the repository (or, in
+// the operator, of the cluster) lists it for the target's CloudProfile.
 func (e *engine) retires(v v1alpha1.ExpirableVersion, target Feed) bool {
 	expiry, ok := expiryOf(v)
 	if !ok || expiry.Add(e.in.Schedule.RetirementAge).After(e.now) || lifecycle.ClassificationAt(v, e.now) != v1alpha1.ClassificationExpired {
 		return false
 	}
-	return !overridden(e.in.Profiles, target, v.Version)
+	return !overridden(e.in.Profiles, target, v.Version) && !overridden(e.in.ClusterOverrides, target, v.Version)
+}
+
+// overridesChecked names where the NamespacedCloudProfiles that keep a
+// version from retiring were looked for, for the retirement's reason.
+func (e *engine) overridesChecked() string {
+	if e.in.ClusterOverrides != nil {
+		return "the repository or the cluster"
+	}
+	return "the repository"
 }
 
 // overridden reports whether a NamespacedCloudProfile whose parent is the
@@ -291,8 +305,8 @@ func (e *engine) retirement(d Discovered, version string) candidate {
 			return Proposal{}, false
 		}
 		expiry, _ := expiryOf(*l.at(l.index(version)))
-		reason := fmt.Sprintf("%s %s retired: expired on %s, more than %s ago, and no NamespacedCloudProfile of the repository lists it",
-			subjectName(d.Target), version, formatDate(expiry), formatDays(e.in.Schedule.RetirementAge))
+		reason := fmt.Sprintf("%s %s retired: expired on %s, more than %s ago, and no NamespacedCloudProfile of %s lists it",
+			subjectName(d.Target), version, formatDate(expiry), formatDays(e.in.Schedule.RetirementAge), e.overridesChecked())
 		return Proposal{Source: d.Source, Target: d.Target, Summary: reason, Edits: []Edit{{
 			Target: d.Target, Action: RemoveVersion, Version: version, Reason: reason,
 		}}}, true

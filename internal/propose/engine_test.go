@@ -281,3 +281,42 @@ func TestOnlyVersionsNewerThanTheirGroupNeedAReleaseTime(t *testing.T) {
 		})
 	}
 }
+
+func TestAVersionANamespacedCloudProfileOnTheClusterListsIsNotRetired(t *testing.T) {
+	profiles := []profile.Object{cloudProfile(
+		lc("1.31.8", stg(supported, ""), stg(deprecated, "2026-01-01T00:00:00Z"), stg(expired, "2026-06-01T00:00:00Z")),
+		lc("1.31.9", stg(supported, ""), stg(deprecated, "2026-01-01T00:00:00Z"), stg(expired, "2026-06-01T00:00:00Z")),
+		lc("1.32.9", stg(supported, "")), lc("1.33.5", stg(supported, "")))}
+	tests := []struct {
+		name      string
+		cluster   []profile.Object
+		summaries []string
+	}{
+		{
+			name:      "one the cluster's NamespacedCloudProfile lists stays, and the reason names the cluster",
+			cluster:   []profile.Object{namespaced(lc("1.31.9", stg(expired, "2027-01-01T00:00:00Z")))},
+			summaries: []string{"kubernetes 1.31.8 retired: expired on 2026-06-01, more than 90d ago, and no NamespacedCloudProfile of the repository or the cluster lists it"},
+		},
+		{
+			name: "without the cluster read (the CLI), both are retired and the reason names the repository alone",
+			summaries: []string{
+				"kubernetes 1.31.8 retired: expired on 2026-06-01, more than 90d ago, and no NamespacedCloudProfile of the repository lists it",
+				"kubernetes 1.31.9 retired: expired on 2026-06-01, more than 90d ago, and no NamespacedCloudProfile of the repository lists it",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			result, err := Propose(Input{Profiles: profiles, ClusterOverrides: tt.cluster, Policy: strictPolicy(), Schedule: schedule,
+				Now: at(now), Discovered: []Discovered{kubernetesReleases(0)}})
+			g.Expect(err).NotTo(HaveOccurred())
+			var summaries []string
+			for _, p := range result.Proposals {
+				summaries = append(summaries, p.Summary)
+			}
+			g.Expect(summaries).To(Equal(tt.summaries))
+			g.Expect(result.Profiles).To(HaveLen(1), "the cluster's profiles are read, never edited nor returned")
+		})
+	}
+}

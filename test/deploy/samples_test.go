@@ -97,7 +97,7 @@ func theSamplesWorkAsShipped(t *testing.T) {
 			rest = append(rest, obj)
 		}
 	}
-	var profileSyncs, profiles []*unstructured.Unstructured
+	var profileSyncs, profiles, versionUpdates []*unstructured.Unstructured
 	kinds := map[string]int{}
 	for _, obj := range append(namespaces, rest...) {
 		obj = obj.DeepCopy()
@@ -110,6 +110,8 @@ func theSamplesWorkAsShipped(t *testing.T) {
 			profileSyncs = append(profileSyncs, obj)
 		case "CloudProfile", "NamespacedCloudProfile":
 			profiles = append(profiles, obj)
+		case v1alpha1.VersionUpdateKind:
+			versionUpdates = append(versionUpdates, obj)
 		}
 		g.Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), fieldOwner)).
 			To(Succeed(), "apply %s %s/%s", obj.GetKind(), obj.GetNamespace(), obj.GetName())
@@ -120,7 +122,7 @@ func theSamplesWorkAsShipped(t *testing.T) {
 	// One sample of every kind, and the tenant's with its identity.
 	g.Expect(kinds).To(Equal(map[string]int{
 		"Namespace": 1, "ServiceAccount": 1, "RoleBinding": 1,
-		"CloudProfile": 1, "NamespacedCloudProfile": 1, "ProfileSync": 2,
+		"CloudProfile": 1, "NamespacedCloudProfile": 1, "ProfileSync": 2, v1alpha1.VersionUpdateKind: 1,
 	}))
 
 	for _, obj := range profiles {
@@ -140,6 +142,19 @@ func theSamplesWorkAsShipped(t *testing.T) {
 			g.Expect(ready.status).To(Equal("True"), "%s", ready)
 			g.Expect(ready.reason).To(Equal(v1alpha1.SucceededReason), "%s", ready)
 		}).WithTimeout(samplesReconciledTimeout).Should(Succeed(), "ProfileSync %s/%s applies its revision", obj.GetNamespace(), obj.GetName())
+	}
+
+	// The VersionUpdate reaches its ProfileSync's repository with the
+	// ProfileSync's Secret and reads the tree of the branch it follows, as
+	// the operator's RBAC lets it; the example repository declares no
+	// sources of new versions, which it says.
+	for _, obj := range versionUpdates {
+		g.Eventually(func(g Gomega) {
+			ready := readyOf(ctx, g, obj)
+			g.Expect(ready.status).To(Equal("False"), "%s", ready)
+			g.Expect(ready.reason).To(Equal(v1alpha1.ProposeFailedReason), "%s", ready)
+			g.Expect(ready.msg).To(ContainSubstring("no profilesync-versions.yaml at the repository root"), "%s", ready)
+		}).WithTimeout(samplesReconciledTimeout).Should(Succeed(), "VersionUpdate %s/%s checks its ProfileSync's repository", obj.GetNamespace(), obj.GetName())
 	}
 
 	// What they applied is there: the landscape's CloudProfile, and the

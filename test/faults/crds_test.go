@@ -119,7 +119,7 @@ func TestCRDsMissingAtStartThenInstalled(t *testing.T) {
 	l.createSync(time.Hour)
 	g.Consistently(notReady).WithTimeout(time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 
-	installCRDs(t, l, "cloudprofiles", "namespacedcloudprofiles")
+	installCRDs(t, l, "cloudprofiles", "namespacedcloudprofiles", "versionupdates")
 	installed := time.Now()
 	g.Eventually(func(g Gomega) {
 		status, _ := probe(g, "http://"+probeAddr+"/readyz")
