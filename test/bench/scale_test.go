@@ -161,12 +161,18 @@ func BenchmarkScale(b *testing.B) {
 	writes = env.writes.Load()
 	cpu := cpuSeconds()
 	syncs := reconciles(b, "profilesync")
+	statusReconciles := reconciles(b, "cloudprofile") + reconciles(b, "namespacedcloudprofile")
 	stopProfile := profileIdle(b)
 	time.Sleep(idleIntervals * syncInterval)
 	stopProfile()
+	idleCPU := cpuSeconds() - cpu
+	idleSyncs := reconciles(b, "profilesync") - syncs
 	report("S3", fmt.Sprintf("API writes during %d idle intervals of %s", idleIntervals, syncInterval), float64(env.writes.Load()-writes), "writes", "0")
-	report("S3", "manager CPU during them", cpuSeconds()-cpu, "cpu-s", "")
-	report("S3", "syncs run during them", reconciles(b, "profilesync")-syncs, "syncs", "")
+	report("S3", "manager CPU during them", idleCPU, "cpu-s", "")
+	report("S3", "syncs run during them", idleSyncs, "syncs", "")
+	report("S3", "manager CPU per idle interval", idleCPU/idleIntervals, "cpu-s-per-interval", "< 0.1")
+	report("S3", "profile status reconciles during them (no transition is due)",
+		reconciles(b, "cloudprofile")+reconciles(b, "namespacedcloudprofile")-statusReconciles, "status-reconciles", "0")
 
 	// S4: push, call the webhook, see the status change. On its own
 	// ProfileSync of one CloudProfile of the landscape's size with 10
