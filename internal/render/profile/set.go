@@ -56,8 +56,8 @@ func (s *Set) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudPr
 // The sync alone calls the two halves itself, on purpose: what decodes
 // depends on the commit only, so it keeps the decoded objects per revision
 // (and gives them the ProfileSync's namespace, ApplyDefaultNamespace), while
-// the set is validated again at every sync, because the time and the
-// parents on the cluster change.
+// the set is validated again whenever the time crosses an instant its
+// validation names (NextChange) or the parents on the cluster change.
 func Load(docs []Document, lookupParent ParentLookup, now time.Time) (*Set, error) {
 	return LoadChecked(docs, nil, lookupParent, now)
 }
