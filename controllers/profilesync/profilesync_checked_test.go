@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
+	"github.com/profilesync/profilesync/internal/policy"
 	"github.com/profilesync/profilesync/test/builders"
 	"github.com/profilesync/profilesync/test/testenv"
 )
@@ -222,4 +223,49 @@ spec:
 	reconcile()
 	g.Expect(r.checksRun.Load()).To(Equal(int64(3)), "a change of the live parent checks again")
 	g.Expect(writes.Load()).To(BeZero(), "checked again, the revision still needs no write")
+}
+
+// TestAnIdleIntervalOfAPolicedRevisionChecksNothing: with a versioning
+// policy, whose notice rule compares the revision with the profiles on the
+// cluster, idle syncs of the applied revision check nothing and report
+// nothing once those profiles have settled; a hand edit of the profile
+// (which the sync then puts back) checks again.
+func TestAnIdleIntervalOfAPolicedRevisionChecksNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	name, repo := testenv.UniqueName("policed-idle"), testenv.UniqueName("policed-idle")
+	commit, err := server.CreateRepo(repo, map[string]string{
+		policy.FileName: policyTestPolicy,
+		"profiles.yaml": policyTestProfile(name, "2099-01-01T00:00:00Z", "2099-06-01T00:00:00Z"),
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	sync := createLandscapeSync(t, repo, server.RepoURL(repo), "", name)
+	waitApplied(t, sync, commit)
+	g.Eventually(func(g Gomega) {
+		got := testenv.GetCloudProfile(g, k8sClient, name)
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+	}).WithTimeout(10 * time.Second).Should(Succeed())
+
+	r, events := directSyncReconciler(t)
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: sync.Namespace, Name: sync.Name}}
+	reconcile := func() {
+		t.Helper()
+		_, err := r.Reconcile(ctx, req)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	reconcile()
+	g.Expect(r.checksRun.Load()).To(Equal(int64(1)))
+	testenv.DrainEvents(events)
+	reconcile()
+	reconcile()
+	g.Expect(r.checksRun.Load()).To(Equal(int64(1)), "idle syncs of a policed revision check nothing")
+	g.Expect(testenv.DrainEvents(events)).To(BeEmpty(), "and report nothing")
+
+	cp := testenv.GetCloudProfile(g, k8sClient, name)
+	patch := []byte(`{"metadata":{"labels":{"edited":"by-hand"}}}`)
+	g.Expect(k8sClient.Patch(ctx, cp, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+	reconcile()
+	g.Expect(r.checksRun.Load()).To(Equal(int64(2)), "the profile the notice rule compares with changed: checked again")
 }
