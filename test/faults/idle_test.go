@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"maps"
 	"testing"
 	"time"
 
@@ -39,9 +40,17 @@ func TestNoReconcileBetweenTransitions(t *testing.T) {
 			"1.31.0": "preview;supported@" + at(t0.Add(2*time.Hour)),
 		})
 	})
-	// The first status writes and the sync's own status settle.
-	time.Sleep(2 * time.Second)
+	// The first status writes and the sync's own status settle: the counts
+	// stand still for 1.5 s (at most 10 s are waited for that).
 	before := reconcileCounts(g)
+	for settle := time.Now().Add(10 * time.Second); time.Now().Before(settle); {
+		time.Sleep(1500 * time.Millisecond)
+		now := reconcileCounts(g)
+		if maps.Equal(now, before) {
+			break
+		}
+		before = now
+	}
 	counter.reset()
 
 	const idle = 4 * time.Second // four rechecks
