@@ -92,13 +92,14 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// RateLimiter paces retries after errors.
 	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
-	// StatusRecheck is the longest the profile status controllers wait
-	// before computing a profile's status again while it has a transition
-	// scheduled; zero or less means profilestatus.DefaultStatusRecheck. They wake up at
-	// the transition itself when it comes sooner. The wait runs on the
-	// monotonic clock (controller-runtime's RequeueAfter), which a step of
-	// the wall clock (an NTP correction, a resumed virtual machine) does not
-	// move, so this bounds how late a status notices such a step.
+	// StatusRecheck is how often the profile status controllers look, in
+	// their cache, for a status whose next transition the wall clock has
+	// passed; zero or less means profilestatus.DefaultStatusRecheck. They
+	// wake up at each transition itself and reconcile nothing in between;
+	// that wait runs on the monotonic clock (controller-runtime's
+	// RequeueAfter), which a step of the wall clock (an NTP correction, a
+	// resumed virtual machine) does not move, so this bounds how late a
+	// status notices a step forward (controllers/profilestatus/overdue.go).
 	StatusRecheck time.Duration
 }
 

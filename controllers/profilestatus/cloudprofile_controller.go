@@ -8,6 +8,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,23 +31,37 @@ import (
 // CloudProfileReconciler keeps a CloudProfile's status true for "now": every
 // version's classification at the clock's current time, the next transition,
 // and Ready. It wakes up at exactly the next transition and never polls in
-// between; it never writes spec.
+// between (overdue.go says how a step of the wall clock is noticed); it
+// never writes spec.
 type CloudProfileReconciler struct {
 	ProfileStatusController
 }
 
 // SetupWithManager registers the reconciler. Only spec changes (generation),
 // reconcile requests (the reconcile.fluxcd.io/requestedAt annotation), a
-// change of the hold annotations and a change of the holds a ProfileSync
-// honours (status.heldUntil) trigger a reconcile; the controller's own
-// status writes do not.
+// change of the hold annotations, a change of the holds a ProfileSync
+// honours (status.heldUntil) and a status the wall clock has overdue
+// (overdue.go) trigger a reconcile, besides the wake-up at the next
+// transition; the controller's own status writes do not.
 func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	overdueProfiles, err := r.watchOverdue(mgr, overdueSweep{
+		kind: v1alpha1.CloudProfileKind,
+		list: func() client.ObjectList { return &v1alpha1.CloudProfileList{} },
+		next: func(o runtime.Object) *metav1.Time { return o.(*v1alpha1.CloudProfile).Status.NextTransitionTime },
+		item: func(_, name string) client.Object {
+			return &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		},
+	})
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.CloudProfile{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}, inventory.HoldChanged),
 		)).
 		// status.heldUntil follows the sync's decision on the profile's hold.
 		Watches(&v1alpha1.ProfileSync{}, heldProfiles(v1alpha1.CloudProfileKind)).
+		WatchesRawSource(overdueProfiles).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -76,7 +92,7 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
 			obj.Status.ProfileVersionsStatus = status
 			markReady(obj, classificationSummary(&status))
-			return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow, r.StatusRecheck)}, nil
+			return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow)}, nil
 		})
 }
 

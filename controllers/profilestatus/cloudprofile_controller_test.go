@@ -94,7 +94,6 @@ func TestCloudProfileStatusFlipsAtTheExactStartTime(t *testing.T) {
 	reconciler, events := directCloudProfileReconciler()
 	ownClock := clocktesting.NewFakePassiveClock(time.Time{})
 	reconciler.Clock = ownClock
-	reconciler.StatusRecheck = uncapped // the requeue shows the transition itself
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cp)}
 
 	deprecation := builders.Time("2025-03-01T00:00:00Z")
@@ -182,7 +181,6 @@ func TestCloudProfileRequeuesAtTheNextTransition(t *testing.T) {
 			}
 			createProfile(t, cp)
 			reconciler, _ := directCloudProfileReconciler()
-			reconciler.StatusRecheck = uncapped // the requeue shows the transition itself
 			result, err := reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cp)})
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(result.RequeueAfter).To(Equal(row.want))

@@ -8,6 +8,8 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/predicates"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,6 +50,19 @@ func (r *NamespacedCloudProfileReconciler) SetupWithManager(ctx context.Context,
 		}); err != nil {
 		return fmt.Errorf("index namespaced cloud profiles by %s: %w", ParentNameIndex, err)
 	}
+	overdueProfiles, err := r.watchOverdue(mgr, overdueSweep{
+		kind: v1alpha1.NamespacedCloudProfileKind,
+		list: func() client.ObjectList { return &v1alpha1.NamespacedCloudProfileList{} },
+		next: func(o runtime.Object) *metav1.Time {
+			return o.(*v1alpha1.NamespacedCloudProfile).Status.NextTransitionTime
+		},
+		item: func(namespace, name string) client.Object {
+			return &v1alpha1.NamespacedCloudProfile{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		},
+	})
+	if err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.NamespacedCloudProfile{}, builder.WithPredicates(
 			predicate.Or(predicate.GenerationChangedPredicate{}, predicates.ReconcileRequestedPredicate{}, inventory.HoldChanged),
@@ -60,6 +75,7 @@ func (r *NamespacedCloudProfileReconciler) SetupWithManager(ctx context.Context,
 			handler.EnqueueRequestsFromMapFunc(r.childrenOf),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{}),
 		).
+		WatchesRawSource(overdueProfiles).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -122,7 +138,7 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 			obj.Status.CloudProfileSpec = status.CloudProfileSpec
 			obj.Status.ProfileVersionsStatus = status.ProfileVersionsStatus
 			markReady(obj, classificationSummary(&status.ProfileVersionsStatus))
-			return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, wallNow, r.StatusRecheck)}, nil
+			return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, wallNow)}, nil
 		})
 }
 
@@ -138,5 +154,5 @@ func (r *NamespacedCloudProfileReconciler) keepPreviousSpecCurrent(obj *v1alpha1
 	status := lifecycle.Status(obj.Status.CloudProfileSpec, now)
 	recordClassificationChanges(r.EventRecorder, obj, &obj.Status.ProfileVersionsStatus, &status)
 	obj.Status.ProfileVersionsStatus = status
-	return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow, r.StatusRecheck)}
+	return ctrl.Result{RequeueAfter: requeueAfter(&status, wallNow)}
 }

@@ -100,7 +100,6 @@ func TestNamespacedProfileRequeuesAtTheMergedNextTransition(t *testing.T) {
 	createProfile(t, ncp)
 
 	reconciler, _ := directNamespacedReconciler()
-	reconciler.StatusRecheck = uncapped // the requeue shows the transition itself
 	result, err := reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ncp)})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(result.RequeueAfter).To(Equal(builders.Time("2025-01-01T00:00:00Z").Sub(now)))

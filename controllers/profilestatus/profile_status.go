@@ -32,9 +32,9 @@ import (
 )
 
 // DefaultStatusRecheck is Options.StatusRecheck's default: a wall-clock
-// step shows in status within five minutes, at the cost of one reconcile
-// (a read from the cache, no write when nothing changed) per profile with a
-// scheduled transition every five minutes.
+// step forward shows in status within five minutes, at the cost of one
+// read of the cache per kind every five minutes (overdue.go); no profile is
+// reconciled for it unless its status is overdue.
 const DefaultStatusRecheck = 5 * time.Minute
 
 // statusRecheck is recheck, or its default when unset.
@@ -56,7 +56,8 @@ type ProfileStatusController struct {
 	Clock clock.PassiveClock
 	// Metrics, when set, records the status written (controllers/metrics).
 	Metrics *metrics.Metrics
-	// StatusRecheck bounds the wait for the next transition (see
+	// StatusRecheck is how often the overdue sweep looks for a status
+	// whose next transition the wall clock has passed (overdue.go, see
 	// Options.StatusRecheck); zero means DefaultStatusRecheck.
 	StatusRecheck time.Duration
 	// ApplyGate, when set, holds the status write of a profile while its
@@ -95,6 +96,7 @@ func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.R
 	}
 
 	before := obj.DeepCopyObject().(client.Object)
+	var wallNow time.Time
 	defer func() {
 		*status.observedGeneration = obj.GetGeneration()
 		if err := statuspatch.Write(ctx, c.Client, before, obj, status.whole); err != nil {
@@ -102,6 +104,7 @@ func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.R
 			return
 		}
 		c.Metrics.ObserveProfile(kind, obj, status.versions)
+		result.RequeueAfter = exactWake(result.RequeueAfter, c.Clock.Since(wallNow))
 	}()
 
 	held, err := honouredHoldUntil(ctx, c.Client, kind, obj)
@@ -109,7 +112,7 @@ func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.R
 		return ctrl.Result{}, err
 	}
 	*status.heldUntil = held
-	wallNow := c.Clock.Now()
+	wallNow = c.Clock.Now()
 	return compute(c.times.at(req.NamespacedName, wallNow), wallNow)
 }
 
@@ -152,18 +155,30 @@ func classificationSummary(status *v1alpha1.ProfileVersionsStatus) string {
 }
 
 // requeueAfter is the time from wallNow, the clock's time, to the profile's
-// next transition, at most recheck (see Options.StatusRecheck), or zero when
-// none is scheduled: a profile without transitions has nothing a clock step
-// could change, so it is not polled. The controllers wake up at exactly the
-// transition instead of polling. After the clock has gone back, wallNow is
-// earlier than the time the status was computed at (see statusTimes), and
-// the wait is the wall clock's way to the transition, not the shorter one
-// from the status's time.
-func requeueAfter(status *v1alpha1.ProfileVersionsStatus, wallNow time.Time, recheck time.Duration) time.Duration {
+// next transition, or zero when none is scheduled: the controllers wake up
+// at exactly the transition and never poll in between. A profile without
+// transitions has nothing a clock step could change. After the clock has
+// gone back, wallNow is earlier than the time the status was computed at
+// (see statusTimes), and the wait is the wall clock's way to the
+// transition, not the shorter one from the status's time. A step forward
+// past the transition is the overdue sweep's (overdue.go).
+func requeueAfter(status *v1alpha1.ProfileVersionsStatus, wallNow time.Time) time.Duration {
 	if status.NextTransitionTime == nil {
 		return 0
 	}
-	return min(status.NextTransitionTime.Sub(wallNow), statusRecheck(recheck))
+	return status.NextTransitionTime.Sub(wallNow)
+}
+
+// exactWake is a wait measured from the clock's time of a reconcile, taken
+// when the reconcile ends, spent time later: the wake-up comes at the
+// transition itself, not the status write's time after it. A wait that the
+// reconcile used up is a wake-up at once (one nanosecond: zero would be
+// none); no wait stays none.
+func exactWake(wait, spent time.Duration) time.Duration {
+	if wait <= 0 {
+		return wait
+	}
+	return max(wait-spent, time.Nanosecond)
 }
 
 // statusTimes keeps, per profile, the latest time its status was computed

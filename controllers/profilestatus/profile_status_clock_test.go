@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,30 +16,62 @@ import (
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
-// uncapped is a StatusRecheck longer than any transition of the tests, for
-// tests that read the transition itself in RequeueAfter.
-const uncapped = 100 * 365 * 24 * time.Hour
-
-func TestRequeueAfterWaitsForTheTransitionAtMostTheRecheck(t *testing.T) {
+func TestRequeueAfterIsTheWayToTheTransitionExactly(t *testing.T) {
 	now := builders.Time("2025-01-10T12:00:00Z")
 	at := func(s string) *v1alpha1.ProfileVersionsStatus {
 		return &v1alpha1.ProfileVersionsStatus{NextTransitionTime: builders.Date(s)}
 	}
 	rows := []struct {
-		name    string
-		status  *v1alpha1.ProfileVersionsStatus
-		recheck time.Duration
-		want    time.Duration
+		name   string
+		status *v1alpha1.ProfileVersionsStatus
+		want   time.Duration
 	}{
-		{"a transition sooner than the recheck is waited for exactly", at("2025-01-10T12:01:30Z"), 0, 90 * time.Second},
-		{"a later transition waits the default recheck", at("2025-03-01T00:00:00Z"), 0, DefaultStatusRecheck},
-		{"a negative recheck is the default", at("2025-03-01T00:00:00Z"), -time.Second, DefaultStatusRecheck},
-		{"a configured recheck caps the wait", at("2025-01-10T12:01:30Z"), 10 * time.Second, 10 * time.Second},
-		{"no transition, no requeue: a clock step cannot change anything", &v1alpha1.ProfileVersionsStatus{}, 10 * time.Second, 0},
+		{"a transition is waited for exactly", at("2025-01-10T12:01:30Z"), 90 * time.Second},
+		{"a transition months away too: nothing polls in between", at("2025-03-01T00:00:00Z"), builders.Time("2025-03-01T00:00:00Z").Sub(now)},
+		{"no transition, no requeue: a clock step cannot change anything", &v1alpha1.ProfileVersionsStatus{}, 0},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
-			NewWithT(t).Expect(requeueAfter(row.status, now, row.recheck)).To(Equal(row.want))
+			NewWithT(t).Expect(requeueAfter(row.status, now)).To(Equal(row.want))
+		})
+	}
+}
+
+func TestTheWakeUpIsAtTheTransitionNotAfterTheWrite(t *testing.T) {
+	rows := []struct {
+		name              string
+		wait, spent, want time.Duration
+	}{
+		{"the time the reconcile spent is taken off", 90 * time.Second, 40 * time.Millisecond, 90*time.Second - 40*time.Millisecond},
+		{"a wait the reconcile used up wakes at once", 10 * time.Millisecond, 40 * time.Millisecond, time.Nanosecond},
+		{"no wait stays none", 0, 40 * time.Millisecond, 0},
+		{"a clock that went back while reconciling lengthens the wait", time.Minute, -time.Second, time.Minute + time.Second},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			NewWithT(t).Expect(exactWake(row.wait, row.spent)).To(Equal(row.want))
+		})
+	}
+}
+
+func TestAStatusIsOverdueOnlyWhenTheWallClockPassedItsTransition(t *testing.T) {
+	next := builders.Date("2025-01-10T12:00:00Z")
+	rows := []struct {
+		name    string
+		next    *metav1.Time
+		wallNow time.Time
+		want    bool
+	}{
+		{"before the transition: its wake-up is to come", next, next.Add(-time.Hour), false},
+		{"at the transition: its wake-up is in hand", next, next.Time, false},
+		{"just within the grace: still in hand", next, next.Add(overdueGrace - time.Nanosecond), false},
+		{"past the grace: the wall clock stepped past it", next, next.Add(overdueGrace), true},
+		{"hours past it", next, next.Add(3 * time.Hour), true},
+		{"no transition scheduled: nothing to be late for", nil, next.Add(3 * time.Hour), false},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			NewWithT(t).Expect(overdue(row.next, row.wallNow)).To(Equal(row.want))
 		})
 	}
 }
@@ -70,7 +103,6 @@ func TestCloudProfileStatusDoesNotGoBackWithTheClock(t *testing.T) {
 	cp := gep32Profile()
 	createProfile(t, cp)
 	reconciler, events := directCloudProfileReconciler()
-	reconciler.StatusRecheck = uncapped
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cp)}
 	_, err := reconciler.Reconcile(ctx, req)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -112,6 +113,10 @@ type ProfileSyncReconciler struct {
 	// memory is what this process remembers of each ProfileSync between
 	// its syncs (syncMemory), forgotten in one call when it is deleted.
 	memory syncMemories
+	// checksRun counts the runs of the checks of a revision (validate),
+	// every ProfileSync's together: what an idle interval must not add to
+	// (profilesync_checked.go); the tests read it.
+	checksRun atomic.Int64
 	// RefusalRecheck is how long a refusal that depends on time or on the
 	// cluster (validation, policy, tenancy) stands before the kept revision
 	// is checked again; zero means DefaultRefusalRecheck. A refused build is
@@ -556,7 +561,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
-	warnings, err := r.validate(obj, checkout, decoded, live)
+	warnings, err := r.checkRevision(obj, checkout, decoded, live)
 	if newAttempt {
 		for _, w := range warnings {
 			r.event(obj, corev1.EventTypeWarning, w.reason, "%s", w.message)
@@ -748,25 +753,28 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 // revision and spec.
 type syncWarning struct{ reason, message string }
 
-// validate checks a built revision against the cluster at the clock's now:
-// the set (a parent that is not in the revision is looked up on the
-// cluster), then its versioning policy. It runs at every sync, since parents
-// on the cluster and the time change. It returns the revision's warnings,
-// the build's included, even when it refuses the revision.
-func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, decoded decodedRevision, live *liveProfiles) ([]syncWarning, error) {
-	warnings := decoded.warnings
-	now := r.Clock.Now()
+// validate checks a built revision against the cluster at now: the set (a
+// parent that is not in the revision is looked up on the cluster, through
+// reads), then its versioning policy. Parents on the cluster and the time
+// change, so checkRevision runs it again whenever the cluster's answers
+// (reads) or the attempt change, and from until, the first instant at which
+// a verdict of the validation or of the policy could change (zero for
+// none). It returns the revision's warnings, the build's included, even
+// when it refuses the revision.
+func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, decoded decodedRevision, reads *liveReads,
+	now time.Time) (warnings []syncWarning, until time.Time, err error) {
+	// A copy: the decoded revision's warnings are shared between syncs, and
+	// the verdict keeps what is appended here.
+	warnings = slices.Clone(decoded.warnings)
 	set, err := profile.ValidateDecoded(decoded.objects, decoded.problems, func(name string) (*v1alpha1.CloudProfileSpec, bool, error) {
-		cp, ok := live.cloudProfiles[name]
-		// A parent this sync applied and the revision no longer has is about
-		// to be pruned: it does not count as present.
-		if !ok || obj.Spec.Prune && isOwnedBy(cp, obj) {
+		cp, ok := reads.parent(name)
+		if !ok {
 			return nil, false, nil
 		}
 		return &cp.Spec, true, nil
 	}, now)
 	if err != nil {
-		return warnings, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
+		return warnings, time.Time{}, fmt.Errorf("validate revision %s: %w", checkout.Revision, err)
 	}
 	for _, w := range set.Warnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.ValidationFailedReason, message: w.String()})
@@ -774,13 +782,16 @@ func (r *ProfileSyncReconciler) validate(obj *v1alpha1.ProfileSync, checkout *gi
 	if len(decoded.problems) > 0 {
 		// What does not decode is wrong whatever the time and the cluster:
 		// the revision stays refused until it changes.
-		return warnings, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, set.Problems.Summarize()))
+		return warnings, time.Time{}, contentFailed(fmt.Errorf("revision %s: %w", checkout.Revision, set.Problems.Summarize()))
 	}
 	if len(set.Problems) > 0 {
-		return warnings, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, set.Problems.Summarize()))
+		return warnings, time.Time{}, validationFailed(fmt.Errorf("revision %s: %w", checkout.Revision, set.Problems.Summarize()))
 	}
-	policyWarnings, err := r.checkPolicy(obj, checkout, set, live, now)
-	return append(warnings, policyWarnings...), err
+	if next, ok := set.NextChange(); ok {
+		until = next
+	}
+	policyWarnings, policyUntil, err := r.checkPolicy(obj, checkout, set, reads, now)
+	return append(warnings, policyWarnings...), earliest(until, policyUntil), err
 }
 
 // refusalOf is the failure of a plan that refuses its revision: tenancy

@@ -14,9 +14,10 @@ import (
 // built and decoded, every ProfileSync's in one cache bounded in bytes.
 // Building is by far the most expensive step of a sync (kustomize over every
 // profile, in a process of its own), and at every interval without a new
-// commit it would produce the same objects; they are kept instead.
-// Validation still runs every time, since parents on the cluster may have
-// changed. The objects are shared, never modified after decoding.
+// commit it would produce the same objects; they are kept instead. Their
+// checks run again only when their verdict could change
+// (profilesync_checked.go). The objects are shared, never modified after
+// decoding.
 //
 // The bound is the manager's --decoded-cache-size, one of the terms of its
 // memory budget (internal/memorybudget): past it the least recently used

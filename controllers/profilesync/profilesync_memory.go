@@ -26,6 +26,9 @@ type syncMemory struct {
 	// rollout is when the rollout next wants a sync, and how many record
 	// pushes failed in a row.
 	rollout rolloutWake
+	// checked is the verdict of the last checks that passed, and what it
+	// holds for (profilesync_checked.go); nil after checks that refused.
+	checked *checkedRevision
 }
 
 // syncMemories holds the syncMemory of every ProfileSync this process
@@ -93,6 +96,22 @@ func (m *syncMemories) rememberRefusal(key types.NamespacedName, attempt refusal
 func (m *syncMemories) fresh(key types.NamespacedName, topic eventTopic, lines []string) (fresh []string) {
 	m.with(key, func(s *syncMemory) { fresh = s.reported.fresh(topic, lines) })
 	return fresh
+}
+
+// checkedStands returns the warnings of key's checked revision when stands
+// says it holds.
+func (m *syncMemories) checkedStands(key types.NamespacedName, stands func(*checkedRevision) bool) (warnings []syncWarning, ok bool) {
+	m.with(key, func(s *syncMemory) {
+		if s.checked != nil && stands(s.checked) {
+			warnings, ok = s.checked.warnings, true
+		}
+	})
+	return warnings, ok
+}
+
+// setChecked keeps checked as key's checked revision; nil forgets it.
+func (m *syncMemories) setChecked(key types.NamespacedName, checked *checkedRevision) {
+	m.with(key, func(s *syncMemory) { s.checked = checked })
 }
 
 // wake is when key's rollout next wants a sync; zero for none.

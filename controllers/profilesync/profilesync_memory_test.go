@@ -73,6 +73,7 @@ func TestDeletingAProfileSyncForgetsEverythingItRemembers(t *testing.T) {
 		r.memory.setWake(key, now.Add(time.Hour))
 		g.Expect(r.memory.failedPush(key)).To(Equal(1))
 		g.Expect(r.decoded.put(key.String(), decodedRevision{revision: attempt.revision}, 1<<20)).To(BeTrue())
+		r.memory.setChecked(key, &checkedRevision{attempt: attempt, at: now})
 	}
 	gone := types.NamespacedName{Namespace: "landscape", Name: "gone"}
 	kept := types.NamespacedName{Namespace: "landscape", Name: "kept"}
@@ -106,6 +107,8 @@ func TestDeletingAProfileSyncForgetsEverythingItRemembers(t *testing.T) {
 	}
 	g.Expect(r.memory.wake(gone)).To(BeZero())
 	g.Expect(r.memory.failedPush(gone)).To(Equal(1), "its failed pushes count from one again")
+	_, ok = r.memory.checkedStands(gone, func(*checkedRevision) bool { return true })
+	g.Expect(ok).To(BeFalse(), "its checked revision is gone: the next sync checks it")
 	_, ok = r.memory.refused(kept, attempt, now, time.Hour)
 	g.Expect(ok).To(BeTrue(), "the other's refusal stands")
 }

@@ -24,56 +24,64 @@ import (
 // PolicyViolation); its warnings are returned, for the sync to report once
 // per revision and spec.
 //
-// The policy is checked at every sync, not only for new commits: a revision
-// that time alone makes break an error rule is refused from then on, and the
-// profiles stay as applied (their lifecycle goes on); 'profilesync timeline
-// --policy' shows such dates in advance.
-func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, set *profile.Set, live *liveProfiles, now time.Time) ([]syncWarning, error) {
+// The policy is checked again whenever its verdict could change, not only
+// for new commits: a revision that time alone makes break an error rule is
+// refused from then on, and the profiles stay as applied (their lifecycle
+// goes on); 'profilesync timeline --policy' shows such dates in advance.
+// until is the first instant at which the findings could change
+// (policy.Policy.NextChange), zero for none; the live counterparts it
+// compares with are read through reads.
+func (r *ProfileSyncReconciler) checkPolicy(obj *v1alpha1.ProfileSync, checkout *gitsource.Result, set *profile.Set, reads *liveReads,
+	now time.Time) (warnings []syncWarning, until time.Time, err error) {
 	p, file, err := policy.Find(checkout.Dir, obj.Spec.Path, r.Builds.Limits().MaxFileSize)
 	if err != nil {
-		return nil, policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
+		return nil, time.Time{}, policyViolation(fmt.Errorf("revision %s: %w", checkout.Revision, err))
 	}
 	if p == nil {
-		return nil, nil
+		return nil, time.Time{}, nil
 	}
-	var warnings []syncWarning
 	commit, err := gitsource.CommitTime(checkout.Dir, checkout.Commit, r.Fetcher.ObjectLimits())
 	if err != nil {
 		// The notice is then measured from now, which only asks for more.
 		// A committer time no status can hold (rollout.ErrTimeOutOfRange:
 		// Git stores any unix seconds) is said, so that a hostile commit
-		// can neither set its own notice nor pass unnoticed.
-		commit = now
+		// can neither set its own notice nor pass unnoticed. A verdict
+		// measured from now holds for now only: until is now.
+		commit, until = now, now
 		if errors.Is(err, rollout.ErrTimeOutOfRange) {
 			warnings = append(warnings, syncWarning{reason: v1alpha1.PolicyWarningReason,
 				message: fmt.Sprintf("revision %s: %v; the policy's notice is measured from now", checkout.Revision, err)})
 		}
 	}
 	head := set.Evaluate()
-	findings := p.Check(head, liveCounterparts(head, live), now, commit)
+	findings := p.Check(head, liveCounterparts(head, reads), now, commit)
 	for _, w := range findings.Warnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.PolicyWarningReason, message: w.String()})
 	}
 	if len(findings.Errors) > 0 {
-		return warnings, policyViolation(fmt.Errorf("revision %s breaks the versioning policy %s: %w", checkout.Revision, file, findings.Errors.Summarize()))
+		return warnings, time.Time{}, policyViolation(fmt.Errorf("revision %s breaks the versioning policy %s: %w", checkout.Revision, file, findings.Errors.Summarize()))
 	}
-	return warnings, nil
+	if next, ok := p.NextChange(head, now); ok && until.IsZero() {
+		until = next
+	}
+	return warnings, until, nil
 }
 
 // liveCounterparts returns what the cluster holds of the profiles in head:
 // a CloudProfile's spec, a NamespacedCloudProfile's merged
 // status.cloudProfileSpec (what its namespace sees). Profiles the cluster
-// does not have yet are left out.
-func liveCounterparts(head []profile.Object, live *liveProfiles) []profile.Object {
+// does not have yet are left out. Each is read through reads, which records
+// it: the policy's verdict holds while they stay as they are.
+func liveCounterparts(head []profile.Object, reads *liveReads) []profile.Object {
 	base := make([]profile.Object, 0, len(head))
 	for _, o := range head {
 		if o.CloudProfile != nil {
-			if cp, ok := live.cloudProfiles[o.Name()]; ok {
+			if cp, ok := reads.cloudProfile(o.Name()); ok {
 				base = append(base, profile.Object{CloudProfile: cp})
 			}
 			continue
 		}
-		if ncp, ok := live.namespaced[client.ObjectKey{Namespace: o.Namespace(), Name: o.Name()}]; ok {
+		if ncp, ok := reads.namespaced(client.ObjectKey{Namespace: o.Namespace(), Name: o.Name()}); ok {
 			base = append(base, profile.Object{NamespacedCloudProfile: ncp})
 		}
 	}

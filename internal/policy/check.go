@@ -141,6 +141,22 @@ func (p *Policy) Timeline(head []profile.Object, from, until time.Time) []DatedF
 	return dated
 }
 
+// NextChange is the earliest instant after from at which the findings of
+// head at from may change (one of the instants Timeline checks); ok is false
+// when there is none, or no policy: the findings then stand whatever the
+// time. The notice rule compares with the commit's time, not with now, and
+// takes no part. The sync remembers a revision's verdict until then.
+func (p *Policy) NextChange(head []profile.Object, from time.Time) (at time.Time, ok bool) {
+	if p == nil {
+		return time.Time{}, false
+	}
+	instants := p.instants(head, from, time.Time{})
+	if len(instants) < 2 {
+		return time.Time{}, false
+	}
+	return instants[1], true
+}
+
 // instants returns from and every instant after it, up to until unless that
 // is zero, at which the findings of head may change, sorted and each once.
 func (p *Policy) instants(head []profile.Object, from, until time.Time) []time.Time {

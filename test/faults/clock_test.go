@@ -223,8 +223,8 @@ func TestClockJumpsBackwardsWithoutFlapping(t *testing.T) {
 	steppedAt := time.Now()
 	steppedTo := clk.Now()
 	g.Expect(steppedTo).To(BeTemporally("<", deprecation), "the step goes back before the deprecation")
-	// Three rechecks: each computes the status again and finds nothing to
-	// change.
+	// Three rechecks: none finds a status overdue (the wall clock is
+	// behind), so nothing is computed, let alone written.
 	g.Consistently(func(g Gomega) {
 		parent, child := l.profileClassifications(g)
 		g.Expect(parent).To(Equal(deprecated))

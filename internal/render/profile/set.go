@@ -35,6 +35,9 @@ type Set struct {
 	// may hold the same name twice), so that Evaluate does not merge a
 	// second time.
 	merged map[*v1alpha1.NamespacedCloudProfile]*v1alpha1.CloudProfileSpec
+	// parents are the specs of every parent the validation resolved, in
+	// the set or through the lookup, for NextChange.
+	parents []*v1alpha1.CloudProfileSpec
 }
 
 // MergedSpec returns status.cloudProfileSpec of ncp, an object of the set, as
@@ -53,8 +56,8 @@ func (s *Set) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudPr
 // The sync alone calls the two halves itself, on purpose: what decodes
 // depends on the commit only, so it keeps the decoded objects per revision
 // (and gives them the ProfileSync's namespace, ApplyDefaultNamespace), while
-// the set is validated again at every sync, because the time and the
-// parents on the cluster change.
+// the set is validated again whenever the time crosses an instant its
+// validation names (NextChange) or the parents on the cluster change.
 func Load(docs []Document, lookupParent ParentLookup, now time.Time) (*Set, error) {
 	return LoadChecked(docs, nil, lookupParent, now)
 }
@@ -232,6 +235,11 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 		}
 		if problem, tooLarge := storedSizeProblem(o, merged); tooLarge {
 			report.Problems = append(report.Problems, problem)
+		}
+	}
+	for _, p := range parents.found {
+		if p.spec != nil {
+			report.parents = append(report.parents, p.spec)
 		}
 	}
 	return report, nil
