@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,9 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/fluxcd/pkg/runtime/conditions"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/hiddeco/sshsig"
 	. "github.com/onsi/gomega"
 	"golang.org/x/crypto/ssh"
@@ -439,4 +443,68 @@ func TestUntrustedSSHKeyIsRefused(t *testing.T) {
 		refused(g)
 		g.Expect(builds(g)).To(Equal(float64(1)), "only the signed revision is built")
 	}).WithTimeout(4 * time.Second).WithPolling(time.Second).Should(Succeed())
+}
+
+// TestTagModeVerifiesTheAnnotatedTag: with mode Tag, a revision taken from
+// an annotated tag a trusted key signed applies, though its commit is
+// unsigned; an unsigned annotated tag is refused before it is built,
+// naming the tag.
+func TestTagModeVerifiesTheAnnotatedTag(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	releaser := signingKey(t, "releaser")
+	profile := testenv.UniqueName("tagged")
+	first, err := server.CreateRepo("tagged", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	bare, err := git.PlainOpen(filepath.Join(server.Root(), "tagged.git"))
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = bare.CreateTag("v1", plumbing.NewHash(first), &git.CreateTagOptions{
+		Tagger: &object.Signature{Name: "releaser", Email: "releaser@example.com", When: time.Now()}, Message: "v1\n", SignKey: releaser,
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	keys := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("tag-keys"), Namespace: clusterProfilesNamespace},
+		Data:       map[string][]byte{"releaser.asc": exportedPublicKey(t, releaser)},
+	}
+	g.Expect(k8sClient.Create(ctx, keys)).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("tagged"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL("tagged"),
+			Ref:      &v1alpha1.GitReference{Tag: "v1"},
+			Interval: metav1.Duration{Duration: time.Second},
+			Verify:   &v1alpha1.SignatureVerification{Mode: v1alpha1.VerifyTag, SecretRef: meta.LocalObjectReference{Name: keys.Name}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, keys)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("v1@sha1:" + first))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	second, err := server.Commit("tagged", singleProfileRepo(profile, "1.32.0"), "unsigned release")
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = server.AnnotatedTag("tagged", "v2", second, "v2, unsigned")
+	g.Expect(err).NotTo(HaveOccurred())
+	testenv.UpdateSpec(t, k8sClient, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) { ps.Spec.Ref = &v1alpha1.GitReference{Tag: "v2"} })
+	refused := func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.LastAttemptedRevision).To(Equal("v2@sha1:" + second))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("v1@sha1:" + first))
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(`tag "v2"`))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("unsigned"))
+		cp := testenv.GetCloudProfile(g, k8sClient, profile)
+		g.Expect(builders.KubernetesClassifications(cp.Status.ProfileVersionsStatus)).NotTo(HaveKey("1.32.0"))
+	}
+	g.Eventually(refused).WithTimeout(30 * time.Second).Should(Succeed())
 }

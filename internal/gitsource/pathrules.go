@@ -59,26 +59,35 @@ func matchPathGlob(pattern, name string) (bool, error) {
 	return false, nil
 }
 
+// matchSegments matches path segments against pattern segments, ** any
+// number of them, by dynamic programming over (pattern, name) suffixes: a
+// pattern of many ** costs their number times the path's depth, never
+// their power (a tenant's ProfileSync writes the pattern).
 func matchSegments(pattern, name []string) (bool, error) {
-	if len(pattern) == 0 {
-		return len(name) == 0, nil
-	}
-	if pattern[0] == "**" {
-		for skip := 0; skip <= len(name); skip++ {
-			if matched, err := matchSegments(pattern[1:], name[skip:]); err != nil || matched {
-				return matched, err
+	// matches[j] says whether pattern[i:] matches name[j:], for the i of
+	// the row being computed; next is the row of i+1.
+	next := make([]bool, len(name)+1)
+	next[len(name)] = true // the empty pattern matches the empty rest
+	matches := make([]bool, len(name)+1)
+	for i := len(pattern) - 1; i >= 0; i-- {
+		for j := len(name); j >= 0; j-- {
+			switch {
+			case pattern[i] == "**":
+				// Zero segments (pattern[i+1:] on name[j:]) or one more.
+				matches[j] = next[j] || (j < len(name) && matches[j+1])
+			case j == len(name):
+				matches[j] = false
+			default:
+				matched, err := path.Match(pattern[i], name[j])
+				if err != nil {
+					return false, err
+				}
+				matches[j] = matched && next[j+1]
 			}
 		}
-		return false, nil
+		next, matches = matches, next
 	}
-	if len(name) == 0 {
-		return false, nil
-	}
-	matched, err := path.Match(pattern[0], name[0])
-	if err != nil || !matched {
-		return false, err
-	}
-	return matchSegments(pattern[1:], name[1:])
+	return next[0], nil
 }
 
 // PathRuleDenial is a changed path the signer may not change: the rule's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -360,4 +361,52 @@ func TestVerifyRangeOfAMergedBranchStopsWhereItForked(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("verdicts %v, want %v: the merge (bringing nothing of its own) and the side branch's commit, not the unsigned %s below the fork", got, want, unsigned)
 	}
+}
+
+func TestMatchPathGlob(t *testing.T) {
+	for _, tt := range []struct {
+		pattern, name string
+		want          bool
+	}{
+		{"overlays/prod/**", "overlays/prod/a.yaml", true},
+		{"overlays/prod/**", "overlays/prod", true},
+		{"overlays/prod/**", "overlays/production/a.yaml", false},
+		{"overlays/*/secrets.yaml", "overlays/dev/secrets.yaml", true},
+		{"overlays/*/secrets.yaml", "overlays/dev/deep/secrets.yaml", false},
+		{"**/secrets.yaml", "overlays/dev/deep/secrets.yaml", true},
+		{"**/secrets.yaml", "secrets.yaml", true},
+		{"overlays/**/kustomization.yaml", "overlays/kustomization.yaml", true},
+		{"overlays/**/kustomization.yaml", "overlays/a/b/kustomization.yaml", true},
+		{"overlays/**/kustomization.yaml", "base/kustomization.yaml", false},
+		{"base", "base/kustomization.yaml", true},
+		{"ba?e", "base", true},
+		{strings.Repeat("**/", 150) + "x", strings.Repeat("a/", 60) + "y", false},
+	} {
+		t.Run(tt.pattern+" on "+tt.name, func(t *testing.T) {
+			got, err := matchPathGlob(tt.pattern, tt.name)
+			if err != nil || got != tt.want {
+				t.Fatalf("matchPathGlob(%q, %q) = %v, %v; want %v", tt.pattern, tt.name, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzMatchPathGlob: no pattern or path makes the matcher panic, a pattern
+// of ** alone matches every path, and a pattern without wildcards matches
+// itself when it is a path as a repository's tree holds it (relative,
+// clean).
+func FuzzMatchPathGlob(f *testing.F) {
+	f.Add("overlays/prod/**", "overlays/prod/a.yaml")
+	f.Add("**/x/**", "a/x/b")
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		_, _ = matchPathGlob(pattern, name)
+		if matched, err := matchPathGlob("**", name); err != nil || !matched {
+			t.Fatalf("** does not match %q: %v", name, err)
+		}
+		if !strings.ContainsAny(name, `*?[\`) && name != "" && name == path.Clean(name) && !strings.HasPrefix(name, "/") && name != "." {
+			if matched, err := matchPathGlob(name, name); err != nil || !matched {
+				t.Fatalf("%q does not match itself: %v", name, err)
+			}
+		}
+	})
 }
