@@ -31,6 +31,7 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	}
 	childCPU := func(b *testing.B, path string, decode bool) {
 		var cpu time.Duration
+		var peakRSS int64
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			_, usage, err := runner.run(ctx, root, path, decode)
@@ -39,8 +40,10 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 				b.Fatal(err)
 			}
 			cpu += time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+			peakRSS = max(peakRSS, usage.Maxrss<<10)
 		}
 		b.ReportMetric(cpu.Seconds()/float64(b.N), "child-CPU-s/op")
+		b.ReportMetric(float64(peakRSS)/(1<<20), "child-MiB")
 	}
 	b.Run("child start (an empty build)", func(b *testing.B) { childCPU(b, "tiny", false) })
 	b.Run("whole build in a child", func(b *testing.B) { childCPU(b, "overlay", false) })
