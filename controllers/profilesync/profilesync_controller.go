@@ -726,13 +726,15 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 // Its result is kept per revision (decodedRevisions): the commit alone
 // decides it.
 func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (decodedRevision, error) {
-	docs, buildWarnings, err := r.Builds.Build(ctx, checkout.Dir, obj.Spec.Path)
+	// The child decodes what it built: the manager never parses the
+	// rendered YAML, and reads only the child's typed answer.
+	built, err := r.Builds.BuildDecoded(ctx, checkout.Dir, obj.Spec.Path)
 	if err != nil {
 		return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 	}
 	// Objects that do not decode are reported by validate, with the
 	// problems of the objects that do, in one round.
-	objects, problems := profile.DecodeDocuments(docs)
+	objects, problems, buildWarnings := built.Objects, built.Problems, built.Warnings
 	profile.ApplyDefaultNamespace(objects, obj.Namespace)
 	digests, err := contentDigests(objects)
 	if err != nil {

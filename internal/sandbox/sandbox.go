@@ -111,13 +111,42 @@ func (r *Runner) Limits() overlay.Limits { return r.options.Limits }
 // root, and the build's warnings. When ctx is done first, the child is
 // killed and Build says the build was abandoned.
 func (r *Runner) Build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, error) {
-	docs, warnings, _, err := r.build(ctx, root, path)
-	return docs, warnings, err
+	reply, _, err := r.run(ctx, root, path, false)
+	return reply.Documents, reply.Warnings, err
+}
+
+// Decoded is a build decoded into profiles (profile.DecodeDocuments) in
+// the build's child.
+type Decoded struct {
+	// Objects are the profiles that decoded; Problems say why the others
+	// did not.
+	Objects  []profile.Object
+	Problems profile.Problems
+	// Warnings are the build's warnings, as Build returns them.
+	Warnings profile.Problems
+}
+
+// BuildDecoded is Build followed by profile.DecodeDocuments, both in the
+// child: the rendered YAML is parsed once, in the process that is bounded
+// and killed at its deadline, and the caller only reads the child's typed
+// answer. The objects are in the form the API server stores (a time keeps
+// whole seconds, as metav1.Time does), which is the form they are applied in.
+func (r *Runner) BuildDecoded(ctx context.Context, root, path string) (Decoded, error) {
+	reply, _, err := r.run(ctx, root, path, true)
+	return Decoded{Objects: reply.Objects, Problems: reply.Problems, Warnings: reply.Warnings}, err
 }
 
 // build is Build that also returns what the child's process used, when it
 // ran (for the benchmarks).
 func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, *syscall.Rusage, error) {
+	reply, usage, err := r.run(ctx, root, path, false)
+	return reply.Documents, reply.Warnings, usage, err
+}
+
+// run runs one build in a child and returns its answer, and what the
+// child's process used, when it ran. With decode, the child answers with
+// the decoded objects instead of the documents.
+func (r *Runner) run(ctx context.Context, root, path string, decode bool) (childReply, *syscall.Rusage, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.options.Timeout,
@@ -128,15 +157,15 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 	case r.slots <- struct{}{}:
 		defer func() { <-r.slots }()
 	case <-ctx.Done():
-		return nil, nil, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
+		return childReply{}, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
 	}
 
 	cpuTime := r.cpuTime(ctx)
 	deadline, _ := ctx.Deadline()
 	request, err := json.Marshal(childRequest{Root: root, Path: path, Limits: r.options.Limits,
-		Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second), ChecksUntil: checksDeadline(deadline)})
+		Decode: decode, Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second), ChecksUntil: checksDeadline(deadline)})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
+		return childReply{}, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
 	}
 	cmd := exec.CommandContext(ctx, r.executable)
 	// Nothing of the manager's environment (credentials, tokens) reaches
@@ -150,12 +179,12 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 	cmd.WaitDelay = time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build of %s: %w", path, err)
+		return childReply{}, nil, fmt.Errorf("build of %s: %w", path, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, nil, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
+		return childReply{}, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
 	}
-	maxAnswer := maxAnswerSize(r.options.Limits)
+	maxAnswer := maxAnswerSize(r.options.Limits, decode)
 	answer, readErr := io.ReadAll(io.LimitReader(stdout, maxAnswer+1))
 	if int64(len(answer)) > maxAnswer {
 		_ = cmd.Process.Kill()
@@ -164,19 +193,19 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 	usage, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	switch {
 	case ctx.Err() != nil:
-		return nil, nil, usage, abandoned(ctx, path, "")
+		return childReply{}, usage, abandoned(ctx, path, "")
 	case int64(len(answer)) > maxAnswer:
-		return nil, nil, usage, &overlay.LimitError{File: path, What: "maximum rendered size", Flag: overlay.MaxRenderedSizeFlag,
+		return childReply{}, usage, &overlay.LimitError{File: path, What: "maximum rendered size", Flag: overlay.MaxRenderedSizeFlag,
 			Max: r.options.Limits.MaxRenderedSize}
 	}
 	var reply childReply
 	if readErr == nil && waitErr == nil && json.Unmarshal(answer, &reply) == nil {
 		if reply.Error != nil {
-			return nil, nil, usage, reply.Error.err()
+			return childReply{}, usage, reply.Error.err()
 		}
-		return reply.Documents, reply.Warnings, usage, nil
+		return reply, usage, nil
 	}
-	return nil, nil, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
+	return childReply{}, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
 }
 
 // checksDeadline is when the checks after a build that must end by
@@ -275,8 +304,12 @@ const maxStderr = 4 << 10
 
 // maxAnswerSize bounds a child's answer: the rendered documents (at most
 // MaxRenderedSize, base64 in JSON adds a third), their file names and the
-// warnings.
-func maxAnswerSize(limits overlay.Limits) int64 {
+// warnings. Decoded objects in JSON quote every key and spell every list
+// entry as a mapping: up to three times their YAML.
+func maxAnswerSize(limits overlay.Limits, decoded bool) int64 {
+	if decoded {
+		return limits.MaxRenderedSize*3 + 1<<20
+	}
 	return limits.MaxRenderedSize*2 + 1<<20
 }
 

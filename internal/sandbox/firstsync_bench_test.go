@@ -1,0 +1,103 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
+)
+
+// benchLandscape is the landscape of test/bench (10 CloudProfiles of 600
+// versions, 100 NamespacedCloudProfiles) in realisticLandscape's terms.
+var benchLandscape = realisticLandscape{cloudProfiles: 10, kubernetes: 200, images: 2, imageVersions: 200}
+
+// BenchmarkFirstSyncBuildParts splits the build of the bench landscape into
+// the steps docs/performance.md ("The first sync: where each second goes")
+// publishes: starting a child, kustomize in it, the child's answer encoded
+// and decoded across the process boundary, and the decoding of the
+// documents into profiles (in the manager before issue 36, in the child
+// since: BuildDecoded), with the typed answer the manager reads instead. Each step but the first runs in this process
+// so that -cpuprofile sees it.
+func BenchmarkFirstSyncBuildParts(b *testing.B) {
+	root := b.TempDir()
+	writeTree(b, root, benchLandscape.files())
+	writeTree(b, root, map[string]string{"tiny/kustomization.yaml": "resources: []\n"})
+	runner, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	childCPU := func(b *testing.B, path string, decode bool) {
+		var cpu time.Duration
+		var peakRSS int64
+		for b.Loop() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			_, usage, err := runner.run(ctx, root, path, decode)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+			cpu += time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+			peakRSS = max(peakRSS, usage.Maxrss<<10)
+		}
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "child-CPU-s/op")
+		b.ReportMetric(float64(peakRSS)/(1<<20), "child-MiB")
+	}
+	b.Run("child start (an empty build)", func(b *testing.B) { childCPU(b, "tiny", false) })
+	b.Run("whole build in a child", func(b *testing.B) { childCPU(b, "overlay", false) })
+	b.Run("whole build decoded in a child", func(b *testing.B) { childCPU(b, "overlay", true) })
+	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), context.Background(), root, "overlay", overlay.DefaultLimits())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("kustomize in process", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := overlay.BuildWithWarningsWithin(context.Background(), context.Background(), root, "overlay", overlay.DefaultLimits()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	answer, err := json.Marshal(childReply{Documents: docs, Warnings: warnings})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("answer encoded", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(childReply{Documents: docs, Warnings: warnings}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(answer))/(1<<20), "answer-MiB")
+	})
+	b.Run("answer decoded", func(b *testing.B) {
+		for b.Loop() {
+			var reply childReply
+			if err := json.Unmarshal(answer, &reply); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	objects, problems := profile.DecodeDocuments(docs)
+	decodedAnswer, err := json.Marshal(childReply{Objects: objects, Problems: problems, Warnings: warnings})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("decoded answer decoded", func(b *testing.B) {
+		for b.Loop() {
+			var reply childReply
+			if err := json.Unmarshal(decodedAnswer, &reply); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(decodedAnswer))/(1<<20), "answer-MiB")
+	})
+	b.Run("documents decoded into profiles", func(b *testing.B) {
+		for b.Loop() {
+			if _, problems := profile.DecodeDocuments(docs); len(problems) > 0 {
+				b.Fatal(problems)
+			}
+		}
+	})
+}
