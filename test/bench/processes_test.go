@@ -101,22 +101,29 @@ func (s *sideBySide) sample() resources {
 	return r
 }
 
-// processUsage is a process's CPU seconds (user and system) and its peak
-// RSS since the last call, which resets it.
+// processUsage is a process's CPU seconds (user and system, its own and
+// that of its children it has waited for: ProfileSync's build children,
+// each waited for when its build ends) and its peak RSS since the last
+// call, which resets it. A child still running is counted once it ends,
+// so a sample taken when the work is done holds every build.
 func processUsage(b *testing.B, pid int) (cpuSeconds, peakMiB float64) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatalf("read the CPU time of process %d: %v", pid, err)
 	}
 	// The fields after the command name, which may hold spaces, in
-	// parentheses: state is the first, utime and stime the 12th and 13th.
+	// parentheses: state is the first, utime and stime the 12th and 13th,
+	// cutime and cstime (the waited-for children's) the 14th and 15th.
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
+	var ticks float64
+	for _, field := range fields[11:15] {
+		t, _ := strconv.ParseFloat(field, 64)
+		ticks += t
+	}
 	process := strconv.Itoa(pid)
 	peakMiB = peakRSSMiB(b, process)
 	resetPeakRSS(b, process)
-	return (utime + stime) / clockTicks, peakMiB
+	return ticks / clockTicks, peakMiB
 }
 
 // childProcess is the PID of this process's only child with the command
