@@ -464,6 +464,13 @@ func TestATagsCheckoutHoldsTheTagTheRemoteLists(t *testing.T) {
 	if err := verifyTag("v1"); err != nil {
 		t.Fatalf("the release's signed tag of the same commit, after the candidate's checkout: %v", err)
 	}
+	before := server.Requests().UploadPacks
+	if err := verifyTag("v1"); err != nil {
+		t.Fatal(err)
+	}
+	if again := server.Requests().UploadPacks - before; again != 0 {
+		t.Fatalf("the same tag fetched again downloaded %d packs; its checkout holds it already", again)
+	}
 	annotatedTag("v2", false)
 	var failed *VerificationError
 	if err := verifyTag("v2"); !errors.As(err, &failed) || failed.Failure != Unsigned {
