@@ -506,8 +506,12 @@ func TestTagModeVerifiesTheAnnotatedTag(t *testing.T) {
 		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("unsigned"))
 		cp := testenv.GetCloudProfile(g, k8sClient, profile)
 		g.Expect(builders.KubernetesClassifications(cp.Status.ProfileVersionsStatus)).NotTo(HaveKey("1.32.0"))
+		g.Expect(metricstest.Value(g, testMetrics, "profilesync_sync_duration_seconds",
+			metricstest.WithLabels(map[string]string{"namespace": sync.Namespace, "name": sync.Name}, "phase", metrics.PhaseBuild))).
+			To(Equal(float64(1)), "only v1 was built")
 	}
 	g.Eventually(refused).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Consistently(refused).WithTimeout(3 * time.Second).WithPolling(time.Second).Should(Succeed())
 }
 
 // expiredSigningKey is an Ed25519 OpenPGP key made two hours ago and valid
