@@ -30,6 +30,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers/metrics"
+	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/test/builders"
 	"github.com/profilesync/profilesync/test/gitserver"
 	"github.com/profilesync/profilesync/test/metricstest"
@@ -505,6 +506,306 @@ func TestTagModeVerifiesTheAnnotatedTag(t *testing.T) {
 		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("unsigned"))
 		cp := testenv.GetCloudProfile(g, k8sClient, profile)
 		g.Expect(builders.KubernetesClassifications(cp.Status.ProfileVersionsStatus)).NotTo(HaveKey("1.32.0"))
+		g.Expect(metricstest.Value(g, testMetrics, "profilesync_sync_duration_seconds",
+			metricstest.WithLabels(map[string]string{"namespace": sync.Namespace, "name": sync.Name}, "phase", metrics.PhaseBuild))).
+			To(Equal(float64(1)), "only v1 was built")
 	}
 	g.Eventually(refused).WithTimeout(30 * time.Second).Should(Succeed())
+	g.Consistently(refused).WithTimeout(3 * time.Second).WithPolling(time.Second).Should(Succeed())
+}
+
+// expiredSigningKey is an Ed25519 OpenPGP key made two hours ago and valid
+// for one: it signs as of 90 minutes ago, when it was valid, and has expired
+// by the time a sync checks the signature.
+func expiredSigningKey(t *testing.T, name string) (*openpgp.Entity, gitserver.SignFunc) {
+	t.Helper()
+	madeAt := time.Now().Add(-2 * time.Hour)
+	key, err := openpgp.NewEntity(name, "", name+"@example.com", &packet.Config{
+		Algorithm: packet.PubKeyAlgoEdDSA, Time: func() time.Time { return madeAt }, KeyLifetimeSecs: uint32(time.Hour / time.Second),
+	})
+	if err != nil {
+		t.Fatalf("make key %s: %v", name, err)
+	}
+	signedAt := madeAt.Add(30 * time.Minute)
+	return key, func(payload io.Reader) (string, error) {
+		var signature strings.Builder
+		err := openpgp.ArmoredDetachSign(&signature, key, payload, &packet.Config{Time: func() time.Time { return signedAt }})
+		return signature.String(), err
+	}
+}
+
+// signedOverOtherBytes signs, with sign, bytes other than the commit's:
+// a signature that names a trusted key and does not match the commit, as
+// one the commit was changed after is.
+func signedOverOtherBytes(sign gitserver.SignFunc) gitserver.SignFunc {
+	return func(payload io.Reader) (string, error) {
+		content, err := io.ReadAll(payload)
+		if err != nil {
+			return "", err
+		}
+		return sign(bytes.NewReader(append(content, "changed after signing\n"...)))
+	}
+}
+
+// TestEveryVerificationFailureIsNamedInTheConditionAndTheEvent: each way a
+// revision's signature can fail, OpenPGP and SSH, refuses it before it is
+// built, and the Ready condition and the VerificationFailed warning event
+// both name the commit, why (unsigned, unknown key, bad signature, expired
+// key) and the signer found: an OpenPGP key expired at the sync's time, an
+// SSH key past its valid-before.
+func TestEveryVerificationFailureIsNamedInTheConditionAndTheEvent(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	trusted, stranger := signingKey(t, "release-manager"), signingKey(t, "stranger")
+	expired, signedByExpired := expiredSigningKey(t, "leaver")
+	trustedSSH, strangerSSH, expiredSSH := sshSigningKey(t), sshSigningKey(t), sshSigningKey(t)
+	profile := testenv.UniqueName("why")
+	_, err := server.CreateRepo("why", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	signed, err := server.CommitSigned("why", singleProfileRepo(profile, "1.32.0"), "signed", signedBy(trusted))
+	g.Expect(err).NotTo(HaveOccurred())
+
+	keys := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("why-keys"), Namespace: clusterProfilesNamespace},
+		Data: map[string][]byte{
+			"release-manager.asc": exportedPublicKey(t, trusted),
+			"leaver.asc":          exportedPublicKey(t, expired),
+			"allowed_signers": []byte(allowedSigner("release-manager", trustedSSH) +
+				`leaver valid-before="20200101" ` + string(ssh.MarshalAuthorizedKey(expiredSSH.PublicKey()))),
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, keys)).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("why"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL("why"),
+			Interval: metav1.Duration{Duration: time.Second},
+			Verify:   &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: keys.Name}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, keys)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	syncLabels := map[string]string{"namespace": sync.Namespace, "name": sync.Name}
+	builds := func(g Gomega) float64 {
+		return metricstest.Value(g, testMetrics, "profilesync_sync_duration_seconds", metricstest.WithLabels(syncLabels, "phase", metrics.PhaseBuild))
+	}
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + signed))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+
+	openPGPKey := func(key *openpgp.Entity) string {
+		return "OpenPGP key " + strings.ToUpper(hex.EncodeToString(key.PrimaryKey.Fingerprint))
+	}
+	sshKey := func(key ssh.Signer) string { return "SSH key " + ssh.FingerprintSHA256(key.PublicKey()) }
+	// Every commit would fail its build: refused for its signature, it is
+	// never built.
+	broken := map[string]string{"kustomization.yaml": "resources:\n- missing.yaml\n"}
+	for _, tc := range []struct {
+		name    string
+		sign    gitserver.SignFunc // nil: unsigned
+		failure gitsource.SignatureFailure
+		signer  string
+	}{
+		{"an unsigned commit: unsigned, signed by none", nil, gitsource.Unsigned, "signed by none"},
+		{"an OpenPGP key the Secret does not hold: unknown key", signedBy(stranger), gitsource.UnknownKey, openPGPKey(stranger)},
+		{"an OpenPGP signature over other bytes: bad signature", signedOverOtherBytes(signedBy(trusted)), gitsource.BadSignature, openPGPKey(trusted)},
+		{"an OpenPGP key expired at the sync's time: expired key", signedByExpired, gitsource.ExpiredKey, openPGPKey(expired)},
+		{"an SSH key the Secret does not list: unknown key", sshSignedBy(strangerSSH), gitsource.UnknownKey, sshKey(strangerSSH)},
+		{"an SSH signature over other bytes: bad signature", signedOverOtherBytes(sshSignedBy(trustedSSH)), gitsource.BadSignature, sshKey(trustedSSH)},
+		{"an SSH key past its valid-before: expired key", sshSignedBy(expiredSSH), gitsource.ExpiredKey, sshKey(expiredSSH)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			var commit string
+			var err error
+			if tc.sign == nil {
+				commit, err = server.Commit("why", broken, tc.name)
+			} else {
+				commit, err = server.CommitSigned("why", broken, tc.name, tc.sign)
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			why := "commit " + commit + ": " + string(tc.failure) + ": "
+			g.Eventually(func(g Gomega) {
+				got := getProfileSync(g, sync)
+				g.Expect(got.Status.LastAttemptedRevision).To(Equal("main@sha1:" + commit))
+				g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:"+signed), "the last verified revision stays")
+				g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+				g.Expect(conditions.IsStalled(got)).To(BeTrue())
+				message := conditions.GetMessage(got, v1alpha1.ReadyCondition)
+				g.Expect(message).To(ContainSubstring(why))
+				g.Expect(message).To(ContainSubstring(tc.signer))
+
+				events, err := testenv.Events(ctx, k8sClient, testenv.EventQuery{Namespace: sync.Namespace, Name: sync.Name,
+					Reason: v1alpha1.VerificationFailedReason, Type: corev1.EventTypeWarning})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(events).To(ContainElement(WithTransform(func(e corev1.Event) string { return e.Message },
+					And(ContainSubstring(why), ContainSubstring(tc.signer)))), "the warning event names the commit, why and the signer")
+				g.Expect(builds(g)).To(Equal(float64(1)), "only the first signed revision was ever built")
+			}).WithTimeout(30 * time.Second).Should(Succeed())
+		})
+	}
+}
+
+// TestAVerificationRefusalIsRememberedUntilTheRecheck: a revision refused
+// for its signature is refused from memory at every interval, its keys not
+// read again, so a key added to the Secret alone changes nothing at once
+// (the operator may only get Secrets, not watch them); at the refusal's
+// recheck (--refusal-recheck-interval, on the sync's clock) the revision is
+// verified again, against the Secret as it is then, and applies.
+func TestAVerificationRefusalIsRememberedUntilTheRecheck(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	start := time.Now().UTC().Truncate(time.Second)
+	testClock.Set(t, start)
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	owner, newcomer := sshSigningKey(t), sshSigningKey(t)
+	profile := testenv.UniqueName("recheck")
+	_, err := server.CreateRepo("recheck", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	commit, err := server.CommitSigned("recheck", singleProfileRepo(profile, "1.32.0"), "the newcomer's first change", sshSignedBy(newcomer))
+	g.Expect(err).NotTo(HaveOccurred())
+	keys := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("recheck-keys"), Namespace: clusterProfilesNamespace},
+		Data:       map[string][]byte{"allowed_signers": []byte(allowedSigner("owner", owner))},
+	}
+	g.Expect(k8sClient.Create(ctx, keys)).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("recheck"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL("recheck"),
+			Interval: metav1.Duration{Duration: time.Second},
+			Verify:   &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: keys.Name}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, keys)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	refused := func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(got.Status.LastAttemptedRevision).To(Equal("main@sha1:" + commit))
+		g.Expect(got.Status.LastAppliedRevision).To(BeEmpty())
+		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("commit " + commit + ": unknown key"))
+		g.Expect(conditions.IsStalled(got)).To(BeTrue())
+	}
+	g.Eventually(refused).WithTimeout(30 * time.Second).Should(Succeed())
+
+	keys.Data["allowed_signers"] = []byte(allowedSigner("owner", owner) + allowedSigner("newcomer", newcomer))
+	g.Expect(k8sClient.Update(ctx, keys)).To(Succeed())
+	g.Consistently(refused).WithTimeout(4*time.Second).WithPolling(500*time.Millisecond).Should(Succeed(),
+		"refused from memory at each interval: the Secret is not read again before the recheck")
+
+	testClock.Set(t, start.Add(DefaultRefusalRecheck))
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, sync)
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
+		cp := testenv.GetCloudProfile(g, k8sClient, profile)
+		g.Expect(builders.KubernetesClassifications(cp.Status.ProfileVersionsStatus)).To(HaveKey("1.32.0"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+// TestTagAndHEADModeVerifiesTheTagAndItsCommit: with mode TagAndHEAD, a
+// signed annotated tag of an unsigned commit is refused, naming the commit,
+// and so is an unsigned annotated tag of a signed commit, naming the tag;
+// each before it is built. A signed tag of a signed commit applies.
+func TestTagAndHEADModeVerifiesTheTagAndItsCommit(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ensureNamespace(t, clusterProfilesNamespace)
+	server := startGitServer(t)
+	releaser := signingKey(t, "releaser")
+	profile := testenv.UniqueName("tag-and-head")
+	unsignedCommit, err := server.CreateRepo("tag-and-head", singleProfileRepo(profile, "1.31.0"))
+	g.Expect(err).NotTo(HaveOccurred())
+	bare, err := git.PlainOpen(filepath.Join(server.Root(), "tag-and-head.git"))
+	g.Expect(err).NotTo(HaveOccurred())
+	signedTag := func(name, commit string) {
+		t.Helper()
+		_, err := bare.CreateTag(name, plumbing.NewHash(commit), &git.CreateTagOptions{
+			Tagger: &object.Signature{Name: "releaser", Email: "releaser@example.com", When: time.Now()}, Message: name + "\n", SignKey: releaser,
+		})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	signedTag("v1", unsignedCommit)
+
+	keys := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("tag-and-head-keys"), Namespace: clusterProfilesNamespace},
+		Data:       map[string][]byte{"releaser.asc": exportedPublicKey(t, releaser)},
+	}
+	g.Expect(k8sClient.Create(ctx, keys)).To(Succeed())
+	sync := &v1alpha1.ProfileSync{
+		ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("tag-and-head"), Namespace: clusterProfilesNamespace},
+		Spec: v1alpha1.ProfileSyncSpec{
+			URL:      server.RepoURL("tag-and-head"),
+			Ref:      &v1alpha1.GitReference{Tag: "v1"},
+			Interval: metav1.Duration{Duration: time.Second},
+			Verify:   &v1alpha1.SignatureVerification{Mode: v1alpha1.VerifyTagAndHEAD, SecretRef: meta.LocalObjectReference{Name: keys.Name}},
+		},
+	}
+	g.Expect(k8sClient.Create(ctx, sync)).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8sClient.Delete(ctx, sync)
+		_ = k8sClient.Delete(ctx, keys)
+		_ = k8sClient.Delete(ctx, &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: profile}})
+	})
+	syncLabels := map[string]string{"namespace": sync.Namespace, "name": sync.Name}
+	neverBuilt := func(g Gomega) {
+		g.Expect(metricstest.Series(g, testMetrics, "profilesync_sync_duration_seconds", metricstest.WithLabels(syncLabels, "phase", metrics.PhaseBuild))).
+			To(BeEmpty(), "nothing is built")
+	}
+	refused := func(revision string, why ...string) func(g Gomega) {
+		return func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(got.Status.LastAttemptedRevision).To(Equal(revision))
+			g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.VerificationFailedReason))
+			g.Expect(conditions.IsStalled(got)).To(BeTrue())
+			for _, w := range why {
+				g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring(w))
+			}
+			err := k8sClient.Get(ctx, client.ObjectKey{Name: profile}, &v1alpha1.CloudProfile{})
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "nothing is written")
+			neverBuilt(g)
+		}
+	}
+	t.Run("a signed tag of an unsigned commit is refused, naming the commit", func(t *testing.T) {
+		g := NewWithT(t)
+		g.Eventually(refused("v1@sha1:"+unsignedCommit, "commit "+unsignedCommit+": unsigned")).WithTimeout(30 * time.Second).Should(Succeed())
+		g.Consistently(refused("v1@sha1:" + unsignedCommit)).WithTimeout(3 * time.Second).WithPolling(time.Second).Should(Succeed())
+	})
+
+	signedCommit, err := server.CommitSigned("tag-and-head", singleProfileRepo(profile, "1.32.0"), "signed release", signedBy(releaser))
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Run("an unsigned tag of a signed commit is refused, naming the tag", func(t *testing.T) {
+		g := NewWithT(t)
+		_, err := server.AnnotatedTag("tag-and-head", "v2-unsigned", signedCommit, "v2, unsigned")
+		g.Expect(err).NotTo(HaveOccurred())
+		testenv.UpdateSpec(t, k8sClient, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) { ps.Spec.Ref = &v1alpha1.GitReference{Tag: "v2-unsigned"} })
+		g.Eventually(refused("v2-unsigned@sha1:"+signedCommit, `tag "v2-unsigned"`, "unsigned")).WithTimeout(30 * time.Second).Should(Succeed())
+	})
+
+	t.Run("a signed tag of a signed commit applies", func(t *testing.T) {
+		g := NewWithT(t)
+		signedTag("v2", signedCommit)
+		testenv.UpdateSpec(t, k8sClient, sync.DeepCopy(), func(ps *v1alpha1.ProfileSync) { ps.Spec.Ref = &v1alpha1.GitReference{Tag: "v2"} })
+		g.Eventually(func(g Gomega) {
+			got := getProfileSync(g, sync)
+			g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+			g.Expect(got.Status.LastAppliedRevision).To(Equal("v2@sha1:" + signedCommit))
+			cp := testenv.GetCloudProfile(g, k8sClient, profile)
+			g.Expect(builders.KubernetesClassifications(cp.Status.ProfileVersionsStatus)).To(HaveKey("1.32.0"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	})
 }

@@ -38,6 +38,9 @@ type rolloutStatusOptions struct {
 	// upstreamKeys is the allowed_signers file of --upstream-keys: the
 	// landscapes' record keys; empty checks no signature.
 	upstreamKeys string
+	// verify holds --verify-keys and --verify-allowed-signers: the rollout
+	// file is read only from a tip they verify.
+	verify verifyFlags
 }
 
 func newRolloutCommand() *cobra.Command {
@@ -96,14 +99,21 @@ naming the record commit and why (unsigned, unknown key, bad signature). The
 report marks each landscape's own record that does not verify (unverified) and
 lists the upstream records left out.
 
+With --verify-keys or --verify-allowed-signers (the trusted keys, as
+'build', 'diff' and 'verify' take them, spec.verify.secretRef's Secret as
+files), the tip of --branch must be signed by one of them, as an operator
+with spec.verify reads the rollout file only from a tip that verifies:
+otherwise the status fails, naming the commit, the signer and why.
+
 Exit status: 0 with the report on stdout and warnings on stderr; 1 when the
 repository, the branch or the rollout file cannot be read (naming the file,
-the ref and the field); 2 on a usage error.`,
+the ref and the field), or the tip does not verify; 2 on a usage error.`,
 		Example: `  profilesync rollout status
   profilesync rollout status https://git.example.com/platform/profiles.git --branch main
   profilesync rollout status --output markdown > comment.md
   profilesync rollout status ../profiles --at 2026-12-01T00:00:00Z --output json
-  profilesync rollout status --upstream-keys record_signers`,
+  profilesync rollout status --upstream-keys record_signers
+  profilesync rollout status --verify-allowed-signers allowed_signers --upstream-keys record_signers`,
 		DisableFlagsInUseLine: true,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -130,6 +140,7 @@ the ref and the field); 2 on a usage error.`,
 	flags.StringVar(&opts.upstreamKeys, "upstream-keys", "",
 		"an allowed_signers `FILE` of the landscapes' record keys (a landscape's name, then its SSH public key, a line each): "+
 			"count only the upstream records signed by them, and mark the records that are not")
+	opts.verify.bindKeys(flags, "verify-")
 	bindBuildOptions(flags, &opts.build)
 	bindMaxBuilds(flags, &opts.maxBuilds)
 	return cmd
@@ -245,6 +256,14 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 		}
 		keys = &read
 	}
+	var trusted *gitsource.TrustedKeys
+	if opts.verify.enabled() {
+		read, err := opts.verify.trustedKeys()
+		if err != nil {
+			return err
+		}
+		trusted = &read
+	}
 	repo, err := openStatusRepository(ctx, opts, source)
 	if err != nil {
 		return err
@@ -262,6 +281,15 @@ func runRolloutStatus(ctx context.Context, opts *rolloutStatusOptions, source st
 		return fmt.Errorf("%s: branch %q has no commit", repo.label, repo.branch)
 	}
 	tip := tips[0]
+	if trusted != nil {
+		// The rollout file decides what each landscape takes: read from an
+		// unsigned tip, a push could shorten a soak in the report as it
+		// could in an operator without spec.verify.
+		if _, err := repo.landscapes.VerifyCommit(tip, *trusted, now); err != nil {
+			return fmt.Errorf("%s, branch %s at %s: %s is read from it, and it does not verify (--verify-keys, --verify-allowed-signers): %w",
+				repo.label, repo.branch, shortCommit(tip), rollout.FileName, err)
+		}
+	}
 	tipTree, err := repo.tree(ctx, tip, opts.maxCheckoutSize)
 	if err != nil {
 		return err

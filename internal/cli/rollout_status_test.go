@@ -479,3 +479,59 @@ func TestRolloutStatusWithUpstreamKeysCountsOnlySignedRecords(t *testing.T) {
 		g.Expect(stderr).To(ContainSubstring("--upstream-keys " + bad + ": line 1"))
 	})
 }
+
+// TestRolloutStatusReadsTheRolloutFileOnlyFromAVerifiedTip: with
+// --verify-allowed-signers (or --verify-keys), the rollout file is read
+// only from a tip signed by a trusted key, as the operator with spec.verify
+// reads it: an unsigned tip, and one signed by a key not listed, fail
+// naming the commit, the signer and why; a tip the key signed shows the
+// same report as without the flags.
+func TestRolloutStatusReadsTheRolloutFileOnlyFromAVerifiedTip(t *testing.T) {
+	trusted, stranger := seededSSHKey(t, 3), seededSSHKey(t, 4)
+	signers := filepath.Join(t.TempDir(), "allowed_signers")
+	NewWithT(t).Expect(os.WriteFile(signers, append([]byte("release-manager "), ssh.MarshalAuthorizedKey(trusted.PublicKey())...), 0o600)).To(Succeed())
+	// commitOnTop adds an empty commit on main, signed by key (nil: unsigned).
+	commitOnTop := func(t *testing.T, repo *statusRepo, key ssh.Signer) string {
+		t.Helper()
+		g := NewWithT(t)
+		worktree, err := repo.repo.Worktree()
+		g.Expect(err).NotTo(HaveOccurred())
+		options := &git.CommitOptions{AllowEmptyCommits: true,
+			Author: &object.Signature{Name: "test", Email: "test@example.com", When: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}}
+		if key != nil {
+			options.Signer = sshCommitSigner{key}
+		}
+		hash, err := worktree.Commit("on top", options)
+		g.Expect(err).NotTo(HaveOccurred())
+		return hash.String()
+	}
+	for _, tt := range []struct {
+		name string
+		key  ssh.Signer
+		want []string // parts of the error; none: the report
+	}{
+		{"an unsigned tip fails, naming it", nil, []string{"unsigned", "signed by none"}},
+		{"a tip signed by a key not listed fails, naming the key", stranger, []string{"unknown key", "SSH key " + ssh.FingerprintSHA256(stranger.PublicKey())}},
+		{"a tip the trusted key signed shows the report", trusted, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			repo := newStatusRepo(t)
+			tip := commitOnTop(t, repo, tt.key)
+			status, stdout, stderr := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json", "--verify-allowed-signers", signers)
+			if tt.want == nil {
+				g.Expect(status).To(Equal(exitOK), stderr)
+				_, unverified, _ := statusOutput(t, repo.dir, "--at", statusAt, "--output", "json")
+				g.Expect(stdout).To(Equal(unverified), "the same report as without the keys")
+				return
+			}
+			g.Expect(status).To(Equal(exitInvalidInput))
+			g.Expect(stdout).To(BeEmpty(), "no report from a rollout file that does not verify")
+			g.Expect(stderr).To(ContainSubstring("branch main at " + tip[:7] + ": " + rollout.FileName + " is read from it, and it does not verify"))
+			g.Expect(stderr).To(ContainSubstring("commit " + tip + ": " + tt.want[0]))
+			for _, w := range tt.want[1:] {
+				g.Expect(stderr).To(ContainSubstring(w))
+			}
+		})
+	}
+}

@@ -35,13 +35,21 @@ type verifyFlags struct {
 func (v *verifyFlags) name(flag string) string { return v.prefix + flag }
 
 func (v *verifyFlags) bind(fs *pflag.FlagSet, prefix string) {
+	v.bindKeys(fs, prefix)
+	fs.StringVar(&v.mode, v.name("mode"), string(gitsource.VerifyModeHEAD), "what must be signed: HEAD (every commit), Tag (the annotated tag HEAD of the range names) or TagAndHEAD, as spec.verify.mode")
+	fs.StringVar(&v.pathRules, v.name("path-rules"), "", "a YAML `FILE` of path rules, a list as spec.verify.pathRules: [{paths: [overlays/prod/**], principals: [prod-owner]}]")
+	fs.IntVar(&v.maxCommits, v.name("max-commits"), gitsource.DefaultMaxVerifiedCommits, "the most commits one range verifies, as spec.verify.maxCommits")
+}
+
+// bindKeys binds the flags of the trusted keys alone: what 'rollout status'
+// verifies the rollout file's commit with, as the operator verifies the tip
+// it reads the file from (one commit's signature, whatever the mode and
+// path rules).
+func (v *verifyFlags) bindKeys(fs *pflag.FlagSet, prefix string) {
 	v.prefix = prefix
 	fs.StringVar(&v.keys, v.name("keys"), "", "trusted keys: a `FILE`, or a DIR of files, named as the entries of spec.verify.secretRef's Secret "+
 		"(NAME.asc: armored OpenPGP public keys; allowed_signers or NAME.allowed_signers: SSH keys)")
 	fs.StringVar(&v.allowedSigners, v.name("allowed-signers"), "", "an SSH allowed_signers `FILE` (git's gpg.ssh.allowedSignersFile) to trust too")
-	fs.StringVar(&v.mode, v.name("mode"), string(gitsource.VerifyModeHEAD), "what must be signed: HEAD (every commit), Tag (the annotated tag HEAD of the range names) or TagAndHEAD, as spec.verify.mode")
-	fs.StringVar(&v.pathRules, v.name("path-rules"), "", "a YAML `FILE` of path rules, a list as spec.verify.pathRules: [{paths: [overlays/prod/**], principals: [prod-owner]}]")
-	fs.IntVar(&v.maxCommits, v.name("max-commits"), gitsource.DefaultMaxVerifiedCommits, "the most commits one range verifies, as spec.verify.maxCommits")
 }
 
 // enabled says whether any key was given: verification is on.
@@ -58,24 +66,7 @@ func (v *verifyFlags) check() (gitsource.TrustedKeys, gitsource.RevisionCheck, e
 	if v.maxCommits < 1 {
 		return gitsource.TrustedKeys{}, gitsource.RevisionCheck{}, usageErrorf("--%s %d: verify at least one commit", v.name("max-commits"), v.maxCommits)
 	}
-	if !v.enabled() {
-		return gitsource.TrustedKeys{}, gitsource.RevisionCheck{}, usageErrorf("give the trusted keys with --%s or --%s", v.name("keys"), v.name("allowed-signers"))
-	}
-	data := map[string][]byte{}
-	if v.keys != "" {
-		if err := readKeyFiles(v.keys, data); err != nil {
-			return gitsource.TrustedKeys{}, gitsource.RevisionCheck{}, fmt.Errorf("--%s: %w", v.name("keys"), err)
-		}
-	}
-	if v.allowedSigners != "" {
-		content, err := readKeyFile(v.allowedSigners)
-		if err != nil {
-			return gitsource.TrustedKeys{}, gitsource.RevisionCheck{}, fmt.Errorf("--%s: %w", v.name("allowed-signers"), err)
-		}
-		// Named as a Secret's allowed_signers entry, after any of --keys.
-		data["~"+gitsource.AllowedSignersFileSuffix] = content
-	}
-	keys, err := gitsource.ParseTrustedKeys(fmt.Sprintf("--%s %s --%s %s", v.name("keys"), v.keys, v.name("allowed-signers"), v.allowedSigners), data)
+	keys, err := v.trustedKeys()
 	if err != nil {
 		return gitsource.TrustedKeys{}, gitsource.RevisionCheck{}, err
 	}
@@ -86,6 +77,28 @@ func (v *verifyFlags) check() (gitsource.TrustedKeys, gitsource.RevisionCheck, e
 		}
 	}
 	return keys, check, nil
+}
+
+// trustedKeys reads the keys --keys and --allowed-signers name.
+func (v *verifyFlags) trustedKeys() (gitsource.TrustedKeys, error) {
+	if !v.enabled() {
+		return gitsource.TrustedKeys{}, usageErrorf("give the trusted keys with --%s or --%s", v.name("keys"), v.name("allowed-signers"))
+	}
+	data := map[string][]byte{}
+	if v.keys != "" {
+		if err := readKeyFiles(v.keys, data); err != nil {
+			return gitsource.TrustedKeys{}, fmt.Errorf("--%s: %w", v.name("keys"), err)
+		}
+	}
+	if v.allowedSigners != "" {
+		content, err := readKeyFile(v.allowedSigners)
+		if err != nil {
+			return gitsource.TrustedKeys{}, fmt.Errorf("--%s: %w", v.name("allowed-signers"), err)
+		}
+		// Named as a Secret's allowed_signers entry, after any of --keys.
+		data["~"+gitsource.AllowedSignersFileSuffix] = content
+	}
+	return gitsource.ParseTrustedKeys(fmt.Sprintf("--%s %s --%s %s", v.name("keys"), v.keys, v.name("allowed-signers"), v.allowedSigners), data)
 }
 
 // readKeyFiles reads path, a file or a directory of files (not

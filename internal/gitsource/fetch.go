@@ -263,7 +263,7 @@ func (f *Fetcher) Fetch(ctx context.Context, req Request) (result *Result, err e
 		return nil, refused
 	}
 	dir := filepath.Join(f.root, dirName)
-	if !hasCheckout(dir, req.Ref, wanted, req.History) {
+	if !hasCheckout(dir, req.Ref, wanted, listing, req.History) {
 		commit, err := f.cloneInto(ctx, dir, req, wanted, auth, repo)
 		if errors.Is(err, ErrObjectTooLarge) {
 			refused := &RevisionRefusedError{Revision: revisionOf(wanted.commit), Err: err}
@@ -369,9 +369,13 @@ func (f *Fetcher) lockFor(dirName string) *sync.Mutex {
 // pinned to a branch, the checkout must also come from that branch: its
 // membership was checked when it was cloned, and a checkout of the same
 // commit from elsewhere proves nothing about the branch. A shallow
-// checkout lacks the history asked for. Any problem reading the checkout
-// counts as "no": fetching again repairs it.
-func hasCheckout(dir string, ref Ref, wanted resolution, history bool) bool {
+// checkout lacks the history asked for. A tag's checkout must hold the
+// tag as the remote lists it: spec.verify's modes Tag and TagAndHEAD
+// verify the annotated tag object, and a checkout of the same commit made
+// for another tag (a release candidate's, say) lacks it, as one made before
+// the tag was signed again holds the old one. Any problem reading the
+// checkout counts as "no": fetching again repairs it.
+func hasCheckout(dir string, ref Ref, wanted resolution, listing remoteRefs, history bool) bool {
 	repository, err := git.PlainOpen(dir)
 	if err != nil {
 		return false
@@ -382,6 +386,12 @@ func hasCheckout(dir string, ref Ref, wanted resolution, history bool) bool {
 	}
 	if shallow, err := repository.Storer.Shallow(); history && (err != nil || len(shallow) > 0) {
 		return false
+	}
+	if wanted.cloneRef.IsTag() {
+		local, err := repository.Reference(wanted.cloneRef, false)
+		if err != nil || local.Hash() != listing.hashes[wanted.cloneRef] {
+			return false
+		}
 	}
 	if ref.Commit != "" && ref.Branch != "" {
 		if _, err := repository.Reference(plumbing.NewRemoteReferenceName(git.DefaultRemoteName, ref.Branch), false); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/profilesync/profilesync/test/gitserver"
@@ -409,4 +411,76 @@ func FuzzMatchPathGlob(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestATagsCheckoutHoldsTheTagTheRemoteLists: a checkout of a commit made
+// for one tag is fetched again for another tag of the same commit, and for
+// the same tag made again (signed this time), so that modes Tag and
+// TagAndHEAD verify the annotated tag the remote lists, not "reference not
+// found" nor the old tag object.
+func TestATagsCheckoutHoldsTheTagTheRemoteLists(t *testing.T) {
+	server := startGitServer(t, gitserver.Options{})
+	commit := seededRepo(t, server, "retagged")
+	releaser := newTestKey(t, "releaser", packet.PubKeyAlgoEdDSA, packet.Curve25519, 0)
+	keys, err := ParseTrustedKeys("Secret ns/keys", map[string][]byte{"releaser.asc": armoredPublicKey(t, releaser)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := git.PlainOpen(filepath.Join(server.Root(), "retagged.git"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	annotatedTag := func(name string, signed bool) {
+		t.Helper()
+		options := &git.CreateTagOptions{Tagger: &object.Signature{Name: "releaser", Email: "releaser@example.com", When: keysMadeAt.Add(time.Minute)}, Message: name + "\n"}
+		if signed {
+			options.SignKey = releaser
+		}
+		if _, err := bare.CreateTag(name, plumbing.NewHash(commit), options); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fetcher := newTestFetcher(t, FetcherOptions{})
+	verifyTag := func(name string) error {
+		t.Helper()
+		// One cache key, as one ProfileSync whose spec.ref.tag changes;
+		// go-git signs a tag as of now.
+		checkout, err := fetcher.Fetch(context.Background(), Request{URL: server.RepoURL("retagged"), Ref: Ref{Tag: name}, CacheKey: "ns/sync"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts, err := VerifyRevision(checkout.Dir, checkout.Commit, RevisionCheck{Mode: VerifyModeTag, Tag: RefOfRevision(checkout.Revision)}, keys, time.Now().Add(time.Minute), ObjectLimitsFor(0))
+		if err != nil {
+			return err
+		}
+		return FirstRefusal(verdicts)
+	}
+
+	annotatedTag("v1-rc1", true)
+	if err := verifyTag("v1-rc1"); err != nil {
+		t.Fatalf("the release candidate's signed tag: %v", err)
+	}
+	annotatedTag("v1", true)
+	if err := verifyTag("v1"); err != nil {
+		t.Fatalf("the release's signed tag of the same commit, after the candidate's checkout: %v", err)
+	}
+	before := server.Requests().UploadPacks
+	if err := verifyTag("v1"); err != nil {
+		t.Fatal(err)
+	}
+	if again := server.Requests().UploadPacks - before; again != 0 {
+		t.Fatalf("the same tag fetched again downloaded %d packs; its checkout holds it already", again)
+	}
+	annotatedTag("v2", false)
+	var failed *VerificationError
+	if err := verifyTag("v2"); !errors.As(err, &failed) || failed.Failure != Unsigned {
+		t.Fatalf("an unsigned tag: %v, want it refused as unsigned", err)
+	}
+	if err := bare.DeleteTag("v2"); err != nil {
+		t.Fatal(err)
+	}
+	annotatedTag("v2", true)
+	if err := verifyTag("v2"); err != nil {
+		t.Fatalf("the tag made again, signed: %v", err)
+	}
 }

@@ -375,3 +375,16 @@ func signerOf(entity *openpgp.Entity) string {
 }
 
 func fingerprint(b []byte) string { return strings.ToUpper(hex.EncodeToString(b)) }
+
+// VerifyCommit verifies the signature of commit (a full SHA-1) of the
+// landscapes' repository against keys at now (VerifyCommitSignature), read
+// within the repository's object limits: `rollout status` reads the
+// rollout file only from a commit that verifies, as an operator with
+// spec.verify does.
+func (l *Landscapes) VerifyCommit(commit string, keys TrustedKeys, now time.Time) (Signer, error) {
+	read, err := l.repository.CommitObject(plumbing.NewHash(commit))
+	if err != nil {
+		return Signer{}, fmt.Errorf("read commit %s: %w", commit, err)
+	}
+	return VerifyCommitSignature(read, keys, now)
+}
