@@ -42,6 +42,10 @@ const (
 	// BranchFollowedReason: spec.branch is a branch a ProfileSync of the
 	// namespace follows, and spec.allowPushToFollowedBranch is not set.
 	BranchFollowedReason = "BranchFollowed"
+	// BranchClaimedReason: another VersionUpdate, created earlier (or, at
+	// the same second, first by namespace and name), pushes spec.branch of
+	// the same repository; two would replace each other's proposals.
+	BranchClaimedReason = "BranchClaimed"
 	// ProposeFailedReason: the versions file or a profile it feeds is
 	// invalid, or the edits could not be made; the message says which.
 	ProposeFailedReason = "ProposeFailed"
@@ -64,7 +68,8 @@ type VersionUpdateSpec struct {
 	// branch is the branch the proposals are pushed to, one commit on the
 	// branch they start from, replaced by each new proposal. A branch that a
 	// ProfileSync of the namespace follows is refused unless
-	// allowPushToFollowedBranch is true.
+	// allowPushToFollowedBranch is true; so is a branch of the same
+	// repository that another VersionUpdate, created earlier, pushes.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=250
@@ -166,7 +171,8 @@ type VersionUpdateStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// conditions: Ready (reasons Proposed, NothingToPropose, SourceFailed,
-	// ProfileSyncNotFound, BranchFollowed, ProposeFailed, PushFailed), and
+	// ProfileSyncNotFound, BranchFollowed, BranchClaimed, ProposeFailed,
+	// PushFailed), and
 	// Stalled while only a change of the VersionUpdate, its ProfileSync or
 	// the repository helps.
 	// +listType=map

@@ -106,6 +106,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		)).
 		Watches(&v1alpha1.ProfileSync{}, handler.EnqueueRequestsFromMapFunc(r.updatesOfNamespace),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Another VersionUpdate of the same branch that appears, leaves or
+		// changes may take or free the branch.
+		Watches(&v1alpha1.VersionUpdate{}, handler.EnqueueRequestsFromMapFunc(r.updatesOfBranch),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(opts).
 		Complete(r)
 }
@@ -121,6 +125,28 @@ func (r *Reconciler) updatesOfNamespace(ctx context.Context, obj client.Object) 
 	requests := make([]reconcile.Request, 0, len(updates.Items))
 	for i := range updates.Items {
 		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&updates.Items[i])})
+	}
+	return requests
+}
+
+// updatesOfBranch are the other VersionUpdates that push the branch a
+// VersionUpdate pushes: which of them may push it depends on this one.
+func (r *Reconciler) updatesOfBranch(ctx context.Context, obj client.Object) []reconcile.Request {
+	changed, ok := obj.(*v1alpha1.VersionUpdate)
+	if !ok {
+		return nil
+	}
+	var updates v1alpha1.VersionUpdateList
+	if err := r.List(ctx, &updates); err != nil {
+		log.FromContext(ctx).Error(err, "listing the VersionUpdates of a changed VersionUpdate's branch", "versionUpdate", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	var requests []reconcile.Request
+	for i := range updates.Items {
+		other := &updates.Items[i]
+		if other.Spec.Branch == changed.Spec.Branch && client.ObjectKeyFromObject(other) != client.ObjectKeyFromObject(changed) {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(other)})
+		}
 	}
 	return requests
 }
@@ -210,6 +236,15 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 			return failed(v1alpha1.BranchFollowedReason, true,
 				"spec.branch %s is the branch ProfileSync %s/%s follows: nothing is pushed to it unless spec.allowPushToFollowedBranch is true", update.Spec.Branch, update.Namespace, follower)
 		}
+	}
+	claimant, err := r.claimantOf(ctx, update, sync)
+	if err != nil {
+		return failed(v1alpha1.ProposeFailedReason, false, "listing the VersionUpdates of branch %s: %v", update.Spec.Branch, err)
+	}
+	if claimant != "" {
+		return failed(v1alpha1.BranchClaimedReason, true,
+			"spec.branch %s of %s is pushed by VersionUpdate %s, created first: two VersionUpdates on one branch would replace each other's proposals; give this one a branch of its own",
+			update.Spec.Branch, sync.Spec.URL, claimant)
 	}
 
 	request := gitsource.ProposalRequest{URL: sync.Spec.URL, Credentials: credentials, Timeout: timeout, CacheKey: cacheKey(key),
@@ -440,6 +475,57 @@ func (r *Reconciler) followerOf(ctx context.Context, update *v1alpha1.VersionUpd
 		}
 	}
 	return "", nil
+}
+
+// claimantOf names ("namespace/name") the VersionUpdate that pushes
+// update's branch of the same repository in its place: of those that push
+// it and are not suspended, the first created, then the first by namespace
+// and name, so that every one of them reaches the same answer. Empty when
+// update is that one.
+func (r *Reconciler) claimantOf(ctx context.Context, update *v1alpha1.VersionUpdate, sync *v1alpha1.ProfileSync) (string, error) {
+	var updates v1alpha1.VersionUpdateList
+	if err := r.List(ctx, &updates); err != nil {
+		return "", err
+	}
+	var earlier []*v1alpha1.VersionUpdate
+	for i := range updates.Items {
+		other := &updates.Items[i]
+		if other.Spec.Branch == update.Spec.Branch && !other.Spec.Suspend && other.DeletionTimestamp == nil && claimsFirst(other, update) {
+			earlier = append(earlier, other)
+		}
+	}
+	slices.SortFunc(earlier, func(a, b *v1alpha1.VersionUpdate) int {
+		if claimsFirst(a, b) {
+			return -1
+		}
+		return 1
+	})
+	for _, other := range earlier {
+		otherSync := &v1alpha1.ProfileSync{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: other.Namespace, Name: other.Spec.ProfileSyncRef.Name}, otherSync)
+		if apierrors.IsNotFound(err) {
+			continue // it pushes nothing while its ProfileSync is missing
+		}
+		if err != nil {
+			return "", err
+		}
+		if otherSync.Spec.URL == sync.Spec.URL {
+			return other.Namespace + "/" + other.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// claimsFirst reports whether a takes a branch before b: created earlier,
+// or at the same second and first by namespace, then name.
+func claimsFirst(a, b *v1alpha1.VersionUpdate) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 // clusterOverrides are the NamespacedCloudProfiles of the cluster, whose

@@ -517,3 +517,49 @@ func createForTest(t *testing.T, obj client.Object) {
 	}
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), obj) })
 }
+
+// TestASecondVersionUpdateOfTheSameBranchIsRefusedUntilTheFirstLeaves: two
+// VersionUpdates that push one branch of one repository would replace each
+// other's proposals on every interval; the one created later is Stalled,
+// naming the other, and takes the branch at once when the other is deleted.
+func TestASecondVersionUpdateOfTheSameBranchIsRefusedUntilTheFirstLeaves(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("claimed"), suspendSync: true, onlyImages: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		}})
+	first := f.versionUpdate(t, proposalBranch, time.Hour)
+	var proposal string
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, first)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		proposal = got.Status.LastProposal.Commit
+	}).WithTimeout(reconciled).Should(Succeed())
+
+	second := f.versionUpdate(t, proposalBranch, time.Hour)
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, second)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(v1alpha1.BranchClaimedReason))
+		g.Expect(ready.Message).To(Equal("spec.branch " + proposalBranch + " of " + f.sync.Spec.URL + " is pushed by VersionUpdate " +
+			f.namespace + "/" + first.Name + ", created first: two VersionUpdates on one branch would replace each other's proposals; give this one a branch of its own"))
+		g.Expect(apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.StalledCondition)).To(BeTrue())
+		g.Expect(got.Status.LastProposal).To(BeNil())
+	}).WithTimeout(reconciled).Should(Succeed())
+	g.Expect(f.branch(t, proposalBranch)).To(Equal(proposal), "the second pushes nothing")
+	ready := apimeta.FindStatusCondition(getVersionUpdate(g, first).Status.Conditions, v1alpha1.ReadyCondition)
+	g.Expect(ready.Reason).To(Equal(v1alpha1.ProposedReason), "the first keeps its branch")
+
+	// The first leaves: the second takes the branch at once, not in an hour.
+	g.Expect(k8sClient.Delete(ctx, first)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, second)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(v1alpha1.NothingToProposeReason), ready.Message)
+		g.Expect(apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)).To(BeNil())
+	}).WithTimeout(retryAfterTransient * 2 / 3).Should(Succeed())
+}
