@@ -54,6 +54,10 @@ import (
 const (
 	// SourceFailedEvent is the reason of the event of each failed source.
 	SourceFailedEvent = v1alpha1.SourceFailedReason
+	// NotProposedEvent is the reason of the event that lists what a check
+	// did not propose, and why: a release in its cooldown, a change the
+	// validation, the policy or a landscape's build would refuse.
+	NotProposedEvent = "NotProposed"
 )
 
 // retryAfterTransient is how soon a check that failed for a reason that may
@@ -84,6 +88,10 @@ type Reconciler struct {
 	// GitTimeout bounds each fetch and push of the profiles repository when
 	// the ProfileSync sets no spec.timeout.
 	GitTimeout time.Duration
+	// Build builds the landscapes of the tree with the proposals (the
+	// manager's build sandbox), so that a proposal one of them would refuse
+	// is not pushed; nil checks the profiles' files alone.
+	Build delivery.Build
 }
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=versionupdates,verbs=get;list;watch
@@ -275,6 +283,7 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 			OCI: func(s *propose.Source) (authn.Authenticator, error) { return r.registryAuth(ctx, update.Namespace, s) },
 		},
 		ClusterOverrides: overrides,
+		Build:            r.Build,
 	})
 	if err != nil {
 		return failed(v1alpha1.ProposeFailedReason, true, "%s@%s: %v", base, shortCommit(started.Commit), err)
@@ -288,6 +297,14 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 			r.EventRecorder.Event(update, corev1.EventTypeWarning, SourceFailedEvent, message)
 			sourceFailures = append(sourceFailures, message)
 		}
+	}
+	if skipped := outcome.Result.Skipped; len(skipped) > 0 {
+		lines := make([]string, 0, len(skipped))
+		for _, skip := range skipped {
+			lines = append(lines, skip.String())
+		}
+		r.EventRecorder.Event(update, corev1.EventTypeNormal, NotProposedEvent,
+			bounded(fmt.Sprintf("not proposed on %s@%s: %s", base, shortCommit(started.Commit), strings.Join(lines, "\n"))))
 	}
 	result := r.deliver(ctx, update, request, started, outcome, now)
 	if len(sourceFailures) > 0 && result.ready {

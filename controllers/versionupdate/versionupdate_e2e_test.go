@@ -563,3 +563,80 @@ func TestASecondVersionUpdateOfTheSameBranchIsRefusedUntilTheFirstLeaves(t *test
 		g.Expect(apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)).To(BeNil())
 	}).WithTimeout(retryAfterTransient * 2 / 3).Should(Succeed())
 }
+
+// TestAVersionUpdateDoesNotPushWhatALandscapeWouldRefuse: the prod overlay
+// pins 1.34.2's lifecycle with a patch, so 1.34.3 would give prod two
+// supported patches of 1.34 at once. The tree's landscapes are built with
+// the proposals in the manager's build sandbox: 1.34.3 is not pushed, an
+// event says why, naming the overlay, and the image is.
+func TestAVersionUpdateDoesNotPushWhatALandscapeWouldRefuse(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("landscapes"), suspendSync: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		},
+		editFiles: func(files map[string]string) {
+			files["overlays/prod/kustomization.yaml"] = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../base
+patches:
+# prod keeps 1.34.2 supported, whatever the base plans for it.
+- target: {kind: CloudProfile, name: aws}
+  patch: |-
+    - op: replace
+      path: /spec/kubernetes/versions/1/lifecycle
+      value: [{classification: supported}]
+`
+		}})
+	update := f.versionUpdate(t, proposalBranch, time.Hour)
+
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		g.Expect(got.Status.LastProposal.Changes).To(HaveLen(1))
+		g.Expect(got.Status.LastProposal.Changes[0].Summary).To(HavePrefix("gardenlinux 1592.5 (tagged "))
+	}).WithTimeout(reconciled).Should(Succeed())
+	_, _, file := f.commit(t, f.branch(t, proposalBranch))
+	g.Expect(file).NotTo(ContainSubstring("1.34.3"))
+	events, err := testenv.Events(ctx, k8sClient, testenv.EventQuery{Namespace: f.namespace, Kind: v1alpha1.VersionUpdateKind, Name: update.Name, Reason: NotProposedEvent})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(testenv.Messages(events)).To(ContainElement(MatchRegexp(
+		`^not proposed on main@\w{12}: source kubernetes: .*1\.34\.3: not proposed, it would be refused: overlays/prod: .*"supported" lifecycle stages must not overlap per minor version`)))
+}
+
+// TestAVersionUpdateRebuildsItsBranchOnAMovedBase: the followed branch
+// moves after a proposal was pushed; the next check replaces the proposal
+// branch with one commit on the new tip, with the same edits.
+func TestAVersionUpdateRebuildsItsBranchOnAMovedBase(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("moved"), suspendSync: true, onlyImages: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		}})
+	update := f.versionUpdate(t, proposalBranch, 2*time.Second)
+	var first string
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		first = got.Status.LastProposal.Commit
+	}).WithTimeout(reconciled).Should(Succeed())
+	_, _, file := f.commit(t, first)
+
+	moved, err := f.profiles.Commit("profiles", map[string]string{"README.md": "a change merged meanwhile\n"}, "docs: a change merged meanwhile")
+	g.Expect(err).NotTo(HaveOccurred())
+	var second string
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		g.Expect(got.Status.LastProposal.Base).To(Equal(moved))
+		second = got.Status.LastProposal.Commit
+	}).WithTimeout(reconciled).Should(Succeed())
+	g.Expect(f.branch(t, proposalBranch)).To(Equal(second))
+	message, parents, secondFile := f.commit(t, second)
+	g.Expect(parents).To(Equal([]string{moved}), "one commit on the new tip")
+	g.Expect(secondFile).To(Equal(file), "the same edits")
+	g.Expect(message).To(HavePrefix("profilesync propose: 1 change of versions\n\n- gardenlinux 1592.5 (tagged "))
+	g.Expect(metricstest.Value(g, testMetrics, "profilesync_version_proposals_total", map[string]string{"namespace": f.namespace, "name": update.Name})).To(BeEquivalentTo(2))
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/profilesync/profilesync/internal/propose"
 	"github.com/profilesync/profilesync/internal/propose/delivery"
 	"github.com/profilesync/profilesync/internal/propose/sources"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
@@ -135,6 +136,13 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 			OCI: func(s *propose.Source) (authn.Authenticator, error) {
 				return sources.EnvironmentAuth(s, opts.lookupEnv)
 			},
+		},
+		// Every landscape of the checkout is built with the proposals, in
+		// the sandbox as build and diff build it: a proposal one of them
+		// would refuse is skipped.
+		Build: func(ctx context.Context, root, path string) ([]profile.Document, error) {
+			docs, _, err := sandbox.Build(ctx, opts.build, root, path)
+			return docs, err
 		},
 	})
 	if err != nil {
