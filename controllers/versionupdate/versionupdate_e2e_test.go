@@ -277,6 +277,8 @@ func TestAVersionUpdateProposesOnceThenNothingNewAndTheMergedProposalIsApplied(t
 	}).WithTimeout(reconciled).Should(Succeed())
 
 	got := getVersionUpdate(g, update)
+	proposedAt := got.Status.LastCheckTime
+	g.Expect(proposedAt).NotTo(BeNil())
 	g.Expect(f.branch(t, proposalBranch)).To(Equal(proposal), "the branch is pushed to the server")
 	message, parents, file := f.commit(t, proposal)
 	g.Expect(parents).To(Equal([]string{main}), "one commit on the followed branch")
@@ -302,9 +304,12 @@ func TestAVersionUpdateProposesOnceThenNothingNewAndTheMergedProposalIsApplied(t
 		events, err := testenv.Events(ctx, k8sClient, testenv.EventQuery{Namespace: f.namespace, Kind: v1alpha1.VersionUpdateKind, Name: update.Name, Reason: v1alpha1.NothingToProposeReason})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(testenv.Messages(events)).To(ContainElement("nothing new to propose: branch " + proposalBranch + " already carries the proposal on main@" + main[:12] + " (commit " + proposal[:12] + ")"))
-		ready := apimeta.FindStatusCondition(getVersionUpdate(g, update).Status.Conditions, v1alpha1.ReadyCondition)
+		got := getVersionUpdate(g, update)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
 		g.Expect(ready.Reason).To(Equal(v1alpha1.NothingToProposeReason))
 		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+		// A check that finds nothing new still says when it ran.
+		g.Expect(got.Status.LastCheckTime.After(proposedAt.Time)).To(BeTrue())
 	}).WithTimeout(reconciled).Should(Succeed())
 	g.Expect(f.branch(t, proposalBranch)).To(Equal(proposal), "the branch is not pushed again")
 	g.Expect(metricstest.Value(g, testMetrics, "profilesync_version_proposals_total", map[string]string{"namespace": f.namespace, "name": update.Name})).To(BeEquivalentTo(1))

@@ -422,3 +422,32 @@ func TestProposeRebuildsItsBranchOnAMovedBase(t *testing.T) {
 	g.Expect(secondFile).To(Equal(file), "the same edits")
 	g.Expect(message).To(HavePrefix("profilesync propose: 2 changes of versions\n"))
 }
+
+// TestProposePrintsTheReportDiffPrintsOfTheTreeBeforeAndAfter: after the
+// commit message, propose prints what `profilesync diff` prints for the
+// checkout before and after the edits, in each format, word for word but
+// the trees' labels.
+func TestProposePrintsTheReportDiffPrintsOfTheTreeBeforeAndAfter(t *testing.T) {
+	f := newProposeFixture(t)
+	t.Setenv("REGISTRY_USER", "ci")
+	t.Setenv("REGISTRY_PASSWORD", "s3cret")
+	at := f.at.Format(time.RFC3339)
+	for _, format := range []string{"table", "markdown"} {
+		t.Run(format, func(t *testing.T) {
+			g := NewWithT(t)
+			before, checkout := f.checkout(t), f.checkout(t)
+			status, stdout, stderr := run(t, "propose", "", "--repo", checkout, "--at", at, "--output", format)
+			g.Expect(status).To(Equal(0), stderr)
+			_, report, ok := strings.Cut(stdout, "Proposed from the sources of profilesync-versions.yaml; see docs/versions.md.\n")
+			g.Expect(ok).To(BeTrue(), stdout)
+
+			status, diffReport, stderr := run(t, "diff", "", "--base-dir", before, "--head-dir", checkout, "--at", at, "--output", format)
+			g.Expect(status).To(Equal(0), stderr)
+			// The trees as diff names them: their directories.
+			report = strings.ReplaceAll(report, checkout+" before the proposal", before)
+			report = strings.ReplaceAll(report, checkout+" with the proposal", checkout)
+			g.Expect(report).To(Equal(diffReport))
+			g.Expect(report).To(ContainSubstring("1.34.3"))
+		})
+	}
+}
