@@ -68,7 +68,8 @@ that takes over from the one it replaces, which is deprecated with the
 policy's notice and expires after the schedule's duration; a new minor in
 preview; versions expired longer than the retirement age retired. Only what
 the validation and the policy accept now and at every transition it schedules
-is proposed. The files are edited in place: comments, key order and quoting
+is proposed, in the profiles' files and in every directory of the checkout
+with a kustomization, built with the proposals as build builds it. The files are edited in place: comments, key order and quoting
 stay as written.
 
 It prints the commit message (one line per change and its reason), then the

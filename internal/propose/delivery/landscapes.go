@@ -15,10 +15,10 @@ import (
 	"github.com/profilesync/profilesync/internal/repofile"
 )
 
-// Build builds the overlay at path of the work tree root, as the sync
+// Build builds the overlay at dir of the work tree root, as the sync
 // does: the CLI and the controller run it in the build sandbox
 // (internal/sandbox), which this package does not import.
-type Build func(ctx context.Context, root, path string) ([]profile.Document, error)
+type Build func(ctx context.Context, root, dir string) ([]profile.Document, error)
 
 // kustomizationFiles are the names kustomize reads a kustomization from.
 var kustomizationFiles = map[string]bool{"kustomization.yaml": true, "kustomization.yml": true, "Kustomization": true}
