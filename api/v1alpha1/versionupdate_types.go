@@ -39,8 +39,9 @@ const (
 	SourceFailedReason = "SourceFailed"
 	// ProfileSyncNotFoundReason: spec.profileSyncRef names no ProfileSync.
 	ProfileSyncNotFoundReason = "ProfileSyncNotFound"
-	// BranchFollowedReason: spec.branch is a branch a ProfileSync of the
-	// namespace follows, and spec.allowPushToFollowedBranch is not set.
+	// BranchFollowedReason: spec.branch is a branch of the repository that
+	// a ProfileSync of any namespace follows, and
+	// spec.allowPushToFollowedBranch is not set.
 	BranchFollowedReason = "BranchFollowed"
 	// BranchClaimedReason: another VersionUpdate, created earlier (or, at
 	// the same second, first by namespace and name), pushes spec.branch of
@@ -66,8 +67,8 @@ type VersionUpdateSpec struct {
 	ProfileSyncRef meta.LocalObjectReference `json:"profileSyncRef"`
 
 	// branch is the branch the proposals are pushed to, one commit on the
-	// branch they start from, replaced by each new proposal. A branch that a
-	// ProfileSync of the namespace follows is refused unless
+	// branch they start from, replaced by each new proposal. A branch of the
+	// repository that a ProfileSync of any namespace follows is refused unless
 	// allowPushToFollowedBranch is true; so is a branch of the same
 	// repository that another VersionUpdate, created earlier, pushes.
 	// +required
@@ -78,7 +79,7 @@ type VersionUpdateSpec struct {
 	Branch string `json:"branch"`
 
 	// allowPushToFollowedBranch lets the proposals be pushed to a branch a
-	// ProfileSync of the namespace follows: they then reach its landscape
+	// ProfileSync of any namespace follows: they then reach its landscape
 	// unreviewed. Off by default.
 	// +optional
 	AllowPushToFollowedBranch bool `json:"allowPushToFollowedBranch,omitempty"`

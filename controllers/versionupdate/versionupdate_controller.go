@@ -103,9 +103,10 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler. Spec changes and reconcile
 // requests (the reconcile.fluxcd.io/requestedAt annotation) check at once,
-// and so does a ProfileSync of the namespace that appears or whose spec
-// changes (its repository and the branch it follows decide what a
-// VersionUpdate proposes and where it may push); otherwise every
+// and so does a ProfileSync of the namespace, or of any namespace that
+// names the VersionUpdate's branch, that appears or whose spec changes (its
+// repository and the branch it follows decide what a VersionUpdate
+// proposes and where it may push); otherwise every
 // spec.interval. Its own status writes do not.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
@@ -122,17 +123,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Complete(r)
 }
 
-// updatesOfNamespace are the VersionUpdates of a ProfileSync's namespace:
-// its own and those a change of the branch it follows may refuse or allow.
+// updatesOfNamespace are the VersionUpdates of a ProfileSync's namespace,
+// its own among them, and those of any namespace that push the branch it
+// names: a change of the branch it follows may refuse or allow them.
 func (r *Reconciler) updatesOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
 	var updates v1alpha1.VersionUpdateList
-	if err := r.List(ctx, &updates, client.InNamespace(obj.GetNamespace())); err != nil {
-		log.FromContext(ctx).Error(err, "listing the VersionUpdates of a changed ProfileSync's namespace", "profileSync", client.ObjectKeyFromObject(obj))
+	if err := r.List(ctx, &updates); err != nil {
+		log.FromContext(ctx).Error(err, "listing the VersionUpdates of a changed ProfileSync", "profileSync", client.ObjectKeyFromObject(obj))
 		return nil
 	}
-	requests := make([]reconcile.Request, 0, len(updates.Items))
+	branch := ""
+	if sync, ok := obj.(*v1alpha1.ProfileSync); ok {
+		branch, _, _ = followsBranch(sync)
+	}
+	var requests []reconcile.Request
 	for i := range updates.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&updates.Items[i])})
+		update := &updates.Items[i]
+		if update.Namespace == obj.GetNamespace() || (branch != "" && update.Spec.Branch == branch) {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(update)})
+		}
 	}
 	return requests
 }
@@ -238,11 +247,11 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 	if !update.Spec.AllowPushToFollowedBranch {
 		follower, err := r.followerOf(ctx, update, sync, base, credentials, timeout)
 		if err != nil {
-			return failed(v1alpha1.ProposeFailedReason, false, "listing the ProfileSyncs of namespace %s: %v", update.Namespace, err)
+			return failed(v1alpha1.ProposeFailedReason, false, "listing the ProfileSyncs of the cluster: %v", err)
 		}
 		if follower != "" {
 			return failed(v1alpha1.BranchFollowedReason, true,
-				"spec.branch %s is the branch ProfileSync %s/%s follows: nothing is pushed to it unless spec.allowPushToFollowedBranch is true", update.Spec.Branch, update.Namespace, follower)
+				"spec.branch %s is the branch ProfileSync %s follows: nothing is pushed to it unless spec.allowPushToFollowedBranch is true", update.Spec.Branch, follower)
 		}
 	}
 	claimant, err := r.claimantOf(ctx, update, sync)
@@ -457,12 +466,13 @@ func (r *Reconciler) followedBranch(ctx context.Context, sync *v1alpha1.ProfileS
 	return r.Fetcher.DefaultBranch(ctx, gitsource.LandscapeRequest{URL: sync.Spec.URL, Credentials: credentials, Timeout: timeout})
 }
 
-// followerOf names a ProfileSync of the namespace, of the same repository,
-// that follows spec.branch; empty when none does.
+// followerOf names ("namespace/name") a ProfileSync of the cluster, of the
+// same repository, that follows spec.branch: a landscape of another
+// namespace is one as well; empty when none does.
 func (r *Reconciler) followerOf(ctx context.Context, update *v1alpha1.VersionUpdate, sync *v1alpha1.ProfileSync, base string,
 	credentials map[string][]byte, timeout time.Duration) (string, error) {
 	var syncs v1alpha1.ProfileSyncList
-	if err := r.List(ctx, &syncs, client.InNamespace(update.Namespace)); err != nil {
+	if err := r.List(ctx, &syncs); err != nil {
 		return "", err
 	}
 	defaultBranch := ""
@@ -488,7 +498,7 @@ func (r *Reconciler) followerOf(ctx context.Context, update *v1alpha1.VersionUpd
 			branch = defaultBranch
 		}
 		if branch == update.Spec.Branch {
-			return other.Name, nil
+			return other.Namespace + "/" + other.Name, nil
 		}
 	}
 	return "", nil

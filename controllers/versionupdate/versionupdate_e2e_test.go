@@ -645,3 +645,40 @@ func TestAVersionUpdateRebuildsItsBranchOnAMovedBase(t *testing.T) {
 	g.Expect(message).To(HavePrefix("profilesync propose: 1 change of versions\n\n- gardenlinux 1592.5 (tagged "))
 	g.Expect(metricstest.Value(g, testMetrics, "profilesync_version_proposals_total", map[string]string{"namespace": f.namespace, "name": update.Name})).To(BeEquivalentTo(2))
 }
+
+// TestABranchALandscapeOfAnotherNamespaceFollowsIsNotPushed: a ProfileSync
+// of another namespace follows the proposal branch of the same repository;
+// it is a landscape like any other, and the VersionUpdate pushes nothing
+// there, naming it.
+func TestABranchALandscapeOfAnotherNamespaceFollowsIsNotPushed(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("followed-elsewhere"), suspendSync: true, onlyImages: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		}})
+	elsewhere := testenv.UniqueName("staging")
+	ensureNamespace(t, elsewhere)
+	staging := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Name: "staging", Namespace: elsewhere}, Spec: *f.sync.Spec.DeepCopy()}
+	staging.Spec.Ref = &v1alpha1.GitReference{Branch: proposalBranch}
+	staging.Spec.SecretRef = nil
+	staging.Spec.Suspend = true
+	createForTest(t, staging)
+	update := f.versionUpdate(t, proposalBranch, time.Hour)
+
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(v1alpha1.BranchFollowedReason))
+		g.Expect(ready.Message).To(Equal("spec.branch " + proposalBranch + " is the branch ProfileSync " + elsewhere +
+			"/staging follows: nothing is pushed to it unless spec.allowPushToFollowedBranch is true"))
+	}).WithTimeout(reconciled).Should(Succeed())
+	g.Expect(f.branch(t, proposalBranch)).To(BeEmpty())
+
+	// It follows another branch: the VersionUpdate checks at once, not in an
+	// hour, and pushes.
+	testenv.UpdateSpec(t, k8sClient, staging, func(s *v1alpha1.ProfileSync) { s.Spec.Ref.Branch = gitserver.DefaultBranch })
+	g.Eventually(func(g Gomega) {
+		g.Expect(getVersionUpdate(g, update).Status.LastProposal).NotTo(BeNil())
+	}).WithTimeout(retryAfterTransient*2/3).Should(Succeed())
+}
