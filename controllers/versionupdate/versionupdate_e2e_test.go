@@ -680,5 +680,5 @@ func TestABranchALandscapeOfAnotherNamespaceFollowsIsNotPushed(t *testing.T) {
 	testenv.UpdateSpec(t, k8sClient, staging, func(s *v1alpha1.ProfileSync) { s.Spec.Ref.Branch = gitserver.DefaultBranch })
 	g.Eventually(func(g Gomega) {
 		g.Expect(getVersionUpdate(g, update).Status.LastProposal).NotTo(BeNil())
-	}).WithTimeout(retryAfterTransient*2/3).Should(Succeed())
+	}).WithTimeout(retryAfterTransient * 2 / 3).Should(Succeed())
 }
