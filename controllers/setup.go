@@ -31,7 +31,7 @@ import (
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/propose/sources"
 	"github.com/profilesync/profilesync/internal/receiver"
-	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
@@ -205,12 +205,13 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("register decoded revisions metrics: %w", err)
 		}
 	}
-	return setupVersionUpdates(mgr, cfg, recorder, fetcher, builds.Limits())
+	return setupVersionUpdates(mgr, cfg, recorder, fetcher, builds)
 }
 
 // setupVersionUpdates registers the VersionUpdate reconciler, which reaches
 // the profiles repositories through the ProfileSyncs' Git cache.
-func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventRecorder, fetcher *gitsource.Fetcher, limits overlay.Limits) error {
+func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventRecorder, fetcher *gitsource.Fetcher, builds *sandbox.Runner) error {
+	limits := builds.Limits()
 	var proposals *metrics.Proposals
 	if cfg.MetricsRegistry != nil {
 		proposals = metrics.NewProposals()
@@ -229,6 +230,10 @@ func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventReco
 		MaxTreeSize:   cfg.MaxCheckoutSize,
 		SourceLimits:  sources.DefaultLimits(),
 		GitTimeout:    v1alpha1.DefaultSyncTimeout,
+		Build: func(ctx context.Context, root, path string) ([]profile.Document, error) {
+			docs, _, err := builds.Build(ctx, root, path)
+			return docs, err
+		},
 	}
 	if err := updates.SetupWithManager(mgr, cfg.controllerOptions()); err != nil {
 		return fmt.Errorf("set up VersionUpdate controller: %w", err)

@@ -39,9 +39,14 @@ const (
 	SourceFailedReason = "SourceFailed"
 	// ProfileSyncNotFoundReason: spec.profileSyncRef names no ProfileSync.
 	ProfileSyncNotFoundReason = "ProfileSyncNotFound"
-	// BranchFollowedReason: spec.branch is a branch a ProfileSync of the
-	// namespace follows, and spec.allowPushToFollowedBranch is not set.
+	// BranchFollowedReason: spec.branch is a branch of the repository that
+	// a ProfileSync of any namespace follows, and
+	// spec.allowPushToFollowedBranch is not set.
 	BranchFollowedReason = "BranchFollowed"
+	// BranchClaimedReason: another VersionUpdate, created earlier (or, at
+	// the same second, first by namespace and name), pushes spec.branch of
+	// the same repository; two would replace each other's proposals.
+	BranchClaimedReason = "BranchClaimed"
 	// ProposeFailedReason: the versions file or a profile it feeds is
 	// invalid, or the edits could not be made; the message says which.
 	ProposeFailedReason = "ProposeFailed"
@@ -62,9 +67,10 @@ type VersionUpdateSpec struct {
 	ProfileSyncRef meta.LocalObjectReference `json:"profileSyncRef"`
 
 	// branch is the branch the proposals are pushed to, one commit on the
-	// branch they start from, replaced by each new proposal. A branch that a
-	// ProfileSync of the namespace follows is refused unless
-	// allowPushToFollowedBranch is true.
+	// branch they start from, replaced by each new proposal. A branch of the
+	// repository that a ProfileSync of any namespace follows is refused unless
+	// allowPushToFollowedBranch is true; so is a branch of the same
+	// repository that another VersionUpdate, created earlier, pushes.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=250
@@ -73,7 +79,7 @@ type VersionUpdateSpec struct {
 	Branch string `json:"branch"`
 
 	// allowPushToFollowedBranch lets the proposals be pushed to a branch a
-	// ProfileSync of the namespace follows: they then reach its landscape
+	// ProfileSync of any namespace follows: they then reach its landscape
 	// unreviewed. Off by default.
 	// +optional
 	AllowPushToFollowedBranch bool `json:"allowPushToFollowedBranch,omitempty"`
@@ -166,7 +172,8 @@ type VersionUpdateStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// conditions: Ready (reasons Proposed, NothingToPropose, SourceFailed,
-	// ProfileSyncNotFound, BranchFollowed, ProposeFailed, PushFailed), and
+	// ProfileSyncNotFound, BranchFollowed, BranchClaimed, ProposeFailed,
+	// PushFailed), and
 	// Stalled while only a change of the VersionUpdate, its ProfileSync or
 	// the repository helps.
 	// +listType=map

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 )
@@ -27,6 +28,30 @@ func TestTheStatusReportsTheNewestVersionsAndBoundedMessages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			NewWithT(t).Expect(tt.got).To(Equal(tt.want))
+		})
+	}
+}
+
+func TestTheFirstCreatedVersionUpdateClaimsABranch(t *testing.T) {
+	at := func(second int64, namespace, name string) *v1alpha1.VersionUpdate {
+		return &v1alpha1.VersionUpdate{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
+			CreationTimestamp: metav1.Unix(1_800_000_000+second, 0)}}
+	}
+	tests := []struct {
+		name string
+		a, b *v1alpha1.VersionUpdate
+		want bool
+	}{
+		{"the one created earlier claims first, whatever its name", at(0, "b", "z"), at(1, "a", "a"), true},
+		{"the one created later does not", at(1, "a", "a"), at(0, "b", "z"), false},
+		{"at the same second, the first namespace claims first", at(0, "a", "z"), at(0, "b", "a"), true},
+		{"at the same second in one namespace, the first name claims first", at(0, "a", "x"), at(0, "a", "y"), true},
+		{"at the same second in one namespace, the later name does not", at(0, "a", "y"), at(0, "a", "x"), false},
+		{"none claims before itself", at(0, "a", "x"), at(0, "a", "x"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(claimsFirst(tt.a, tt.b)).To(Equal(tt.want))
 		})
 	}
 }

@@ -54,6 +54,10 @@ import (
 const (
 	// SourceFailedEvent is the reason of the event of each failed source.
 	SourceFailedEvent = v1alpha1.SourceFailedReason
+	// NotProposedEvent is the reason of the event that lists what a check
+	// did not propose, and why: a release in its cooldown, a change the
+	// validation, the policy or a landscape's build would refuse.
+	NotProposedEvent = "NotProposed"
 )
 
 // retryAfterTransient is how soon a check that failed for a reason that may
@@ -84,6 +88,10 @@ type Reconciler struct {
 	// GitTimeout bounds each fetch and push of the profiles repository when
 	// the ProfileSync sets no spec.timeout.
 	GitTimeout time.Duration
+	// Build builds the landscapes of the tree with the proposals (the
+	// manager's build sandbox), so that a proposal one of them would refuse
+	// is not pushed; nil checks the profiles' files alone.
+	Build delivery.Build
 }
 
 // +kubebuilder:rbac:groups=core.profilesync.io,resources=versionupdates,verbs=get;list;watch
@@ -95,9 +103,10 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler. Spec changes and reconcile
 // requests (the reconcile.fluxcd.io/requestedAt annotation) check at once,
-// and so does a ProfileSync of the namespace that appears or whose spec
-// changes (its repository and the branch it follows decide what a
-// VersionUpdate proposes and where it may push); otherwise every
+// and so does a ProfileSync of the namespace, or of any namespace that
+// names the VersionUpdate's branch, that appears or whose spec changes (its
+// repository and the branch it follows decide what a VersionUpdate
+// proposes and where it may push); otherwise every
 // spec.interval. Its own status writes do not.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
@@ -106,21 +115,55 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		)).
 		Watches(&v1alpha1.ProfileSync{}, handler.EnqueueRequestsFromMapFunc(r.updatesOfNamespace),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Another VersionUpdate of the same branch that appears, leaves or
+		// changes may take or free the branch.
+		Watches(&v1alpha1.VersionUpdate{}, handler.EnqueueRequestsFromMapFunc(r.updatesOfBranch),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(opts).
 		Complete(r)
 }
 
-// updatesOfNamespace are the VersionUpdates of a ProfileSync's namespace:
-// its own and those a change of the branch it follows may refuse or allow.
+// updatesOfNamespace are the VersionUpdates of a ProfileSync's namespace,
+// its own among them, and those of any namespace that push the branch it
+// names: a change of the branch it follows may refuse or allow them.
 func (r *Reconciler) updatesOfNamespace(ctx context.Context, obj client.Object) []reconcile.Request {
 	var updates v1alpha1.VersionUpdateList
-	if err := r.List(ctx, &updates, client.InNamespace(obj.GetNamespace())); err != nil {
-		log.FromContext(ctx).Error(err, "listing the VersionUpdates of a changed ProfileSync's namespace", "profileSync", client.ObjectKeyFromObject(obj))
+	if err := r.List(ctx, &updates); err != nil {
+		log.FromContext(ctx).Error(err, "listing the VersionUpdates of a changed ProfileSync", "profileSync", client.ObjectKeyFromObject(obj))
 		return nil
 	}
-	requests := make([]reconcile.Request, 0, len(updates.Items))
+	branch := ""
+	if sync, ok := obj.(*v1alpha1.ProfileSync); ok {
+		branch, _, _ = followsBranch(sync)
+	}
+	var requests []reconcile.Request
 	for i := range updates.Items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&updates.Items[i])})
+		update := &updates.Items[i]
+		if update.Namespace == obj.GetNamespace() || (branch != "" && update.Spec.Branch == branch) {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(update)})
+		}
+	}
+	return requests
+}
+
+// updatesOfBranch are the other VersionUpdates that push the branch a
+// VersionUpdate pushes: which of them may push it depends on this one.
+func (r *Reconciler) updatesOfBranch(ctx context.Context, obj client.Object) []reconcile.Request {
+	changed, ok := obj.(*v1alpha1.VersionUpdate)
+	if !ok {
+		return nil
+	}
+	var updates v1alpha1.VersionUpdateList
+	if err := r.List(ctx, &updates); err != nil {
+		log.FromContext(ctx).Error(err, "listing the VersionUpdates of a changed VersionUpdate's branch", "versionUpdate", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	var requests []reconcile.Request
+	for i := range updates.Items {
+		other := &updates.Items[i]
+		if other.Spec.Branch == changed.Spec.Branch && client.ObjectKeyFromObject(other) != client.ObjectKeyFromObject(changed) {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(other)})
+		}
 	}
 	return requests
 }
@@ -204,12 +247,21 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 	if !update.Spec.AllowPushToFollowedBranch {
 		follower, err := r.followerOf(ctx, update, sync, base, credentials, timeout)
 		if err != nil {
-			return failed(v1alpha1.ProposeFailedReason, false, "listing the ProfileSyncs of namespace %s: %v", update.Namespace, err)
+			return failed(v1alpha1.ProposeFailedReason, false, "listing the ProfileSyncs of the cluster: %v", err)
 		}
 		if follower != "" {
 			return failed(v1alpha1.BranchFollowedReason, true,
-				"spec.branch %s is the branch ProfileSync %s/%s follows: nothing is pushed to it unless spec.allowPushToFollowedBranch is true", update.Spec.Branch, update.Namespace, follower)
+				"spec.branch %s is the branch ProfileSync %s follows: nothing is pushed to it unless spec.allowPushToFollowedBranch is true", update.Spec.Branch, follower)
 		}
+	}
+	claimant, err := r.claimantOf(ctx, update, sync)
+	if err != nil {
+		return failed(v1alpha1.ProposeFailedReason, false, "listing the VersionUpdates of branch %s: %v", update.Spec.Branch, err)
+	}
+	if claimant != "" {
+		return failed(v1alpha1.BranchClaimedReason, true,
+			"spec.branch %s of %s is pushed by VersionUpdate %s, created first: two VersionUpdates on one branch would replace each other's proposals; give this one a branch of its own",
+			update.Spec.Branch, sync.Spec.URL, claimant)
 	}
 
 	request := gitsource.ProposalRequest{URL: sync.Spec.URL, Credentials: credentials, Timeout: timeout, CacheKey: cacheKey(key),
@@ -240,6 +292,7 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 			OCI: func(s *propose.Source) (authn.Authenticator, error) { return r.registryAuth(ctx, update.Namespace, s) },
 		},
 		ClusterOverrides: overrides,
+		Build:            r.Build,
 	})
 	if err != nil {
 		return failed(v1alpha1.ProposeFailedReason, true, "%s@%s: %v", base, shortCommit(started.Commit), err)
@@ -253,6 +306,14 @@ func (r *Reconciler) check(ctx context.Context, update *v1alpha1.VersionUpdate, 
 			r.EventRecorder.Event(update, corev1.EventTypeWarning, SourceFailedEvent, message)
 			sourceFailures = append(sourceFailures, message)
 		}
+	}
+	if skipped := outcome.Result.Skipped; len(skipped) > 0 {
+		lines := make([]string, 0, len(skipped))
+		for _, skip := range skipped {
+			lines = append(lines, skip.String())
+		}
+		r.EventRecorder.Event(update, corev1.EventTypeNormal, NotProposedEvent,
+			bounded(fmt.Sprintf("not proposed on %s@%s: %s", base, shortCommit(started.Commit), strings.Join(lines, "\n"))))
 	}
 	result := r.deliver(ctx, update, request, started, outcome, now)
 	if len(sourceFailures) > 0 && result.ready {
@@ -405,12 +466,13 @@ func (r *Reconciler) followedBranch(ctx context.Context, sync *v1alpha1.ProfileS
 	return r.Fetcher.DefaultBranch(ctx, gitsource.LandscapeRequest{URL: sync.Spec.URL, Credentials: credentials, Timeout: timeout})
 }
 
-// followerOf names a ProfileSync of the namespace, of the same repository,
-// that follows spec.branch; empty when none does.
+// followerOf names ("namespace/name") a ProfileSync of the cluster, of the
+// same repository, that follows spec.branch: a landscape of another
+// namespace is one as well; empty when none does.
 func (r *Reconciler) followerOf(ctx context.Context, update *v1alpha1.VersionUpdate, sync *v1alpha1.ProfileSync, base string,
 	credentials map[string][]byte, timeout time.Duration) (string, error) {
 	var syncs v1alpha1.ProfileSyncList
-	if err := r.List(ctx, &syncs, client.InNamespace(update.Namespace)); err != nil {
+	if err := r.List(ctx, &syncs); err != nil {
 		return "", err
 	}
 	defaultBranch := ""
@@ -436,10 +498,61 @@ func (r *Reconciler) followerOf(ctx context.Context, update *v1alpha1.VersionUpd
 			branch = defaultBranch
 		}
 		if branch == update.Spec.Branch {
-			return other.Name, nil
+			return other.Namespace + "/" + other.Name, nil
 		}
 	}
 	return "", nil
+}
+
+// claimantOf names ("namespace/name") the VersionUpdate that pushes
+// update's branch of the same repository in its place: of those that push
+// it and are not suspended, the first created, then the first by namespace
+// and name, so that every one of them reaches the same answer. Empty when
+// update is that one.
+func (r *Reconciler) claimantOf(ctx context.Context, update *v1alpha1.VersionUpdate, sync *v1alpha1.ProfileSync) (string, error) {
+	var updates v1alpha1.VersionUpdateList
+	if err := r.List(ctx, &updates); err != nil {
+		return "", err
+	}
+	var earlier []*v1alpha1.VersionUpdate
+	for i := range updates.Items {
+		other := &updates.Items[i]
+		if other.Spec.Branch == update.Spec.Branch && !other.Spec.Suspend && other.DeletionTimestamp == nil && claimsFirst(other, update) {
+			earlier = append(earlier, other)
+		}
+	}
+	slices.SortFunc(earlier, func(a, b *v1alpha1.VersionUpdate) int {
+		if claimsFirst(a, b) {
+			return -1
+		}
+		return 1
+	})
+	for _, other := range earlier {
+		otherSync := &v1alpha1.ProfileSync{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: other.Namespace, Name: other.Spec.ProfileSyncRef.Name}, otherSync)
+		if apierrors.IsNotFound(err) {
+			continue // it pushes nothing while its ProfileSync is missing
+		}
+		if err != nil {
+			return "", err
+		}
+		if otherSync.Spec.URL == sync.Spec.URL {
+			return other.Namespace + "/" + other.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// claimsFirst reports whether a takes a branch before b: created earlier,
+// or at the same second and first by namespace, then name.
+func claimsFirst(a, b *v1alpha1.VersionUpdate) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 // clusterOverrides are the NamespacedCloudProfiles of the cluster, whose

@@ -277,6 +277,8 @@ func TestAVersionUpdateProposesOnceThenNothingNewAndTheMergedProposalIsApplied(t
 	}).WithTimeout(reconciled).Should(Succeed())
 
 	got := getVersionUpdate(g, update)
+	proposedAt := got.Status.LastCheckTime
+	g.Expect(proposedAt).NotTo(BeNil())
 	g.Expect(f.branch(t, proposalBranch)).To(Equal(proposal), "the branch is pushed to the server")
 	message, parents, file := f.commit(t, proposal)
 	g.Expect(parents).To(Equal([]string{main}), "one commit on the followed branch")
@@ -302,9 +304,12 @@ func TestAVersionUpdateProposesOnceThenNothingNewAndTheMergedProposalIsApplied(t
 		events, err := testenv.Events(ctx, k8sClient, testenv.EventQuery{Namespace: f.namespace, Kind: v1alpha1.VersionUpdateKind, Name: update.Name, Reason: v1alpha1.NothingToProposeReason})
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(testenv.Messages(events)).To(ContainElement("nothing new to propose: branch " + proposalBranch + " already carries the proposal on main@" + main[:12] + " (commit " + proposal[:12] + ")"))
-		ready := apimeta.FindStatusCondition(getVersionUpdate(g, update).Status.Conditions, v1alpha1.ReadyCondition)
+		got := getVersionUpdate(g, update)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
 		g.Expect(ready.Reason).To(Equal(v1alpha1.NothingToProposeReason))
 		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+		// A check that finds nothing new still says when it ran.
+		g.Expect(got.Status.LastCheckTime.After(proposedAt.Time)).To(BeTrue())
 	}).WithTimeout(reconciled).Should(Succeed())
 	g.Expect(f.branch(t, proposalBranch)).To(Equal(proposal), "the branch is not pushed again")
 	g.Expect(metricstest.Value(g, testMetrics, "profilesync_version_proposals_total", map[string]string{"namespace": f.namespace, "name": update.Name})).To(BeEquivalentTo(1))
@@ -516,4 +521,164 @@ func createForTest(t *testing.T, obj client.Object) {
 		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
 	}
 	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), obj) })
+}
+
+// TestASecondVersionUpdateOfTheSameBranchIsRefusedUntilTheFirstLeaves: two
+// VersionUpdates that push one branch of one repository would replace each
+// other's proposals on every interval; the one created later is Stalled,
+// naming the other, and takes the branch at once when the other is deleted.
+func TestASecondVersionUpdateOfTheSameBranchIsRefusedUntilTheFirstLeaves(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("claimed"), suspendSync: true, onlyImages: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		}})
+	first := f.versionUpdate(t, proposalBranch, time.Hour)
+	var proposal string
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, first)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		proposal = got.Status.LastProposal.Commit
+	}).WithTimeout(reconciled).Should(Succeed())
+
+	second := f.versionUpdate(t, proposalBranch, time.Hour)
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, second)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(ready.Reason).To(Equal(v1alpha1.BranchClaimedReason))
+		g.Expect(ready.Message).To(Equal("spec.branch " + proposalBranch + " of " + f.sync.Spec.URL + " is pushed by VersionUpdate " +
+			f.namespace + "/" + first.Name + ", created first: two VersionUpdates on one branch would replace each other's proposals; give this one a branch of its own"))
+		g.Expect(apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.StalledCondition)).To(BeTrue())
+		g.Expect(got.Status.LastProposal).To(BeNil())
+	}).WithTimeout(reconciled).Should(Succeed())
+	g.Expect(f.branch(t, proposalBranch)).To(Equal(proposal), "the second pushes nothing")
+	ready := apimeta.FindStatusCondition(getVersionUpdate(g, first).Status.Conditions, v1alpha1.ReadyCondition)
+	g.Expect(ready.Reason).To(Equal(v1alpha1.ProposedReason), "the first keeps its branch")
+
+	// The first leaves: the second takes the branch at once, not in an hour.
+	g.Expect(k8sClient.Delete(ctx, first)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, second)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(v1alpha1.NothingToProposeReason), ready.Message)
+		g.Expect(apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.StalledCondition)).To(BeNil())
+	}).WithTimeout(retryAfterTransient * 2 / 3).Should(Succeed())
+}
+
+// TestAVersionUpdateDoesNotPushWhatALandscapeWouldRefuse: the prod overlay
+// pins 1.34.2's lifecycle with a patch, so 1.34.3 would give prod two
+// supported patches of 1.34 at once. The tree's landscapes are built with
+// the proposals in the manager's build sandbox: 1.34.3 is not pushed, an
+// event says why, naming the overlay, and the image is.
+func TestAVersionUpdateDoesNotPushWhatALandscapeWouldRefuse(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("landscapes"), suspendSync: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		},
+		editFiles: func(files map[string]string) {
+			files["overlays/prod/kustomization.yaml"] = `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../base
+patches:
+# prod keeps 1.34.2 supported, whatever the base plans for it.
+- target: {kind: CloudProfile, name: aws}
+  patch: |-
+    - op: replace
+      path: /spec/kubernetes/versions/1/lifecycle
+      value: [{classification: supported}]
+`
+		}})
+	update := f.versionUpdate(t, proposalBranch, time.Hour)
+
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		g.Expect(got.Status.LastProposal.Changes).To(HaveLen(1))
+		g.Expect(got.Status.LastProposal.Changes[0].Summary).To(HavePrefix("gardenlinux 1592.5 (tagged "))
+	}).WithTimeout(reconciled).Should(Succeed())
+	_, _, file := f.commit(t, f.branch(t, proposalBranch))
+	g.Expect(file).NotTo(ContainSubstring("1.34.3"))
+	events, err := testenv.Events(ctx, k8sClient, testenv.EventQuery{Namespace: f.namespace, Kind: v1alpha1.VersionUpdateKind, Name: update.Name, Reason: NotProposedEvent})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(testenv.Messages(events)).To(ContainElement(MatchRegexp(
+		`^not proposed on main@\w{12}: source kubernetes: .*1\.34\.3: not proposed, it would be refused: overlays/prod: .*"supported" lifecycle stages must not overlap per minor version`)))
+}
+
+// TestAVersionUpdateRebuildsItsBranchOnAMovedBase: the followed branch
+// moves after a proposal was pushed; the next check replaces the proposal
+// branch with one commit on the new tip, with the same edits.
+func TestAVersionUpdateRebuildsItsBranchOnAMovedBase(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("moved"), suspendSync: true, onlyImages: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		}})
+	update := f.versionUpdate(t, proposalBranch, 2*time.Second)
+	var first string
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		first = got.Status.LastProposal.Commit
+	}).WithTimeout(reconciled).Should(Succeed())
+	_, _, file := f.commit(t, first)
+
+	moved, err := f.profiles.Commit("profiles", map[string]string{"README.md": "a change merged meanwhile\n"}, "docs: a change merged meanwhile")
+	g.Expect(err).NotTo(HaveOccurred())
+	var second string
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		g.Expect(got.Status.LastProposal).NotTo(BeNil())
+		g.Expect(got.Status.LastProposal.Base).To(Equal(moved))
+		second = got.Status.LastProposal.Commit
+	}).WithTimeout(reconciled).Should(Succeed())
+	g.Expect(f.branch(t, proposalBranch)).To(Equal(second))
+	message, parents, secondFile := f.commit(t, second)
+	g.Expect(parents).To(Equal([]string{moved}), "one commit on the new tip")
+	g.Expect(secondFile).To(Equal(file), "the same edits")
+	g.Expect(message).To(HavePrefix("profilesync propose: 1 change of versions\n\n- gardenlinux 1592.5 (tagged "))
+	g.Expect(metricstest.Value(g, testMetrics, "profilesync_version_proposals_total", map[string]string{"namespace": f.namespace, "name": update.Name})).To(BeEquivalentTo(2))
+}
+
+// TestABranchALandscapeOfAnotherNamespaceFollowsIsNotPushed: a ProfileSync
+// of another namespace follows the proposal branch of the same repository;
+// it is a landscape like any other, and the VersionUpdate pushes nothing
+// there, naming it.
+func TestABranchALandscapeOfAnotherNamespaceFollowsIsNotPushed(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, fixtureOptions{namespace: testenv.UniqueName("followed-elsewhere"), suspendSync: true, onlyImages: true,
+		registrySecret: func(string) map[string][]byte {
+			return map[string][]byte{"username": []byte(registryUsername), "password": []byte(registryPassword)}
+		}})
+	elsewhere := testenv.UniqueName("staging")
+	ensureNamespace(t, elsewhere)
+	staging := &v1alpha1.ProfileSync{ObjectMeta: metav1.ObjectMeta{Name: "staging", Namespace: elsewhere}, Spec: *f.sync.Spec.DeepCopy()}
+	staging.Spec.Ref = &v1alpha1.GitReference{Branch: proposalBranch}
+	staging.Spec.SecretRef = nil
+	staging.Spec.Suspend = true
+	createForTest(t, staging)
+	update := f.versionUpdate(t, proposalBranch, time.Hour)
+
+	g.Eventually(func(g Gomega) {
+		got := getVersionUpdate(g, update)
+		ready := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(v1alpha1.BranchFollowedReason))
+		g.Expect(ready.Message).To(Equal("spec.branch " + proposalBranch + " is the branch ProfileSync " + elsewhere +
+			"/staging follows: nothing is pushed to it unless spec.allowPushToFollowedBranch is true"))
+	}).WithTimeout(reconciled).Should(Succeed())
+	g.Expect(f.branch(t, proposalBranch)).To(BeEmpty())
+
+	// It follows another branch: the VersionUpdate checks at once, not in an
+	// hour, and pushes.
+	testenv.UpdateSpec(t, k8sClient, staging, func(s *v1alpha1.ProfileSync) { s.Spec.Ref.Branch = gitserver.DefaultBranch })
+	g.Eventually(func(g Gomega) {
+		g.Expect(getVersionUpdate(g, update).Status.LastProposal).NotTo(BeNil())
+	}).WithTimeout(retryAfterTransient * 2 / 3).Should(Succeed())
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/profilesync/profilesync/internal/propose"
 	"github.com/profilesync/profilesync/internal/propose/delivery"
 	"github.com/profilesync/profilesync/internal/propose/sources"
+	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/repofile"
 	"github.com/profilesync/profilesync/internal/sandbox"
 )
@@ -67,7 +68,8 @@ that takes over from the one it replaces, which is deprecated with the
 policy's notice and expires after the schedule's duration; a new minor in
 preview; versions expired longer than the retirement age retired. Only what
 the validation and the policy accept now and at every transition it schedules
-is proposed. The files are edited in place: comments, key order and quoting
+is proposed, in the profiles' files and in every directory of the checkout
+with a kustomization, built with the proposals as build builds it. The files are edited in place: comments, key order and quoting
 stay as written.
 
 It prints the commit message (one line per change and its reason), then the
@@ -135,6 +137,13 @@ func runPropose(ctx context.Context, opts *proposeOptions, stdout, stderr io.Wri
 			OCI: func(s *propose.Source) (authn.Authenticator, error) {
 				return sources.EnvironmentAuth(s, opts.lookupEnv)
 			},
+		},
+		// Every landscape of the checkout is built with the proposals, in
+		// the sandbox as build and diff build it: a proposal one of them
+		// would refuse is skipped.
+		Build: func(ctx context.Context, root, path string) ([]profile.Document, error) {
+			docs, _, err := sandbox.Build(ctx, opts.build, root, path)
+			return docs, err
 		},
 	})
 	if err != nil {

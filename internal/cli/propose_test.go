@@ -358,3 +358,96 @@ func TestProposeReadsAGitSourceOverSSHWithTheVariablesItsCredentialsName(t *test
 		})
 	}
 }
+
+// TestAProposalThatALandscapeWouldRefuseIsNotProposed: the base is fine
+// with 1.34.3, but the prod overlay pins 1.34.2's lifecycle with a patch:
+// with 1.34.3 supported from the takeover, prod would offer two supported
+// patches of 1.34 at once, which the validation refuses. The engine reads the base's
+// file; the landscapes, built with the proposals, refuse it, so it is
+// skipped, naming the overlay, and the image is still proposed.
+func TestAProposalThatALandscapeWouldRefuseIsNotProposed(t *testing.T) {
+	g := NewWithT(t)
+	f := newProposeFixture(t)
+	t.Setenv("REGISTRY_USER", "ci")
+	t.Setenv("REGISTRY_PASSWORD", "s3cret")
+	checkout := f.checkout(t)
+	prod := filepath.Join(checkout, "overlays", "prod")
+	g.Expect(os.MkdirAll(prod, 0o755)).To(Succeed())
+	g.Expect(os.WriteFile(filepath.Join(prod, "kustomization.yaml"), []byte(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../base
+patches:
+# prod keeps 1.34.2 supported, whatever the base plans for it.
+- target: {kind: CloudProfile, name: aws}
+  patch: |-
+    - op: replace
+      path: /spec/kubernetes/versions/1/lifecycle
+      value: [{classification: supported}]
+`), 0o644)).To(Succeed())
+
+	status, stdout, stderr := run(t, "propose", "", "--repo", checkout, "--at", f.at.Format(time.RFC3339))
+
+	g.Expect(status).To(Equal(0), stderr)
+	g.Expect(stdout).To(HavePrefix("profilesync propose: 1 change of versions\n\n- gardenlinux 1592.5"))
+	g.Expect(stderr).To(MatchRegexp(`skipped: source kubernetes: .*1\.34\.3: not proposed, it would be refused: overlays/prod: base/cloudprofiles\.yaml: CloudProfile/aws: .*"supported" lifecycle stages must not overlap per minor version`))
+	after, err := os.ReadFile(filepath.Join(checkout, "base", "cloudprofiles.yaml"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(after)).NotTo(ContainSubstring("1.34.3"))
+	g.Expect(stdout).To(ContainSubstring("Policy of prod (profilesync-policy.yaml): satisfied."), "the report agrees")
+}
+
+// TestProposeRebuildsItsBranchOnAMovedBase: main moves after a proposal was
+// pushed; the next scheduled run replaces the branch with one commit on the
+// new main, carrying the same edits and the new main's change, not a second
+// commit on the old proposal.
+func TestProposeRebuildsItsBranchOnAMovedBase(t *testing.T) {
+	g := NewWithT(t)
+	f := newProposeFixture(t)
+	t.Setenv("REGISTRY_USER", "ci")
+	t.Setenv("REGISTRY_PASSWORD", "s3cret")
+	at := f.at.Format(time.RFC3339)
+	status, _, stderr := run(t, "propose", "", "--repo", f.checkout(t), "--at", at, "--push-branch", proposeBranch)
+	g.Expect(status).To(Equal(0), stderr)
+	firstHash, _, _, file := f.branch(t, proposeBranch)
+
+	moved, err := f.profiles.Commit("profiles", map[string]string{"README.md": "a change merged meanwhile\n"}, "docs: a change merged meanwhile")
+	g.Expect(err).NotTo(HaveOccurred())
+	status, _, stderr = run(t, "propose", "", "--repo", f.checkout(t), "--at", at, "--push-branch", proposeBranch)
+
+	g.Expect(status).To(Equal(0), stderr)
+	secondHash, message, parent, secondFile := f.branch(t, proposeBranch)
+	g.Expect(secondHash).NotTo(Equal(firstHash))
+	g.Expect(parent.String()).To(Equal(moved), "one commit on the new main")
+	g.Expect(secondFile).To(Equal(file), "the same edits")
+	g.Expect(message).To(HavePrefix("profilesync propose: 2 changes of versions\n"))
+}
+
+// TestProposePrintsTheReportDiffPrintsOfTheTreeBeforeAndAfter: after the
+// commit message, propose prints what `profilesync diff` prints for the
+// checkout before and after the edits, in each format, word for word but
+// the trees' labels.
+func TestProposePrintsTheReportDiffPrintsOfTheTreeBeforeAndAfter(t *testing.T) {
+	f := newProposeFixture(t)
+	t.Setenv("REGISTRY_USER", "ci")
+	t.Setenv("REGISTRY_PASSWORD", "s3cret")
+	at := f.at.Format(time.RFC3339)
+	for _, format := range []string{"table", "markdown"} {
+		t.Run(format, func(t *testing.T) {
+			g := NewWithT(t)
+			before, checkout := f.checkout(t), f.checkout(t)
+			status, stdout, stderr := run(t, "propose", "", "--repo", checkout, "--at", at, "--output", format)
+			g.Expect(status).To(Equal(0), stderr)
+			_, report, ok := strings.Cut(stdout, "Proposed from the sources of profilesync-versions.yaml; see docs/versions.md.\n")
+			g.Expect(ok).To(BeTrue(), stdout)
+
+			status, diffReport, stderr := run(t, "diff", "", "--base-dir", before, "--head-dir", checkout, "--at", at, "--output", format)
+			g.Expect(status).To(Equal(0), stderr)
+			// The trees as diff names them: their directories.
+			report = strings.ReplaceAll(report, checkout+" before the proposal", before)
+			report = strings.ReplaceAll(report, checkout+" with the proposal", checkout)
+			g.Expect(report).To(Equal(diffReport))
+			g.Expect(report).To(ContainSubstring("1.34.3"))
+		})
+	}
+}

@@ -156,3 +156,25 @@ func lifecycleProblemsAt(set *profile.Set, t time.Time) profile.Problems {
 	}
 	return out
 }
+
+// Checker says what a change adds to the refusals of the profiles it
+// starts from: the engine's own check of the profiles' files, offered to
+// the deliveries for the profiles of each landscape as the repository
+// builds them (an overlay's patches and its own policy applied), which the
+// engine does not see.
+type Checker struct {
+	check *checker
+}
+
+// NewChecker checks changes of base under p (nil: the validation alone) at
+// now.
+func NewChecker(base []profile.Object, p *policy.Policy, now time.Time) *Checker {
+	return &Checker{check: newChecker(base, p, now.UTC().Truncate(time.Second))}
+}
+
+// Refusals lists what after, the base with edits made, adds to the base's
+// refusals now and at every instant the edits schedule, each a line naming
+// the file, object and field and, for a later instant, when.
+func (c *Checker) Refusals(after []profile.Object, edits []Edit) []string {
+	return c.check.refusals(after, instantsOf(edits, c.check.now))
+}

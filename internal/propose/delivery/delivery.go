@@ -61,6 +61,11 @@ type Options struct {
 	// operator's), whose overrides keep a version from retiring as those of
 	// the repository do.
 	ClusterOverrides []profile.Object
+	// Build builds the landscapes of the tree, so that a proposal one of
+	// them would refuse (an overlay's patch it breaks, the overlay's own
+	// policy) is skipped (checkLandscapes); nil checks the profiles' files
+	// alone.
+	Build Build
 }
 
 // SourceOutcome is what reading one source gave.
@@ -101,8 +106,9 @@ func (o *Outcome) Message() string {
 	return CommitMessage(o.Result.Proposals)
 }
 
-// Plan reads the tree and the sources and runs the engine; it writes
-// nothing. A tree without a versions file is an error that says what the
+// Plan reads the tree and the sources, runs the engine and, with
+// opts.Build, keeps the proposals every landscape of the tree accepts; it
+// writes nothing into the tree. A tree without a versions file is an error that says what the
 // file is for; a source that fails is in Outcome.Sources and contributes
 // nothing.
 func Plan(ctx context.Context, opts Options) (*Outcome, error) {
@@ -128,6 +134,9 @@ func Plan(ctx context.Context, opts Options) (*Outcome, error) {
 	discovered, outcomes := discover(ctx, file, objects, opts)
 	result, err := proposeByPolicy(opts.Root, file, objects, opts.ClusterOverrides, discovered, opts.Now, opts.ReadLimits.MaxFileSize)
 	if err != nil {
+		return nil, err
+	}
+	if result, err = checkLandscapes(ctx, opts, reader, objects, result); err != nil {
 		return nil, err
 	}
 	return &Outcome{Reader: reader, File: file, Sources: outcomes, Result: result}, nil
