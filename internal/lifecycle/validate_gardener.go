@@ -46,7 +46,7 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 	if spec.SeedSelector != nil {
 		selectorPath := specPath.Child("seedSelector")
 		errs = append(errs, validateSeedSelectorLabels(&spec.SeedSelector.LabelSelector, selectorPath)...)
-		errs = append(errs, validateDistinctNonEmpty(spec.SeedSelector.ProviderTypes, selectorPath.Child("providerTypes"))...)
+		errs = append(errs, validateDistinct(spec.SeedSelector.ProviderTypes, selectorPath.Child("providerTypes"))...)
 	}
 	for i := range spec.Regions {
 		region := &spec.Regions[i]
@@ -55,7 +55,7 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 		for j, r := range region.AccessRestrictions {
 			restrictions[j] = r.Name
 		}
-		errs = append(errs, validateDistinctNonEmpty(restrictions, regionPath.Child("accessRestrictions"))...)
+		errs = append(errs, validateDistinct(restrictions, regionPath.Child("accessRestrictions"))...)
 		errs = append(errs, validateRegionLabels(region.Labels, regionPath.Child("labels"))...)
 	}
 	return errs
@@ -445,21 +445,20 @@ func ValidateLimits(limits *v1alpha1.Limits, fldPath *field.Path) field.ErrorLis
 	return field.ErrorList{field.Invalid(fldPath.Child("maxNodesTotal"), *limits.MaxNodesTotal, "must be greater than 0")}
 }
 
-// validateDistinctNonEmpty checks that a list of strings declared a set has
-// no empty and no repeated entry, as the API server checks
-// seedSelector.providerTypes and regions' accessRestrictions, which our API
-// declares a set and a list keyed by name. Gardener keeps both atomic and
-// accepts a repeat, which means nothing more than one: the profile decoder
-// drops an equal repeat before a spec gets here (profile.repeatableLists),
-// so a file Gardener accepts passes, and this refuses only a spec built in
-// code.
-func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorList {
+// validateDistinct checks that a list of strings declared a set has no
+// repeated entry, as the API server checks seedSelector.providerTypes and
+// regions' accessRestrictions, which our API declares a set and a list keyed
+// by name. Gardener keeps both atomic and accepts a repeat, which means
+// nothing more than one: the profile decoder drops an equal repeat before a
+// spec gets here (profile.repeatableLists), so a file Gardener accepts
+// passes, and this refuses only a spec built in code. An empty entry is
+// accepted, as Gardener accepts it (its validation checks neither list): it
+// names no seed's type, and no restriction a cluster requests, and dropping
+// it would change what a list of only "" means to the scheduler.
+func validateDistinct(values []string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, value := range values {
-		switch {
-		case value == "":
-			errs = append(errs, field.Required(fldPath.Index(i), "may not be empty"))
-		case slices.Contains(values[:i], value):
+		if slices.Contains(values[:i], value) {
 			errs = append(errs, field.Duplicate(fldPath.Index(i), value))
 		}
 	}

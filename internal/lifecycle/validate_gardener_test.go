@@ -406,6 +406,14 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueDuplicate spec.regions[0] (eu-west-1).accessRestrictions[1]"},
 		},
 		{
+			name: "an empty provider type or access restriction name is accepted, as Gardener accepts it",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.SeedSelector = &v1alpha1.SeedSelector{ProviderTypes: []string{"", "aws"}}
+				s.Regions = []v1alpha1.Region{{Name: "eu-west-1", AccessRestrictions: []v1alpha1.AccessRestriction{{Name: ""}, {Name: "eu-access-only"}}}}
+			},
+		},
+		{
 			name: "a region's labels are Kubernetes labels, as in Gardener",
 			spec: validSpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
