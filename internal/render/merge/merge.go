@@ -129,7 +129,7 @@ func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Nam
 	if len(errs) > 0 {
 		return nil, append(errs, addedErrs...), nil
 	}
-	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(merged, MergedSpecPath, now)
+	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(asGardenerCreatesIt(merged, parent, ncp, now), MergedSpecPath, now)
 	for _, e := range validationErrs {
 		if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
 			e.Detail += " (from " + from + ")"
@@ -148,6 +148,47 @@ func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Nam
 		}
 	}
 	return merged, nil, warnings
+}
+
+// asGardenerCreatesIt returns the merged spec Gardener validates when the
+// namespaced profile is created at now: its API server drops every version
+// of a NamespacedCloudProfile that is expired at that moment before it
+// validates (dropInactiveVersions in PrepareForCreate, gardener/gardener#10910),
+// so an override of a parent's Kubernetes version whose expirationDate (or
+// expired stage) has passed leaves the parent's version as it is, and is
+// accepted even on the parent's highest version. (An image version's
+// override changes no verdict of ours when it is expired, so only
+// Kubernetes versions are judged without it.) The merged spec itself,
+// which the status shows, keeps the override as Git writes it (the version
+// shown expired, docs/lifecycle.md item 7); only the verdict is Gardener's.
+// An update of a live object that already has the override is the business
+// of CheckNamespacedChange, as in Gardener. At no particular time (a zero
+// now) nothing is dropped. The entries replaced keep their places, so every
+// problem's path names the merged spec's entry as it is.
+func asGardenerCreatesIt(merged, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) *v1alpha1.CloudProfileSpec {
+	if now.IsZero() {
+		return merged
+	}
+	expiredAt := func(v v1alpha1.ExpirableVersion) bool {
+		return lifecycle.ClassificationAt(v, now) == v1alpha1.ClassificationExpired
+	}
+	judged := *merged
+	kubernetesCloned := false
+	if ncp.Kubernetes != nil {
+		for _, o := range ncp.Kubernetes.Versions {
+			at := slices.IndexFunc(judged.Kubernetes.Versions, func(v v1alpha1.ExpirableVersion) bool { return v.Version == o.Version })
+			from := slices.IndexFunc(parent.Kubernetes.Versions, func(v v1alpha1.ExpirableVersion) bool { return v.Version == o.Version })
+			if at < 0 || from < 0 || !expiredAt(o) {
+				continue
+			}
+			if !kubernetesCloned {
+				judged.Kubernetes.Versions = slices.Clone(merged.Kubernetes.Versions)
+				kubernetesCloned = true
+			}
+			judged.Kubernetes.Versions[at] = parent.Kubernetes.Versions[from]
+		}
+	}
+	return &judged
 }
 
 // mergedEntry matches a path into the merged spec that names an entry of one
