@@ -131,7 +131,7 @@ func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Nam
 	}
 	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(asGardenerCreatesIt(merged, parent, ncp, now), MergedSpecPath, now)
 	for _, e := range validationErrs {
-		if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
+		if from := OverrideEntryOf(e.Field, parent, ncp); from != "" {
 			e.Detail += " (from " + from + ")"
 		}
 	}
@@ -142,7 +142,7 @@ func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Nam
 	}
 	for i, w := range warnings {
 		if at, message, ok := strings.Cut(w, ": "); ok {
-			if from := overrideEntryOf(at, parent, ncp); from != "" {
+			if from := OverrideEntryOf(at, parent, ncp); from != "" {
 				warnings[i] = at + ": " + message + " (from " + from + ")"
 			}
 		}
@@ -196,12 +196,13 @@ func asGardenerCreatesIt(merged, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha
 // versions the version (lifecycle.EntryPath writes the keys).
 var mergedEntry = regexp.MustCompile(`^status\.cloudProfileSpec\.(kubernetes\.versions|machineImages|machineTypes|volumeTypes|limits)(?:\[[0-9]+\] \(([^)]*)\))?(?:\.versions\[[0-9]+\] \(([^)]*)\))?`)
 
-// overrideEntryOf returns the path of the entry of the namespaced profile's
+// OverrideEntryOf returns the path of the entry of the namespaced profile's
 // spec that put the merged spec's field at mergedPath there, when there is
 // one: the override of the same Kubernetes version, machine image (version),
 // machine or volume type, or spec.limits. Entries the merged spec has only
-// from the parent give "".
-func overrideEntryOf(mergedPath string, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) string {
+// from the parent give "": a problem of such a field is the parent's to fix
+// (profile.Validate names the patch that set it in the parent).
+func OverrideEntryOf(mergedPath string, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) string {
 	match := mergedEntry.FindStringSubmatch(mergedPath)
 	if match == nil {
 		return ""
