@@ -58,3 +58,60 @@ func TestAnOverrideExpiredWhenCreatedIsJudgedAsGardenerDropsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestAnAddedImageVersionExpiredWhenCreatedIsNotRefusedForWhatItLacks:
+// Gardener drops an added version that is expired when the namespaced
+// profile is created before it validates, so the container runtime and
+// architecture it lacks are not refused; a version that is not expired
+// still is, and an added image all of whose versions are dropped needs no
+// updateStrategy, as Gardener drops the image too.
+func TestAnAddedImageVersionExpiredWhenCreatedIsNotRefusedForWhatItLacks(t *testing.T) {
+	now := builders.Time("2025-06-01T00:00:00Z")
+	tests := []struct {
+		name     string
+		now      time.Time
+		images   []v1alpha1.NamespacedMachineImage
+		wantErrs []string
+	}{
+		{
+			name:   "a version added to a parent's image, expired at now, is accepted without cri and architectures",
+			now:    now,
+			images: []v1alpha1.NamespacedMachineImage{{Name: "gardenlinux", Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: deprecatedAPIVersion("1592.2.0", "", "2025-01-01T00:00:00Z")}}}},
+		},
+		{
+			name:   "a version added to a parent's image expiring after now is refused for what it lacks",
+			now:    now,
+			images: []v1alpha1.NamespacedMachineImage{{Name: "gardenlinux", Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: deprecatedAPIVersion("1592.2.0", "", "2026-01-01T00:00:00Z")}}}},
+			wantErrs: []string{
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.2.0).cri: Required value",
+				"spec.machineImages[0] (gardenlinux).versions[0] (1592.2.0).architectures: Required value",
+			},
+		},
+		{
+			name:   "an added image whose versions are all expired at now needs no updateStrategy",
+			now:    now,
+			images: []v1alpha1.NamespacedMachineImage{{Name: "ubuntu", Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: deprecatedAPIVersion("24.4.0", "", "2025-01-01T00:00:00Z")}}}},
+		},
+		{
+			name:   "at no particular time nothing is dropped",
+			images: []v1alpha1.NamespacedMachineImage{{Name: "ubuntu", Versions: []v1alpha1.MachineImageVersion{{ExpirableVersion: deprecatedAPIVersion("24.4.0", "", "2025-01-01T00:00:00Z")}}}},
+			wantErrs: []string{
+				"spec.machineImages[0] (ubuntu).updateStrategy: Required value",
+				"spec.machineImages[0] (ubuntu).versions[0] (24.4.0).cri: Required value",
+				"spec.machineImages[0] (ubuntu).versions[0] (24.4.0).architectures: Required value",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			ncp := namespaced()
+			ncp.MachineImages = tt.images
+			merged, errs := NamespacedAt(profile(), ncp, tt.now)
+			g.Expect(errorFields(errs)).To(ConsistOf(tt.wantErrs))
+			if len(tt.wantErrs) == 0 {
+				g.Expect(merged).NotTo(BeNil(), "the merged spec keeps the version as written")
+			}
+		})
+	}
+}

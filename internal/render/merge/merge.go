@@ -125,7 +125,7 @@ func ExplainMissingParent(errs field.ErrorList, where string) field.ErrorList {
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
 // profile.Validate can report them without validating the merged spec again.
 func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
-	merged, errs, addedErrs := mergeAndCheckAdded(parent, ncp)
+	merged, errs, addedErrs := mergeAndCheckAdded(parent, ncp, now)
 	if len(errs) > 0 {
 		return nil, append(errs, addedErrs...), nil
 	}
@@ -272,14 +272,15 @@ var MergedSpecPath = field.NewPath("status", "cloudProfileSpec")
 // its errors: Gardener checks that on the merged spec, and so does
 // NamespacedWithWarnings.
 func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
-	merged, errs, _ := mergeAndCheckAdded(parent, ncp)
+	merged, errs, _ := mergeAndCheckAdded(parent, ncp, time.Time{})
 	return merged, errs
 }
 
 // mergeAndCheckAdded is mergeOverrides with the errors of what an added image
 // or version lacks (addedVersionFields) apart, so that they do not keep the
-// merged spec from being validated.
-func mergeAndCheckAdded(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList, field.ErrorList) {
+// merged spec from being validated. now is the moment of validation
+// (droppedOnCreate); zero for none.
+func mergeAndCheckAdded(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, field.ErrorList) {
 	specPath := field.NewPath("spec")
 	if ncp == nil {
 		return nil, field.ErrorList{field.Required(specPath, "the NamespacedCloudProfile has no spec")}, nil
@@ -295,6 +296,7 @@ func mergeAndCheckAdded(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Namespa
 	m := &merge{
 		parentName: ncp.Parent.Name,
 		spec:       parent.DeepCopy(),
+		now:        now,
 	}
 	override := ncp.DeepCopy()
 
@@ -324,6 +326,18 @@ type merge struct {
 	// addedErrs are what added images and versions lack that Gardener
 	// requires (addedVersionFields); the merged spec is still validated.
 	addedErrs field.ErrorList
+	// now is the moment of validation, zero for none (droppedOnCreate).
+	now time.Time
+}
+
+// droppedOnCreate reports whether Gardener's API server drops the added
+// version v before it validates a NamespacedCloudProfile created at m.now:
+// it drops every version that is expired then (dropInactiveVersions,
+// gardener/gardener#10910), so what such a version lacks is not refused.
+// The merged spec keeps the version as Git writes it (docs/lifecycle.md
+// item 7). At no particular time nothing is dropped.
+func (m *merge) droppedOnCreate(v v1alpha1.ExpirableVersion) bool {
+	return !m.now.IsZero() && lifecycle.ClassificationAt(v, m.now) == v1alpha1.ClassificationExpired
 }
 
 // notInParent reports an override entry that must name something the parent
@@ -407,7 +421,10 @@ func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *f
 			fmt.Sprintf("machine image %q is not in parent CloudProfile %q, so it is added and needs at least one version", o.Name, m.parentName)))
 		return
 	}
-	if o.UpdateStrategy == nil {
+	// Gardener drops an added image whose versions are all dropped and
+	// which sets no updateStrategy, so nothing of it is refused.
+	allDropped := !slices.ContainsFunc(o.Versions, func(v v1alpha1.MachineImageVersion) bool { return !m.droppedOnCreate(v.ExpirableVersion) })
+	if o.UpdateStrategy == nil && !allDropped {
 		m.addedErrs = append(m.addedErrs, field.Required(fldPath.Child("updateStrategy"), "must provide an update strategy"))
 	}
 	for i, v := range o.Versions {
@@ -426,8 +443,13 @@ func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *f
 // validateCloudProfileMachineImages in Gardener's
 // pkg/apis/core/validation/cloudprofile.go, on the simulated merge of the
 // namespacedcloudprofile validator plugin). path is the version's entry in the
-// namespaced profile's spec, so the error names what to edit.
+// namespaced profile's spec, so the error names what to edit. A version
+// Gardener drops when the profile is created (droppedOnCreate) is not
+// refused.
 func (m *merge) addedVersionFields(v v1alpha1.MachineImageVersion, path *field.Path) field.ErrorList {
+	if m.droppedOnCreate(v.ExpirableVersion) {
+		return nil
+	}
 	var errs field.ErrorList
 	if len(v.CRI) == 0 {
 		errs = append(errs, field.Required(path.Child("cri"), "must provide at least one supported container runtime"))
