@@ -231,11 +231,11 @@ type SeedSelector struct {
 
 	// providerTypes lists the provider types of seeds that may host clusters
 	// of this profile; "*" means any. Unset means only seeds of the profile's
-	// own type.
+	// own type. An empty entry is allowed, as Gardener allows it: it names
+	// no seed's type.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=63
 	ProviderTypes []string `json:"providerTypes,omitempty"`
 }
@@ -446,8 +446,9 @@ type Region struct {
 // AccessRestriction is an access restriction clusters of a region may request.
 type AccessRestriction struct {
 	// name is the access restriction's name, for example eu-access-only.
+	// It may be empty, as Gardener allows it (a restriction no cluster
+	// requests); it is still the entry's key.
 	// +required
-	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }

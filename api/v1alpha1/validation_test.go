@@ -155,6 +155,15 @@ func TestCreateValidation(t *testing.T) {
 			object: func() client.Object { return validCloudProfile() },
 		},
 		{
+			name: "an empty provider type and an access restriction of an empty name are accepted, as Gardener accepts them",
+			object: func() client.Object {
+				cp := validCloudProfile()
+				cp.Spec.SeedSelector = &v1alpha1.SeedSelector{ProviderTypes: []string{"", "aws"}}
+				cp.Spec.Regions = []v1alpha1.Region{{Name: "eu-1", AccessRestrictions: []v1alpha1.AccessRestriction{{Name: ""}, {Name: "eu-access-only"}}}}
+				return cp
+			},
+		},
+		{
 			name: "lifecycle may not be combined with classification",
 			object: func() client.Object {
 				cp := validCloudProfile()

@@ -17,9 +17,10 @@ import (
 // Gardener accepts but a plain reading of our CRD would not: a provider type
 // and an access restriction written twice (Gardener keeps those lists atomic,
 // ours declares them a set and a list keyed by name, whose repeats the API
-// server refuses) and an image listing 24.4 next to 24.4.0 (Gardener compares
+// server refuses), an empty provider type and restriction name (Gardener
+// checks neither list) and an image listing 24.4 next to 24.4.0 (Gardener compares
 // versions as written). The sync applies it, each repeat as one entry, and
-// both image versions as written.
+// the empty entries as written, and both image versions as written.
 func TestAProfileGardenerAcceptsIsSyncedWhereTheAPIsDiffer(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -46,12 +47,13 @@ spec:
   machineTypes:
   - {name: m5.large, cpu: "2", gpu: "0", memory: 8Gi, architecture: amd64}
   seedSelector:
-    providerTypes: [local, aws, local]
+    providerTypes: [local, aws, local, ""]
   regions:
   - name: eu-1
     accessRestrictions:
     - name: eu-access-only
     - name: eu-access-only
+    - name: ""
 `
 	server := startGitServer(t)
 	commit, err := server.CreateRepo("gardener-agreement", map[string]string{"profiles/cloudprofile.yaml": profile})
@@ -77,8 +79,8 @@ spec:
 		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + commit))
 		cp := testenv.GetCloudProfile(g, k8sClient, "gardener-agreement")
-		g.Expect(cp.Spec.SeedSelector.ProviderTypes).To(Equal([]string{"local", "aws"}))
-		g.Expect(cp.Spec.Regions[0].AccessRestrictions).To(Equal([]v1alpha1.AccessRestriction{{Name: "eu-access-only"}}))
+		g.Expect(cp.Spec.SeedSelector.ProviderTypes).To(Equal([]string{"local", "aws", ""}))
+		g.Expect(cp.Spec.Regions[0].AccessRestrictions).To(Equal([]v1alpha1.AccessRestriction{{Name: "eu-access-only"}, {Name: ""}}))
 		var versions []string
 		for _, v := range cp.Spec.MachineImages[0].Versions {
 			versions = append(versions, v.Version)

@@ -98,11 +98,12 @@ func ValidateCloudProfileSpec(spec *v1alpha1.CloudProfileSpec, fldPath *field.Pa
 // paths relative to the spec. warnings are "PATH: message" strings for rules
 // that do not reject the profile.
 //
-// Only "one supported version per minor" depends on now: as in Gardener, it
-// applies to versions while they are supported, so versions whose supported
-// windows overlapped only before now are fine, and an unending supported
-// stage overlapping another is refused for a version supported at now. Everything else is
-// independent of the time: a version that is already expired when first
+// Two rules depend on now. "One supported version per minor": as in
+// Gardener, it applies to versions while they are supported, so versions
+// whose supported windows overlapped only before now are fine, and an
+// unending supported stage overlapping another is refused for a version
+// supported at now. And the bastion's image version must be supported at now
+// (validateBastion), as Gardener requires. Everything else is independent of the time: a version that is already expired when first
 // applied is accepted, as Gardener accepts it (gardener/gardener#8297), and
 // the update rules that need the live object are ValidateUpdate and, for a
 // namespaced profile, merge.CheckNamespacedChange.
@@ -124,7 +125,7 @@ func ValidateCloudProfileSpecAt(spec *v1alpha1.CloudProfileSpec, fldPath *field.
 	imageErrs, imageWarnings := validateMachineImages(spec.MachineImages, fldPath, now)
 	errs = append(errs, imageErrs...)
 	warnings = append(warnings, imageWarnings...)
-	errs = append(errs, validateGardenerFields(spec, fldPath)...)
+	errs = append(errs, validateGardenerFields(spec, fldPath, now)...)
 	errs = append(errs, ValidateMachineTypes(spec.MachineTypes, fldPath)...)
 	errs = append(errs, ValidateVolumeTypes(spec.VolumeTypes, fldPath)...)
 	errs = append(errs, ValidateCABundle(spec.CABundle, fldPath.Child("caBundle"))...)

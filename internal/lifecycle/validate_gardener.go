@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,8 +23,9 @@ const ArchitectureCapability = "architecture"
 // model (machineCapabilities, machine types' capabilities, image versions'
 // capabilityFlavors) and its agreement with the older architecture fields,
 // bastion, limits, seedSelector, image versions' inPlaceUpdates and regions'
-// accessRestrictions and labels. specPath is the spec's path.
-func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Path) field.ErrorList {
+// accessRestrictions and labels. specPath is the spec's path; now is the
+// moment the bastion's image must be supported at (validateBastion).
+func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Path, now time.Time) field.ErrorList {
 	definitions, errs := validateCapabilityDefinitions(spec.MachineCapabilities, specPath)
 	for i := range spec.MachineTypes {
 		t := &spec.MachineTypes[i]
@@ -39,12 +41,12 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 			errs = append(errs, validateInPlaceUpdates(v, versionPath.Child("inPlaceUpdates"))...)
 		}
 	}
-	errs = append(errs, validateBastion(spec, definitions, specPath.Child("bastion"))...)
+	errs = append(errs, validateBastion(spec, definitions, specPath.Child("bastion"), now)...)
 	errs = append(errs, ValidateLimits(spec.Limits, specPath.Child("limits"))...)
 	if spec.SeedSelector != nil {
 		selectorPath := specPath.Child("seedSelector")
 		errs = append(errs, validateSeedSelectorLabels(&spec.SeedSelector.LabelSelector, selectorPath)...)
-		errs = append(errs, validateDistinctNonEmpty(spec.SeedSelector.ProviderTypes, selectorPath.Child("providerTypes"))...)
+		errs = append(errs, validateDistinct(spec.SeedSelector.ProviderTypes, selectorPath.Child("providerTypes"))...)
 	}
 	for i := range spec.Regions {
 		region := &spec.Regions[i]
@@ -53,7 +55,7 @@ func validateGardenerFields(spec *v1alpha1.CloudProfileSpec, specPath *field.Pat
 		for j, r := range region.AccessRestrictions {
 			restrictions[j] = r.Name
 		}
-		errs = append(errs, validateDistinctNonEmpty(restrictions, regionPath.Child("accessRestrictions"))...)
+		errs = append(errs, validateDistinct(restrictions, regionPath.Child("accessRestrictions"))...)
 		errs = append(errs, validateRegionLabels(region.Labels, regionPath.Child("labels"))...)
 	}
 	return errs
@@ -331,32 +333,41 @@ func validateInPlaceUpdates(v *v1alpha1.MachineImageVersion, fldPath *field.Path
 	return nil
 }
 
-// validateBastion checks that the bastion's machine type and image are in
-// the profile and that the image, or the named version of it, is built for
-// the machine type's architecture.
+// validateBastion gives Gardener's verdict on the bastion
+// (validateCloudProfileBastion of gardener/gardener's
+// pkg/apis/core/validation/cloudprofile.go), in its words: the machine type
+// and image are in the profile, and the named version of the image, or when
+// none is named some version of it, is classified supported and built for
+// the machine type's architecture (any architecture without a machine type).
+//
+// Supported is read at now, as the other time-dependent rules
+// (ValidateCloudProfileSpecAt): a version whose supported stage has not
+// started or is over is no bastion, so a profile can become invalid with
+// time, as in Gardener. As in Gardener, only a declared classification
+// counts (the classification field or a lifecycle stage): a version that
+// declares none reads supported in the status but is no bastion. At no
+// particular time (a zero now) every declared supported stage counts.
 //
 // Without machineCapabilities, Gardener defaults a machine type without an
 // architecture, and an image version without architectures, to amd64 before
 // it validates; the check judges them as Gardener does, so an arm64-only
 // image is no bastion for a type that names no architecture.
-//
-// Gardener also requires a version classified supported; that depends on the
-// time (lifecycle) and validation here never does, so it is not checked
-// (ours).
-func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefinitions, fldPath *field.Path) field.ErrorList {
+func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefinitions, fldPath *field.Path, now time.Time) field.ErrorList {
 	bastion := spec.Bastion
 	if bastion == nil {
 		return nil
 	}
-	if bastion.MachineImage == nil && bastion.MachineType == nil {
-		return field.ErrorList{field.Required(fldPath, "bastion needs a machineImage or a machineType")}
-	}
 	var errs field.ErrorList
+	if bastion.MachineImage == nil && bastion.MachineType == nil {
+		// Gardener's type and words; the value shown is the empty section as
+		// written, not the Go struct.
+		errs = append(errs, field.Invalid(fldPath, "{}", "bastion section needs a machine type or machine image"))
+	}
 	arch := ""
 	if bastion.MachineType != nil {
 		at := slices.IndexFunc(spec.MachineTypes, func(t v1alpha1.MachineType) bool { return t.Name == bastion.MachineType.Name })
 		if at < 0 {
-			errs = append(errs, field.NotFound(fldPath.Child("machineType", "name"), bastion.MachineType.Name))
+			errs = append(errs, field.Invalid(fldPath.Child("machineType", "name"), bastion.MachineType.Name, "machine type not found in spec.machineTypes"))
 		} else {
 			arch = MachineTypeArchitecture(&spec.MachineTypes[at], spec.MachineCapabilities)
 			if arch == "" && definitions == nil {
@@ -370,7 +381,7 @@ func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefi
 	imagePath := fldPath.Child("machineImage")
 	at := slices.IndexFunc(spec.MachineImages, func(i v1alpha1.MachineImage) bool { return i.Name == bastion.MachineImage.Name })
 	if at < 0 {
-		return append(errs, field.NotFound(imagePath.Child("name"), bastion.MachineImage.Name))
+		return append(errs, field.Invalid(imagePath.Child("name"), bastion.MachineImage.Name, "image name not found in spec.machineImages"))
 	}
 	versions := spec.MachineImages[at].Versions
 	checkedPath := imagePath.Child("name")
@@ -378,26 +389,51 @@ func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefi
 		checkedPath = imagePath.Child("version")
 		vi := slices.IndexFunc(versions, func(v v1alpha1.MachineImageVersion) bool { return v.Version == *bastion.MachineImage.Version })
 		if vi < 0 {
-			return append(errs, field.NotFound(checkedPath, *bastion.MachineImage.Version))
+			return append(errs, field.Invalid(checkedPath, *bastion.MachineImage.Version, "image version not found in spec.machineImages"))
 		}
 		versions = versions[vi : vi+1]
 	}
-	if arch == "" {
-		return errs
-	}
 	for i := range versions {
-		archs := versions[i].Architectures
-		if definitions != nil {
-			archs = imageVersionArchitectures(&versions[i], definitions)
-		} else if len(archs) == 0 {
-			archs = []string{defaultArchitecture}
-		}
-		if slices.Contains(archs, arch) {
+		if declaredSupportedAt(&versions[i].ExpirableVersion, now) && builtFor(&versions[i], definitions, arch) {
 			return errs
 		}
 	}
+	shownArch := arch
+	if shownArch == "" {
+		shownArch = "<nil>"
+	}
 	return append(errs, field.Invalid(checkedPath, bastion.MachineImage.Name,
-		fmt.Sprintf("no version of this image is built for %s, the architecture of the bastion's machine type", arch)))
+		fmt.Sprintf("no image with classification supported and arch %q found", shownArch)))
+}
+
+// builtFor reports whether an image version is built for arch, with
+// Gardener's defaulting (validateBastion); an empty arch (no machine type,
+// or one without an architecture under machineCapabilities) accepts any.
+func builtFor(v *v1alpha1.MachineImageVersion, definitions capabilityDefinitions, arch string) bool {
+	if arch == "" {
+		return true
+	}
+	archs := v.Architectures
+	if definitions != nil {
+		archs = imageVersionArchitectures(v, definitions)
+	} else if len(archs) == 0 {
+		archs = []string{defaultArchitecture}
+	}
+	return slices.Contains(archs, arch)
+}
+
+// declaredSupportedAt reports whether v declares a supported classification
+// (the classification field or a lifecycle stage) that is current at now; at
+// a zero now, whether it declares one at all.
+func declaredSupportedAt(v *v1alpha1.ExpirableVersion, now time.Time) bool {
+	if now.IsZero() {
+		_, _, ok := declaredSupportedWindow(v)
+		return ok
+	}
+	if len(v.Lifecycle) == 0 && v.Classification == nil {
+		return false
+	}
+	return ClassificationAt(*v, now) == v1alpha1.ClassificationSupported
 }
 
 // ValidateLimits checks a profile's limits: maxNodesTotal, when set, is
@@ -409,21 +445,20 @@ func ValidateLimits(limits *v1alpha1.Limits, fldPath *field.Path) field.ErrorLis
 	return field.ErrorList{field.Invalid(fldPath.Child("maxNodesTotal"), *limits.MaxNodesTotal, "must be greater than 0")}
 }
 
-// validateDistinctNonEmpty checks that a list of strings declared a set has
-// no empty and no repeated entry, as the API server checks
-// seedSelector.providerTypes and regions' accessRestrictions, which our API
-// declares a set and a list keyed by name. Gardener keeps both atomic and
-// accepts a repeat, which means nothing more than one: the profile decoder
-// drops an equal repeat before a spec gets here (profile.repeatableLists),
-// so a file Gardener accepts passes, and this refuses only a spec built in
-// code.
-func validateDistinctNonEmpty(values []string, fldPath *field.Path) field.ErrorList {
+// validateDistinct checks that a list of strings declared a set has no
+// repeated entry, as the API server checks seedSelector.providerTypes and
+// regions' accessRestrictions, which our API declares a set and a list keyed
+// by name. Gardener keeps both atomic and accepts a repeat, which means
+// nothing more than one: the profile decoder drops an equal repeat before a
+// spec gets here (profile.repeatableLists), so a file Gardener accepts
+// passes, and this refuses only a spec built in code. An empty entry is
+// accepted, as Gardener accepts it (its validation checks neither list): it
+// names no seed's type, and no restriction a cluster requests, and dropping
+// it would change what a list of only "" means to the scheduler.
+func validateDistinct(values []string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, value := range values {
-		switch {
-		case value == "":
-			errs = append(errs, field.Required(fldPath.Index(i), "may not be empty"))
-		case slices.Contains(values[:i], value):
+		if slices.Contains(values[:i], value) {
 			errs = append(errs, field.Duplicate(fldPath.Index(i), value))
 		}
 	}

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -303,7 +304,7 @@ func TestValidateGardenerFields(t *testing.T) {
 			change: func(s *v1alpha1.CloudProfileSpec) {
 				s.Bastion = &v1alpha1.Bastion{}
 			},
-			wantErrors: []string{"FieldValueRequired spec.bastion"},
+			wantErrors: []string{"FieldValueInvalid spec.bastion"},
 		},
 		{
 			name: "a bastion's machine type, image and version must be in the profile",
@@ -315,8 +316,8 @@ func TestValidateGardenerFields(t *testing.T) {
 				}
 			},
 			wantErrors: []string{
-				"FieldValueNotFound spec.bastion.machineType.name",
-				"FieldValueNotFound spec.bastion.machineImage.version",
+				"FieldValueInvalid spec.bastion.machineType.name",
+				"FieldValueInvalid spec.bastion.machineImage.version",
 			},
 		},
 		{
@@ -405,6 +406,14 @@ func TestValidateGardenerFields(t *testing.T) {
 			wantErrors: []string{"FieldValueDuplicate spec.regions[0] (eu-west-1).accessRestrictions[1]"},
 		},
 		{
+			name: "an empty provider type or access restriction name is accepted, as Gardener accepts it",
+			spec: validSpec,
+			change: func(s *v1alpha1.CloudProfileSpec) {
+				s.SeedSelector = &v1alpha1.SeedSelector{ProviderTypes: []string{"", "aws"}}
+				s.Regions = []v1alpha1.Region{{Name: "eu-west-1", AccessRestrictions: []v1alpha1.AccessRestriction{{Name: ""}, {Name: "eu-access-only"}}}}
+			},
+		},
+		{
 			name: "a region's labels are Kubernetes labels, as in Gardener",
 			spec: validSpec,
 			change: func(s *v1alpha1.CloudProfileSpec) {
@@ -441,4 +450,85 @@ func TestArchitecturesOfMachineTypesAndImageVersions(t *testing.T) {
 	plainType.Architecture = new("amd64")
 	g.Expect(MachineTypeArchitecture(&plainType, nil)).To(Equal("amd64"))
 	g.Expect(ImageVersionArchitectures(&spec.MachineImages[0].Versions[0], nil)).To(Equal([]string{"amd64", "arm64"}))
+}
+
+// TestTheBastionsImageMustBeSupportedAtTheMomentOfValidationAsGardenerRequires
+// checks Gardener's rule for the bastion's image: the named version, or some
+// version when none is named, declares a classification that is supported at
+// the moment of validation and is built for the machine type's architecture.
+func TestTheBastionsImageMustBeSupportedAtTheMomentOfValidationAsGardenerRequires(t *testing.T) {
+	now := at("2025-06-01T00:00:00Z")
+	bastionSpec := func(bastionVersion *string, versions ...v1alpha1.ExpirableVersion) *v1alpha1.CloudProfileSpec {
+		s := validSpec()
+		s.MachineImages = []v1alpha1.MachineImage{{Name: "gardenlinux", Versions: imageVersions(versions...)}}
+		s.Bastion = &v1alpha1.Bastion{MachineImage: &v1alpha1.BastionMachineImage{Name: "gardenlinux", Version: bastionVersion}}
+		return s
+	}
+	const refusal = "spec.bastion.machineImage.%s: Invalid value: \"gardenlinux\": no image with classification supported and arch %q found"
+	tests := []struct {
+		name    string
+		spec    *v1alpha1.CloudProfileSpec
+		wantErr string // empty: accepted
+	}{
+		{
+			name: "a named version whose supported stage is current is a bastion",
+			spec: bastionSpec(new("1.1.0"), withLifecycle("1.1.0", stage(preview, ""), stage(supported, "2025-05-01T00:00:00Z"))),
+		},
+		{
+			name:    "a named version whose supported stage starts after now is refused at the version",
+			spec:    bastionSpec(new("1.1.0"), withLifecycle("1.1.0", stage(preview, ""), stage(supported, "2025-07-01T00:00:00Z"))),
+			wantErr: fmt.Sprintf(refusal, "version", "<nil>"),
+		},
+		{
+			name:    "a named version deprecated at now is refused",
+			spec:    bastionSpec(new("1.1.0"), withLifecycle("1.1.0", stage(supported, ""), stage(deprecated, "2025-05-01T00:00:00Z"))),
+			wantErr: fmt.Sprintf(refusal, "version", "<nil>"),
+		},
+		{
+			name:    "a named version classified supported in the deprecated API but expired at now is refused",
+			spec:    bastionSpec(new("1.1.0"), withDeprecatedAPI("1.1.0", supported, "2025-05-01T00:00:00Z")),
+			wantErr: fmt.Sprintf(refusal, "version", "<nil>"),
+		},
+		{
+			name: "a named version classified supported in the deprecated API that expires later is a bastion",
+			spec: bastionSpec(new("1.1.0"), withDeprecatedAPI("1.1.0", supported, "2025-07-01T00:00:00Z")),
+		},
+		{
+			name:    "a version that declares no classification is refused, as Gardener counts only a declared one",
+			spec:    bastionSpec(new("1.1.0"), plain("1.1.0")),
+			wantErr: fmt.Sprintf(refusal, "version", "<nil>"),
+		},
+		{
+			name: "without a named version some version supported at now is enough",
+			spec: bastionSpec(nil, withLifecycle("1.2.0", stage(preview, "")), withDeprecatedAPI("1.1.0", supported, "")),
+		},
+		{
+			name:    "without a named version and none supported at now the image name is refused",
+			spec:    bastionSpec(nil, withLifecycle("1.2.0", stage(preview, "")), withDeprecatedAPI("1.1.0", deprecated, "")),
+			wantErr: fmt.Sprintf(refusal, "name", "<nil>"),
+		},
+		{
+			name: "with a machine type the supported version must be built for its architecture",
+			spec: func() *v1alpha1.CloudProfileSpec {
+				s := bastionSpec(nil, withDeprecatedAPI("1.1.0", supported, ""))
+				s.MachineImages[0].Versions[0].Architectures = []string{"arm64"}
+				s.MachineTypes = []v1alpha1.MachineType{machineType("m5.large", nil)}
+				s.Bastion.MachineType = &v1alpha1.BastionMachineType{Name: "m5.large"}
+				return s
+			}(),
+			wantErr: fmt.Sprintf(refusal, "name", "amd64"),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			errs, _ := ValidateCloudProfileSpecAt(tt.spec, field.NewPath("spec"), now)
+			if tt.wantErr == "" {
+				g.Expect(errs).To(BeEmpty())
+				return
+			}
+			g.Expect(errs).To(HaveLen(1))
+			g.Expect(errs[0].Error()).To(Equal(tt.wantErr))
+		})
+	}
 }

@@ -125,13 +125,13 @@ func ExplainMissingParent(errs field.ErrorList, where string) field.ErrorList {
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
 // profile.Validate can report them without validating the merged spec again.
 func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
-	merged, errs, addedErrs := mergeAndCheckAdded(parent, ncp)
+	merged, errs, addedErrs := mergeAndCheckAdded(parent, ncp, now)
 	if len(errs) > 0 {
 		return nil, append(errs, addedErrs...), nil
 	}
-	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(merged, MergedSpecPath, now)
+	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(asGardenerCreatesIt(merged, parent, ncp, now), MergedSpecPath, now)
 	for _, e := range validationErrs {
-		if from := overrideEntryOf(e.Field, parent, ncp); from != "" {
+		if from := OverrideEntryOf(e.Field, parent, ncp); from != "" {
 			e.Detail += " (from " + from + ")"
 		}
 	}
@@ -142,7 +142,7 @@ func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Nam
 	}
 	for i, w := range warnings {
 		if at, message, ok := strings.Cut(w, ": "); ok {
-			if from := overrideEntryOf(at, parent, ncp); from != "" {
+			if from := OverrideEntryOf(at, parent, ncp); from != "" {
 				warnings[i] = at + ": " + message + " (from " + from + ")"
 			}
 		}
@@ -150,17 +150,59 @@ func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Nam
 	return merged, nil, warnings
 }
 
+// asGardenerCreatesIt returns the merged spec Gardener validates when the
+// namespaced profile is created at now: its API server drops every version
+// of a NamespacedCloudProfile that is expired at that moment before it
+// validates (dropInactiveVersions in PrepareForCreate, gardener/gardener#10910),
+// so an override of a parent's Kubernetes version whose expirationDate (or
+// expired stage) has passed leaves the parent's version as it is, and is
+// accepted even on the parent's highest version. (An image version's
+// override changes no verdict of ours when it is expired, so only
+// Kubernetes versions are judged without it.) The merged spec itself,
+// which the status shows, keeps the override as Git writes it (the version
+// shown expired, docs/lifecycle.md item 7); only the verdict is Gardener's.
+// An update of a live object that already has the override is the business
+// of CheckNamespacedChange, as in Gardener. At no particular time (a zero
+// now) nothing is dropped. The entries replaced keep their places, so every
+// problem's path names the merged spec's entry as it is.
+func asGardenerCreatesIt(merged, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) *v1alpha1.CloudProfileSpec {
+	if now.IsZero() {
+		return merged
+	}
+	expiredAt := func(v v1alpha1.ExpirableVersion) bool {
+		return lifecycle.ClassificationAt(v, now) == v1alpha1.ClassificationExpired
+	}
+	judged := *merged
+	kubernetesCloned := false
+	if ncp.Kubernetes != nil {
+		for _, o := range ncp.Kubernetes.Versions {
+			at := slices.IndexFunc(judged.Kubernetes.Versions, func(v v1alpha1.ExpirableVersion) bool { return v.Version == o.Version })
+			from := slices.IndexFunc(parent.Kubernetes.Versions, func(v v1alpha1.ExpirableVersion) bool { return v.Version == o.Version })
+			if at < 0 || from < 0 || !expiredAt(o) {
+				continue
+			}
+			if !kubernetesCloned {
+				judged.Kubernetes.Versions = slices.Clone(merged.Kubernetes.Versions)
+				kubernetesCloned = true
+			}
+			judged.Kubernetes.Versions[at] = parent.Kubernetes.Versions[from]
+		}
+	}
+	return &judged
+}
+
 // mergedEntry matches a path into the merged spec that names an entry of one
 // of the lists an override can change: its list and key, and for an image's
 // versions the version (lifecycle.EntryPath writes the keys).
 var mergedEntry = regexp.MustCompile(`^status\.cloudProfileSpec\.(kubernetes\.versions|machineImages|machineTypes|volumeTypes|limits)(?:\[[0-9]+\] \(([^)]*)\))?(?:\.versions\[[0-9]+\] \(([^)]*)\))?`)
 
-// overrideEntryOf returns the path of the entry of the namespaced profile's
+// OverrideEntryOf returns the path of the entry of the namespaced profile's
 // spec that put the merged spec's field at mergedPath there, when there is
 // one: the override of the same Kubernetes version, machine image (version),
 // machine or volume type, or spec.limits. Entries the merged spec has only
-// from the parent give "".
-func overrideEntryOf(mergedPath string, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) string {
+// from the parent give "": a problem of such a field is the parent's to fix
+// (profile.Validate names the patch that set it in the parent).
+func OverrideEntryOf(mergedPath string, parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) string {
 	match := mergedEntry.FindStringSubmatch(mergedPath)
 	if match == nil {
 		return ""
@@ -230,14 +272,15 @@ var MergedSpecPath = field.NewPath("status", "cloudProfileSpec")
 // its errors: Gardener checks that on the merged spec, and so does
 // NamespacedWithWarnings.
 func mergeOverrides(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
-	merged, errs, _ := mergeAndCheckAdded(parent, ncp)
+	merged, errs, _ := mergeAndCheckAdded(parent, ncp, time.Time{})
 	return merged, errs
 }
 
 // mergeAndCheckAdded is mergeOverrides with the errors of what an added image
 // or version lacks (addedVersionFields) apart, so that they do not keep the
-// merged spec from being validated.
-func mergeAndCheckAdded(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec) (*v1alpha1.CloudProfileSpec, field.ErrorList, field.ErrorList) {
+// merged spec from being validated. now is the moment of validation
+// (droppedOnCreate); zero for none.
+func mergeAndCheckAdded(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, field.ErrorList) {
 	specPath := field.NewPath("spec")
 	if ncp == nil {
 		return nil, field.ErrorList{field.Required(specPath, "the NamespacedCloudProfile has no spec")}, nil
@@ -253,6 +296,7 @@ func mergeAndCheckAdded(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.Namespa
 	m := &merge{
 		parentName: ncp.Parent.Name,
 		spec:       parent.DeepCopy(),
+		now:        now,
 	}
 	override := ncp.DeepCopy()
 
@@ -282,6 +326,18 @@ type merge struct {
 	// addedErrs are what added images and versions lack that Gardener
 	// requires (addedVersionFields); the merged spec is still validated.
 	addedErrs field.ErrorList
+	// now is the moment of validation, zero for none (droppedOnCreate).
+	now time.Time
+}
+
+// droppedOnCreate reports whether Gardener's API server drops the added
+// version v before it validates a NamespacedCloudProfile created at m.now:
+// it drops every version that is expired then (dropInactiveVersions,
+// gardener/gardener#10910), so what such a version lacks is not refused.
+// The merged spec keeps the version as Git writes it (docs/lifecycle.md
+// item 7). At no particular time nothing is dropped.
+func (m *merge) droppedOnCreate(v v1alpha1.ExpirableVersion) bool {
+	return !m.now.IsZero() && lifecycle.ClassificationAt(v, m.now) == v1alpha1.ClassificationExpired
 }
 
 // notInParent reports an override entry that must name something the parent
@@ -365,7 +421,10 @@ func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *f
 			fmt.Sprintf("machine image %q is not in parent CloudProfile %q, so it is added and needs at least one version", o.Name, m.parentName)))
 		return
 	}
-	if o.UpdateStrategy == nil {
+	// Gardener drops an added image whose versions are all dropped and
+	// which sets no updateStrategy, so nothing of it is refused.
+	allDropped := !slices.ContainsFunc(o.Versions, func(v v1alpha1.MachineImageVersion) bool { return !m.droppedOnCreate(v.ExpirableVersion) })
+	if o.UpdateStrategy == nil && !allDropped {
 		m.addedErrs = append(m.addedErrs, field.Required(fldPath.Child("updateStrategy"), "must provide an update strategy"))
 	}
 	for i, v := range o.Versions {
@@ -384,8 +443,13 @@ func (m *merge) appendMachineImage(o v1alpha1.NamespacedMachineImage, fldPath *f
 // validateCloudProfileMachineImages in Gardener's
 // pkg/apis/core/validation/cloudprofile.go, on the simulated merge of the
 // namespacedcloudprofile validator plugin). path is the version's entry in the
-// namespaced profile's spec, so the error names what to edit.
+// namespaced profile's spec, so the error names what to edit. A version
+// Gardener drops when the profile is created (droppedOnCreate) is not
+// refused.
 func (m *merge) addedVersionFields(v v1alpha1.MachineImageVersion, path *field.Path) field.ErrorList {
+	if m.droppedOnCreate(v.ExpirableVersion) {
+		return nil
+	}
 	var errs field.ErrorList
 	if len(v.CRI) == 0 {
 		errs = append(errs, field.Required(path.Child("cri"), "must provide at least one supported container runtime"))

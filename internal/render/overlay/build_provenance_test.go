@@ -274,3 +274,30 @@ func TestAProblemOfAMergedSpecNamesThePatchThatSetTheNamespacedProfilesField(t *
 		})
 	}
 }
+
+// TestAProblemOfAMergedSpecNamesThePatchThatSetTheParentsField: a problem
+// found once a NamespacedCloudProfile is merged with its parent about a
+// field the parent holds (the bastion) names the patch of the overlay that
+// set it in the parent, with the parent's file as the origin, not the
+// namespaced profile's file, where the value is not.
+func TestAProblemOfAMergedSpecNamesThePatchThatSetTheParentsField(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	parent := strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "versions: [{version: 1.0.0}]", "versions: [{version: 1.0.0, classification: supported}]", 1)
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml": kustomization("a.yaml", "team.yaml"),
+		"base/a.yaml":             parent,
+		"base/team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: team\n  namespace: t\nspec:\n" +
+			"  parent: {kind: CloudProfile, name: a}\n  machineImages:\n  - name: local\n    versions:\n    - {version: 1.0.0, expirationDate: \"2025-06-01T00:00:00Z\"}\n",
+		"overlays/x/kustomization.yaml": kustomization("../../base") + "patches:\n- path: bastion.yaml\n",
+		"overlays/x/bastion.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: a\nspec:\n" +
+			"  bastion:\n    machineImage: {name: local, version: 1.0.0}\n",
+	})
+	docs, _, err := BuildWithWarnings(context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
+	g.Expect(err).NotTo(HaveOccurred())
+	set, err := profile.Load(docs, nil, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(set.Problems.Lines()).To(ConsistOf(
+		"overlays/x/bastion.yaml: NamespacedCloudProfile/t/team: status.cloudProfileSpec.bastion.machineImage.version: " +
+			`Invalid value: "local": no image with classification supported and arch "<nil>" found (set by this patch, on the object of base/a.yaml)`))
+}

@@ -45,6 +45,20 @@ func TestDecodeDropsARepeatedEntryOfAListGardenerKeepsAtomic(t *testing.T) {
 			},
 		},
 		{
+			name:  "an empty provider type is kept and accepted, as Gardener accepts it",
+			extra: "  seedSelector:\n    providerTypes: [\"\", aws, \"\"]\n",
+			want: func(g Gomega, spec *v1alpha1.CloudProfileSpec) {
+				g.Expect(spec.SeedSelector.ProviderTypes).To(Equal([]string{"", "aws"}))
+			},
+		},
+		{
+			name:  "an access restriction of an empty name is kept and accepted, as Gardener accepts it",
+			extra: "  regions:\n  - name: eu-1\n    accessRestrictions:\n    - name: \"\"\n    - name: eu-access-only\n",
+			want: func(g Gomega, spec *v1alpha1.CloudProfileSpec) {
+				g.Expect(spec.Regions[0].AccessRestrictions).To(Equal([]v1alpha1.AccessRestriction{{Name: ""}, {Name: "eu-access-only"}}))
+			},
+		},
+		{
 			name:    "two different access restrictions of one name are still refused",
 			extra:   "  regions:\n  - name: eu-1\n    accessRestrictions:\n    - name: eu-access-only\n    - {name: eu-access-only, options: {x: y}}\n",
 			refused: "spec.regions[0] (eu-1).accessRestrictions[1]",

@@ -228,10 +228,12 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 			continue
 		}
 		merged, errs, warnings := merge.NamespacedWithWarnings(parent.spec, &ncp.Spec, now)
-		report.Problems = append(report.Problems, o.fieldErrorProblems(merge.ExplainMissingParent(errs, parents.where()))...)
+		for _, e := range merge.ExplainMissingParent(errs, parents.where()) {
+			report.Problems = append(report.Problems, o.mergedProblem(parent, e.Field, e.ErrorBody()))
+		}
 		if len(errs) == 0 {
 			report.merged[ncp] = merged
-			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, warnings, now)...)
+			report.Warnings = append(report.Warnings, o.mergedWarnings(parent, warnings, now)...)
 		}
 		if problem, tooLarge := storedSizeProblem(o, merged); tooLarge {
 			report.Problems = append(report.Problems, problem)
@@ -248,16 +250,48 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 // mergedWarnings returns those of the merged spec's validation warnings that
 // the parent's spec does not have already: those are the parent's to fix and
 // are reported there.
-func (o Object) mergedWarnings(parent *v1alpha1.CloudProfileSpec, warnings []string, now time.Time) Problems {
+func (o Object) mergedWarnings(parent parent, warnings []string, now time.Time) Problems {
 	if len(warnings) == 0 {
 		return nil
 	}
-	_, parentWarnings := lifecycle.ValidateCloudProfileSpecAt(parent, merge.MergedSpecPath, now)
+	_, parentWarnings := lifecycle.ValidateCloudProfileSpecAt(parent.spec, merge.MergedSpecPath, now)
 	known := make(map[string]bool, len(parentWarnings))
 	for _, w := range parentWarnings {
 		known[w] = true
 	}
-	return o.warningProblems(warnings, known)
+	var problems Problems
+	for _, w := range warnings {
+		if known[w] {
+			continue
+		}
+		fieldPath, message, found := strings.Cut(w, ": ")
+		if !found {
+			fieldPath, message = "", w
+		}
+		problems = append(problems, o.mergedProblem(parent, fieldPath, message))
+	}
+	return problems
+}
+
+// mergedProblem returns the problem of this NamespacedCloudProfile at
+// fieldPath, a field of its merged spec (status.cloudProfileSpec...) or of
+// its own spec, located where the value is written: the patch that set the
+// field in this profile (ProblemAt), else, when the merged spec has the
+// field from the parent and a patch of an overlay set it there, that patch
+// (file and entry), with the parent's file as the origin; else this
+// profile's file.
+func (o Object) mergedProblem(parent parent, fieldPath, message string) Problem {
+	p := o.ProblemAt(fieldPath, message)
+	if p.Origin != "" || parent.object == nil || len(parent.object.SetBy) == 0 ||
+		merge.OverrideEntryOf(fieldPath, parent.spec, &o.NamespacedCloudProfile.Spec) != "" {
+		return p
+	}
+	source, ok := mergedSourceOf(parent.object.SetBy, fieldPath)
+	if !ok {
+		return p
+	}
+	p.Origin, p.File, p.SetBy = parent.object.File, source.File, source.Patch
+	return p
 }
 
 // warningProblems turns lifecycle's "PATH: message" warnings into problems,
@@ -282,12 +316,15 @@ func (o Object) warningProblems(warnings []string, skip map[string]bool) Problem
 type parent struct {
 	spec    *v1alpha1.CloudProfileSpec
 	invalid bool
+	// object is the parent's object when it is in the set: where its
+	// fields are written, patches of an overlay included (Object.SetBy).
+	object *Object
 }
 
 // parentIndex resolves parent names, first among the set, then through the
 // lookup, remembering every answer.
 type parentIndex struct {
-	inSet  map[string]*v1alpha1.CloudProfile
+	inSet  map[string]*Object
 	lookup ParentLookup
 	found  map[string]parent
 	// refused are CloudProfiles of the input refused before validation (a
@@ -297,11 +334,11 @@ type parentIndex struct {
 }
 
 func newParentIndex(objects []Object, lookup ParentLookup, now time.Time) *parentIndex {
-	index := &parentIndex{inSet: make(map[string]*v1alpha1.CloudProfile), lookup: lookup, found: make(map[string]parent), now: now}
-	for _, o := range objects {
-		if o.CloudProfile != nil {
-			if _, seen := index.inSet[o.CloudProfile.Name]; !seen {
-				index.inSet[o.CloudProfile.Name] = o.CloudProfile
+	index := &parentIndex{inSet: make(map[string]*Object), lookup: lookup, found: make(map[string]parent), now: now}
+	for i := range objects {
+		if cp := objects[i].CloudProfile; cp != nil {
+			if _, seen := index.inSet[cp.Name]; !seen {
+				index.inSet[cp.Name] = &objects[i]
 			}
 		}
 	}
@@ -324,9 +361,10 @@ func (p *parentIndex) find(name string) (parent, error) {
 	var result parent
 	if p.refused[name] {
 		result = parent{invalid: true}
-	} else if cp, ok := p.inSet[name]; ok {
+	} else if object, ok := p.inSet[name]; ok {
+		cp := object.CloudProfile
 		errs, _ := lifecycle.ValidateCloudProfileSpecAt(&cp.Spec, nil, p.now)
-		result = parent{spec: WithServerDefaults(&cp.Spec), invalid: len(errs) > 0}
+		result = parent{spec: WithServerDefaults(&cp.Spec), invalid: len(errs) > 0, object: object}
 	} else if p.lookup != nil && name != "" {
 		spec, found, err := p.lookup(name)
 		if err != nil {
