@@ -74,7 +74,9 @@ func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration, heldUntil: &obj.Status.HeldUntil},
 		func(now, wallNow time.Time) (ctrl.Result, error) {
 			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&obj.Spec, field.NewPath("spec"), now)
-			if len(errs) > 0 {
+			// The profile is stored: what Gardener judges only when it is
+			// written (a bastion image supported then) stops nothing now.
+			if errs = lifecycle.WithoutWriteTimeRules(errs); len(errs) > 0 {
 				// No status guesswork: classifications of an invalid spec
 				// would claim things that are not so; the condition says
 				// what to fix.

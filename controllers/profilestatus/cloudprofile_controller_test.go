@@ -326,3 +326,40 @@ func TestClassificationSummaryNamesImageVersions(t *testing.T) {
 	g.Expect(msg).To(Equal("3 versions: 2 supported, 1 expired; next: gardenlinux 1592.1.0 → deprecated at 2025-03-01T00:00:00Z"))
 	g.Expect(strings.Contains(classificationSummary(&v1alpha1.ProfileVersionsStatus{}), "no transition scheduled")).To(BeTrue())
 }
+
+// TestAStoredProfileIsNotStalledByARuleJudgedOnlyWhenItIsWritten: Gardener
+// requires the bastion's image version to be supported when the profile is
+// written, and never judges the stored profile again. When that version is
+// deprecated later, the status still shows the profile's classifications.
+func TestAStoredProfileIsNotStalledByARuleJudgedOnlyWhenItIsWritten(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	testClock.Set(t, builders.Time("2024-12-03T00:00:00Z"))
+	deprecation := builders.Time("2099-01-01T00:00:00Z")
+	bastionVersion := "24.4.0"
+	spec := builders.WithRequiredLists(v1alpha1.CloudProfileSpec{
+		Type:       "local",
+		Kubernetes: v1alpha1.KubernetesSettings{Versions: []v1alpha1.ExpirableVersion{{Version: "1.31.0"}}},
+	})
+	spec.MachineImages[0].Versions[0].Lifecycle = []v1alpha1.LifecycleStage{
+		stage(v1alpha1.ClassificationSupported, ""),
+		stage(v1alpha1.ClassificationDeprecated, deprecation.Format(time.RFC3339)),
+	}
+	spec.Bastion = &v1alpha1.Bastion{MachineImage: &v1alpha1.BastionMachineImage{Name: "ubuntu", Version: &bastionVersion}}
+	cp := &v1alpha1.CloudProfile{ObjectMeta: metav1.ObjectMeta{Name: testenv.UniqueName("bastion")}, Spec: spec}
+	createProfile(t, cp)
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsReady(testenv.GetCloudProfile(g, k8sClient, cp.Name))).To(BeTrue())
+	}).Should(Succeed())
+
+	reconciler, _ := directCloudProfileReconciler()
+	ownClock := clocktesting.NewFakePassiveClock(deprecation.Add(time.Hour))
+	reconciler.Clock = ownClock
+	_, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(cp)})
+	g.Expect(err).NotTo(HaveOccurred())
+	got := testenv.GetCloudProfile(g, k8sClient, cp.Name)
+	g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+	g.Expect(conditions.IsStalled(got)).To(BeFalse())
+	g.Expect(got.Status.MachineImages).NotTo(BeEmpty())
+	g.Expect(got.Status.MachineImages[0].Versions[0].Classification).To(Equal(v1alpha1.ClassificationDeprecated))
+}

@@ -519,7 +519,7 @@ func unendingLifecycleOverlaps(group []supportedWindow, versionAt func(int) *v1a
 			version := versionAt(w.index).Version
 			errs = append(errs, field.Forbidden(list.entry(w.index, version),
 				fmt.Sprintf("unable to add version %q with classification %q. %q lifecycle stages must not overlap per minor version",
-					version, v1alpha1.ClassificationSupported, v1alpha1.ClassificationSupported)))
+					version, v1alpha1.ClassificationSupported, v1alpha1.ClassificationSupported)).WithOrigin(WriteTimeOrigin))
 			refused[w.index] = true
 			break
 		}

@@ -403,7 +403,7 @@ func validateBastion(spec *v1alpha1.CloudProfileSpec, definitions capabilityDefi
 		shownArch = "<nil>"
 	}
 	return append(errs, field.Invalid(checkedPath, bastion.MachineImage.Name,
-		fmt.Sprintf("no image with classification supported and arch %q found", shownArch)))
+		fmt.Sprintf("no image with classification supported and arch %q found", shownArch)).WithOrigin(WriteTimeOrigin))
 }
 
 // builtFor reports whether an image version is built for arch, with

@@ -125,11 +125,27 @@ func ExplainMissingParent(errs field.ErrorList, where string) field.ErrorList {
 // warnings of the merged spec (at status.cloudProfileSpec paths), so that
 // profile.Validate can report them without validating the merged spec again.
 func NamespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
+	return namespacedWithWarnings(parent, ncp, now, false)
+}
+
+// NamespacedStoredAt is NamespacedAt for a namespaced profile the API server
+// already holds, as the status controller merges it: the rules judged only
+// at the moment of a write (lifecycle.WithoutWriteTimeRules) do not hold it
+// back when time has moved on since.
+func NamespacedStoredAt(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList) {
+	merged, errs, _ := namespacedWithWarnings(parent, ncp, now, true)
+	return merged, errs
+}
+
+func namespacedWithWarnings(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time, stored bool) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
 	merged, errs, addedErrs := mergeAndCheckAdded(parent, ncp, now)
 	if len(errs) > 0 {
 		return nil, append(errs, addedErrs...), nil
 	}
 	validationErrs, warnings := lifecycle.ValidateCloudProfileSpecAt(asGardenerCreatesIt(merged, parent, ncp, now), MergedSpecPath, now)
+	if stored {
+		validationErrs = lifecycle.WithoutWriteTimeRules(validationErrs)
+	}
 	for _, e := range validationErrs {
 		if from := OverrideEntryOf(e.Field, parent, ncp); from != "" {
 			e.Detail += " (from " + from + ")"

@@ -403,9 +403,10 @@ func WithServerDefaults(spec *v1alpha1.CloudProfileSpec) *v1alpha1.CloudProfileS
 // (merge.Namespaced) and the classification of every version of the merged
 // spec (lifecycle.Status). Conditions and observedGeneration are the
 // controller's. On errors the status is empty, so the controller keeps the
-// previous one.
+// previous one. The profile is stored, so the rules judged only when it is
+// written do not count (merge.NamespacedStoredAt).
 func NamespacedStatus(parent *v1alpha1.CloudProfileSpec, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (v1alpha1.NamespacedCloudProfileStatus, field.ErrorList) {
-	merged, errs := merge.NamespacedAt(parent, ncp, now)
+	merged, errs := merge.NamespacedStoredAt(parent, ncp, now)
 	if len(errs) > 0 {
 		return v1alpha1.NamespacedCloudProfileStatus{}, errs
 	}
