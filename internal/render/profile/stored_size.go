@@ -72,26 +72,40 @@ func storedSizeProblem(o Object, merged *v1alpha1.CloudProfileSpec) (Problem, bo
 		message, len(mergedJSON), o.NamespacedCloudProfile.Spec.Parent.Name)), true
 }
 
-// storedSize returns the estimate of storedSizeProblem in bytes.
+// storedSize returns the estimate of storedSizeProblem in bytes. The
+// managedFields' part, most of the cost, is remembered by the stored form's
+// digest (storedSizeFields), so that a revision pays only for the objects
+// whose stored form changed.
 func storedSize(o Object, merged *v1alpha1.CloudProfileSpec) (int64, error) {
+	return storedSizeWith(storedSizeFields, o, merged)
+}
+
+// storedSizeWith is storedSize with the memo of managed fields' sizes given.
+func storedSizeWith(memo *managedFieldsMemo, o Object, merged *v1alpha1.CloudProfileSpec) (int64, error) {
 	stored, applied, statusWrite := storedForms(o, merged)
-	converter, err := storedSizeTypeConverter()
-	if err != nil {
-		return 0, err
-	}
-	appliedFields, err := managedFieldsSize(converter, applied)
-	if err != nil {
-		return 0, err
-	}
-	statusFields, err := managedFieldsSize(converter, statusWrite)
-	if err != nil {
-		return 0, err
-	}
 	storedJSON, err := json.Marshal(stored)
 	if err != nil {
 		return 0, fmt.Errorf("encoding as JSON: %w", err)
 	}
-	return int64(len(storedJSON)) + appliedFields + statusFields, nil
+	fields, err := memo.size(storedJSON, func() (int64, error) {
+		converter, err := storedSizeTypeConverter()
+		if err != nil {
+			return 0, err
+		}
+		appliedFields, err := managedFieldsSize(converter, applied)
+		if err != nil {
+			return 0, err
+		}
+		statusFields, err := managedFieldsSize(converter, statusWrite)
+		if err != nil {
+			return 0, err
+		}
+		return appliedFields + statusFields, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return int64(len(storedJSON)) + fields, nil
 }
 
 // storedForms returns o three ways: as the API server stores it (with the
