@@ -583,10 +583,12 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		Inventory: inventoryEntries(obj.Status.Inventory), Claims: claims, PreviousHolds: obj.Status.Holds,
 		Prune: obj.Spec.Prune, DriftMode: obj.DriftMode(), LandscapeNamespace: r.ClusterProfilesNamespace,
 		Now: r.Clock.Now(), MaxHold: r.MaxHold,
+		UpToDate: r.memory.upToDate(self),
 	})
 	if err != nil {
 		return "", fmt.Errorf("plan revision %s: %w", checkout.Revision, err)
 	}
+	r.memory.setUpToDate(self, plan.UpToDate)
 	if len(plan.LostClaims) > 0 {
 		// Kept whatever follows: the sync's status patch writes it, refused
 		// or not.
