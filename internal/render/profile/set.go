@@ -207,7 +207,7 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&o.CloudProfile.Spec, field.NewPath("spec"), now)
 			report.Problems = append(report.Problems, o.fieldErrorProblems(errs)...)
 			report.Warnings = append(report.Warnings, o.warningProblems(warnings, nil)...)
-			if problem, tooLarge := storedSizeProblem(o, nil); tooLarge {
+			if problem, tooLarge := storedSizeProblem(o, nil, ""); tooLarge {
 				report.Problems = append(report.Problems, problem)
 			}
 			continue
@@ -233,7 +233,7 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 			report.merged[ncp] = merged
 			report.Warnings = append(report.Warnings, o.mergedWarnings(parent.spec, warnings, now)...)
 		}
-		if problem, tooLarge := storedSizeProblem(o, merged); tooLarge {
+		if problem, tooLarge := storedSizeProblem(o, merged, parent.digest); tooLarge {
 			report.Problems = append(report.Problems, problem)
 		}
 	}
@@ -282,6 +282,9 @@ func (o Object) warningProblems(warnings []string, skip map[string]bool) Problem
 type parent struct {
 	spec    *v1alpha1.CloudProfileSpec
 	invalid bool
+	// digest is specDigest(spec): the stored sizes of its namespaced
+	// profiles are remembered by it.
+	digest string
 }
 
 // parentIndex resolves parent names, first among the set, then through the
@@ -335,6 +338,9 @@ func (p *parentIndex) find(name string) (parent, error) {
 		if found {
 			result = parent{spec: WithServerDefaults(spec)}
 		}
+	}
+	if result.spec != nil {
+		result.digest = specDigest(result.spec)
 	}
 	p.found[name] = result
 	return result, nil

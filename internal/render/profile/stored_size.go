@@ -49,9 +49,11 @@ var storedSizeInstant = time.Unix(0, 0).UTC()
 // profile merged with the parent, often far larger than its own spec), and
 // the managedFields of both writers, computed from the CRD schema as the API
 // server computes them. merged is nil for a CloudProfile, or when the merge
-// failed (the set has a problem for that already).
-func storedSizeProblem(o Object, merged *v1alpha1.CloudProfileSpec) (Problem, bool) {
-	size, err := storedSize(o, merged)
+// failed (the set has a problem for that already); mergedFrom is the
+// digest of the parent's spec merged (specDigest), by which the size is
+// remembered across validations (storedSizeMemo).
+func storedSizeProblem(o Object, merged *v1alpha1.CloudProfileSpec, mergedFrom string) (Problem, bool) {
+	size, err := storedSizes.size(o, merged, mergedFrom)
 	if err != nil {
 		return o.problem("", fmt.Sprintf("Internal error: cannot estimate its size as the API server stores it: %v", err)), true
 	}
@@ -72,40 +74,26 @@ func storedSizeProblem(o Object, merged *v1alpha1.CloudProfileSpec) (Problem, bo
 		message, len(mergedJSON), o.NamespacedCloudProfile.Spec.Parent.Name)), true
 }
 
-// storedSize returns the estimate of storedSizeProblem in bytes. The
-// managedFields' part, most of the cost, is remembered by the stored form's
-// digest (storedSizeFields), so that a revision pays only for the objects
-// whose stored form changed.
+// storedSize returns the estimate of storedSizeProblem in bytes.
 func storedSize(o Object, merged *v1alpha1.CloudProfileSpec) (int64, error) {
-	return storedSizeWith(storedSizeFields, o, merged)
-}
-
-// storedSizeWith is storedSize with the memo of managed fields' sizes given.
-func storedSizeWith(memo *managedFieldsMemo, o Object, merged *v1alpha1.CloudProfileSpec) (int64, error) {
 	stored, applied, statusWrite := storedForms(o, merged)
+	converter, err := storedSizeTypeConverter()
+	if err != nil {
+		return 0, err
+	}
+	appliedFields, err := managedFieldsSize(converter, applied)
+	if err != nil {
+		return 0, err
+	}
+	statusFields, err := managedFieldsSize(converter, statusWrite)
+	if err != nil {
+		return 0, err
+	}
 	storedJSON, err := json.Marshal(stored)
 	if err != nil {
 		return 0, fmt.Errorf("encoding as JSON: %w", err)
 	}
-	fields, err := memo.size(storedJSON, func() (int64, error) {
-		converter, err := storedSizeTypeConverter()
-		if err != nil {
-			return 0, err
-		}
-		appliedFields, err := managedFieldsSize(converter, applied)
-		if err != nil {
-			return 0, err
-		}
-		statusFields, err := managedFieldsSize(converter, statusWrite)
-		if err != nil {
-			return 0, err
-		}
-		return appliedFields + statusFields, nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return int64(len(storedJSON)) + fields, nil
+	return int64(len(storedJSON)) + appliedFields + statusFields, nil
 }
 
 // storedForms returns o three ways: as the API server stores it (with the

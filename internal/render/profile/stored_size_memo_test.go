@@ -27,24 +27,25 @@ func memoLandscape(prefix string) []Object {
 // memoNow is the instant the memo's tests validate at.
 var memoNow = time.Date(2029, 6, 1, 0, 0, 0, 0, time.UTC)
 
-// TestAPushEstimatesTheManagedFieldsOfWhatChangedOnly: after a revision was
-// validated, the next one computes the managed fields (the structured-merge-
-// diff part of the stored-size estimate) only of the objects whose stored
-// form changed: a changed CloudProfile and the NamespacedCloudProfiles that
-// merge it, or a changed NamespacedCloudProfile alone. The package's tests do
+// TestAPushEstimatesTheStoredSizeOfWhatChangedOnly: after a revision was
+// validated, the next one estimates the stored size (the JSON with the
+// status and the managed fields computed with structured-merge-diff) only of
+// the objects whose stored form changed: a changed CloudProfile and the
+// NamespacedCloudProfiles that merge it, or a changed NamespacedCloudProfile
+// alone. The package's tests do
 // not run in parallel, so the shared memo's count is this test's.
-func TestAPushEstimatesTheManagedFieldsOfWhatChangedOnly(t *testing.T) {
+func TestAPushEstimatesTheStoredSizeOfWhatChangedOnly(t *testing.T) {
 	for i, tc := range []struct {
 		name string
 		edit func(objects []Object)
 		want int64
 	}{
-		{name: "an unchanged revision computes nothing again", edit: func([]Object) {}, want: 0},
-		{name: "a changed NamespacedCloudProfile computes only it", edit: func(objects []Object) {
+		{name: "an unchanged revision estimates nothing again", edit: func([]Object) {}, want: 0},
+		{name: "a changed NamespacedCloudProfile estimates only it", edit: func(objects []Object) {
 			spec := &objects[3].NamespacedCloudProfile.Spec
 			spec.MachineTypes = append(spec.MachineTypes, machineType("pushed", "8"))
 		}, want: 1},
-		{name: "a changed CloudProfile computes it and the namespaced profiles it is merged into", edit: func(objects []Object) {
+		{name: "a changed CloudProfile estimates it and the namespaced profiles it is merged into", edit: func(objects []Object) {
 			spec := &objects[0].CloudProfile.Spec
 			spec.MachineTypes = append(spec.MachineTypes, machineType("pushed", "8"))
 		}, want: 3},
@@ -58,11 +59,11 @@ func TestAPushEstimatesTheManagedFieldsOfWhatChangedOnly(t *testing.T) {
 
 			pushed := memoLandscape(prefix)
 			tc.edit(pushed)
-			before := storedSizeFields.computed.Load()
+			before := storedSizes.estimated.Load()
 			second, err := Validate(pushed, nil, memoNow)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(second.Problems).To(BeEmpty())
-			g.Expect(storedSizeFields.computed.Load() - before).To(Equal(tc.want))
+			g.Expect(storedSizes.estimated.Load() - before).To(Equal(tc.want))
 		})
 	}
 }
@@ -132,25 +133,85 @@ func FuzzTheStoredSizeMemoKeepsEveryVerdictOfAColdEstimate(f *testing.F) {
 
 			warm, err := Validate(objects, nil, memoNow)
 			g.Expect(err).NotTo(HaveOccurred())
-			cold := newManagedFieldsMemo(managedFieldsMemoEntries)
+			parents := map[string]string{}
+			for _, o := range objects {
+				if o.CloudProfile != nil {
+					parents[o.Name()] = specDigest(WithServerDefaults(&o.CloudProfile.Spec))
+				}
+			}
 			for _, o := range objects {
 				var merged *v1alpha1.CloudProfileSpec
+				mergedFrom := ""
 				if o.NamespacedCloudProfile != nil {
-					merged = warm.MergedSpec(o.NamespacedCloudProfile)
+					if merged = warm.MergedSpec(o.NamespacedCloudProfile); merged != nil {
+						mergedFrom = parents[o.NamespacedCloudProfile.Spec.Parent.Name]
+					}
 				}
-				warmSize, warmErr := storedSize(o, merged)
-				coldSize, coldErr := storedSizeWith(cold, o, merged)
-				g.Expect(warmErr).NotTo(HaveOccurred())
+				remembered, rememberedErr := storedSizes.size(o, merged, mergedFrom)
+				cold, coldErr := storedSize(o, merged)
+				g.Expect(rememberedErr).NotTo(HaveOccurred())
 				g.Expect(coldErr).NotTo(HaveOccurred())
-				g.Expect(warmSize).To(Equal(coldSize), "step %d: %s", step, o.Ref())
+				g.Expect(remembered).To(Equal(cold), "step %d: %s", step, o.Ref())
 			}
 
-			shared := storedSizeFields
-			storedSizeFields = newManagedFieldsMemo(managedFieldsMemoEntries)
+			shared := storedSizes
+			storedSizes = newStoredSizeMemo()
 			coldReport, err := Validate(objects, nil, memoNow)
-			storedSizeFields = shared
+			storedSizes = shared
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(warm.Problems.Lines()).To(Equal(coldReport.Problems.Lines()), "step %d", step)
 		}
 	})
+}
+
+// pushLandscape is the shape of test/bench's landscape: cloudProfiles
+// CloudProfiles of 600 versions (6 images of 100, two stages each) and ten
+// NamespacedCloudProfiles each. A push moves the expiry of a version of the
+// first CloudProfile, shifted by push hours.
+func pushLandscape(cloudProfiles, push int) []Object {
+	var objects []Object
+	for i := range cloudProfiles {
+		spec := withStagedImageVersions(6, 100)
+		if i == 0 {
+			lifecycle := spec.MachineImages[0].Versions[0].Lifecycle
+			lifecycle[len(lifecycle)-1].StartTime.Time = lifecycle[len(lifecycle)-1].StartTime.Add(time.Duration(push) * time.Hour)
+		}
+		objects = append(objects, cloudProfileObject("cp.yaml", fmt.Sprintf("bench-cp-%03d", i), spec))
+	}
+	for j := range 10 * cloudProfiles {
+		objects = append(objects, namespacedObject("ncp.yaml", fmt.Sprintf("bench-ncp-%04d", j), fmt.Sprintf("bench-cp-%03d", j%cloudProfiles), nil))
+	}
+	return objects
+}
+
+// BenchmarkValidateAPush validates the revision of a push to the bench
+// landscape (10 CloudProfiles of 600 versions, 100 NamespacedCloudProfiles)
+// after the revision before it: "remembered" with the stored sizes of the
+// unchanged objects kept (what a sync does), "cold" with an empty
+// memo at each revision (what it did before).
+func BenchmarkValidateAPush(b *testing.B) {
+	for _, warm := range []bool{true, false} {
+		name := map[bool]string{true: "remembered", false: "cold"}[warm]
+		b.Run(name, func(b *testing.B) {
+			shared := storedSizes
+			defer func() { storedSizes = shared }()
+			storedSizes = newStoredSizeMemo()
+			if _, err := Validate(pushLandscape(10, 0), nil, memoNow); err != nil {
+				b.Fatal(err)
+			}
+			revisions := make([][]Object, b.N)
+			for n := range b.N {
+				revisions[n] = pushLandscape(10, n+1)
+			}
+			b.ResetTimer()
+			for n := range b.N {
+				if !warm {
+					storedSizes = newStoredSizeMemo()
+				}
+				if _, err := Validate(revisions[n], nil, memoNow); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
