@@ -733,8 +733,14 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 		return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 	}
 	// Objects that do not decode are reported by validate, with the
-	// problems of the objects that do, in one round.
-	objects, problems := profile.DecodeDocuments(docs)
+	// problems of the objects that do, in one round. The documents of the
+	// revision kept before this one (the ProfileSync's, at the same path)
+	// are not decoded again: a push changes a few of them.
+	var known map[[32]byte]profile.Object
+	if previous, ok := r.decoded.kept(client.ObjectKeyFromObject(obj).String()); ok && previous.path == obj.Spec.Path {
+		known = previous.known()
+	}
+	objects, problems, documents := profile.DecodeDocumentsReusing(docs, known)
 	profile.ApplyDefaultNamespace(objects, obj.Namespace)
 	digests, err := contentDigests(objects)
 	if err != nil {
@@ -746,7 +752,7 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	for _, w := range buildWarnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
 	}
-	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, problems: problems, digests: digests, warnings: warnings}
+	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, problems: problems, digests: digests, documents: documents, warnings: warnings}
 	decoded.size = decodedSize(decoded)
 	return decoded, nil
 }
@@ -823,6 +829,10 @@ type decodedRevision struct {
 	// digests[i] is profile.ContentDigest of objects[i]: the sync compares it
 	// with each live object's at every interval.
 	digests []string
+	// documents[i] is the profile.DocumentDigest of the document objects[i]
+	// was decoded from: the next revision takes the objects of the
+	// documents it did not change (profile.DecodeDocumentsReusing).
+	documents [][32]byte
 	// warnings are the build's, reported with the validation's once per
 	// revision.
 	warnings []syncWarning
