@@ -45,7 +45,8 @@ func writeField(h hash.Hash, b []byte) {
 // a problem are known, and a document's decoding does not depend on its
 // place in the input unless it has a problem, so the objects and problems
 // are those of DecodeDocuments
-// (TestDecodingReusingAnEarlierRevisionGivesWhatDecodingGives). digests[i] is
+// (TestDecodingReusingAnEarlierRevisionGivesWhatDecodingGives,
+// FuzzDecodingReusingGivesWhatDecodingGives). digests[i] is
 // the DocumentDigest of objects[i], to know them at the next revision.
 func DecodeDocumentsReusing(docs []Document, known map[[32]byte]Object) (objects []Object, problems Problems, digests [][32]byte) {
 	for i, doc := range docs {

@@ -1,10 +1,13 @@
 package profile
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // memoDocuments are the documents of a revision: a CloudProfile and two
@@ -97,4 +100,38 @@ func TestDecodingReusingAnEarlierRevisionGivesWhatDecodingGives(t *testing.T) {
 			g.Expect(o.CloudProfile.Labels).To(HaveKeyWithValue("reused", "true"), "the revisions share nothing")
 		}
 	}
+}
+
+// FuzzDecodingReusingGivesWhatDecodingGives decodes a revision, then a second
+// one reusing the first's objects, and checks that the second gives the
+// objects and problems of decoding it from nothing, whatever the two
+// streams hold (documents in common, moved, changed, broken).
+func FuzzDecodingReusingGivesWhatDecodingGives(f *testing.F) {
+	aws := fmt.Sprintf(minimalCloudProfile, "aws")
+	team := fmt.Sprintf(namespacedProfileOf, "team-a", "team", "aws")
+	f.Add([]byte(aws+"---\n"+team), []byte(team+"---\n"+aws))
+	f.Add([]byte(aws), []byte("---\n"+aws+"---\nkind: CloudProfile\n---\n"+team))
+	f.Add([]byte(team+"---\n{\"kind\": \"CloudProfile\", \"metadata\": []}\n"), []byte(team+"---\n# nothing\n"))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		firstDocs, err := SplitDocuments("fuzz.yaml", bytes.NewReader(first))
+		if err != nil {
+			return
+		}
+		secondDocs, err := SplitDocuments("fuzz.yaml", bytes.NewReader(second))
+		if err != nil {
+			return
+		}
+		objects, _, digests := DecodeDocumentsReusing(firstDocs, nil)
+		if len(digests) != len(objects) {
+			t.Fatalf("%d digests for %d objects", len(digests), len(objects))
+		}
+		reused, reusedProblems, _ := DecodeDocumentsReusing(secondDocs, knownOf(objects, digests))
+		wantObjects, wantProblems := DecodeDocuments(secondDocs)
+		if !equality.Semantic.DeepEqual(reused, wantObjects) {
+			t.Fatalf("reusing gave other objects than decoding")
+		}
+		if !slices.Equal(reusedProblems.Lines(), wantProblems.Lines()) {
+			t.Fatalf("reusing gave the problems\n%s\ndecoding\n%s", reusedProblems, wantProblems)
+		}
+	})
 }
