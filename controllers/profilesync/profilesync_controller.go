@@ -583,10 +583,12 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		Inventory: inventoryEntries(obj.Status.Inventory), Claims: claims, PreviousHolds: obj.Status.Holds,
 		Prune: obj.Spec.Prune, DriftMode: obj.DriftMode(), LandscapeNamespace: r.ClusterProfilesNamespace,
 		Now: r.Clock.Now(), MaxHold: r.MaxHold,
+		UpToDate: r.memory.upToDate(self),
 	})
 	if err != nil {
 		return "", fmt.Errorf("plan revision %s: %w", checkout.Revision, err)
 	}
+	r.memory.setUpToDate(self, plan.UpToDate)
 	if len(plan.LostClaims) > 0 {
 		// Kept whatever follows: the sync's status patch writes it, refused
 		// or not.
@@ -726,15 +728,19 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 // Its result is kept per revision (decodedRevisions): the commit alone
 // decides it.
 func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (decodedRevision, error) {
-	// The child decodes what it built: the manager never parses the
-	// rendered YAML, and reads only the child's typed answer.
-	built, err := r.Builds.BuildDecoded(ctx, checkout.Dir, obj.Spec.Path)
+	docs, buildWarnings, err := r.Builds.Build(ctx, checkout.Dir, obj.Spec.Path)
 	if err != nil {
 		return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 	}
 	// Objects that do not decode are reported by validate, with the
-	// problems of the objects that do, in one round.
-	objects, problems, buildWarnings := built.Objects, built.Problems, built.Warnings
+	// problems of the objects that do, in one round. The documents of the
+	// revision kept before this one (the ProfileSync's, at the same path)
+	// are not decoded again: a push changes a few of them.
+	var known map[[32]byte]profile.Object
+	if previous, ok := r.decoded.kept(client.ObjectKeyFromObject(obj).String()); ok && previous.path == obj.Spec.Path {
+		known = previous.known()
+	}
+	objects, problems, documents := profile.DecodeDocumentsReusing(docs, known)
 	profile.ApplyDefaultNamespace(objects, obj.Namespace)
 	digests, err := contentDigests(objects)
 	if err != nil {
@@ -746,7 +752,7 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	for _, w := range buildWarnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
 	}
-	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, problems: problems, digests: digests, warnings: warnings}
+	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, problems: problems, digests: digests, documents: documents, warnings: warnings}
 	decoded.size = decodedSize(decoded)
 	return decoded, nil
 }
@@ -823,6 +829,10 @@ type decodedRevision struct {
 	// digests[i] is profile.ContentDigest of objects[i]: the sync compares it
 	// with each live object's at every interval.
 	digests []string
+	// documents[i] is the profile.DocumentDigest of the document objects[i]
+	// was decoded from: the next revision takes the objects of the
+	// documents it did not change (profile.DecodeDocumentsReusing).
+	documents [][32]byte
 	// warnings are the build's, reported with the validation's once per
 	// revision.
 	warnings []syncWarning

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/profilesync/profilesync/internal/memorybudget"
+	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
 // decodedRevisions keeps the objects of the last revision each ProfileSync
@@ -55,6 +56,29 @@ func (d *decodedRevisions) get(key, revision, path string) (decodedRevision, boo
 	}
 	d.recent.MoveToFront(element)
 	return e, true
+}
+
+// kept returns the revision kept for the ProfileSync key, whichever it is,
+// without marking it used: the build of its next revision reuses its
+// objects.
+func (d *decodedRevisions) kept(key string) (decodedRevision, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	element, ok := d.byKey[key]
+	if !ok {
+		return decodedRevision{}, false
+	}
+	return element.Value.(*decodedEntry).decoded, true
+}
+
+// known are the objects of d by the digest of their document, for
+// profile.DecodeDocumentsReusing.
+func (d decodedRevision) known() map[[32]byte]profile.Object {
+	known := make(map[[32]byte]profile.Object, len(d.documents))
+	for i, digest := range d.documents {
+		known[digest] = d.objects[i]
+	}
+	return known
 }
 
 // put keeps decoded as the ProfileSync key's revision, replacing the one it
@@ -140,11 +164,12 @@ func (c decodedCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // decodedSize estimates what a decoded revision holds in memory
-// (memorybudget.HeapEstimate of its objects, digests, warnings and problems).
+// (memorybudget.HeapEstimate of its objects, digests, document digests,
+// warnings and problems).
 // The JSON of an object says little about it: a version of a machine image is
 // twenty bytes of JSON and two hundred in memory, a blob of providerConfig the
 // same in both.
 func decodedSize(d decodedRevision) int64 {
-	return memorybudget.HeapEstimate(d.objects, d.digests, d.warnings, d.problems) +
+	return memorybudget.HeapEstimate(d.objects, d.digests, d.documents, d.warnings, d.problems) +
 		int64(len(d.revision)+len(d.path)) + int64(unsafe.Sizeof(d))
 }

@@ -118,3 +118,32 @@ func manyVersionsProfile(name string) string {
 	}
 	return b.String()
 }
+
+// TestTheKeptRevisionLendsItsObjectsToTheNextBuild: whatever revision is
+// kept for a ProfileSync, its next build finds it (kept), with its objects by
+// the digest of their documents (known), and another ProfileSync's is not
+// lent; the document digests count in the revision's size.
+func TestTheKeptRevisionLendsItsObjectsToTheNextBuild(t *testing.T) {
+	g := NewWithT(t)
+	var decoded decodedRevisions
+	docs := []profile.Document{
+		{File: "profiles.yaml", Data: []byte("apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata: {name: a, namespace: team}\nspec: {parent: {kind: CloudProfile, name: aws}}\n")},
+		{File: "profiles.yaml", Data: []byte("apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata: {name: b, namespace: team}\nspec: {parent: {kind: CloudProfile, name: aws}}\n")},
+	}
+	objects, problems, documents := profile.DecodeDocumentsReusing(docs, nil)
+	g.Expect(problems).To(BeEmpty())
+	revision := decodedRevision{revision: "main@sha1:a", path: "overlays/dev", objects: objects, documents: documents}
+	withoutDocuments := revision
+	withoutDocuments.documents = nil
+	g.Expect(decodedSize(revision)).To(BeNumerically(">", decodedSize(withoutDocuments)))
+	revision.size = decodedSize(revision)
+	g.Expect(decoded.put("ns/dev", revision, 0)).To(BeTrue())
+
+	_, ok := decoded.kept("ns/prod")
+	g.Expect(ok).To(BeFalse(), "another ProfileSync's revision is not lent")
+	kept, ok := decoded.kept("ns/dev")
+	g.Expect(ok).To(BeTrue(), "lent whichever revision the next build is of")
+	known := kept.known()
+	g.Expect(known).To(HaveLen(2))
+	g.Expect(known[profile.DocumentDigest(docs[1])]).To(Equal(objects[1]))
+}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/profilesync/profilesync/internal/syncplan"
 )
 
 // syncMemory is everything this process remembers of one ProfileSync
@@ -29,6 +31,10 @@ type syncMemory struct {
 	// checked is the verdict of the last checks that passed, and what it
 	// holds for (profilesync_checked.go); nil after checks that refused.
 	checked *checkedRevision
+	// upToDate are the objects the last plan found up to date, at the live
+	// resourceVersion and digest it compared (syncplan.UpToDate): the next
+	// plan compares only the others. About 200 bytes an object.
+	upToDate syncplan.UpToDate
 }
 
 // syncMemories holds the syncMemory of every ProfileSync this process
@@ -112,6 +118,17 @@ func (m *syncMemories) checkedStands(key types.NamespacedName, stands func(*chec
 // setChecked keeps checked as key's checked revision; nil forgets it.
 func (m *syncMemories) setChecked(key types.NamespacedName, checked *checkedRevision) {
 	m.with(key, func(s *syncMemory) { s.checked = checked })
+}
+
+// upToDate is what key's last plan found up to date (syncplan.UpToDate).
+func (m *syncMemories) upToDate(key types.NamespacedName) (u syncplan.UpToDate) {
+	m.with(key, func(s *syncMemory) { u = s.upToDate })
+	return u
+}
+
+// setUpToDate keeps u as what key's last plan found up to date.
+func (m *syncMemories) setUpToDate(key types.NamespacedName, u syncplan.UpToDate) {
+	m.with(key, func(s *syncMemory) { s.upToDate = u })
 }
 
 // wake is when key's rollout next wants a sync; zero for none.

@@ -13,7 +13,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
+	"github.com/profilesync/profilesync/internal/syncplan"
 	"github.com/profilesync/profilesync/test/builders"
 	"github.com/profilesync/profilesync/test/testenv"
 )
@@ -74,6 +76,7 @@ func TestDeletingAProfileSyncForgetsEverythingItRemembers(t *testing.T) {
 		g.Expect(r.memory.failedPush(key)).To(Equal(1))
 		g.Expect(r.decoded.put(key.String(), decodedRevision{revision: attempt.revision}, 1<<20)).To(BeTrue())
 		r.memory.setChecked(key, &checkedRevision{attempt: attempt, at: now})
+		r.memory.setUpToDate(key, syncplan.UpToDate{{Kind: v1alpha1.CloudProfileKind, Name: "aws"}: {ResourceVersion: "1", Digest: "sha256:1"}})
 	}
 	gone := types.NamespacedName{Namespace: "landscape", Name: "gone"}
 	kept := types.NamespacedName{Namespace: "landscape", Name: "kept"}
@@ -109,6 +112,7 @@ func TestDeletingAProfileSyncForgetsEverythingItRemembers(t *testing.T) {
 	g.Expect(r.memory.failedPush(gone)).To(Equal(1), "its failed pushes count from one again")
 	_, ok = r.memory.checkedStands(gone, func(*checkedRevision) bool { return true })
 	g.Expect(ok).To(BeFalse(), "its checked revision is gone: the next sync checks it")
+	g.Expect(r.memory.upToDate(gone)).To(BeEmpty(), "what its last plan found up to date is gone: the next plan compares every object")
 	_, ok = r.memory.refused(kept, attempt, now, time.Hour)
 	g.Expect(ok).To(BeTrue(), "the other's refusal stands")
 }

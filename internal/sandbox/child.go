@@ -31,9 +31,6 @@ func init() {
 type childRequest struct {
 	Root, Path string
 	Limits     overlay.Limits
-	// Decode asks for the documents decoded into profiles
-	// (Runner.BuildDecoded).
-	Decode bool `json:",omitzero"`
 	// Memory bounds the child's heap in bytes; CPUSeconds its CPU time.
 	Memory     int64
 	CPUSeconds uint64
@@ -47,12 +44,8 @@ type childRequest struct {
 // its error.
 type childReply struct {
 	Documents []profile.Document `json:",omitempty"`
-	// Objects and Problems are the documents decoded, when the request
-	// asked for it, instead of Documents.
-	Objects  []profile.Object `json:",omitempty"`
-	Problems profile.Problems `json:",omitempty"`
-	Warnings profile.Problems `json:",omitempty"`
-	Error    *childError      `json:",omitempty"`
+	Warnings  profile.Problems   `json:",omitempty"`
+	Error     *childError        `json:",omitempty"`
 }
 
 // childError carries a build's error across the process boundary: its
@@ -116,12 +109,8 @@ func serveChild(in io.Reader, out io.Writer) int {
 	}
 	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), checks, request.Root, request.Path, request.Limits)
 	reply := childReply{Documents: docs, Warnings: warnings}
-	switch {
-	case err != nil:
+	if err != nil {
 		reply = childReply{Error: newChildError(err)}
-	case request.Decode:
-		reply.Objects, reply.Problems = profile.DecodeDocuments(docs)
-		reply.Documents = nil
 	}
 	buffered := bufio.NewWriter(out)
 	if err := json.NewEncoder(buffered).Encode(reply); err != nil {

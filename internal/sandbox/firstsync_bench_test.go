@@ -18,9 +18,9 @@ var benchLandscape = realisticLandscape{cloudProfiles: 10, kubernetes: 200, imag
 // the steps docs/performance.md ("The first sync: where each second goes")
 // publishes: starting a child, kustomize in it, the child's answer encoded
 // and decoded across the process boundary, and the decoding of the
-// documents into profiles (in the manager before issue 36, in the child
-// since: BuildDecoded), with the typed answer the manager reads instead. Each step but the first runs in this process
-// so that -cpuprofile sees it.
+// documents into profiles, which the manager does (reusing, at a push, the
+// documents its previous revision decoded: profile.DecodeDocumentsReusing).
+// Each step but the first runs in this process so that -cpuprofile sees it.
 func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	root := b.TempDir()
 	writeTree(b, root, benchLandscape.files())
@@ -29,12 +29,12 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	childCPU := func(b *testing.B, path string, decode bool) {
+	childCPU := func(b *testing.B, path string) {
 		var cpu time.Duration
 		var peakRSS int64
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			_, usage, err := runner.run(ctx, root, path, decode)
+			_, _, usage, err := runner.build(ctx, root, path)
 			cancel()
 			if err != nil {
 				b.Fatal(err)
@@ -45,9 +45,8 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 		b.ReportMetric(cpu.Seconds()/float64(b.N), "child-CPU-s/op")
 		b.ReportMetric(float64(peakRSS)/(1<<20), "child-MiB")
 	}
-	b.Run("child start (an empty build)", func(b *testing.B) { childCPU(b, "tiny", false) })
-	b.Run("whole build in a child", func(b *testing.B) { childCPU(b, "overlay", false) })
-	b.Run("whole build decoded in a child", func(b *testing.B) { childCPU(b, "overlay", true) })
+	b.Run("child start (an empty build)", func(b *testing.B) { childCPU(b, "tiny") })
+	b.Run("whole build in a child", func(b *testing.B) { childCPU(b, "overlay") })
 	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), context.Background(), root, "overlay", overlay.DefaultLimits())
 	if err != nil {
 		b.Fatal(err)
@@ -78,20 +77,6 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-	})
-	objects, problems := profile.DecodeDocuments(docs)
-	decodedAnswer, err := json.Marshal(childReply{Objects: objects, Problems: problems, Warnings: warnings})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("decoded answer decoded", func(b *testing.B) {
-		for b.Loop() {
-			var reply childReply
-			if err := json.Unmarshal(decodedAnswer, &reply); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(len(decodedAnswer))/(1<<20), "answer-MiB")
 	})
 	b.Run("documents decoded into profiles", func(b *testing.B) {
 		for b.Loop() {

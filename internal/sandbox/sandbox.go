@@ -111,42 +111,13 @@ func (r *Runner) Limits() overlay.Limits { return r.options.Limits }
 // root, and the build's warnings. When ctx is done first, the child is
 // killed and Build says the build was abandoned.
 func (r *Runner) Build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, error) {
-	reply, _, err := r.run(ctx, root, path, false)
-	return reply.Documents, reply.Warnings, err
-}
-
-// Decoded is a build decoded into profiles (profile.DecodeDocuments) in
-// the build's child.
-type Decoded struct {
-	// Objects are the profiles that decoded; Problems say why the others
-	// did not.
-	Objects  []profile.Object
-	Problems profile.Problems
-	// Warnings are the build's warnings, as Build returns them.
-	Warnings profile.Problems
-}
-
-// BuildDecoded is Build followed by profile.DecodeDocuments, both in the
-// child: the rendered YAML is parsed once, in the process that is bounded
-// and killed at its deadline, and the caller only reads the child's typed
-// answer. The objects are in the form the API server stores (a time keeps
-// whole seconds, as metav1.Time does), which is the form they are applied in.
-func (r *Runner) BuildDecoded(ctx context.Context, root, path string) (Decoded, error) {
-	reply, _, err := r.run(ctx, root, path, true)
-	return Decoded{Objects: reply.Objects, Problems: reply.Problems, Warnings: reply.Warnings}, err
+	docs, warnings, _, err := r.build(ctx, root, path)
+	return docs, warnings, err
 }
 
 // build is Build that also returns what the child's process used, when it
 // ran (for the benchmarks).
 func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, *syscall.Rusage, error) {
-	reply, usage, err := r.run(ctx, root, path, false)
-	return reply.Documents, reply.Warnings, usage, err
-}
-
-// run runs one build in a child and returns its answer, and what the
-// child's process used, when it ran. With decode, the child answers with
-// the decoded objects instead of the documents.
-func (r *Runner) run(ctx context.Context, root, path string, decode bool) (childReply, *syscall.Rusage, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.options.Timeout,
@@ -157,15 +128,15 @@ func (r *Runner) run(ctx context.Context, root, path string, decode bool) (child
 	case r.slots <- struct{}{}:
 		defer func() { <-r.slots }()
 	case <-ctx.Done():
-		return childReply{}, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
+		return nil, nil, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
 	}
 
 	cpuTime := r.cpuTime(ctx)
 	deadline, _ := ctx.Deadline()
 	request, err := json.Marshal(childRequest{Root: root, Path: path, Limits: r.options.Limits,
-		Decode: decode, Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second), ChecksUntil: checksDeadline(deadline)})
+		Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second), ChecksUntil: checksDeadline(deadline)})
 	if err != nil {
-		return childReply{}, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
 	}
 	cmd := exec.CommandContext(ctx, r.executable)
 	// Nothing of the manager's environment (credentials, tokens) reaches
@@ -179,12 +150,12 @@ func (r *Runner) run(ctx context.Context, root, path string, decode bool) (child
 	cmd.WaitDelay = time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return childReply{}, nil, fmt.Errorf("build of %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("build of %s: %w", path, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return childReply{}, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
 	}
-	maxAnswer := maxAnswerSize(r.options.Limits, decode)
+	maxAnswer := maxAnswerSize(r.options.Limits)
 	answer, readErr := io.ReadAll(io.LimitReader(stdout, maxAnswer+1))
 	if int64(len(answer)) > maxAnswer {
 		_ = cmd.Process.Kill()
@@ -193,19 +164,19 @@ func (r *Runner) run(ctx context.Context, root, path string, decode bool) (child
 	usage, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	switch {
 	case ctx.Err() != nil:
-		return childReply{}, usage, abandoned(ctx, path, "")
+		return nil, nil, usage, abandoned(ctx, path, "")
 	case int64(len(answer)) > maxAnswer:
-		return childReply{}, usage, &overlay.LimitError{File: path, What: "maximum rendered size", Flag: overlay.MaxRenderedSizeFlag,
+		return nil, nil, usage, &overlay.LimitError{File: path, What: "maximum rendered size", Flag: overlay.MaxRenderedSizeFlag,
 			Max: r.options.Limits.MaxRenderedSize}
 	}
 	var reply childReply
 	if readErr == nil && waitErr == nil && json.Unmarshal(answer, &reply) == nil {
 		if reply.Error != nil {
-			return childReply{}, usage, reply.Error.err()
+			return nil, nil, usage, reply.Error.err()
 		}
-		return reply, usage, nil
+		return reply.Documents, reply.Warnings, usage, nil
 	}
-	return childReply{}, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
+	return nil, nil, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
 }
 
 // checksDeadline is when the checks after a build that must end by
@@ -304,12 +275,8 @@ const maxStderr = 4 << 10
 
 // maxAnswerSize bounds a child's answer: the rendered documents (at most
 // MaxRenderedSize, base64 in JSON adds a third), their file names and the
-// warnings. Decoded objects in JSON quote every key and spell every list
-// entry as a mapping: up to three times their YAML.
-func maxAnswerSize(limits overlay.Limits, decoded bool) int64 {
-	if decoded {
-		return limits.MaxRenderedSize*3 + 1<<20
-	}
+// warnings.
+func maxAnswerSize(limits overlay.Limits) int64 {
 	return limits.MaxRenderedSize*2 + 1<<20
 }
 

@@ -56,6 +56,32 @@ type Input struct {
 	// v1alpha1.DefaultMaxHold).
 	Now     time.Time
 	MaxHold time.Duration
+	// UpToDate is the Plan.UpToDate of the ProfileSync's last plan: the
+	// objects it compared and found up to date, each at the live
+	// resourceVersion and applied digest it compared. Nil compares every
+	// object.
+	UpToDate UpToDate
+}
+
+// UpToDate are objects a plan found up to date (its live object lacks
+// nothing of Git), each with what made that answer: the live object's
+// resourceVersion and the digest of Git's object, which its applied-digest
+// annotation holds. The answer depends on nothing else (the owner labels are
+// the ProfileSync's), so the next plan takes it without comparing again
+// while both stand: any write to the live object, a hand edit included,
+// changes its resourceVersion, and a change in Git changes the digest.
+type UpToDate map[v1alpha1.InventoryEntry]Compared
+
+// Compared is what an up-to-date answer was given for.
+type Compared struct {
+	ResourceVersion string
+	Digest          string
+}
+
+// stands tells whether u holds the answer for e at live and digest.
+func (u UpToDate) stands(e v1alpha1.InventoryEntry, live metav1.Object, digest string) bool {
+	compared, ok := u[e]
+	return ok && compared.ResourceVersion != "" && compared.ResourceVersion == live.GetResourceVersion() && compared.Digest == digest
 }
 
 // Live is what the cluster holds, read once per sync.
@@ -188,6 +214,9 @@ type Plan struct {
 	// (it was not refused); Drifts are then the drift left in place.
 	DriftJudged bool
 	Drifts      []Drift
+	// UpToDate are the objects the plan found up to date, compared now or
+	// taken from Input.UpToDate: the next plan's Input.UpToDate.
+	UpToDate UpToDate
 
 	// Events are reported when the plan is made, each on its Topic
 	// (Topics lists every line of each, to remember).
@@ -311,7 +340,7 @@ func Decide(in Input) (*Plan, error) {
 	}
 
 	owner := OwnerLabels(in.Sync)
-	if p.Writes, p.Drifts, err = writes(&in, items, owner); err != nil {
+	if p.Writes, p.Drifts, p.UpToDate, err = writes(&in, items, owner); err != nil {
 		return nil, err
 	}
 	p.DriftJudged = true
@@ -361,10 +390,14 @@ func OwnerLabels(sync types.NamespacedName) map[string]string {
 // lacks). What only the live object has is not a reason to write: it is not
 // Git's. A held object is never written. Under mode warn, an object Git did
 // not change but the cluster did (drift) is not written either: it is
-// returned among the drifts, with its fields.
-func writes(in *Input, items []item, owner map[string]string) ([]Write, []Drift, error) {
+// returned among the drifts, with its fields. The objects found up to date
+// are returned too; one that in.UpToDate holds at the same resourceVersion
+// and digest is not compared again (the comparison grows with the objects:
+// about 0.3 ms each on a profile of 600 versions).
+func writes(in *Input, items []item, owner map[string]string) ([]Write, []Drift, UpToDate, error) {
 	var out []Write
 	var drifts []Drift
+	upToDateNow := UpToDate{}
 	for _, it := range items {
 		if it.held {
 			continue
@@ -373,11 +406,12 @@ func writes(in *Input, items []item, owner map[string]string) ([]Write, []Drift,
 		var err error
 		if it.live != nil {
 			applied := it.live.GetAnnotations()[v1alpha1.AppliedDigestAnnotation] == it.digest
-			if applied && upToDate(it.object, it.live, owner) {
+			if applied && (in.UpToDate.stands(it.entry, it.live, it.digest) || upToDate(it.object, it.live, owner)) {
+				upToDateNow[it.entry] = Compared{ResourceVersion: it.live.GetResourceVersion(), Digest: it.digest}
 				continue
 			}
 			if fields, err = DriftedFields(it.object, it.live, owner); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if applied && len(fields) > 0 && in.DriftMode == v1alpha1.DriftDetectionWarn {
 				drifts = append(drifts, Drift{Ref: it.object.Ref(), Fields: fields})
@@ -394,12 +428,12 @@ func writes(in *Input, items []item, owner map[string]string) ([]Write, []Drift,
 		}
 		desired, err := DesiredObject(it.object, owner, it.digest)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		out = append(out, Write{Entry: it.entry, Object: it.object, Desired: desired, Create: it.live == nil, Fields: fields, Stage: stageOf(in.Live, it.object)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Stage < out[j].Stage })
-	return out, drifts, nil
+	return out, drifts, upToDateNow, nil
 }
 
 // stageOf is when an object of the revision is written. The revision as a

@@ -207,7 +207,7 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&o.CloudProfile.Spec, field.NewPath("spec"), now)
 			report.Problems = append(report.Problems, o.fieldErrorProblems(errs)...)
 			report.Warnings = append(report.Warnings, o.warningProblems(warnings, nil)...)
-			if problem, tooLarge := storedSizeProblem(o, nil); tooLarge {
+			if problem, tooLarge := storedSizeProblem(o, nil, ""); tooLarge {
 				report.Problems = append(report.Problems, problem)
 			}
 			continue
@@ -235,7 +235,7 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 			report.merged[ncp] = merged
 			report.Warnings = append(report.Warnings, o.mergedWarnings(parent, warnings, now)...)
 		}
-		if problem, tooLarge := storedSizeProblem(o, merged); tooLarge {
+		if problem, tooLarge := storedSizeProblem(o, merged, parent.digest); tooLarge {
 			report.Problems = append(report.Problems, problem)
 		}
 	}
@@ -319,6 +319,9 @@ type parent struct {
 	// object is the parent's object when it is in the set: where its
 	// fields are written, patches of an overlay included (Object.SetBy).
 	object *Object
+	// digest is specDigest(spec): the stored sizes of its namespaced
+	// profiles are remembered by it.
+	digest string
 }
 
 // parentIndex resolves parent names, first among the set, then through the
@@ -373,6 +376,9 @@ func (p *parentIndex) find(name string) (parent, error) {
 		if found {
 			result = parent{spec: WithServerDefaults(spec)}
 		}
+	}
+	if result.spec != nil {
+		result.digest = specDigest(result.spec)
 	}
 	p.found[name] = result
 	return result, nil

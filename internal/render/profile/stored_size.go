@@ -49,9 +49,11 @@ var storedSizeInstant = time.Unix(0, 0).UTC()
 // profile merged with the parent, often far larger than its own spec), and
 // the managedFields of both writers, computed from the CRD schema as the API
 // server computes them. merged is nil for a CloudProfile, or when the merge
-// failed (the set has a problem for that already).
-func storedSizeProblem(o Object, merged *v1alpha1.CloudProfileSpec) (Problem, bool) {
-	size, err := storedSize(o, merged)
+// failed (the set has a problem for that already); mergedFrom is the
+// digest of the parent's spec merged (specDigest), by which the size is
+// remembered across validations (storedSizeMemo).
+func storedSizeProblem(o Object, merged *v1alpha1.CloudProfileSpec, mergedFrom string) (Problem, bool) {
+	size, err := storedSizes.size(o, merged, mergedFrom)
 	if err != nil {
 		return o.problem("", fmt.Sprintf("Internal error: cannot estimate its size as the API server stores it: %v", err)), true
 	}
