@@ -125,7 +125,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 5s); the kustomize build's f
 			echo "fuzz $$pkg $$target ($$fuzztime)"; \
 			for attempt in 1 2; do \
 				out=$$($(TEST_ENV) go test $$pkg -run '^$$' -fuzz "^$$target$$" -fuzztime $$fuzztime -fuzzminimizetime $(FUZZMINIMIZETIME) 2>&1); status=$$?; \
-				echo "$$out"; \
+				printf '%s\n' "$$out"; \
 				[ $$status -eq 0 ] && break; \
 				if [ $$attempt -eq 1 ] && echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
 					echo "fuzz: $$target stopped at its deadline without a failing input (golang/go#75804, fixed in Go 1.27): once more"; \
