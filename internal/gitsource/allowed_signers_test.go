@@ -1,6 +1,7 @@
 package gitsource
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -21,7 +22,18 @@ import (
 // newSSHKey makes an SSH signing key of kind "ed25519" or "ecdsa" (P-256).
 func newSSHKey(t testing.TB, kind string) ssh.Signer {
 	t.Helper()
-	var private any
+	signer, err := ssh.NewSignerFromKey(newPrivateKey(t, kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return signer
+}
+
+// newPrivateKey makes a private key of kind "ed25519" or "ecdsa" (P-256),
+// the kinds SSH signatures are tested with.
+func newPrivateKey(t testing.TB, kind string) crypto.Signer {
+	t.Helper()
+	var private crypto.Signer
 	var err error
 	switch kind {
 	case "ed25519":
@@ -34,11 +46,7 @@ func newSSHKey(t testing.TB, kind string) ssh.Signer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signer, err := ssh.NewSignerFromKey(private)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signer
+	return private
 }
 
 // allowedSignersLine is key's line of an allowed_signers file.

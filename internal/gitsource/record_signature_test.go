@@ -1,10 +1,7 @@
 package gitsource
 
 import (
-	"crypto"
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/pem"
 	"os"
@@ -35,20 +32,7 @@ type testRecordKey struct {
 
 func newTestRecordKey(t testing.TB, kind string) testRecordKey {
 	t.Helper()
-	var private crypto.Signer
-	var err error
-	switch kind {
-	case "ed25519":
-		_, private, err = ed25519.GenerateKey(rand.Reader)
-	case "ecdsa":
-		private, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	default:
-		t.Fatalf("no key kind %q", kind)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	block, err := ssh.MarshalPrivateKey(private, "")
+	block, err := ssh.MarshalPrivateKey(newPrivateKey(t, kind), "")
 	if err != nil {
 		t.Fatal(err)
 	}
