@@ -39,7 +39,7 @@ func ForcedChain(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject, at time
 	// most as many steps as the profile has versions; the bound only guards
 	// against a bug turning into an endless loop.
 	limit := len(spec.Kubernetes.Versions) + 1
-	if image := findMachineImage(spec, subject.MachineImage); image != nil {
+	if image := MachineImageOf(spec, subject.MachineImage); image != nil {
 		limit = len(image.Versions) + 1
 	}
 	for range limit {

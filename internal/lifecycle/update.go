@@ -369,7 +369,7 @@ func parseCurrent(subject UpdateSubject) (*semver.Version, error) {
 }
 
 func lookUpMachineImage(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject) (*v1alpha1.MachineImage, *semver.Version, error) {
-	image := findMachineImage(spec, subject.MachineImage)
+	image := MachineImageOf(spec, subject.MachineImage)
 	if image == nil {
 		return nil, nil, fmt.Errorf("%s: %w %q in the profile", subject, ErrUnknownMachineImage, subject.MachineImage)
 	}
@@ -377,7 +377,9 @@ func lookUpMachineImage(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject) 
 	return image, cur, err
 }
 
-func findMachineImage(spec *v1alpha1.CloudProfileSpec, name string) *v1alpha1.MachineImage {
+// MachineImageOf is the machine image of spec named name; nil when spec
+// has none of that name.
+func MachineImageOf(spec *v1alpha1.CloudProfileSpec, name string) *v1alpha1.MachineImage {
 	if spec == nil {
 		return nil
 	}
@@ -409,7 +411,7 @@ func mustLeave(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject, now time.
 		}
 		return true, gone
 	}
-	if image := findMachineImage(spec, subject.MachineImage); image != nil {
+	if image := MachineImageOf(spec, subject.MachineImage); image != nil {
 		versions := image.Versions
 		if i := IndexOfVersion(len(versions), func(i int) string { return versions[i].Version }, subject.Version); i >= 0 {
 			return isExpired(&versions[i].ExpirableVersion)
@@ -428,7 +430,7 @@ func forcedScopeOf(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject) strin
 	if subject.MachineImage == "" {
 		return fmt.Sprintf("no supported, deprecated or expired version of the next minor %d.%d; Kubernetes minors may not be skipped", cur.Major(), cur.Minor()+1)
 	}
-	if image := findMachineImage(spec, subject.MachineImage); image != nil && UpdateStrategyOrDefault(image.UpdateStrategy) == v1alpha1.UpdateStrategyPatch {
+	if image := MachineImageOf(spec, subject.MachineImage); image != nil && UpdateStrategyOrDefault(image.UpdateStrategy) == v1alpha1.UpdateStrategyPatch {
 		return fmt.Sprintf("no supported, deprecated or expired version of a higher minor of major %d", cur.Major())
 	}
 	return fmt.Sprintf("no supported, deprecated or expired version of a major above %d", cur.Major())

@@ -33,7 +33,7 @@ func CheckListed(spec *v1alpha1.CloudProfileSpec, subject UpdateSubject) error {
 			versions = spec.Kubernetes.Versions
 		}
 	} else {
-		image := findMachineImage(spec, subject.MachineImage)
+		image := MachineImageOf(spec, subject.MachineImage)
 		if image == nil {
 			return fmt.Errorf("%s: %w %q in the profile", subject, ErrUnknownMachineImage, subject.MachineImage)
 		}

@@ -53,12 +53,12 @@ func CheckNamespacedChange(live *v1alpha1.NamespacedCloudProfile, parent *v1alph
 	for i := range updated.MachineImages {
 		image := &updated.MachineImages[i]
 		liveImage := namespacedImage(live.Spec.MachineImages, image.Name)
-		parentImage := parentImageOf(parent, image.Name)
+		parentImage := lifecycle.MachineImageOf(parent, image.Name)
 		if liveImage == nil || parentImage == nil {
 			continue
 		}
 		var mergedVersions []v1alpha1.ExpirableVersion
-		if mergedImage := parentImageOf(merged, image.Name); mergedImage != nil {
+		if mergedImage := lifecycle.MachineImageOf(merged, image.Name); mergedImage != nil {
 			mergedVersions = expirableVersions(mergedImage.Versions)
 		}
 		imagePath := lifecycle.EntryPath(specPath, "machineImages", i, image.Name)
@@ -125,18 +125,6 @@ func namespacedImage(images []v1alpha1.NamespacedMachineImage, name string) *v1a
 	for i := range images {
 		if images[i].Name == name {
 			return &images[i]
-		}
-	}
-	return nil
-}
-
-func parentImageOf(spec *v1alpha1.CloudProfileSpec, name string) *v1alpha1.MachineImage {
-	if spec == nil {
-		return nil
-	}
-	for i := range spec.MachineImages {
-		if spec.MachineImages[i].Name == name {
-			return &spec.MachineImages[i]
 		}
 	}
 	return nil

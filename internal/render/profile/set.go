@@ -264,10 +264,7 @@ func (o Object) mergedWarnings(parent parent, warnings []string, now time.Time) 
 		if known[w] {
 			continue
 		}
-		fieldPath, message, found := strings.Cut(w, ": ")
-		if !found {
-			fieldPath, message = "", w
-		}
+		fieldPath, message := warningAt(w)
 		problems = append(problems, o.mergedProblem(parent, fieldPath, message))
 	}
 	return problems
@@ -294,6 +291,16 @@ func (o Object) mergedProblem(parent parent, fieldPath, message string) Problem 
 	return p
 }
 
+// warningAt splits one of lifecycle's "PATH: message" warnings; a warning
+// without a path is the object's.
+func warningAt(w string) (fieldPath, message string) {
+	fieldPath, message, found := strings.Cut(w, ": ")
+	if !found {
+		return "", w
+	}
+	return fieldPath, message
+}
+
 // warningProblems turns lifecycle's "PATH: message" warnings into problems,
 // leaving out those in skip.
 func (o Object) warningProblems(warnings []string, skip map[string]bool) Problems {
@@ -302,10 +309,7 @@ func (o Object) warningProblems(warnings []string, skip map[string]bool) Problem
 		if skip[w] {
 			continue
 		}
-		fieldPath, message, found := strings.Cut(w, ": ")
-		if !found {
-			fieldPath, message = "", w
-		}
+		fieldPath, message := warningAt(w)
 		problems = append(problems, o.problem(fieldPath, message))
 	}
 	return problems
