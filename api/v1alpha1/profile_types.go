@@ -81,13 +81,15 @@ type ExpirableVersion struct {
 	// stage starts; before the first start the version is unavailable.
 	// Stages are keyed by classification: each appears at most once, and a
 	// kustomize strategic-merge patch changes a stage by naming its
-	// classification.
+	// classification. The API server refuses a stage twice as a duplicate
+	// list key; no CEL rule repeats that check, since every rule here runs
+	// over every version at every write of the object, status writes included
+	// (docs/performance.md, "CEL rules").
 	// +optional
 	// +listType=map
 	// +listMapKey=classification
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=4
-	// +kubebuilder:validation:XValidation:rule="self.all(s, self.exists_one(o, o.classification == s.classification))",message="a lifecycle stage may appear only once"
 	// +kubebuilder:validation:XValidation:rule="self.map(s, {'preview': 1, 'supported': 2, 'deprecated': 3, 'expired': 4}[s.classification]).isSorted()",message="lifecycle stages must be in the order preview, supported, deprecated, expired"
 	// +kubebuilder:validation:XValidation:rule="self.all(s, has(s.startTime)) || (!has(self[0].startTime) && self.filter(s, !has(s.startTime)).size() == 1)",message="only the first lifecycle stage may omit startTime"
 	// +kubebuilder:validation:XValidation:rule="self.filter(s, has(s.startTime)).map(s, s.startTime).isSorted()",message="lifecycle start times may not decrease"

@@ -227,7 +227,7 @@ func TestCreateValidation(t *testing.T) {
 				(*lc)[2].Classification = v1alpha1.ClassificationSupported
 				return cp
 			},
-			wantError: "a lifecycle stage may appear only once",
+			wantError: `lifecycle[2]: Duplicate value: {"classification":"supported"}`,
 		},
 		{
 			name: "lifecycle stages must be in rank order",
