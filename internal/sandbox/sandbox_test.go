@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -261,5 +262,22 @@ func TestOutOfMemoryReadsEveryWayTheRuntimeSaysTheKernelRefusedMemory(t *testing
 		t.Run(row.stderr, func(t *testing.T) {
 			NewWithT(t).Expect(outOfMemory(row.stderr)).To(Equal(row.want))
 		})
+	}
+}
+
+// A child collects at childGCPercent below a soft limit of 80 % of its
+// memory: a build allocates many times what it keeps.
+func TestTheChildCollectsLessOftenBelowItsSoftMemoryLimit(t *testing.T) {
+	previousPercent, previousLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	t.Cleanup(func() {
+		debug.SetGCPercent(previousPercent)
+		debug.SetMemoryLimit(previousLimit)
+	})
+	tuneCollector(1 << 30)
+	if got := debug.SetGCPercent(100); got != childGCPercent {
+		t.Errorf("GOGC: got %d, want %d", got, childGCPercent)
+	}
+	if got, want := debug.SetMemoryLimit(previousLimit), int64(1<<30)/10*8; got != want {
+		t.Errorf("soft memory limit: got %d, want %d", got, want)
 	}
 }
