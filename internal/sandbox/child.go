@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -146,21 +145,11 @@ func cutMessage(message string, max int) string {
 	return fmt.Sprintf("%s ... (%d more bytes)", strings.ToValidUTF8(message[:max], ""), len(message)-max)
 }
 
-// childGCPercent is the child's GOGC. A build allocates many times what it
-// keeps (kustomize's YAML trees, copied at each step), and at Go's default
-// of 100 the collector took a fifth of a build's CPU. A child lives for one
-// build, and its memory limit (limitProcess) already makes the collector
-// run hard before the build's memory is used up, so collecting less often
-// costs peak memory below that limit, not the limit: the bench landscape's
-// build takes 23 % less CPU and peaks at 205 MiB instead of 121 MiB of its
-// 1 GiB (docs/performance.md, "The build child's collector").
-const childGCPercent = 400
-
 // limitProcess bounds this process's heap (RLIMIT_DATA, which counts the
 // memory Go maps for its heap but not the address space it only reserves)
 // and CPU time. The Go runtime's own memory limit sits below the kernel's,
 // so the collector runs hard before an allocation is refused; below it, the
-// collector runs at childGCPercent.
+// collector is tuned for one build (tuneCollector).
 //
 // A process may lower its limits but not raise them past what it was given:
 // where a limit the child inherited is lower already (a CI runner's), that
@@ -175,13 +164,6 @@ func limitProcess(memory int64, cpuSeconds uint64) error {
 		return fmt.Errorf("setting the CPU time limit: %w", err)
 	}
 	return nil
-}
-
-// tuneCollector sets the Go runtime's soft memory limit to 80 % of the
-// process's memory limit and its GOGC to childGCPercent.
-func tuneCollector(memoryLimit int64) {
-	debug.SetMemoryLimit(memoryLimit / 10 * 8)
-	debug.SetGCPercent(childGCPercent)
 }
 
 // lowered sets the resource's limits to soft and hard, or to the hard limit

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -265,19 +266,54 @@ func TestOutOfMemoryReadsEveryWayTheRuntimeSaysTheKernelRefusedMemory(t *testing
 	}
 }
 
-// A child collects at childGCPercent below a soft limit of 80 % of its
-// memory: a build allocates many times what it keeps.
-func TestTheChildCollectsLessOftenBelowItsSoftMemoryLimit(t *testing.T) {
+// A child's collector is lazy while its live heap is small, and collects
+// at Go's default once it is large: a large build near its memory limit
+// needs every collection it can get.
+func TestTheChildCollectsLazilyUntilItsLiveHeapIsLarge(t *testing.T) {
 	previousPercent, previousLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 	t.Cleanup(func() {
 		debug.SetGCPercent(previousPercent)
 		debug.SetMemoryLimit(previousLimit)
 	})
 	tuneCollector(1 << 30)
-	if got := debug.SetGCPercent(100); got != childGCPercent {
-		t.Errorf("GOGC: got %d, want %d", got, childGCPercent)
+	if got := debug.SetGCPercent(lazyGCPercent); got != lazyGCPercent {
+		t.Errorf("GOGC: got %d, want %d", got, lazyGCPercent)
 	}
 	if got, want := debug.SetMemoryLimit(previousLimit), int64(1<<30)/10*8; got != want {
 		t.Errorf("soft memory limit: got %d, want %d", got, want)
+	}
+
+	const threshold = 32 << 20
+	large := make(chan struct{}, 2)
+	afterCollectionWithLiveHeap(threshold, func() { large <- struct{}{} })
+	for range 3 {
+		runtime.GC()
+	}
+	select {
+	case <-large:
+		t.Fatal("called with a live heap under the threshold")
+	case <-time.After(200 * time.Millisecond):
+	}
+	kept := make([]byte, 2*threshold)
+	for i := range kept {
+		kept[i] = byte(i)
+	}
+	deadline := time.After(10 * time.Second)
+	for called := false; !called; {
+		runtime.GC()
+		select {
+		case <-large:
+			called = true
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("not called after collections with a live heap over the threshold")
+		}
+	}
+	runtime.KeepAlive(kept)
+	runtime.GC()
+	select {
+	case <-large:
+		t.Fatal("called twice")
+	case <-time.After(200 * time.Millisecond):
 	}
 }
