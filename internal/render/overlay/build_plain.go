@@ -129,7 +129,10 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 				tooLarge, out.docs = err, nil
 				break
 			}
-			out.docs[len(out.docs)-1].SetBy = patches.fieldSourcesOf(object.YNode(), sources[i])
+			doc := &out.docs[len(out.docs)-1]
+			if doc.SetBy, err = patches.fieldSourcesOf(object, doc.Data, sources[i]); err != nil {
+				return nil, true, err
+			}
 		}
 	}
 	warnings, ok := patches.finish()

@@ -354,10 +354,25 @@ func (p *linearPatches) finish() (profile.Problems, bool) {
 	return warnings, true
 }
 
-// fieldSourcesOf names, in the built object node, the fields sources
-// recorded and the patch that set each, as fieldSources does.
-func (p *linearPatches) fieldSourcesOf(node *kyaml.Node, sources *objectSources) []profile.FieldSource {
-	return p.fs.describeSources(node, sources, p.steps)
+// fieldSourcesOf names, in the built object, the fields sources recorded
+// and the patch that set each, as fieldSources does. fieldSources reads
+// the order of the fields one patch set from the rendered document, whose
+// mappings are sorted by key (a patch or a label may have added a key
+// after those that sort after it), so the rendered document orders them
+// here too when there is more than one.
+func (p *linearPatches) fieldSourcesOf(object *resource.Resource, rendered []byte, sources *objectSources) ([]profile.FieldSource, error) {
+	if sources == nil {
+		return nil, nil
+	}
+	node := object.YNode()
+	if len(sources.order) > 1 {
+		parsed, err := kyaml.Parse(string(rendered))
+		if err != nil {
+			return nil, fmt.Errorf("reading the rendered %s again: %w", object.CurId(), err)
+		}
+		node = parsed.YNode()
+	}
+	return p.fs.describeSources(node, sources, p.steps), nil
 }
 
 // patchLoader loads the patch files of one kustomization for kustomize's
