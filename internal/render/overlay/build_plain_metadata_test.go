@@ -80,10 +80,10 @@ func TestLabelsAndAnnotationsTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds(t
 			overlay: "labels:\n- pairs: {level: overlay}\ncommonAnnotations: {from: overlay}\n", linear: true},
 		{name: "an overlay patch that selects by a label its base adds", base: "labels:\n- pairs: {landscape: base}\n", linear: true,
 			overlay: "patches:\n- target: {labelSelector: landscape=base, name: b}\n  patch: |-\n    - {op: replace, path: /spec/type, value: patched}\n",
-			setBy: []string{}},
+			setBy:   []string{}},
 		{name: "a patch that selects by a label of its own kustomization, which comes after it", linear: true,
 			overlay: "labels:\n- pairs: {landscape: overlay}\npatches:\n- target: {labelSelector: landscape=overlay}\n  patch: |-\n    - {op: replace, path: /spec/type, value: patched}\n",
-			setBy: []string{}},
+			setBy:   []string{}},
 		{name: "a patch that sets labels, one of which its kustomization's labels overwrite", linear: true,
 			overlay: "labels:\n- pairs: {landscape: bench}\ncommonAnnotations: {team: x}\npatches:\n" +
 				inlinePatch(header+"  labels: {landscape: patched, owner: me}\n  annotations: {team: x, reviewed: \"yes\"}\nspec:\n  type: patched\n"),
