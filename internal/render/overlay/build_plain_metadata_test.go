@@ -79,8 +79,8 @@ func TestLabelsAndAnnotationsTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds(t
 		{name: "labels in the base and in the overlay", base: "labels:\n- pairs: {landscape: base, level: base}\ncommonAnnotations: {from: base}\n",
 			overlay: "labels:\n- pairs: {level: overlay}\ncommonAnnotations: {from: overlay}\n", linear: true},
 		{name: "an overlay patch that selects by a label its base adds", base: "labels:\n- pairs: {landscape: base}\n", linear: true,
-			overlay: "patches:\n- target: {labelSelector: landscape=base, name: b}\n  patch: |-\n    - {op: replace, path: /spec/type, value: patched}\n",
-			setBy:   []string{}},
+			overlay: "patches:\n- target: {labelSelector: landscape=base, name: a}\n  patch: |-\n    - {op: replace, path: /spec/type, value: patched}\n",
+			setBy:   []string{"spec.type"}},
 		{name: "a patch that selects by a label of its own kustomization, which comes after it", linear: true,
 			overlay: "labels:\n- pairs: {landscape: overlay}\npatches:\n- target: {labelSelector: landscape=overlay}\n  patch: |-\n    - {op: replace, path: /spec/type, value: patched}\n",
 			setBy:   []string{}},
@@ -150,4 +150,99 @@ func fieldsOf(sources []profile.FieldSource) []string {
 		fields = append(fields, source.Field)
 	}
 	return fields
+}
+
+// generatedMetadata are the labels, commonLabels and commonAnnotations
+// fields of two kustomizations (a base and the overlay that lists it),
+// written from a fuzzer's bytes.
+type generatedMetadata struct {
+	base, overlay string
+	// plain says that they only add labels and annotations where
+	// kustomize's defaults put them: the linear path must then build
+	// what kustomize builds without falling back to it.
+	plain bool
+}
+
+var (
+	generatedKeys   = []string{"landscape", "tier", "owner", "name", "config.kubernetes.io/local-config", "example.com/team"}
+	generatedValues = []string{"bench", "gold", "silver", "true", "", "1", "renamed"}
+	// generatedFields are custom field specs of a labels entry: a label
+	// written as an annotation, into a new map of a spec, into a scalar
+	// (which kustomize refuses), into metadata itself (a rename), and one
+	// that conflicts with kustomize's own.
+	generatedFields = []string{
+		"{kind: CloudProfile, path: metadata/annotations, create: true}",
+		"{kind: NamespacedCloudProfile, path: spec/labels, create: true}",
+		"{path: spec/type, create: true}",
+		"{kind: NamespacedCloudProfile, path: metadata, create: true}",
+		"{path: metadata/labels}",
+	}
+)
+
+// generateMetadata writes the metadata fields from spec: two bytes each,
+// the first choosing the field, its options and the kustomization, the
+// second the key, the value and the custom field spec.
+func generateMetadata(spec []byte) generatedMetadata {
+	type fields struct {
+		labels                          []string
+		commonLabels, commonAnnotations []string
+	}
+	var base, overlay fields
+	// A key given twice in one mapping is refused before either build
+	// (duplicateKeys): each is given once.
+	seen := make(map[string]bool)
+	generated := generatedMetadata{plain: true}
+	for i := 0; i+1 < len(spec); i += 2 {
+		op, arg := spec[i], spec[i+1]
+		target := &overlay
+		if op&4 != 0 {
+			target = &base
+		}
+		key, value := generatedKeys[int(arg)%len(generatedKeys)], generatedValues[int(arg>>3)%len(generatedValues)]
+		if key == "config.kubernetes.io/local-config" {
+			generated.plain = false // kustomize drops what it marks
+		}
+		pair := fmt.Sprintf("%q: %q", key, value)
+		switch op % 4 {
+		case 0, 3:
+			entry := "- pairs: {" + pair + "}\n"
+			if op&8 != 0 {
+				entry += "  includeSelectors: true\n"
+			}
+			if op&16 != 0 {
+				entry += "  includeTemplates: true\n"
+			}
+			if op%4 == 3 {
+				entry += "  fields:\n  - " + generatedFields[int(arg>>5)%len(generatedFields)] + "\n"
+				generated.plain = false
+			}
+			target.labels = append(target.labels, entry)
+		case 1, 2:
+			field := fmt.Sprintf("%t %d %s", target == &base, op%4, key)
+			if seen[field] {
+				continue
+			}
+			seen[field] = true
+			if op%4 == 1 {
+				target.commonLabels = append(target.commonLabels, pair)
+			} else {
+				target.commonAnnotations = append(target.commonAnnotations, pair)
+			}
+		}
+	}
+	write := func(f fields) string {
+		var b strings.Builder
+		if len(f.labels) > 0 {
+			b.WriteString("labels:\n" + strings.Join(f.labels, ""))
+		}
+		if len(f.commonLabels) > 0 {
+			b.WriteString("commonLabels: {" + strings.Join(f.commonLabels, ", ") + "}\n")
+		}
+		if len(f.commonAnnotations) > 0 {
+			b.WriteString("commonAnnotations: {" + strings.Join(f.commonAnnotations, ", ") + "}\n")
+		}
+		return b.String()
+	}
+	generated.base, generated.overlay = write(base), write(overlay)
+	return generated
 }
