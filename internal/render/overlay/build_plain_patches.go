@@ -182,7 +182,13 @@ func (p *linearPatches) apply(object *resource.Resource, file plannedFile, order
 			if !ok {
 				return nil, false
 			}
-			if before == nil || schema == nil {
+			if before == nil {
+				continue
+			}
+			if rewriteAnnotations(object) != nil {
+				return nil, false
+			}
+			if schema == nil {
 				continue
 			}
 			// What kustomize's replay compares (fieldSources) are whole
@@ -228,9 +234,28 @@ func (p *linearPatches) applyMetadata(object *resource.Resource, kustomizations 
 			if err := transformer.Transform(one); err != nil || one.Size() != 1 || one.Resources()[0] != object {
 				return false
 			}
+			if rewriteAnnotations(object) != nil {
+				return false
+			}
 		}
 	}
 	return true
+}
+
+// rewriteAnnotations writes object's annotations anew, as kustomize does
+// after each transformer it runs (it records the transformer in an
+// annotation, removed at the end of the build): the annotations become new
+// string nodes, sorted by key. That matters to what comes next: a label
+// transformer sets one node in every field it writes a label to (the
+// labels, and the annotations when its fields say so), and a later one
+// that sets that label again changes the node in place, in both fields,
+// unless the annotations were written anew in between; and an annotation
+// a patch sets to a number becomes a string before the next patch reads
+// it. The build of an object the transformer did not change is unchanged
+// by it, so the linear path rewrites only after a transformer that
+// changed the object, or may have.
+func rewriteAnnotations(object *resource.Resource) error {
+	return object.SetAnnotations(object.GetAnnotations())
 }
 
 // applyEntry checks and applies one patch entry (entry i of the
