@@ -196,12 +196,17 @@ func (p *linearPatches) apply(object *resource.Resource, file plannedFile, order
 			// annotations of this kustomization and of those that list it
 			// come after it: a label the patch sets that they set again
 			// is theirs, not the patch's.
-			after := object
+			// And it compares them as rendered, without the annotations
+			// the build removes at its end: an object whose annotations
+			// are all the build's has none.
+			after := object.DeepCopy()
 			if later := file.transformedBy[n:]; p.setsMetadata(later) {
-				after = object.DeepCopy()
 				if !p.applyMetadata(before, later) || !p.applyMetadata(after, later) {
 					return nil, false
 				}
+			}
+			if withoutBuildAnnotations(before) != nil || withoutBuildAnnotations(after) != nil {
+				return nil, false
 			}
 			if sources == nil {
 				sources = &objectSources{}
@@ -240,6 +245,16 @@ func (p *linearPatches) applyMetadata(object *resource.Resource, kustomizations 
 		}
 	}
 	return true
+}
+
+// withoutBuildAnnotations removes from object the annotations the build
+// removes at its end (buildPlain).
+func withoutBuildAnnotations(object *resource.Resource) error {
+	object.RemoveBuildAnnotations()
+	if err := object.SetOrigin(nil); err != nil {
+		return err
+	}
+	return object.ClearTransformations()
 }
 
 // rewriteAnnotations writes object's annotations anew, as kustomize does
