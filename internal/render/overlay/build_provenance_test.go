@@ -127,8 +127,8 @@ func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
 	writeTree(t, root, map[string]string{
 		"base/kustomization.yaml": kustomization("profiles.yaml"),
 		"base/profiles.yaml":      mergeBase,
-		// An annotation for every object is no plain list: kustomize builds it.
-		"overlays/x/kustomization.yaml":      kustomization("../../base") + "commonAnnotations: {team: x}\n" + patch,
+		// A sort order is not the linear path's to keep: kustomize builds it.
+		"overlays/x/kustomization.yaml":      kustomization("../../base") + "sortOptions: {order: fifo}\n" + patch,
 		"overlays/linear/kustomization.yaml": kustomization("../../base") + patch,
 	})
 	stopped, stop := context.WithCancelCause(context.Background())
