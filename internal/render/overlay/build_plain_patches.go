@@ -40,11 +40,12 @@ import (
 // for labels and annotations, which kustomize adds to every object by its
 // kind alone, after the kustomization's patches: a patch selects by the
 // labels of the kustomizations its own lists, not by its own
-// kustomization's. Where that would not hold, the linear path gives up and kustomize builds (apply returns
-// false): a patch that renames, deletes or marks an object (its id, or
-// what buildsLikeKustomize checks, changed), a strategic-merge patch
-// without a target that does not match exactly one object (kustomize's
-// error), a patch kustomize cannot configure or apply.
+// kustomization's. Where that would not hold, the linear path gives up and
+// kustomize builds (apply returns false): a patch or a label that renames,
+// deletes or marks an object (its id, or what buildsLikeKustomize checks,
+// changed), a strategic-merge patch without a target that does not match
+// exactly one object (kustomize's error), a patch, label or annotation
+// kustomize cannot configure or apply.
 //
 // Because it holds each object right before each patch, it also finds,
 // without building anything again, what the checks after a kustomize build
@@ -194,11 +195,10 @@ func (p *linearPatches) apply(object *resource.Resource, file plannedFile, order
 			// What kustomize's replay compares (fieldSources) are whole
 			// builds with and without the patch, in which the labels and
 			// annotations of this kustomization and of those that list it
-			// come after it: a label the patch sets that they set again
-			// is theirs, not the patch's.
-			// And it compares them as rendered, without the annotations
-			// the build removes at its end: an object whose annotations
-			// are all the build's has none.
+			// come after it (a label the patch sets that they set again
+			// is theirs, not the patch's), as rendered: without the
+			// annotations the build removes at its end (an object whose
+			// annotations are all the build's has none).
 			after := object.DeepCopy()
 			if later := file.transformedBy[n:]; p.setsMetadata(later) {
 				if !p.applyMetadata(before, later) || !p.applyMetadata(after, later) {
