@@ -513,6 +513,9 @@ func FuzzBuildPatchesLikeKustomize(f *testing.F) {
 		{"- path: p.yaml\n", header + "spec:\n  machineTypes:\n  - name: local\n    $patch: delete\n  - name: gone\n    $patch: delete\n", nil},
 		{"- path: p.yaml\n", header + "$patch: delete\n", nil},
 		{"- patch: |-\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: NamespacedCloudProfile\n    metadata: {name: team, namespace: t}\n    spec:\n      kubernetes:\n        versions:\n        - {version: 1.31.0, expirationDate: \"2030-01-01T00:00:00Z\"}\n", "", nil},
+		// A patch that adds the object's first annotation: kustomize's
+		// replay sets metadata.annotations, the whole map.
+		{"- path: p.yaml\n", header + "  annotations: {owner: me}\nspec:\n  type: patched\n", nil},
 		// A patch that selects by a label the base adds, and one that sets
 		// labels the overlay's then set again.
 		{"- target: {labelSelector: landscape=bench}\n  patch: |-\n    - {op: replace, path: /spec/type, value: x}\n", "", []byte{4, 8, 0, 1}},
