@@ -16,7 +16,8 @@ var benchLandscape = realisticLandscape{cloudProfiles: 10, kubernetes: 200, imag
 
 // BenchmarkFirstSyncBuildParts splits the build of the bench landscape into
 // the steps docs/performance.md ("The first sync: where each second goes")
-// publishes: starting a child, kustomize in it, the child's answer encoded
+// publishes: starting a child, kustomize in it (for the overlay of a patch,
+// and for test/bench's overlay of a label on every object), the child's answer encoded
 // and decoded across the process boundary, and the decoding of the
 // documents into profiles, which the manager does (reusing, at a push, the
 // documents its previous revision decoded: profile.DecodeDocumentsReusing).
@@ -24,7 +25,11 @@ var benchLandscape = realisticLandscape{cloudProfiles: 10, kubernetes: 200, imag
 func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	root := b.TempDir()
 	writeTree(b, root, benchLandscape.files())
-	writeTree(b, root, map[string]string{"tiny/kustomization.yaml": "resources: []\n"})
+	writeTree(b, root, map[string]string{
+		"tiny/kustomization.yaml": "resources: []\n",
+		// test/bench's overlay: a label on every object, no patch.
+		"labelled/kustomization.yaml": "resources:\n- ../base\nlabels:\n- pairs:\n    landscape: bench\n",
+	})
 	runner, err := New(Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -47,6 +52,7 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	}
 	b.Run("child start (an empty build)", func(b *testing.B) { childCPU(b, "tiny") })
 	b.Run("whole build in a child", func(b *testing.B) { childCPU(b, "overlay") })
+	b.Run("whole build in a child, an overlay of labels", func(b *testing.B) { childCPU(b, "labelled") })
 	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), context.Background(), root, "overlay", overlay.DefaultLimits())
 	if err != nil {
 		b.Fatal(err)

@@ -59,11 +59,12 @@ import (
 // The resource files of the kustomizations are read, checked and counted
 // against Limits.MaxObjects before kustomize runs (planResources), so that
 // a build of too many objects is refused before kustomize accumulates any.
-// A build whose kustomizations only list resources of profiles and patch
-// them (no generator, transformer, name or namespace change, component,
-// patch option) is built without kustomize's accumulator, in time linear in
-// its objects, to the same output (buildPlain, linearPatches); anything
-// else goes through kustomize.
+// A build whose kustomizations only list resources of profiles, patch them
+// and add labels and annotations to them (labels, commonLabels,
+// commonAnnotations; no generator, other transformer, name or namespace
+// change, component, configuration, patch option) is built without
+// kustomize's accumulator, in time linear in its objects, to the same
+// output (buildPlain, linearPatches); anything else goes through kustomize.
 //
 // Files may be referenced from anywhere inside root (kustomize's "load
 // restrictor" is off, as in Flux), so an overlay can use a patch file kept

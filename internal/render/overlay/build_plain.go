@@ -33,7 +33,8 @@ var plainKinds = func() map[typeMeta]bool {
 type typeMeta struct{ group, version, kind string }
 
 // buildPlain builds a plan whose kustomizations are plain lists of
-// resources, with or without patches (resourcePlan.plain), without
+// resources, with or without patches, labels and annotations
+// (resourcePlan.plain), without
 // kustomize's accumulator, whose time grows with the square of the objects
 // (it checks each object it adds against every one it holds), and one file
 // at a time, so that it holds the parsed objects of one file only. It
@@ -47,11 +48,12 @@ type typeMeta struct{ group, version, kind string }
 //     keeps: the build sorts nothing (krusty's default options);
 //   - each object's origin is the one kustomize records (the entries that
 //     lead to its file, joined);
-//   - the patches of the kustomizations that lead to its file are applied
-//     to it by kustomize's patch transformer, in kustomize's order (see
-//     linearPatches), which also records which patch set which field
-//     (Document.SetBy) and the warnings about the patches, so that the
-//     build needs no check after it;
+//   - the patches, labels and annotations of the kustomizations that lead
+//     to its file are applied to it by kustomize's patch, label and
+//     annotation transformers, in kustomize's order (see linearPatches),
+//     which also records which patch set which field (Document.SetBy) and
+//     the warnings about the patches, so that the build needs no check
+//     after it;
 //   - the build annotations kustomize removes at the end are removed; the
 //     order of keyed lists is restored as after a kustomize build
 //     (restoreKeyedListOrder).
@@ -74,7 +76,10 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 	factory := resmapFactory().RF()
 	seen := make(map[resid.ResId]bool)
 	out := r.newRenderer(target, kustomizationPath)
-	patches := newLinearPatches(r, plan)
+	patches, ok := newLinearPatches(r, plan)
+	if !ok {
+		return nil, false, nil
+	}
 	order := 0
 	// tooLarge is the output's refusal, returned once every object has
 	// been checked.
@@ -124,7 +129,10 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 				tooLarge, out.docs = err, nil
 				break
 			}
-			out.docs[len(out.docs)-1].SetBy = patches.fieldSourcesOf(object.YNode(), sources[i])
+			doc := &out.docs[len(out.docs)-1]
+			if doc.SetBy, err = patches.fieldSourcesOf(object, doc.Data, sources[i]); err != nil {
+				return nil, true, err
+			}
 		}
 	}
 	warnings, ok := patches.finish()

@@ -23,9 +23,12 @@ import (
 	"github.com/profilesync/profilesync/internal/render/profile"
 )
 
-// linearPatches applies the patches of a plain build's kustomizations on
-// the linear path (buildPlain), one object at a time, with kustomize's own
-// patch transformer, and checks them as it goes.
+// linearPatches applies the transformations of a plain build's
+// kustomizations on the linear path (buildPlain), one object at a time:
+// each kustomization's patches with kustomize's own patch transformer,
+// then its labels and annotations with kustomize's own label and
+// annotation transformers (metadataTransformers), and checks the patches
+// as it goes.
 //
 // kustomize applies a kustomization's patches, in order, to every object
 // its resources hold, each patch to what the ones before it left. A patch
@@ -33,26 +36,36 @@ import (
 // selects depends on nothing but each object itself (its id, labels and
 // annotations as the patches before left them), so applying every patch
 // that reaches an object to that object, in kustomize's order, makes the
-// object kustomize makes, in time linear in the objects. Where that would
-// not hold, the linear path gives up and kustomize builds (apply returns
-// false): a patch that renames, deletes or marks an object (its id, or
-// what buildsLikeKustomize checks, changed), a strategic-merge patch
-// without a target that does not match exactly one object (kustomize's
-// error), a patch kustomize cannot configure or apply.
+// object kustomize makes, in time linear in the objects. The same holds
+// for labels and annotations, which kustomize adds to every object by its
+// kind alone, after the kustomization's patches: a patch selects by the
+// labels of the kustomizations its own lists, not by its own
+// kustomization's. Where that would not hold, the linear path gives up and
+// kustomize builds (apply returns false): a patch or a label that renames,
+// deletes or marks an object (its id, or what buildsLikeKustomize checks,
+// changed), a strategic-merge patch without a target that does not match
+// exactly one object (kustomize's error), a patch, label or annotation
+// kustomize cannot configure or apply.
 //
 // Because it holds each object right before each patch, it also finds,
 // without building anything again, what the checks after a kustomize build
 // rebuild the overlay for: which patch set which field
-// (profile.FieldSource, as fieldSources records it), the JSON patches that
+// (profile.FieldSource, as fieldSources records it: the object as the
+// labels and annotations that run after the patch leave it, with and
+// without the patch), the JSON patches that
 // address a keyed list by index (as indexPatchWarnings finds them) and the
 // stale strategic-merge patch entries (as staleKeyedEntries finds them),
 // with the same words. Only the objects a patch selects cost anything.
 type linearPatches struct {
 	fs   *buildFS
 	plan resourcePlan
-	// entries are the configured patch entries of each of plan.patched,
-	// configured when an object first reaches them.
+	// entries are the configured patch entries of each of
+	// plan.transforming, configured when an object first reaches them.
 	entries [][]*linearPatchEntry
+	// metadata are the label and annotation transformers of each of
+	// plan.transforming, configured before the build: kustomize configures
+	// them whether or not a kustomization holds objects.
+	metadata [][]resmap.Transformer
 	// steps are the patch entries applied so far, for describe; each
 	// entry's step is its index here.
 	steps []patchStep
@@ -86,20 +99,31 @@ type orderedWarning struct {
 	warning           profile.Problem
 }
 
-func newLinearPatches(fs *buildFS, plan resourcePlan) *linearPatches {
-	return &linearPatches{fs: fs, plan: plan, entries: make([][]*linearPatchEntry, len(plan.patched))}
+// newLinearPatches configures the label and annotation transformers of
+// plan's kustomizations; false when kustomize would not configure one.
+func newLinearPatches(fs *buildFS, plan resourcePlan) (*linearPatches, bool) {
+	p := &linearPatches{fs: fs, plan: plan, entries: make([][]*linearPatchEntry, len(plan.transforming)),
+		metadata: make([][]resmap.Transformer, len(plan.transforming))}
+	for k, kustomization := range plan.transforming {
+		transformers, err := fs.metadataTransformers(kustomization)
+		if err != nil {
+			return nil, false
+		}
+		p.metadata[k] = transformers
+	}
+	return p, true
 }
 
 // configured returns entry i of the kustomization k, configured as
 // kustomize configures it; false when kustomize would not configure it.
 func (p *linearPatches) configured(k, i int) (*linearPatchEntry, bool) {
 	if p.entries[k] == nil {
-		p.entries[k] = make([]*linearPatchEntry, len(p.plan.patched[k].patches))
+		p.entries[k] = make([]*linearPatchEntry, len(p.plan.transforming[k].patches))
 	}
 	if configured := p.entries[k][i]; configured != nil {
 		return configured, true
 	}
-	kustomization := p.plan.patched[k]
+	kustomization := p.plan.transforming[k]
 	entry := kustomization.patches[i]
 	config, err := yaml.Marshal(entry)
 	if err != nil {
@@ -139,18 +163,18 @@ func (p *linearPatches) configured(k, i int) (*linearPatchEntry, bool) {
 	return configured, true
 }
 
-// apply applies the patches of file's kustomizations to object, the
-// order-th object of the build, and returns the fields they set; false
-// when the linear path cannot build it as kustomize does.
+// apply applies the transformations of file's kustomizations to object,
+// the order-th object of the build, and returns the fields the patches
+// set; false when the linear path cannot build it as kustomize does.
 func (p *linearPatches) apply(object *resource.Resource, file plannedFile, order int) (*objectSources, bool) {
-	if len(file.patchedBy) == 0 {
+	if len(file.transformedBy) == 0 {
 		return nil, true
 	}
 	id := object.CurId()
 	schema := openapi.SchemaForResourceType(kyaml.TypeMeta{APIVersion: object.GetApiVersion(), Kind: object.GetKind()})
 	var sources *objectSources
-	for _, k := range file.patchedBy {
-		for i := range p.plan.patched[k].patches {
+	for n, k := range file.transformedBy {
+		for i := range p.plan.transforming[k].patches {
 			entry, ok := p.configured(k, i)
 			if !ok {
 				return nil, false
@@ -159,13 +183,38 @@ func (p *linearPatches) apply(object *resource.Resource, file plannedFile, order
 			if !ok {
 				return nil, false
 			}
-			if before == nil || schema == nil {
+			if before == nil {
 				continue
+			}
+			if rewriteAnnotations(object) != nil {
+				return nil, false
+			}
+			if schema == nil {
+				continue
+			}
+			// What kustomize's replay compares (fieldSources) are whole
+			// builds with and without the patch, in which the labels and
+			// annotations of this kustomization and of those that list it
+			// come after it (a label the patch sets that they set again
+			// is theirs, not the patch's), as rendered: without the
+			// annotations the build removes at its end (an object whose
+			// annotations are all the build's has none).
+			after := object.DeepCopy()
+			if later := file.transformedBy[n:]; p.setsMetadata(later) {
+				if !p.applyMetadata(before, later) || !p.applyMetadata(after, later) {
+					return nil, false
+				}
+			}
+			if withoutBuildAnnotations(before) != nil || withoutBuildAnnotations(after) != nil {
+				return nil, false
 			}
 			if sources == nil {
 				sources = &objectSources{}
 			}
-			changedFields(before.YNode(), object.YNode(), schema, nil, func(path keyedPath) { sources.set(path, entry.step) })
+			changedFields(before.YNode(), after.YNode(), schema, nil, func(path keyedPath) { sources.set(path, entry.step) })
+		}
+		if !p.applyMetadata(object, file.transformedBy[n:n+1]) {
+			return nil, false
 		}
 	}
 	if object.IsNilOrEmpty() || object.CurId() != id || !buildsLikeKustomize(object) {
@@ -174,11 +223,61 @@ func (p *linearPatches) apply(object *resource.Resource, file plannedFile, order
 	return sources, true
 }
 
+// setsMetadata says whether any of the kustomizations has labels or
+// annotations to set.
+func (p *linearPatches) setsMetadata(kustomizations []int) bool {
+	return slices.ContainsFunc(kustomizations, func(k int) bool { return len(p.metadata[k]) > 0 })
+}
+
+// applyMetadata applies the label and annotation transformers of the
+// kustomizations, in order, to object; false when one fails or does more
+// than change the object (kustomize's to build then).
+func (p *linearPatches) applyMetadata(object *resource.Resource, kustomizations []int) bool {
+	for _, k := range kustomizations {
+		for _, transformer := range p.metadata[k] {
+			one := resmapFactory().FromResource(object)
+			if err := transformer.Transform(one); err != nil || one.Size() != 1 || one.Resources()[0] != object {
+				return false
+			}
+			if rewriteAnnotations(object) != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// withoutBuildAnnotations removes from object the annotations the build
+// removes at its end (buildPlain).
+func withoutBuildAnnotations(object *resource.Resource) error {
+	object.RemoveBuildAnnotations()
+	if err := object.SetOrigin(nil); err != nil {
+		return err
+	}
+	return object.ClearTransformations()
+}
+
+// rewriteAnnotations writes object's annotations anew, as kustomize does
+// after each transformer it runs (it records the transformer in an
+// annotation, removed at the end of the build): the annotations become new
+// string nodes, sorted by key. That matters to what comes next: a label
+// transformer sets one node in every field it writes a label to (the
+// labels, and the annotations when its fields say so), and a later one
+// that sets that label again changes the node in place, in both fields,
+// unless the annotations were written anew in between; and an annotation
+// a patch sets to a number becomes a string before the next patch reads
+// it. The build of an object the transformer did not change is unchanged
+// by it, so the linear path rewrites only after a transformer that
+// changed the object, or may have.
+func rewriteAnnotations(object *resource.Resource) error {
+	return object.SetAnnotations(object.GetAnnotations())
+}
+
 // applyEntry checks and applies one patch entry (entry i of the
 // kustomization k) to object, and returns the object as it was before
 // when the entry selected it, nil when it did not.
 func (p *linearPatches) applyEntry(object *resource.Resource, entry *linearPatchEntry, k, i, order int) (before *resource.Resource, ok bool) {
-	path := p.plan.patched[k].path
+	path := p.plan.transforming[k].path
 	if entry.entry.Target != nil {
 		selected, err := resmapFactory().FromResource(object).Select(*entry.entry.Target)
 		if err != nil {
@@ -266,7 +365,7 @@ func (p *linearPatches) finish() (profile.Problems, bool) {
 	}
 	// Entries no object reached (a kustomization whose resources hold no
 	// object) are kustomize's to report, as are their errors.
-	for k, kustomization := range p.plan.patched {
+	for k, kustomization := range p.plan.transforming {
 		for i := range kustomization.patches {
 			if p.entries[k] == nil || p.entries[k][i] == nil {
 				return nil, false
@@ -295,10 +394,25 @@ func (p *linearPatches) finish() (profile.Problems, bool) {
 	return warnings, true
 }
 
-// fieldSourcesOf names, in the built object node, the fields sources
-// recorded and the patch that set each, as fieldSources does.
-func (p *linearPatches) fieldSourcesOf(node *kyaml.Node, sources *objectSources) []profile.FieldSource {
-	return p.fs.describeSources(node, sources, p.steps)
+// fieldSourcesOf names, in the built object, the fields sources recorded
+// and the patch that set each, as fieldSources does. fieldSources reads
+// the order of the fields one patch set from the rendered document, whose
+// mappings are sorted by key (a patch or a label may have added a key
+// after those that sort after it), so the rendered document orders them
+// here too when there is more than one.
+func (p *linearPatches) fieldSourcesOf(object *resource.Resource, rendered []byte, sources *objectSources) ([]profile.FieldSource, error) {
+	if sources == nil {
+		return nil, nil
+	}
+	node := object.YNode()
+	if len(sources.order) > 1 {
+		parsed, err := kyaml.Parse(string(rendered))
+		if err != nil {
+			return nil, fmt.Errorf("reading the rendered %s again: %w", object.CurId(), err)
+		}
+		node = parsed.YNode()
+	}
+	return p.fs.describeSources(node, sources, p.steps), nil
 }
 
 // patchLoader loads the patch files of one kustomization for kustomize's

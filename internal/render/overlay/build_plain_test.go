@@ -41,7 +41,16 @@ func buildBothWays(t testing.TB, root, path string, limits Limits) bothWays {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, result.tookLinearPath, _ = linear.buildWith(target, true)
+	func() {
+		// kustomize panics on some input (an object renamed onto
+		// another's id), which the builds above report as their error.
+		defer func() {
+			if recovered := recover(); recovered != nil {
+				result.tookLinearPath = false
+			}
+		}()
+		_, result.tookLinearPath, _ = linear.buildWith(target, true)
+	}()
 	result.krustyRuns, result.plainAttempts = linear.krustyRuns, linear.plainAttempts
 	return result
 }
@@ -109,6 +118,11 @@ func TestTheLinearPathBuildsWhatKustomizeBuilds(t *testing.T) {
 		"other-kinds/a.yaml":             profileA,
 		"other-kinds/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
 		"patched/kustomization.yaml":     kustomization("../nested/overlay") + "namePrefix: x-\n",
+		// test/bench's overlay over bases of their own labels.
+		"labelled/base/kustomization.yaml": kustomization("../../nested/overlay") + "commonLabels: {tier: base}\ncommonAnnotations: {from: base}\n",
+		"labelled/kustomization.yaml":      kustomization("base") + "labels:\n- pairs: {landscape: bench}\n",
+		"configured/kustomization.yaml":    kustomization("../nested/base") + "commonLabels: {landscape: bench}\nconfigurations: [fields.yaml]\n",
+		"configured/fields.yaml":           "commonLabels:\n- {kind: CloudProfile, path: metadata/annotations, create: true}\n",
 	})
 
 	tests := []struct {
@@ -130,6 +144,8 @@ func TestTheLinearPathBuildsWhatKustomizeBuilds(t *testing.T) {
 		{"an object with empty annotations kustomize drops", synthetic, "annotated", true},
 		{"an object of another kind than a profile", synthetic, "other-kinds", false},
 		{"a name prefix over plain bases", synthetic, "patched", false},
+		{"labels for every object, in an overlay and in its base", synthetic, "labelled", true},
+		{"labels to fields a configuration adds", synthetic, "configured", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,6 +236,8 @@ func TestPatchesTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds(t *testing.T) 
 		{name: "a strategic-merge patch by name, and one by a label selector", linear: true,
 			patches: inlinePatch(header+"spec:\n  type: patched\n") +
 				"- target: {labelSelector: tier=gold}\n  patch: |-\n" + indentLines(header+"spec:\n  regions:\n  - name: eu-2\n", "    ")},
+		{name: "a JSON patch by a label the base sets and the overlay's labels change after it", linear: true,
+			patches: jsonPatch("{labelSelector: tier=gold}", "- {op: replace, path: /spec/type, value: patched}\n") + "commonLabels: {tier: silver}\n"},
 		{name: "a JSON patch by a name pattern over both profiles", patches: jsonPatch("{kind: CloudProfile, name: \"[ab]\"}", "- {op: replace, path: /spec/type, value: patched}\n"), linear: true},
 		{name: "a patch that renames the object", patches: jsonPatch("{kind: CloudProfile, name: a}", "- {op: replace, path: /metadata/name, value: c}\n")},
 		{name: "a patch that deletes the object", patches: inlinePatch(header + "$patch: delete\n")},
@@ -365,21 +383,26 @@ func plainListFile(file string, spec []byte) (content string, asParsed bool) {
 // FuzzBuildPlainListsLikeKustomize generates plain resource lists (files of
 // profiles, namespaced profiles and ConfigMaps, some in Lists, some defined
 // twice, with annotations kustomize acts on, in the build's directory and
-// in a base it lists, and one file of the fuzzer's own text), builds each
+// in a base it lists, and one file of the fuzzer's own text), with labels
+// and annotations for every object in either kustomization
+// (generateMetadata), builds each
 // through kustomize and with the linear path allowed, and checks that both
 // builds give the same objects in the same order, or the same error, and
 // that the linear path never builds what kustomize refuses.
 func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
-	f.Add([]byte{0, 1, 2}, []byte{}, []byte{24}, "")
-	f.Add([]byte{0, 0}, []byte{4, 9}, []byte{}, "")
-	f.Add([]byte{24, 48, 60}, []byte{96, 132}, []byte{9, 36, 75}, "")
-	f.Add([]byte{1}, []byte{}, []byte{}, fmt.Sprintf(minimalCloudProfile, "raw"))
-	f.Add([]byte{2}, []byte{}, []byte{}, profileList("CloudProfileList", fmt.Sprintf(minimalCloudProfile, "a")))
-	f.Add([]byte{}, []byte{1}, []byte{}, "apiVersion: v1\nkind: List\nitems: []\n")
-	f.Fuzz(func(t *testing.T, first, second, base []byte, raw string) {
-		if len(first)+len(second)+len(base) > 64 {
+	f.Add([]byte{0, 1, 2}, []byte{}, []byte{24}, "", []byte{})
+	f.Add([]byte{0, 0}, []byte{4, 9}, []byte{}, "", []byte{})
+	f.Add([]byte{24, 48, 60}, []byte{96, 132}, []byte{9, 36, 75}, "", []byte{})
+	f.Add([]byte{1}, []byte{}, []byte{}, fmt.Sprintf(minimalCloudProfile, "raw"), []byte{})
+	f.Add([]byte{2}, []byte{}, []byte{}, profileList("CloudProfileList", fmt.Sprintf(minimalCloudProfile, "a")), []byte{})
+	f.Add([]byte{}, []byte{1}, []byte{}, "apiVersion: v1\nkind: List\nitems: []\n", []byte{})
+	f.Add([]byte{0, 1, 2}, []byte{}, []byte{24, 48}, "", []byte{0, 0, 4, 9, 1, 1, 6, 16, 8, 2})
+	f.Add([]byte{0, 96}, []byte{}, []byte{}, "", []byte{3, 0, 2, 4, 3, 99})
+	f.Fuzz(func(t *testing.T, first, second, base []byte, raw string, metadata []byte) {
+		if len(first)+len(second)+len(base) > 64 || len(metadata) > 32 {
 			return
 		}
+		labels := generateMetadata(metadata)
 		root := t.TempDir()
 		resources := []string{"first.yaml", "second.yaml"}
 		files := map[string]string{}
@@ -388,9 +411,9 @@ func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
 		files["second.yaml"], secondAsParsed = plainListFile("second", second)
 		// asParsed says whether kustomize keeps every object as parsed: the
 		// linear path must then build it, unless kustomize refuses it.
-		asParsed := firstAsParsed && secondAsParsed && raw == ""
+		asParsed := firstAsParsed && secondAsParsed && raw == "" && labels.plain
 		if len(base) > 0 {
-			files["base/kustomization.yaml"] = kustomization("objects.yaml")
+			files["base/kustomization.yaml"] = kustomization("objects.yaml") + labels.base
 			files["base/objects.yaml"], baseAsParsed = plainListFile("base", base)
 			asParsed = asParsed && baseAsParsed
 			resources = append(resources, "base")
@@ -399,7 +422,7 @@ func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
 			files["raw.yaml"] = raw
 			resources = append(resources, "raw.yaml")
 		}
-		files["kustomization.yaml"] = kustomization(resources...)
+		files["kustomization.yaml"] = kustomization(resources...) + labels.overlay
 		writeTree(t, root, files)
 
 		built := buildBothWays(t, root, ".", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 1 << 20})
@@ -473,34 +496,46 @@ func TestTheLinearPathRefusesOutputOverTheLimitAsKustomizeDoes(t *testing.T) {
 }
 
 // FuzzBuildPatchesLikeKustomize: an overlay with any patches over plain
-// bases builds, with the linear path allowed, what kustomize builds, with
-// the same fields set by patches and the same warnings, or fails as
-// kustomize fails.
+// bases, under labels and annotations for every object in the overlay and
+// in its base (generateMetadata), builds, with the linear path allowed,
+// what kustomize builds, with the same fields set by patches and the same
+// warnings, or fails as kustomize fails.
 func FuzzBuildPatchesLikeKustomize(f *testing.F) {
 	const header = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: a\n"
-	for _, seed := range []struct{ patches, file string }{
-		{"- path: p.yaml\n", header + "spec:\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n"},
-		{"- target: {kind: CloudProfile}\n  patch: |-\n    - {op: replace, path: /spec/type, value: x}\n", ""},
-		{"- target: {kind: CloudProfile, name: a}\n  patch: |-\n    - {op: remove, path: /spec/kubernetes/versions/0}\n", ""},
-		{"- path: p.yaml\n- target: {labelSelector: tier=gold}\n  path: p.yaml\n", header + "spec:\n  machineImages:\n  - name: local\n    versions:\n    - version: 9.9.9\n"},
-		{"- path: p.yaml\n", header + "spec:\n  machineTypes:\n  - name: local\n    $patch: delete\n  - name: gone\n    $patch: delete\n"},
-		{"- path: p.yaml\n", header + "$patch: delete\n"},
-		{"- patch: |-\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: NamespacedCloudProfile\n    metadata: {name: team, namespace: t}\n    spec:\n      kubernetes:\n        versions:\n        - {version: 1.31.0, expirationDate: \"2030-01-01T00:00:00Z\"}\n", ""},
+	for _, seed := range []struct {
+		patches, file string
+		metadata      []byte
+	}{
+		{"- path: p.yaml\n", header + "spec:\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      expirationDate: \"2030-01-01T00:00:00Z\"\n", nil},
+		{"- target: {kind: CloudProfile}\n  patch: |-\n    - {op: replace, path: /spec/type, value: x}\n", "", nil},
+		{"- target: {kind: CloudProfile, name: a}\n  patch: |-\n    - {op: remove, path: /spec/kubernetes/versions/0}\n", "", nil},
+		{"- path: p.yaml\n- target: {labelSelector: tier=gold}\n  path: p.yaml\n", header + "spec:\n  machineImages:\n  - name: local\n    versions:\n    - version: 9.9.9\n", nil},
+		{"- path: p.yaml\n", header + "spec:\n  machineTypes:\n  - name: local\n    $patch: delete\n  - name: gone\n    $patch: delete\n", nil},
+		{"- path: p.yaml\n", header + "$patch: delete\n", nil},
+		{"- patch: |-\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: NamespacedCloudProfile\n    metadata: {name: team, namespace: t}\n    spec:\n      kubernetes:\n        versions:\n        - {version: 1.31.0, expirationDate: \"2030-01-01T00:00:00Z\"}\n", "", nil},
+		// A patch that adds the object's first annotation: kustomize's
+		// replay sets metadata.annotations, the whole map.
+		{"- path: p.yaml\n", header + "  annotations: {owner: me}\nspec:\n  type: patched\n", nil},
+		// A patch that selects by a label the base adds, and one that sets
+		// labels the overlay's then set again.
+		{"- target: {labelSelector: landscape=bench}\n  patch: |-\n    - {op: replace, path: /spec/type, value: x}\n", "", []byte{4, 8, 0, 1}},
+		{"- path: p.yaml\n", header + "  labels: {landscape: patched, owner: me}\n  annotations: {owner: me}\nspec:\n  type: patched\n", []byte{0, 0, 1, 2, 2, 2, 3, 0}},
 	} {
-		f.Add(seed.patches, seed.file)
+		f.Add(seed.patches, seed.file, seed.metadata)
 	}
-	f.Fuzz(func(t *testing.T, patches, file string) {
-		if len(patches)+len(file) > 2048 {
+	f.Fuzz(func(t *testing.T, patches, file string, metadata []byte) {
+		if len(patches)+len(file) > 2048 || len(metadata) > 32 {
 			return
 		}
+		labels := generateMetadata(metadata)
 		root := t.TempDir()
 		writeTree(t, root, map[string]string{
-			"base/kustomization.yaml": kustomization("a.yaml", "b.yaml", "team.yaml"),
+			"base/kustomization.yaml": kustomization("a.yaml", "b.yaml", "team.yaml") + labels.base,
 			"base/a.yaml":             strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
 			"base/b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),
 			"base/team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: team\n  namespace: t\n" +
 				"spec:\n  parent: {kind: CloudProfile, name: a}\n  kubernetes:\n    versions:\n    - {version: 1.31.0}\n",
-			"overlay/kustomization.yaml": kustomization("../base") + "patches:\n" + patches,
+			"overlay/kustomization.yaml": kustomization("../base") + labels.overlay + "patches:\n" + patches,
 			"overlay/p.yaml":             file,
 		})
 		built := buildBothWays(t, root, "overlay", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 1 << 20})

@@ -14,28 +14,42 @@ import (
 // before kustomize runs (see planResources).
 type resourcePlan struct {
 	// plain says whether every kustomization of the build is a plain list
-	// of resources, with or without patches (see isPlainKustomization), so
-	// that the build can take the linear path (buildPlain) instead of
-	// kustomize's.
+	// of resources, with or without patches and labels or annotations for
+	// every object (see isPlainKustomization), so that the build can take
+	// the linear path (buildPlain) instead of kustomize's.
 	plain bool
 	// files are the resource files in the order kustomize accumulates
 	// them, a file once for each time a kustomization lists it.
 	files []plannedFile
-	// patched are the kustomizations of the build that have patches, in
-	// the order the planning reached them.
-	patched []patchedKustomizationPlan
+	// transforming are the kustomizations of the build that transform
+	// their objects (patches, labels, annotations), in the order the
+	// planning reached them.
+	transforming []transformingKustomizationPlan
 }
 
-// patchedKustomizationPlan is a kustomization of a plain build that has
-// patches: kustomize applies them, in order, to the objects of the
-// resources it lists (its bases' objects with their own patches applied).
-type patchedKustomizationPlan struct {
+// transformingKustomizationPlan is a kustomization of a plain build that
+// transforms the objects of the resources it lists (its bases' objects
+// as their own transformations left them): kustomize applies its patches,
+// in order, then its labels and its annotations.
+type transformingKustomizationPlan struct {
 	path    string // the kustomization file, absolute
 	dir     string // its directory, symbolic links resolved, as kustomize's loader has it
 	patches []types.Patch
+	// labels, commonLabels and commonAnnotations are its fields of those
+	// names, which kustomize's label and annotation transformers apply
+	// after its patches (see metadataTransformers).
+	labels            []types.Label
+	commonLabels      map[string]string
+	commonAnnotations map[string]string
 	// rank is where kustomize applies its patches among the build's
 	// kustomizations': after those of the kustomizations it lists.
 	rank int
+}
+
+// transforms says whether k changes the objects of its resources in a way
+// the linear path applies.
+func transforms(k types.Kustomization) bool {
+	return len(k.Patches) > 0 || len(k.Labels) > 0 || len(k.CommonLabels) > 0 || len(k.CommonAnnotations) > 0
 }
 
 // plannedFile is one use of a resource file.
@@ -48,11 +62,11 @@ type plannedFile struct {
 	// entries that lead to the file joined, relative to the build's
 	// target.
 	origin string
-	// patchedBy are the kustomizations (indices into resourcePlan.patched)
-	// whose patches apply to the file's objects, in the order kustomize
-	// applies them: the one that lists the file first, the top-level
-	// kustomization last.
-	patchedBy []int
+	// transformedBy are the kustomizations (indices into
+	// resourcePlan.transforming) whose transformations apply to the file's
+	// objects, in the order kustomize applies them: the one that lists the
+	// file first, the top-level kustomization last.
+	transformedBy []int
 }
 
 // maxPlanDepth bounds how deep planResources follows kustomizations listing
@@ -108,10 +122,10 @@ var errStopPlanning = errors.New("left to kustomize")
 type resourcePlanner struct {
 	fs   *buildFS
 	plan resourcePlan
-	// patching are the kustomizations with patches that lead to the one
-	// being planned, outermost first (indices into plan.patched).
-	patching []int
-	// ranked counts the kustomizations with patches planned to the end.
+	// enclosing are the transforming kustomizations that lead to the one
+	// being planned, outermost first (indices into plan.transforming).
+	enclosing []int
+	// ranked counts the transforming kustomizations planned to the end.
 	ranked int
 }
 
@@ -133,13 +147,14 @@ func (p *resourcePlanner) kustomization(dir, path, origin string, content []byte
 	if !isPlainKustomization(k, top) {
 		p.plan.plain = false
 	}
-	if len(k.Patches) > 0 {
-		p.plan.patched = append(p.plan.patched, patchedKustomizationPlan{path: path, dir: dir, patches: k.Patches})
-		index := len(p.plan.patched) - 1
-		p.patching = append(p.patching, index)
+	if transforms(k) {
+		p.plan.transforming = append(p.plan.transforming, transformingKustomizationPlan{path: path, dir: dir, patches: k.Patches,
+			labels: k.Labels, commonLabels: k.CommonLabels, commonAnnotations: k.CommonAnnotations})
+		index := len(p.plan.transforming) - 1
+		p.enclosing = append(p.enclosing, index)
 		defer func() {
-			p.patching = p.patching[:len(p.patching)-1]
-			p.plan.patched[index].rank = p.ranked
+			p.enclosing = p.enclosing[:len(p.enclosing)-1]
+			p.plan.transforming[index].rank = p.ranked
 			p.ranked++
 		}()
 	}
@@ -175,9 +190,9 @@ func (p *resourcePlanner) entry(dir, origin, entry string, chain []string) error
 		return err
 	}
 	p.fs.prefetched[abs]++
-	patchedBy := slices.Clone(p.patching)
-	slices.Reverse(patchedBy)
-	p.plan.files = append(p.plan.files, plannedFile{abs: abs, origin: filepath.Join(origin, entry), patchedBy: patchedBy})
+	transformedBy := slices.Clone(p.enclosing)
+	slices.Reverse(transformedBy)
+	p.plan.files = append(p.plan.files, plannedFile{abs: abs, origin: filepath.Join(origin, entry), transformedBy: transformedBy})
 	return nil
 }
 
@@ -233,13 +248,16 @@ func hasAmbiguousPathSegment(path string) bool {
 }
 
 // isPlainKustomization reports whether k (fixed: bases moved into
-// resources) does nothing but list resources and patch them: no generator,
-// transformer, name or namespace change, component, replacement, variable,
-// configuration, schema or sort order, and no patch options (which let a
-// patch rename an object) nor legacy patch fields (which kustomize applies
-// after other transformers). The build's own kustomization may
-// ask for origin annotations (the build adds them anyway); the buildMetadata
-// of the others is replaced by it in kustomize, so theirs does not matter.
+// resources) does nothing but list resources, patch them and add labels
+// and annotations to every object (labels, commonLabels,
+// commonAnnotations): no generator, other transformer, name or namespace
+// change, component, replacement, variable, configuration (which changes
+// the fields labels and annotations go to), schema or sort order, and no
+// patch options (which let a patch rename an object) nor legacy patch
+// fields (which kustomize applies after other transformers). The build's
+// own kustomization may ask for origin annotations (the build adds them
+// anyway); the buildMetadata of the others is replaced by it in
+// kustomize, so theirs does not matter.
 func isPlainKustomization(k types.Kustomization, top bool) bool {
 	if k.Kind != types.KustomizationKind {
 		return false
@@ -256,5 +274,6 @@ func isPlainKustomization(k types.Kustomization, top bool) bool {
 	rest.Resources = nil
 	rest.BuildMetadata = nil
 	rest.Patches = nil
+	rest.Labels, rest.CommonLabels, rest.CommonAnnotations = nil, nil, nil
 	return reflect.ValueOf(rest).IsZero()
 }

@@ -127,8 +127,8 @@ func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
 	writeTree(t, root, map[string]string{
 		"base/kustomization.yaml": kustomization("profiles.yaml"),
 		"base/profiles.yaml":      mergeBase,
-		// An annotation for every object is no plain list: kustomize builds it.
-		"overlays/x/kustomization.yaml":      kustomization("../../base") + "commonAnnotations: {team: x}\n" + patch,
+		// A sort order is not the linear path's to keep: kustomize builds it.
+		"overlays/x/kustomization.yaml":      kustomization("../../base") + "sortOptions: {order: fifo}\n" + patch,
 		"overlays/linear/kustomization.yaml": kustomization("../../base") + patch,
 	})
 	stopped, stop := context.WithCancelCause(context.Background())
@@ -185,8 +185,18 @@ func TestAnOverlayIsCheckedWithoutBuildingItAgain(t *testing.T) {
 				Patch: "the patch's entry spec.kubernetes.versions (1.31.0)"}},
 		},
 		{
+			name:    "the same under labels and annotations for every object, on the linear path",
+			overlay: "labels:\n- pairs: {landscape: bench}\ncommonLabels: {tier: gold}\ncommonAnnotations: {team: x}\npatches:\n- path: expire.yaml\n",
+			problem: "overlays/x/expire.yaml: CloudProfile/a: spec.kubernetes.versions[0] (1.31.0).expirationDate: Forbidden: " +
+				"1.31.0 is the highest Kubernetes version and may not expire: clusters must always have a version to move to " +
+				"(set by the patch's entry spec.kubernetes.versions (1.31.0), on the object of base/a.yaml)",
+			setBy: []profile.FieldSource{{Field: "spec.kubernetes.versions[0].expirationDate", KeyedField: "spec.kubernetes.versions (1.31.0).expirationDate", File: "overlays/x/expire.yaml",
+				Patch: "the patch's entry spec.kubernetes.versions (1.31.0)"}},
+		},
+		{
+			// A sort order is not for the linear path to keep.
 			name:    "the same through kustomize, checked by building it again",
-			overlay: "commonAnnotations: {team: x}\npatches:\n- path: expire.yaml\n",
+			overlay: "sortOptions: {order: fifo}\npatches:\n- path: expire.yaml\n",
 			builds:  1 + 2, // the build, then the replay: without the patch, with it
 			problem: "overlays/x/expire.yaml: CloudProfile/a: spec.kubernetes.versions[0] (1.31.0).expirationDate: Forbidden: " +
 				"1.31.0 is the highest Kubernetes version and may not expire: clusters must always have a version to move to " +
