@@ -3,6 +3,7 @@ package overlay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -325,7 +326,7 @@ func (out *renderer) add(res *resource.Resource) error {
 	if err := res.SetOrigin(nil); err != nil {
 		return fmt.Errorf("kustomize build of %s: removing origin annotations: %w", out.relTarget, err)
 	}
-	data, err := res.AsYAML()
+	data, err := renderJSON(res)
 	if err != nil {
 		return fmt.Errorf("%s: encoding %s: %w", file, res.CurId(), err)
 	}
@@ -336,6 +337,32 @@ func (out *renderer) add(res *resource.Resource) error {
 	}
 	out.docs = append(out.docs, profile.Document{File: file, Data: data})
 	return nil
+}
+
+// renderJSON renders res as JSON straight from its node: what
+// kustomize's res.AsYAML means, without AsYAML's four conversions (the node
+// encoded as YAML text with yaml.v3, that text parsed into a map and
+// marshalled as JSON, which is then parsed as YAML and encoded as YAML again
+// with yaml.v2), which took half of a build's CPU, nor the manager's
+// conversion of that YAML back into JSON (profile.DecodeDocuments reads this
+// JSON without a YAML parse).
+//
+// It is res.MarshalJSON without its round trip through YAML text: the node,
+// de-anchored by kustomize's reader (aliases replaced, merge keys merged), is
+// decoded with yaml.v3 into the same map MarshalJSON decodes its text into
+// (ints stay ints, quoted numbers and "true" stay strings, timestamps stay
+// strings), and json.Marshal writes the keys sorted as AsYAML's output had
+// them. TestRenderJSONIsKustomizesJSON holds it to MarshalJSON byte for byte.
+func renderJSON(res *resource.Resource) ([]byte, error) {
+	node := res.YNode()
+	if node == nil {
+		return []byte("null"), nil
+	}
+	var object map[string]any
+	if err := node.Decode(&object); err != nil {
+		return nil, err
+	}
+	return json.Marshal(object)
 }
 
 // useBuildSchema registers mergekeys.OpenAPISchema as kustomize's schema,
