@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/profilesync/profilesync/internal/render/mergekeys"
@@ -352,17 +353,48 @@ func (out *renderer) add(res *resource.Resource) error {
 // decoded with yaml.v3 into the same map MarshalJSON decodes its text into
 // (ints stay ints, quoted numbers and "true" stay strings, timestamps stay
 // strings), and json.Marshal writes the keys sorted as AsYAML's output had
-// them. TestRenderJSONIsKustomizesJSON holds it to MarshalJSON byte for byte.
+// them. A node that the round trip through YAML text changes
+// (changedByYAMLText) is left to MarshalJSON, so that the rendering stays
+// what kustomize means. TestRenderJSONIsKustomizesJSON and
+// FuzzRenderJSONDecodesLikeAsYAML hold it to MarshalJSON byte for byte.
 func renderJSON(res *resource.Resource) ([]byte, error) {
 	node := res.YNode()
 	if node == nil {
 		return []byte("null"), nil
+	}
+	if changedByYAMLText(node, false, false) {
+		return res.MarshalJSON()
 	}
 	var object map[string]any
 	if err := node.Decode(&object); err != nil {
 		return nil, err
 	}
 	return json.Marshal(object)
+}
+
+// changedByYAMLText reports whether node holds a value that MarshalJSON's
+// round trip through YAML text changes, so that renderJSON leaves the node
+// to MarshalJSON itself: an empty plain scalar (a null written as nothing,
+// as in {a}) that yaml.v3's encoder writes as a quoted empty string, which
+// it does inside a flow collection and for a key. inFlow says whether an
+// enclosing collection is written in flow style, isKey whether node is a
+// mapping's key.
+func changedByYAMLText(node *kyaml.Node, inFlow, isKey bool) bool {
+	switch node.Kind {
+	case kyaml.ScalarNode:
+		quoted := node.Style&(kyaml.SingleQuotedStyle|kyaml.DoubleQuotedStyle|kyaml.LiteralStyle|kyaml.FoldedStyle) != 0
+		return node.Value == "" && !quoted && (inFlow || isKey)
+	case kyaml.MappingNode, kyaml.SequenceNode, kyaml.DocumentNode:
+		inFlow = inFlow || node.Style&kyaml.FlowStyle != 0
+		for i, child := range node.Content {
+			if changedByYAMLText(child, inFlow, node.Kind == kyaml.MappingNode && i%2 == 0) {
+				return true
+			}
+		}
+	case kyaml.AliasNode:
+		return node.Alias != nil && changedByYAMLText(node.Alias, inFlow, isKey)
+	}
+	return false
 }
 
 // useBuildSchema registers mergekeys.OpenAPISchema as kustomize's schema,
