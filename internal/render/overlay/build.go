@@ -351,8 +351,8 @@ func (out *renderer) add(res *resource.Resource) error {
 // It is res.MarshalJSON without its round trip through YAML text: the node,
 // de-anchored by kustomize's reader (aliases replaced, merge keys merged), is
 // decoded with yaml.v3 into the same map MarshalJSON decodes its text into
-// (ints stay ints, quoted numbers and "true" stay strings, timestamps stay
-// strings), and json.Marshal writes the keys sorted as AsYAML's output had
+// (ints stay ints, quoted numbers and "true" stay strings, a timestamp is a
+// string, a date the string of its midnight), and json.Marshal writes the keys sorted as AsYAML's output had
 // them. A node that the round trip through YAML text changes
 // (changedByYAMLText) is left to MarshalJSON, so that the rendering stays
 // what kustomize means. TestRenderJSONIsKustomizesJSON and

@@ -38,7 +38,8 @@ type Document struct {
 	// File names the document's source for messages: a path relative to the
 	// repository root after Build, as given on the command line otherwise.
 	File string
-	// Data is the document, YAML or JSON.
+	// Data is the document, YAML or JSON: a build renders each object as
+	// canonical JSON, which DecodeDocuments reads without a YAML parse.
 	Data []byte
 	// SetBy are the fields of the object that patches of an overlay set,
 	// with the patch that set each (see FieldSource); empty for an object
