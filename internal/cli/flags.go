@@ -22,7 +22,7 @@ func bindReadLimits(fs *pflag.FlagSet, limits *overlay.Limits) {
 	fs.Var(byteSize{&limits.MaxFileSize}, overlay.MaxFileSizeFlag,
 		"The largest file read from the repository, counting YAML aliases written out (bytes, or a quantity like 4Mi).")
 	fs.Var(byteSize{&limits.MaxRenderedSize}, overlay.MaxRenderedSizeFlag,
-		"The largest rendered output of a build, and the most read from the repository in all (bytes, or a quantity like 32Mi).")
+		"The largest rendered output of a build (its objects as JSON), and the most read from the repository in all (bytes, or a quantity like 32Mi).")
 }
 
 // bindBuildLimits binds bindReadLimits and the flags that bound a build and

@@ -3,6 +3,7 @@ package overlay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/profilesync/profilesync/internal/render/mergekeys"
@@ -326,7 +328,7 @@ func (out *renderer) add(res *resource.Resource) error {
 	if err := res.SetOrigin(nil); err != nil {
 		return fmt.Errorf("kustomize build of %s: removing origin annotations: %w", out.relTarget, err)
 	}
-	data, err := res.AsYAML()
+	data, err := renderJSON(res)
 	if err != nil {
 		return fmt.Errorf("%s: encoding %s: %w", file, res.CurId(), err)
 	}
@@ -337,6 +339,63 @@ func (out *renderer) add(res *resource.Resource) error {
 	}
 	out.docs = append(out.docs, profile.Document{File: file, Data: data})
 	return nil
+}
+
+// renderJSON renders res as JSON straight from its node: what
+// kustomize's res.AsYAML means, without AsYAML's four conversions (the node
+// encoded as YAML text with yaml.v3, that text parsed into a map and
+// marshalled as JSON, which is then parsed as YAML and encoded as YAML again
+// with yaml.v2), which took half of a build's CPU, nor the manager's
+// conversion of that YAML back into JSON (profile.DecodeDocuments reads this
+// JSON without a YAML parse).
+//
+// It is res.MarshalJSON without its round trip through YAML text: the node,
+// de-anchored by kustomize's reader (aliases replaced, merge keys merged), is
+// decoded with yaml.v3 into the same map MarshalJSON decodes its text into
+// (ints stay ints, quoted numbers and "true" stay strings, a timestamp is a
+// string, a date the string of its midnight), and json.Marshal writes the keys sorted as AsYAML's output had
+// them. A node that the round trip through YAML text changes
+// (changedByYAMLText) is left to MarshalJSON, so that the rendering stays
+// what kustomize means. TestRenderJSONIsKustomizesJSON and
+// FuzzRenderJSONDecodesLikeAsYAML hold it to MarshalJSON byte for byte.
+func renderJSON(res *resource.Resource) ([]byte, error) {
+	node := res.YNode()
+	if node == nil {
+		return []byte("null"), nil
+	}
+	if changedByYAMLText(node, false, false) {
+		return res.MarshalJSON()
+	}
+	var object map[string]any
+	if err := node.Decode(&object); err != nil {
+		return nil, err
+	}
+	return json.Marshal(object)
+}
+
+// changedByYAMLText reports whether node holds a value that MarshalJSON's
+// round trip through YAML text changes, so that renderJSON leaves the node
+// to MarshalJSON itself: an empty plain scalar (a null written as nothing,
+// as in {a}) that yaml.v3's encoder writes as a quoted empty string, which
+// it does inside a flow collection and for a key. inFlow says whether an
+// enclosing collection is written in flow style, isKey whether node is a
+// mapping's key.
+func changedByYAMLText(node *kyaml.Node, inFlow, isKey bool) bool {
+	switch node.Kind {
+	case kyaml.ScalarNode:
+		quoted := node.Style&(kyaml.SingleQuotedStyle|kyaml.DoubleQuotedStyle|kyaml.LiteralStyle|kyaml.FoldedStyle) != 0
+		return node.Value == "" && !quoted && (inFlow || isKey)
+	case kyaml.MappingNode, kyaml.SequenceNode, kyaml.DocumentNode:
+		inFlow = inFlow || node.Style&kyaml.FlowStyle != 0
+		for i, child := range node.Content {
+			if changedByYAMLText(child, inFlow, node.Kind == kyaml.MappingNode && i%2 == 0) {
+				return true
+			}
+		}
+	case kyaml.AliasNode:
+		return node.Alias != nil && changedByYAMLText(node.Alias, inFlow, isKey)
+	}
+	return false
 }
 
 // useBuildSchema registers mergekeys.OpenAPISchema as kustomize's schema,

@@ -42,8 +42,8 @@ type Limits struct {
 	// counts as large as it is with every alias written out, because that
 	// is what kustomize holds in memory.
 	MaxFileSize int64
-	// MaxRenderedSize bounds both the rendered output and everything the
-	// build reads (a file read twice counts twice), in bytes: kustomize's
+	// MaxRenderedSize bounds both the rendered output (the objects as
+	// JSON, as renderJSON writes them) and everything the build reads (a file read twice counts twice), in bytes: kustomize's
 	// work and memory grow with what it reads, and a build that reads far
 	// more than it may render is amplifying something.
 	MaxRenderedSize int64

@@ -312,7 +312,9 @@ func TestStrategicMergePatchesNameListEntriesByKey(t *testing.T) {
 }
 
 // plainKustomizeBuild builds dir with kustomize as its command does, on
-// the disk, with its default options.
+// the disk, with its default options, and returns each object as
+// kustomize's JSON of it (Resource.MarshalJSON), which Build renders byte
+// for byte (renderJSON).
 func plainKustomizeBuild(t *testing.T, dir string) [][]byte {
 	t.Helper()
 	kustomizeRuns.Lock()
@@ -325,7 +327,7 @@ func plainKustomizeBuild(t *testing.T, dir string) [][]byte {
 	}
 	out := make([][]byte, resources.Size())
 	for i, res := range resources.Resources() {
-		if out[i], err = res.AsYAML(); err != nil {
+		if out[i], err = res.MarshalJSON(); err != nil {
 			t.Fatal(err)
 		}
 	}

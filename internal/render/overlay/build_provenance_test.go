@@ -136,7 +136,7 @@ func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
 	docs, warnings, err := BuildWithWarningsWithin(context.Background(), stopped, root, filepath.Join("overlays", "x"), DefaultLimits())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(docs).To(HaveLen(2))
-	g.Expect(string(docs[0].Data)).To(ContainSubstring("type: gcp"))
+	g.Expect(string(docs[0].Data)).To(ContainSubstring(`"type":"gcp"`))
 	g.Expect(docs[0].SetBy).To(BeEmpty())
 	g.Expect(warnings.Lines()).To(ConsistOf(
 		"overlays/x: the checks after the build did not finish (JSON patches addressing list entries by index, stale patches, which patch set which field, " +

@@ -57,9 +57,9 @@ func TestConcurrentBuildsDoNotShareAKustomizationsSchema(t *testing.T) {
 		return string(docs[0].Data)
 	}
 	wantWithSchema, wantWithout := alone(withSchema), alone(without)
-	g.Expect(wantWithout).To(ContainSubstring("    - classification: deprecated\n      version: 1.31.0\n    - version: 1.30.0\n"),
+	g.Expect(wantWithout).To(ContainSubstring(`"versions":[{"classification":"deprecated","version":"1.31.0"},{"version":"1.30.0"}]`),
 		"merged by version: the patch changes 1.31.0 and keeps 1.30.0")
-	g.Expect(wantWithSchema).To(ContainSubstring("    - classification: deprecated\n      version: 1.31.0\n"))
+	g.Expect(wantWithSchema).To(ContainSubstring(`"versions":[{"classification":"deprecated","version":"1.31.0"}]`))
 	g.Expect(wantWithSchema).NotTo(ContainSubstring("1.30.0"), "the kustomization's own schema has no merge key: the patch replaces the list")
 
 	var wg sync.WaitGroup

@@ -38,7 +38,8 @@ type Document struct {
 	// File names the document's source for messages: a path relative to the
 	// repository root after Build, as given on the command line otherwise.
 	File string
-	// Data is the document, YAML or JSON.
+	// Data is the document, YAML or JSON: a build renders each object as
+	// canonical JSON, which DecodeDocuments reads without a YAML parse.
 	Data []byte
 	// SetBy are the fields of the object that patches of an overlay set,
 	// with the patch that set each (see FieldSource); empty for an object
@@ -273,14 +274,8 @@ func decodeDocument(doc Document, n int) (*Object, Problems) {
 	documentProblem := func(format string, args ...any) Problems {
 		return Problems{{File: doc.File, Message: fmt.Sprintf("document %d: ", n) + fmt.Sprintf(format, args...)}}
 	}
-	data, err := yaml.YAMLToJSONStrict(doc.Data)
+	data, content, err := unstructuredContent(doc.Data)
 	if err != nil {
-		return nil, documentProblem("not valid YAML: %v", err)
-	}
-	// The API server's unstructured form: integers stay int64, so that the
-	// schema tells an integer from a number as the API server does.
-	var content any
-	if err := strictjson.UnmarshalCaseSensitivePreserveInts(data, &content); err != nil {
 		return nil, documentProblem("not valid YAML: %v", err)
 	}
 	if content == nil {
@@ -392,6 +387,55 @@ func decodeDocument(doc Document, n int) (*Object, Problems) {
 		object.NamespacedCloudProfile.APIVersion = v1alpha1.GroupVersion.String()
 	}
 	return object, nil
+}
+
+// unstructuredContent returns a document as JSON and as the API server's
+// unstructured form of it: integers stay int64, so that the schema tells an
+// integer from a number as the API server does.
+//
+// A document in canonical JSON, as a build renders every object (see
+// isCanonicalJSON), is read as it is; any other document, YAML or JSON,
+// is converted from YAML, as a person may write it. Both read the same
+// document to the same JSON and the same content (TestJSONAndYAMLOfAnObjectDecodeAlike,
+// FuzzCanonicalJSONDecodesLikeYAML), so only the cost differs: the
+// conversion from YAML took a quarter of the decode of a large profile.
+func unstructuredContent(document []byte) (data []byte, content any, err error) {
+	if content, ok := canonicalJSONContent(document); ok {
+		return document, content, nil
+	}
+	if data, err = yaml.YAMLToJSONStrict(document); err != nil {
+		return nil, nil, err
+	}
+	if err := strictjson.UnmarshalCaseSensitivePreserveInts(data, &content); err != nil {
+		return nil, nil, err
+	}
+	return data, content, nil
+}
+
+// canonicalJSONContent decodes document when it is a JSON object in
+// canonical form: what encoding/json writes for the content it decodes to,
+// byte for byte (no space between tokens, keys sorted and given once,
+// numbers and strings written as json.Marshal writes them). That is the
+// form yaml.YAMLToJSONStrict gives any document, so the YAML path would
+// return the same bytes and content; JSON in any other form (indented, keys
+// in another order, 1.0 for 1, a key given twice) is left to the YAML
+// path, whose problems stay what they were.
+func canonicalJSONContent(document []byte) (any, bool) {
+	// Canonical JSON starts with its brace: YAML, and JSON after a space,
+	// are not decoded twice.
+	if len(document) == 0 || document[0] != '{' {
+		return nil, false
+	}
+	var content any
+	strictErrs, err := strictjson.UnmarshalStrict(document, &content, strictjson.DisallowDuplicateFields)
+	if err != nil || len(strictErrs) > 0 {
+		return nil, false
+	}
+	canonical, err := json.Marshal(content)
+	if err != nil || !bytes.Equal(canonical, document) {
+		return nil, false
+	}
+	return content, true
 }
 
 // header is what decodeDocument reads first, to decide which type a
