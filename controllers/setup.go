@@ -123,16 +123,20 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	// The sync and the status controllers share one gate (applygate.Gate).
 	gate := &applygate.Gate{}
+	// The status controllers share one order of a parent's status write
+	// before its children's (profilestatus.ParentStatuses).
+	parentStatuses := &profilestatus.ParentStatuses{}
 	// Both status controllers take the same settings, but each its own
 	// value: a ProfileStatusController keeps the times of its profiles.
 	statusController := func() profilestatus.ProfileStatusController {
 		return profilestatus.ProfileStatusController{
-			ApplyGate:     gate,
-			Client:        mgr.GetClient(),
-			EventRecorder: recorder,
-			Clock:         cfg.Clock,
-			Metrics:       operatorMetrics,
-			StatusRecheck: cfg.StatusRecheck,
+			ApplyGate:      gate,
+			ParentStatuses: parentStatuses,
+			Client:         mgr.GetClient(),
+			EventRecorder:  recorder,
+			Clock:          cfg.Clock,
+			Metrics:        operatorMetrics,
+			StatusRecheck:  cfg.StatusRecheck,
 		}
 	}
 	if err := (&profilestatus.CloudProfileReconciler{ProfileStatusController: statusController()}).SetupWithManager(mgr, cfg.controllerOptions()); err != nil {

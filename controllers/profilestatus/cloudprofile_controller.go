@@ -32,7 +32,10 @@ import (
 // version's classification at the clock's current time, the next transition,
 // and Ready. It wakes up at exactly the next transition and never polls in
 // between (overdue.go says how a step of the wall clock is noticed); it
-// never writes spec.
+// never writes spec. Each reconcile it finishes, the status written or not
+// (an invalid spec included), is announced to ParentStatuses, which the
+// profile's NamespacedCloudProfiles wait for: a changed CloudProfile's
+// status is written before its children's.
 type CloudProfileReconciler struct {
 	ProfileStatusController
 }
@@ -71,7 +74,8 @@ func (r *CloudProfileReconciler) SetupWithManager(mgr ctrl.Manager, opts control
 func (r *CloudProfileReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := &v1alpha1.CloudProfile{}
 	return reconcileStatus(ctx, &r.ProfileStatusController, req, v1alpha1.CloudProfileKind, obj,
-		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration, heldUntil: &obj.Status.HeldUntil},
+		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration, heldUntil: &obj.Status.HeldUntil,
+			announce: r.ParentStatuses},
 		func(now, wallNow time.Time) (ctrl.Result, error) {
 			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&obj.Spec, field.NewPath("spec"), now)
 			// The profile is stored: what Gardener judges only when it is

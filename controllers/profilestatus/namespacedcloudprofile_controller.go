@@ -36,7 +36,12 @@ const ParentNameIndex = ".spec.parent.name"
 // NamespacedCloudProfileReconciler renders a NamespacedCloudProfile: its
 // parent merged with its overrides into status.cloudProfileSpec, and the
 // classification status of that merged spec at the clock's now. It wakes up at
-// the merged spec's next transition and whenever its parent changes.
+// the merged spec's next transition and whenever its parent changes. When
+// the parent's status is behind the parent's spec (a change of the parent
+// woke both status controllers), it first waits, at most
+// ParentStatuses.Wait, until the parent's status reconcile has finished
+// (ParentStatuses), so that the parent's status is written first; the merge
+// needs the parent's spec only.
 type NamespacedCloudProfileReconciler struct {
 	ProfileStatusController
 }
@@ -106,12 +111,10 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 	return reconcileStatus(ctx, &r.ProfileStatusController, req, v1alpha1.NamespacedCloudProfileKind, obj,
 		profileStatus{whole: &obj.Status, versions: &obj.Status.ProfileVersionsStatus, observedGeneration: &obj.Status.ObservedGeneration, heldUntil: &obj.Status.HeldUntil},
 		func(now, wallNow time.Time) (ctrl.Result, error) {
-			// Read without the cache's deep copy (a whole profile of
-			// hundreds of versions at every reconcile of each of its
-			// children): the merge copies what it keeps and never modifies
-			// the parent (merge.Namespaced).
-			parent := &v1alpha1.CloudProfile{}
-			err := r.Get(ctx, client.ObjectKey{Name: obj.Spec.Parent.Name}, parent, client.UnsafeDisableDeepCopy)
+			// A wait for the parent's status may make now a little older
+			// than the write: the wake-up still comes at the next
+			// transition itself (exactWake counts the time spent).
+			parent, err := r.parentAfterItsStatus(ctx, obj.Spec.Parent.Name)
 			switch {
 			case apierrors.IsNotFound(err):
 				// Not stalled: the parent watch reconciles this object when
@@ -140,6 +143,29 @@ func (r *NamespacedCloudProfileReconciler) Reconcile(ctx context.Context, req ct
 			markReady(obj, classificationSummary(&status.ProfileVersionsStatus))
 			return ctrl.Result{RequeueAfter: requeueAfter(&status.ProfileVersionsStatus, wallNow)}, nil
 		})
+}
+
+// parentAfterItsStatus reads the parent CloudProfile and, when its status is
+// behind its spec, waits for its status reconcile (ParentStatuses.await)
+// and reads it again: the spec may have moved on meanwhile.
+//
+// It reads without the cache's deep copy (a whole profile of hundreds of
+// versions at every reconcile of each of its children): the merge copies
+// what it keeps and never modifies the parent (merge.Namespaced).
+func (r *NamespacedCloudProfileReconciler) parentAfterItsStatus(ctx context.Context, name string) (*v1alpha1.CloudProfile, error) {
+	parent := &v1alpha1.CloudProfile{}
+	key := client.ObjectKey{Name: name}
+	if err := r.Get(ctx, key, parent, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	if parent.Status.ObservedGeneration >= parent.Generation || !r.ParentStatuses.await(ctx, name, parent.Generation) {
+		return parent, nil
+	}
+	parent = &v1alpha1.CloudProfile{}
+	if err := r.Get(ctx, key, parent, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	return parent, nil
 }
 
 // keepPreviousSpecCurrent recomputes the classification status of the

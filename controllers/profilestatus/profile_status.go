@@ -63,6 +63,12 @@ type ProfileStatusController struct {
 	// ApplyGate, when set, holds the status write of a profile while its
 	// ProfileSync applies a revision.
 	ApplyGate *applygate.Gate
+	// ParentStatuses, when set, orders a changed CloudProfile's status
+	// write before its children's: the CloudProfile reconciler announces
+	// each status reconcile it finishes, the NamespacedCloudProfile
+	// reconciler waits for its parent's. Both reconcilers of one manager
+	// share it.
+	ParentStatuses *ParentStatuses
 	// times keeps each profile's status from moving back in time.
 	times statusTimes
 }
@@ -78,19 +84,25 @@ type profileStatus struct {
 	// heldUntil is its heldUntil: the hold the sync honours
 	// (honouredHoldUntil).
 	heldUntil **metav1.Time
+	// announce, when set, is told when the status reconcile of the
+	// profile, a CloudProfile, has finished at a generation, and when the
+	// profile is gone (ParentStatuses).
+	announce *ParentStatuses
 }
 
 // reconcileStatus reads the profile of kind that req names into obj (held
 // while its ProfileSync applies a revision), lets compute set its status at
 // now (the time to compute at; wallNow is the clock's, see statusTimes), then
 // patches the status when it changed and records it in the metrics. A
-// profile that is gone is forgotten.
+// profile that is gone is forgotten. With status.announce, the end of the
+// reconcile is announced (ParentStatuses), after the write.
 func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.Request, kind string, obj conditionsObject, status profileStatus,
 	compute func(now, wallNow time.Time) (ctrl.Result, error)) (result ctrl.Result, retErr error) {
 	if err := c.ApplyGate.Get(ctx, c.Client, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			c.Metrics.ForgetProfile(kind, req.NamespacedName)
 			c.times.forget(req.NamespacedName)
+			status.announce.forget(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -99,7 +111,11 @@ func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.R
 	var wallNow time.Time
 	defer func() {
 		*status.observedGeneration = obj.GetGeneration()
-		if err := statuspatch.Write(ctx, c.Client, before, obj, status.whole); err != nil {
+		err := statuspatch.Write(ctx, c.Client, before, obj, status.whole)
+		// Written or not, this generation's reconcile is over: children
+		// waiting for it go on (a failed write is retried on its own).
+		status.announce.finished(req.Name, obj.GetGeneration())
+		if err != nil {
 			retErr = kerrors.NewAggregate([]error{retErr, err})
 			return
 		}

@@ -1,0 +1,150 @@
+package profilestatus
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// DefaultParentStatusWait bounds how long a NamespacedCloudProfile's status
+// reconcile waits for its parent's (ParentStatuses). Two seconds: a
+// CloudProfile's status write takes tens to hundreds of milliseconds
+// (docs/performance.md, "A push"), so the bound is only reached when the
+// parent's status controller is not getting to it at all (not running,
+// stuck on the API server); then the children go on, at most this late.
+const DefaultParentStatusWait = 2 * time.Second
+
+// ParentStatuses orders the status writes of a changed CloudProfile and its
+// NamespacedCloudProfiles: the CloudProfile's status reconcile announces
+// when it has finished at a generation, written or not (finished), and a
+// NamespacedCloudProfile's status reconcile whose parent's status is behind
+// the parent's spec waits for that announcement (await), at most Wait.
+//
+// Why: a change of a CloudProfile's spec wakes its status controller and,
+// through its generation (childrenOf), the status controller of each of its
+// children at once. The children's writes are the largest the API server
+// takes (each holds the whole merged profile), so, running at the same
+// time, they delay the parent's small one: what a user, and the push
+// benchmark, see first is the parent's status. The children's merged
+// profile depends on the parent's spec, not its status, so waiting costs
+// them nothing but the parent's write.
+//
+// It is in-process: the two status controllers of one manager share it. A
+// nil ParentStatuses orders nothing.
+type ParentStatuses struct {
+	// Wait bounds one wait; zero means DefaultParentStatusWait.
+	Wait time.Duration
+
+	mu      sync.Mutex
+	parents map[string]*parentStatus
+}
+
+// parentStatus is what ParentStatuses knows of one CloudProfile.
+type parentStatus struct {
+	// settled is the latest generation whose status reconcile has finished,
+	// or that a wait gave up on.
+	settled int64
+	// changed is closed, and replaced, when settled moves or the entry is
+	// forgotten.
+	changed chan struct{}
+}
+
+// entry returns the CloudProfile's entry, made on first use; p.mu is held.
+func (p *ParentStatuses) entry(name string) *parentStatus {
+	if p.parents == nil {
+		p.parents = map[string]*parentStatus{}
+	}
+	st, ok := p.parents[name]
+	if !ok {
+		st = &parentStatus{changed: make(chan struct{})}
+		p.parents[name] = st
+	}
+	return st
+}
+
+// settle records that the CloudProfile's status is settled at generation
+// and wakes the waiters; p.mu is held.
+func (p *ParentStatuses) settle(name string, generation int64) {
+	st := p.entry(name)
+	if generation <= st.settled {
+		return
+	}
+	st.settled = generation
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// finished announces that the status reconcile of the CloudProfile has
+// finished at generation, whether it wrote the status or not: the children
+// waiting for it go on.
+func (p *ParentStatuses) finished(name string, generation int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.settle(name, generation)
+}
+
+// forget drops a CloudProfile that is gone; its waiters go on. A
+// CloudProfile created again under the name starts at generation 1.
+func (p *ParentStatuses) forget(name string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.parents[name]; ok {
+		close(st.changed)
+		delete(p.parents, name)
+	}
+}
+
+// await waits until the status reconcile of the CloudProfile has finished
+// at generation or later, at most Wait, and tells whether it waited (the
+// caller then reads the parent again). A wait that reaches the bound
+// settles the generation, so that no other reconcile waits for it again:
+// a parent whose status controller is not running costs each of its
+// generations one bound, not one per child reconcile.
+func (p *ParentStatuses) await(ctx context.Context, name string, generation int64) (waited bool) {
+	if p == nil {
+		return false
+	}
+	wait := p.Wait
+	if wait <= 0 {
+		wait = DefaultParentStatusWait
+	}
+	// The bound is a real-time timeout, as the apply gate's: the
+	// reconcilers' clock may be a fixed one in tests, and it has no timers.
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		p.mu.Lock()
+		st := p.entry(name)
+		if st.settled >= generation {
+			p.mu.Unlock()
+			return waited
+		}
+		changed := st.changed
+		p.mu.Unlock()
+		waited = true
+		select {
+		case <-changed:
+			p.mu.Lock()
+			gone := p.parents[name] != st
+			p.mu.Unlock()
+			if gone {
+				return waited
+			}
+		case <-timer.C:
+			p.mu.Lock()
+			if p.parents[name] == st {
+				p.settle(name, generation)
+			}
+			p.mu.Unlock()
+			return waited
+		case <-ctx.Done():
+			return waited
+		}
+	}
+}
