@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
@@ -54,6 +55,7 @@ func (r *buildFS) restoreKeyedListOrder(target string, resources []*resource.Res
 		path := filepath.Join(target, origin.Path)
 		objects, parsed := sources[path]
 		if !parsed {
+			sourcesReadForOrder.Add(1)
 			content, err := r.sourceContent(path)
 			if err == nil {
 				objects, err = parseSourceObjects(content)
@@ -78,6 +80,11 @@ func (r *buildFS) sourceContent(path string) ([]byte, error) {
 	}
 	return r.ReadFile(path)
 }
+
+// sourcesReadForOrder counts the source files restoreKeyedListOrder read
+// again in this process: what tells the tests that a build without patches
+// reads none.
+var sourcesReadForOrder atomic.Int64
 
 // sourceObject is an object of a source file: its kind, its name and its
 // YAML.

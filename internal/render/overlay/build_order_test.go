@@ -113,3 +113,38 @@ func TestParseSourceObjectsReadsWhatKustomizeReads(t *testing.T) {
 	_, err = parseSourceObjects([]byte("kind: [unclosed"))
 	g.Expect(err).To(HaveOccurred())
 }
+
+// Only a patch moves the entries of a keyed list, so only the files of
+// objects a patch selected are read again to restore their order: a plain
+// list, labelled or not, reads none.
+func TestOnlyTheFilesOfPatchedObjectsAreReadAgainForTheirOrder(t *testing.T) {
+	other := strings.ReplaceAll(mergeBase, "name: aws", "name: other")
+	retime := inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  kubernetes:\n    versions:\n" +
+		"    - version: 1.33.7\n      lifecycle:\n      - classification: supported\n        startTime: \"2027-01-15T00:00:00Z\"\n")
+	tests := []struct {
+		name    string
+		overlay string
+		reads   int64
+	}{
+		{name: "a plain list", overlay: ""},
+		{name: "labels and annotations for every object", overlay: "labels:\n- pairs: {landscape: bench}\ncommonAnnotations: {team: x}\n"},
+		{name: "a patch of one object of one file", overlay: "patches:\n" + retime, reads: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{
+				"base/kustomization.yaml":       kustomization("aws.yaml", "other.yaml"),
+				"base/aws.yaml":                 mergeBase,
+				"base/other.yaml":               other,
+				"overlays/x/kustomization.yaml": kustomization("../../base") + tt.overlay,
+			})
+			before := sourcesReadForOrder.Load()
+			docs, err := buildWithDefaults(t, root, filepath.Join("overlays", "x"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(docs).To(HaveLen(4))
+			g.Expect(sourcesReadForOrder.Load() - before).To(Equal(tt.reads))
+		})
+	}
+}

@@ -56,7 +56,8 @@ type typeMeta struct{ group, version, kind string }
 //     after it;
 //   - the build annotations kustomize removes at the end are removed; the
 //     order of keyed lists is restored as after a kustomize build
-//     (restoreKeyedListOrder).
+//     (restoreKeyedListOrder) in the objects a patch selected, the only
+//     ones whose order the build changed.
 //
 // An object defined twice (the same group, version, kind, name and
 // namespace, a namespaced object without a namespace being in "default",
@@ -118,7 +119,17 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		if tooLarge != nil {
 			continue
 		}
-		if err := r.restoreKeyedListOrder(target, objects); err != nil {
+		// Only a patch moves the entries of a keyed list (see
+		// restoreKeyedListOrder): an object no patch selected has its
+		// file's order already, and reading its file again for it was a
+		// seventh of a build without patches.
+		var patched []*resource.Resource
+		for i, object := range objects {
+			if sources[i] != nil {
+				patched = append(patched, object)
+			}
+		}
+		if err := r.restoreKeyedListOrder(target, patched); err != nil {
 			return nil, true, err
 		}
 		for i, object := range objects {
