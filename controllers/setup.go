@@ -27,6 +27,7 @@ import (
 	"github.com/profilesync/profilesync/controllers/metrics"
 	"github.com/profilesync/profilesync/controllers/profilestatus"
 	"github.com/profilesync/profilesync/controllers/profilesync"
+	"github.com/profilesync/profilesync/controllers/statuspatch"
 	"github.com/profilesync/profilesync/controllers/versionupdate"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/propose/sources"
@@ -123,12 +124,18 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	// The sync and the status controllers share one gate (applygate.Gate).
 	gate := &applygate.Gate{}
+	// Every reconciler's client: the manager's, whose status writes
+	// (statuspatch.Write) are updates of the status subresource.
+	operatorClient, err := statuspatch.NewClient(mgr.GetClient(), mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
 	// Both status controllers take the same settings, but each its own
 	// value: a ProfileStatusController keeps the times of its profiles.
 	statusController := func() profilestatus.ProfileStatusController {
 		return profilestatus.ProfileStatusController{
 			ApplyGate:     gate,
-			Client:        mgr.GetClient(),
+			Client:        operatorClient,
 			EventRecorder: recorder,
 			Clock:         cfg.Clock,
 			Metrics:       operatorMetrics,
@@ -181,7 +188,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	syncs := &profilesync.ProfileSyncReconciler{
 		ApplyGate:                gate,
-		Client:                   mgr.GetClient(),
+		Client:                   operatorClient,
 		SecretReader:             mgr.GetAPIReader(),
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
 		Builds:                   builds,
@@ -205,12 +212,12 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("register decoded revisions metrics: %w", err)
 		}
 	}
-	return setupVersionUpdates(mgr, cfg, recorder, fetcher, builds)
+	return setupVersionUpdates(mgr, cfg, operatorClient, recorder, fetcher, builds)
 }
 
 // setupVersionUpdates registers the VersionUpdate reconciler, which reaches
 // the profiles repositories through the ProfileSyncs' Git cache.
-func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventRecorder, fetcher *gitsource.Fetcher, builds *sandbox.Runner) error {
+func setupVersionUpdates(mgr ctrl.Manager, cfg Config, operatorClient client.Client, recorder record.EventRecorder, fetcher *gitsource.Fetcher, builds *sandbox.Runner) error {
 	limits := builds.Limits()
 	var proposals *metrics.Proposals
 	if cfg.MetricsRegistry != nil {
@@ -220,7 +227,7 @@ func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventReco
 		}
 	}
 	updates := &versionupdate.Reconciler{
-		Client:        mgr.GetClient(),
+		Client:        operatorClient,
 		SecretReader:  mgr.GetAPIReader(),
 		EventRecorder: recorder,
 		Fetcher:       fetcher,
