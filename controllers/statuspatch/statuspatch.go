@@ -77,9 +77,10 @@ func (c *Client) restFor(gvk schema.GroupVersionKind) (rest.Interface, error) {
 	if r, ok := c.rest[gvk.GroupVersion()]; ok {
 		return r, nil
 	}
-	// JSON both ways (no protobuf: custom resources have none), errors
-	// decoded as the dynamic client decodes them.
-	r, err := apiutil.RESTClientForGVK(gvk, true, true, c.config, serializer.NewCodecFactory(c.Scheme()), c.httpClient)
+	// The dynamic client's JSON settings (no protobuf, which custom
+	// resources lack; the codecs go unused): the body is sent as bytes, and
+	// only an error's Status is decoded.
+	r, err := apiutil.RESTClientForGVK(gvk, true, true, c.config, serializer.CodecFactory{}, c.httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("REST client of %s: %w", gvk.GroupVersion(), err)
 	}
