@@ -27,6 +27,7 @@ import (
 	"github.com/profilesync/profilesync/controllers/metrics"
 	"github.com/profilesync/profilesync/controllers/profilestatus"
 	"github.com/profilesync/profilesync/controllers/profilesync"
+	"github.com/profilesync/profilesync/controllers/statuspatch"
 	"github.com/profilesync/profilesync/controllers/versionupdate"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/propose/sources"
@@ -126,13 +127,19 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	// The status controllers share one order of a parent's status write
 	// before its children's (profilestatus.ParentStatuses).
 	parentStatuses := &profilestatus.ParentStatuses{}
+	// Every reconciler's client: the manager's, whose status writes
+	// (statuspatch.Write) are updates of the status subresource.
+	operatorClient, err := statuspatch.NewClient(mgr.GetClient(), mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
 	// Both status controllers take the same settings, but each its own
 	// value: a ProfileStatusController keeps the times of its profiles.
 	statusController := func() profilestatus.ProfileStatusController {
 		return profilestatus.ProfileStatusController{
 			ApplyGate:      gate,
 			ParentStatuses: parentStatuses,
-			Client:         mgr.GetClient(),
+			Client:         operatorClient,
 			EventRecorder:  recorder,
 			Clock:          cfg.Clock,
 			Metrics:        operatorMetrics,
@@ -185,7 +192,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	syncs := &profilesync.ProfileSyncReconciler{
 		ApplyGate:                gate,
-		Client:                   mgr.GetClient(),
+		Client:                   operatorClient,
 		SecretReader:             mgr.GetAPIReader(),
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
 		Builds:                   builds,
@@ -209,12 +216,12 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("register decoded revisions metrics: %w", err)
 		}
 	}
-	return setupVersionUpdates(mgr, cfg, recorder, fetcher, builds)
+	return setupVersionUpdates(mgr, cfg, operatorClient, recorder, fetcher, builds)
 }
 
 // setupVersionUpdates registers the VersionUpdate reconciler, which reaches
 // the profiles repositories through the ProfileSyncs' Git cache.
-func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventRecorder, fetcher *gitsource.Fetcher, builds *sandbox.Runner) error {
+func setupVersionUpdates(mgr ctrl.Manager, cfg Config, operatorClient client.Client, recorder record.EventRecorder, fetcher *gitsource.Fetcher, builds *sandbox.Runner) error {
 	limits := builds.Limits()
 	var proposals *metrics.Proposals
 	if cfg.MetricsRegistry != nil {
@@ -224,7 +231,7 @@ func setupVersionUpdates(mgr ctrl.Manager, cfg Config, recorder record.EventReco
 		}
 	}
 	updates := &versionupdate.Reconciler{
-		Client:        mgr.GetClient(),
+		Client:        operatorClient,
 		SecretReader:  mgr.GetAPIReader(),
 		EventRecorder: recorder,
 		Fetcher:       fetcher,

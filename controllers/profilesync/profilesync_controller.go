@@ -440,7 +440,10 @@ func (r *ProfileSyncReconciler) markReconciling(ctx context.Context, obj *v1alph
 // JSON merge patch (a list it names is replaced whole), leaving the rest of
 // the status on the server as it is. A fresh object receives the answer:
 // obj holds the status the sync is building, which the API server has not
-// seen yet.
+// seen yet. obj takes the answer's resourceVersion: the sync's final status
+// write updates the status at the version this patch left
+// (statuspatch.Write), which the version read would make a Conflict and a
+// second request.
 func (r *ProfileSyncReconciler) patchStatusFields(ctx context.Context, obj *v1alpha1.ProfileSync, fields map[string]any) error {
 	patch, err := json.Marshal(map[string]any{"status": fields})
 	if err != nil {
@@ -449,9 +452,14 @@ func (r *ProfileSyncReconciler) patchStatusFields(ctx context.Context, obj *v1al
 	target := &v1alpha1.ProfileSync{}
 	target.SetNamespace(obj.Namespace)
 	target.SetName(obj.Name)
-	return transient.Retry(func() error {
+	err = transient.Retry(func() error {
 		return r.Status().Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(statuspatch.FieldManager))
 	})
+	if err != nil {
+		return err
+	}
+	obj.ResourceVersion = target.ResourceVersion
+	return nil
 }
 
 // logOutcome writes the one log line of a sync: the revision it applied or
