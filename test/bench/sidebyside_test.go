@@ -81,6 +81,8 @@ type systemRun struct {
 	// requests are kube-apiserver's requests for the profiles until done,
 	// by verb and resource, for the log of the run.
 	requests string
+	// idleRequests are the profile requests of the idle phase.
+	idleRequests string
 	// phases are the manager's time per sync phase until done (ProfileSync).
 	phases string
 	// CPU seconds and peak RSS from creation until done: the sync object
@@ -423,9 +425,10 @@ func (s *sideBySide) measure(create []client.Object, syncReady func() bool, trig
 
 	// Idle: nothing changes in Git; both systems sync at their interval.
 	time.Sleep(5 * time.Second)
-	idleStart := s.sample()
+	idleStart, idleRequestsBefore := s.sample(), s.profileRequests()
 	time.Sleep(s.idle)
 	idleEnd := s.sample()
+	r.idleRequests = requestsSince(idleRequestsBefore, s.profileRequests())
 	r.idleControllerCPU = idleEnd.controllerCPU - idleStart.controllerCPU
 	r.idleAPIServerCPU = idleEnd.apiServerCPU - idleStart.apiServerCPU
 
@@ -508,6 +511,7 @@ func printSystemRun(system string, run int, r systemRun) {
 		r.controllerCPU, r.controllerPeakMiB, r.apiServerCPU, r.apiServerPeakMiB,
 		r.idleControllerCPU, r.idleAPIServerCPU, p50s, p99s, p50, p99)
 	fmt.Printf("run %d %s: profile requests until done: %s\n", run+1, system, r.requests)
+	fmt.Printf("run %d %s: profile requests while idle: %s\n", run+1, system, r.idleRequests)
 	if r.phases != "" {
 		fmt.Printf("run %d %s: sync phases until done: %s\n", run+1, system, r.phases)
 	}
