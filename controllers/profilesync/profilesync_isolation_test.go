@@ -16,16 +16,29 @@ import (
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
-// deepProviderConfig is profiles.yaml with a providerConfig that nests depth
-// maps: tens of KB in Git that cost a build tens of seconds of CPU and
-// hundreds of MB.
-func deepProviderConfig(profile string, depth int) map[string]string {
-	return map[string]string{"profiles.yaml": singleProfileRepo(profile, "1.31.0")["profiles.yaml"] +
-		"  providerConfig: " + strings.Repeat("{a: ", depth) + "1" + strings.Repeat("}", depth) + "\n"}
+// duplicateAfterWork is the profile's profiles.yaml with 1,088 ConfigMaps
+// of 300 entries each after it (3.3 MB), the first defined again at the
+// end: the build leaves the linear path at the second definition, and
+// kustomize accumulates every object, seconds of one core, before it
+// refuses it. (Until issue 36 the hostile commit here nested a
+// providerConfig 9,000 levels deep, which the build rendered as indented
+// YAML past --max-rendered-size; the build renders JSON now, in which that
+// nesting is 54 KB, and applies it.)
+func duplicateAfterWork(profile string) map[string]string {
+	var objects strings.Builder
+	objects.WriteString(singleProfileRepo(profile, "1.31.0")["profiles.yaml"])
+	for i := range 1088 {
+		fmt.Fprintf(&objects, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c%d\ndata:\n", i)
+		for k := range 300 {
+			fmt.Fprintf(&objects, "  k%03d: v\n", k)
+		}
+	}
+	objects.WriteString("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c0\n")
+	return map[string]string{"profiles.yaml": objects.String()}
 }
 
 // TestARefusedBuildIsNotBuiltAgain pushes a commit whose build is refused
-// after tens of seconds of work, to a ProfileSync that syncs every two
+// after seconds of work, to a ProfileSync that syncs every two
 // seconds: it is built once, and the refusal stands at every interval
 // without another build until a new commit comes.
 func TestARefusedBuildIsNotBuiltAgain(t *testing.T) {
@@ -45,13 +58,13 @@ func TestARefusedBuildIsNotBuiltAgain(t *testing.T) {
 
 	baseline := heapInUse()
 	heap := watchHeap()
-	hostile, err := server.Commit(repo, deepProviderConfig(profile, 9000), "a 9,000-deep providerConfig")
+	hostile, err := server.Commit(repo, duplicateAfterWork(profile), "1,088 ConfigMaps, the last defined twice")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Eventually(func(g Gomega) {
 		got := getProfileSync(g, sync)
 		g.Expect(got.Status.LastAttemptedRevision).To(Equal("main@sha1:" + hostile))
 		g.Expect(conditions.GetReason(got, v1alpha1.ReadyCondition)).To(Equal(v1alpha1.BuildFailedReason))
-		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("(raise it with --max-rendered-size)"))
+		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(ContainSubstring("ConfigMap/c0 is defined more than once"))
 	}).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	peak := heap.Stop()
 	g.Expect(peak-min(peak, baseline)).To(BeNumerically("<", 64<<20), "the build's memory is its own process's, not the manager's")
