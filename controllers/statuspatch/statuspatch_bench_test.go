@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,11 +11,8 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers/statuspatch"
+	"github.com/profilesync/profilesync/test/procstat"
 )
-
-// clockTicks is the unit of utime and stime in /proc/<pid>/stat
-// (sysconf(_SC_CLK_TCK), 100 on Linux).
-const clockTicks = 100
 
 // BenchmarkStatusWrite writes the status of NamespacedCloudProfiles whose
 // merged profile has 600 versions (100 Kubernetes versions, 10 machine images
@@ -34,7 +27,7 @@ const clockTicks = 100
 //
 //	go test ./controllers/statuspatch/ -run '^$' -bench BenchmarkStatusWrite -benchtime 100x
 func BenchmarkStatusWrite(b *testing.B) {
-	apiserver, err := childProcess("kube-apiserver")
+	apiserver, err := procstat.ChildProcess("kube-apiserver")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,55 +89,11 @@ func benchmarkStatusWrites(b *testing.B, apiserver int, c client.Client, again b
 	b.ReportMetric(float64(len(status))/1000, "status-KB")
 }
 
-// cpuSeconds is a process's CPU seconds so far, user and system.
+// cpuSeconds is kube-apiserver's CPU seconds so far, user and system.
 func cpuSeconds(b *testing.B, pid int) float64 {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	seconds, err := procstat.CPUSeconds(pid, false)
 	if err != nil {
-		b.Fatalf("read the CPU time of process %d: %v", pid, err)
+		b.Fatal(err)
 	}
-	// The fields after the command name, which may hold spaces, in
-	// parentheses: state is the first, utime and stime the 12th and 13th.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	var ticks float64
-	for _, field := range fields[11:13] {
-		t, err := strconv.ParseFloat(field, 64)
-		if err != nil {
-			b.Fatalf("CPU time of process %d: %v", pid, err)
-		}
-		ticks += t
-	}
-	return ticks / clockTicks
-}
-
-// childProcess is the PID of this process's only child with the command
-// name: envtest starts kube-apiserver and etcd as children (test/bench finds
-// them the same way).
-func childProcess(name string) (int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	var found []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		open, end := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fields := strings.Fields(string(stat[end+1:]))
-		if string(stat[open+1:end]) == name && len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
-			found = append(found, pid)
-		}
-	}
-	if len(found) != 1 {
-		return 0, fmt.Errorf("want one child process %s, found %d", name, len(found))
-	}
-	return found[0], nil
+	return seconds
 }

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/profilesync/profilesync/test/procstat"
 )
 
 // controllerProcess is a controller binary running against the control
@@ -107,53 +108,12 @@ func (s *sideBySide) sample() resources {
 // call, which resets it. A child still running is counted once it ends,
 // so a sample taken when the work is done holds every build.
 func processUsage(b *testing.B, pid int) (cpuSeconds, peakMiB float64) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	cpuSeconds, err := procstat.CPUSeconds(pid, true)
 	if err != nil {
-		b.Fatalf("read the CPU time of process %d: %v", pid, err)
-	}
-	// The fields after the command name, which may hold spaces, in
-	// parentheses: state is the first, utime and stime the 12th and 13th,
-	// cutime and cstime (the waited-for children's) the 14th and 15th.
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	var ticks float64
-	for _, field := range fields[11:15] {
-		t, _ := strconv.ParseFloat(field, 64)
-		ticks += t
+		b.Fatal(err)
 	}
 	process := strconv.Itoa(pid)
 	peakMiB = peakRSSMiB(b, process)
 	resetPeakRSS(b, process)
-	return ticks / clockTicks, peakMiB
-}
-
-// childProcess is the PID of this process's only child with the command
-// name: envtest starts kube-apiserver and etcd as children.
-func childProcess(name string) (int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	var found []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		open, end := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
-		if open < 0 || end < open {
-			continue
-		}
-		fields := strings.Fields(string(stat[end+1:]))
-		if string(stat[open+1:end]) == name && len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
-			found = append(found, pid)
-		}
-	}
-	if len(found) != 1 {
-		return 0, fmt.Errorf("want one child process %s, found %d", name, len(found))
-	}
-	return found[0], nil
+	return cpuSeconds, peakMiB
 }

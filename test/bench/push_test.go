@@ -21,6 +21,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/gitserver"
+	"github.com/profilesync/profilesync/test/procstat"
 )
 
 // pushPrefix names the objects of BenchmarkPush's landscape, so that it can
@@ -124,11 +125,11 @@ func BenchmarkPush(b *testing.B) {
 		reconcilesBefore[c] = reconciles(b, c)
 	}
 	cpuBefore := processCPU()
-	apiServer, err := childProcess("kube-apiserver")
+	apiServer, err := procstat.ChildProcess("kube-apiserver")
 	if err != nil {
 		b.Fatalf("find kube-apiserver: %v", err)
 	}
-	etcd, err := childProcess("etcd")
+	etcd, err := procstat.ChildProcess("etcd")
 	if err != nil {
 		b.Fatalf("find etcd: %v", err)
 	}

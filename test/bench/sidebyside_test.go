@@ -26,6 +26,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/gitserver"
+	"github.com/profilesync/profilesync/test/procstat"
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
@@ -64,9 +65,6 @@ const (
 	// documentation examples.
 	sideBySideInterval = time.Minute
 	fluxNamespace      = "flux-system"
-	// clockTicks is the unit of utime and stime in /proc/<pid>/stat
-	// (USER_HZ, 100 on Linux for every architecture Go supports).
-	clockTicks = 100
 )
 
 var (
@@ -264,7 +262,7 @@ func (s *sideBySide) start(syncObject client.Object) {
 	if err := os.WriteFile(s.kubeconfig, kubeconfig, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	if s.apiServer, err = childProcess("kube-apiserver"); err != nil {
+	if s.apiServer, err = procstat.ChildProcess("kube-apiserver"); err != nil {
 		b.Fatal(err)
 	}
 	if s.apiServerClient, err = rest.HTTPClientFor(s.env.Config); err != nil {
