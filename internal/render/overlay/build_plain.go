@@ -86,7 +86,7 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 	// been checked.
 	var tooLarge error
 	for _, file := range plan.files {
-		objects, err := factory.SliceFromBytes(r.served[file.abs])
+		objects, err := readObjects(factory, r.served[file.abs])
 		if err != nil {
 			return nil, false, nil
 		}

@@ -1,0 +1,109 @@
+package overlay
+
+import (
+	"bytes"
+	"strings"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// readObjects parses a resource file into the objects kustomize's
+// resource factory makes of it (Factory.SliceFromBytes), with kustomize's
+// own reader, but without the step of that reader that resolves anchors,
+// aliases and merge keys (RNode.DeAnchor) when the file has none of them.
+// That step copies every mapping of every object, and each mapping again
+// for each mapping above it: it was a third of the CPU of building the
+// bench landscape (docs/performance.md, "Reading each file without
+// kustomize's copy"), to give back the tree it was given.
+//
+// The step rebuilds each mapping by setting each of its keys, in order, on
+// a copy of it: when no node is an alias or defines an anchor and no key
+// is a merge key ("<<"), that gives back the mapping as parsed. readObjects
+// reads with the factory itself when the file has any of them, and also
+// when a mapping has a key that is not a scalar or repeats another's value
+// (where the rebuild's outcome depends on how it matches keys), and for
+// what the factory does after reading that readObjects does not repeat: an
+// object without a kind or name (the factory's error), a list with an
+// empty item, a List to expand, or an object marked as local
+// configuration. FuzzReadObjectsReadsAsKustomizesFactory holds that both
+// give the same objects and the same errors.
+func readObjects(factory *resource.Factory, content []byte) ([]*resource.Resource, error) {
+	reader := &kio.ByteReader{OmitReaderAnnotations: true, Reader: bytes.NewReader(content)}
+	nodes, err := reader.Read()
+	if err != nil {
+		return factory.SliceFromBytes(content)
+	}
+	for _, node := range nodes {
+		if !readAsParsed(node) {
+			return factory.SliceFromBytes(content)
+		}
+	}
+	return factory.ResourcesFromRNodes(nodes)
+}
+
+// readAsParsed reports whether the factory would keep node as the reader
+// parsed it and make one object of it; see readObjects.
+func readAsParsed(node *yaml.RNode) bool {
+	if node.IsNilOrEmpty() || !withoutAnchors(node.YNode()) {
+		return false
+	}
+	metadata, err := node.GetValidatedMetadata()
+	if err != nil || strings.HasSuffix(metadata.Kind, "List") {
+		return false
+	}
+	if _, local := metadata.Annotations[konfig.IgnoredByKustomizeAnnotation]; local {
+		return false
+	}
+	nilEntry, _ := node.HasNilEntryInList()
+	return !nilEntry
+}
+
+// withoutAnchors reports whether resolving the anchors, aliases and merge
+// keys of the tree under node leaves it as it is: see readObjects.
+func withoutAnchors(node *yaml.Node) bool {
+	if node.Anchor != "" || node.Kind == yaml.AliasNode {
+		return false
+	}
+	if node.Kind == yaml.MappingNode {
+		if len(node.Content)%2 != 0 {
+			return false
+		}
+		// Most mappings of a profile have a few keys; a long one (a hostile
+		// file's) is checked with a set, not pair by pair.
+		var keys map[string]bool
+		if len(node.Content) > 32 {
+			keys = make(map[string]bool, len(node.Content)/2)
+		}
+		for i := 0; i < len(node.Content); i += 2 {
+			key := node.Content[i]
+			if key.Kind != yaml.ScalarNode || key.Anchor != "" || key.Tag == yaml.MergeTag {
+				return false
+			}
+			if keys != nil {
+				if keys[key.Value] {
+					return false
+				}
+				keys[key.Value] = true
+			} else {
+				for j := 0; j < i; j += 2 {
+					if node.Content[j].Value == key.Value {
+						return false
+					}
+				}
+			}
+			if !withoutAnchors(node.Content[i+1]) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, child := range node.Content {
+		if !withoutAnchors(child) {
+			return false
+		}
+	}
+	return true
+}
