@@ -49,18 +49,24 @@ func writeField(h hash.Hash, b []byte) {
 // FuzzDecodingReusingGivesWhatDecodingGives). digests[i] is
 // the DocumentDigest of objects[i], to know them at the next revision.
 func DecodeDocumentsReusing(docs []Document, known map[[32]byte]Object) (objects []Object, problems Problems, digests [][32]byte) {
+	all := make([][32]byte, len(docs))
 	for i, doc := range docs {
-		digest := DocumentDigest(doc)
-		if object, ok := known[digest]; ok {
+		all[i] = DocumentDigest(doc)
+	}
+	decoded := decodeEach(docs, func(i int) bool {
+		_, ok := known[all[i]]
+		return !ok
+	})
+	for i := range docs {
+		if object, ok := known[all[i]]; ok {
 			objects = append(objects, object.DeepCopy())
-			digests = append(digests, digest)
+			digests = append(digests, all[i])
 			continue
 		}
-		object, docProblems := decodeDocument(doc, i+1)
-		problems = append(problems, docProblems...)
-		if object != nil && len(docProblems) == 0 {
-			objects = append(objects, *object)
-			digests = append(digests, digest)
+		problems = append(problems, decoded[i].problems...)
+		if decoded[i].object != nil && len(decoded[i].problems) == 0 {
+			objects = append(objects, *decoded[i].object)
+			digests = append(digests, all[i])
 		}
 	}
 	return objects, problems, digests

@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -134,4 +135,37 @@ func FuzzDecodingReusingGivesWhatDecodingGives(f *testing.F) {
 			t.Fatalf("reusing gave the problems\n%s\ndecoding\n%s", reusedProblems, wantProblems)
 		}
 	})
+}
+
+// TestDecodingOnEveryCPUGivesWhatDecodingInOrderGives: the documents are
+// decoded on several goroutines (four, whatever the machine has), and the
+// objects and problems are those of decoding each in turn, in the
+// documents' order, document numbers included.
+func TestDecodingOnEveryCPUGivesWhatDecodingInOrderGives(t *testing.T) {
+	g := NewWithT(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var names []string
+	for i := range 40 {
+		names = append(names, []string{"aws", "team-a", "broken", "empty", "gcp", fmt.Sprintf("team-%d", i)}[i%6])
+	}
+	docs := memoDocuments(names...)
+	var wantObjects []Object
+	var wantProblems Problems
+	for i, doc := range docs {
+		object, problems := decodeDocument(doc, i+1)
+		wantProblems = append(wantProblems, problems...)
+		if object != nil && len(problems) == 0 {
+			wantObjects = append(wantObjects, *object)
+		}
+	}
+	objects, problems := DecodeDocuments(docs)
+	g.Expect(objects).To(Equal(wantObjects))
+	g.Expect(problems.Lines()).To(Equal(wantProblems.Lines()))
+	g.Expect(problems.Lines()).To(ContainElement(ContainSubstring("CloudProfile/broken")))
+
+	firstObjects, _, firstDigests := DecodeDocumentsReusing(docs[:6], nil)
+	known := knownOf(firstObjects, firstDigests)
+	objects, problems, _ = DecodeDocumentsReusing(docs, known)
+	g.Expect(objects).To(Equal(wantObjects))
+	g.Expect(problems.Lines()).To(Equal(wantProblems.Lines()))
 }
