@@ -67,6 +67,13 @@ type buildFS struct {
 	// planResources has made ahead of kustomize and kustomize has not made
 	// yet: each is served from served, checked and counted already.
 	prefetched map[string]int
+	// planning says that planResources is reading: a resource file it
+	// reads is parsed once for the typing check, the count and the linear
+	// path's objects, and the parse is kept in parsed, by absolute path,
+	// until the linear path takes it (buildPlain) or the build goes
+	// through kustomize, which parses the files itself.
+	planning bool
+	parsed   map[string]*parsedResourceFile
 	// resourceFiles are the files the kustomizations vetted so far list as
 	// resources: kustomize reads them as YAML (other files it may read as
 	// data, a generator's).
@@ -110,6 +117,7 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		patches: make(map[string]patchUse),
 
 		prefetched: make(map[string]int),
+		parsed:     make(map[string]*parsedResourceFile),
 
 		resourceFiles: make(map[string]bool),
 
@@ -307,9 +315,16 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	var problems profile.Problems
 	var objects int64
 	var yamlErr error
-	if isYAMLFile(abs) {
+	var parsed *parsedResourceFile
+	switch {
+	case isYAMLFile(abs) && r.planning && r.resourceFiles[abs]:
+		problems, objects, parsed, yamlErr = checkAndCountResourceFile(r.display(abs), content)
+	case isYAMLFile(abs):
+		if r.resourceFiles[abs] {
+			resourceFileParses.Add(1)
+		}
 		problems, objects, yamlErr = profile.CheckYAMLTypingAndCount(r.display(abs), content)
-	} else {
+	default:
 		objects = countObjects(content)
 	}
 	r.objects += objects
@@ -331,6 +346,9 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 		if errs := checkPatch(place, content); len(errs) > 0 {
 			return nil, r.refuse(errors.Join(errs...))
 		}
+	}
+	if parsed != nil {
+		r.parsed[abs] = parsed
 	}
 	return content, nil
 }
