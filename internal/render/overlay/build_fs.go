@@ -74,6 +74,10 @@ type buildFS struct {
 	// through kustomize, which parses the files itself.
 	planning bool
 	parsed   map[string]*parsedResourceFile
+	// heldParses is the size of the files whose parses parsed holds, and
+	// maxHeldParses its bound (maxHeldParseSource): a file read past it is
+	// parsed again by the linear path, as before.
+	heldParses, maxHeldParses int64
 	// resourceFiles are the files the kustomizations vetted so far list as
 	// resources: kustomize reads them as YAML (other files it may read as
 	// data, a generator's).
@@ -118,6 +122,8 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 
 		prefetched: make(map[string]int),
 		parsed:     make(map[string]*parsedResourceFile),
+
+		maxHeldParses: maxHeldParseSource,
 
 		resourceFiles: make(map[string]bool),
 
@@ -347,8 +353,8 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 			return nil, r.refuse(errors.Join(errs...))
 		}
 	}
-	if parsed != nil {
-		r.parsed[abs] = parsed
+	if parsed != nil && r.heldParses+int64(len(content)) <= r.maxHeldParses {
+		r.parsed[abs], r.heldParses = parsed, r.heldParses+int64(len(content))
 	}
 	return content, nil
 }

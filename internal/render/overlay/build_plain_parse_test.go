@@ -141,12 +141,15 @@ func TestALinearBuildParsesEachResourceFileOnce(t *testing.T) {
 		name    string
 		files   map[string]string
 		overlay string
-		parses  int64
+		// maxHeldParses bounds the parses held, when not zero.
+		maxHeldParses int64
+		parses        int64
 	}{
 		{name: "a plain list of two files", overlay: "", parses: 2},
 		{name: "labels and annotations for every object", overlay: "labels:\n- pairs: {landscape: bench}\ncommonAnnotations: {team: x}\n", parses: 2},
 		{name: "a file of two documents", files: map[string]string{"base/other.yaml": other + "---\n" + strings.ReplaceAll(mergeBase, "name: aws", "name: third")}, parses: 2},
 		{name: "a file with CRLF line ends is parsed by both", files: map[string]string{"base/other.yaml": strings.ReplaceAll(other, "\n", "\r\n")}, parses: 3},
+		{name: "a file read past the bound of the parses held is parsed by both", maxHeldParses: int64(len(mergeBase)), parses: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,6 +168,9 @@ func TestALinearBuildParsesEachResourceFileOnce(t *testing.T) {
 			before := resourceFileParses.Load()
 			fs, target, err := confineBuild(t.Context(), root, filepath.Join("overlays", "x"), DefaultLimits())
 			g.Expect(err).NotTo(HaveOccurred())
+			if tt.maxHeldParses > 0 {
+				fs.maxHeldParses = tt.maxHeldParses
+			}
 			_, linear, err := fs.buildWith(target, true)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(linear).To(BeTrue(), "the build took the linear path")
