@@ -281,6 +281,9 @@ func (r *buildFS) buildWith(target string, linear bool) (docs []profile.Document
 			return docs, true, err
 		}
 	}
+	// kustomize parses the files itself: the planning's parses are not
+	// held while it runs.
+	clear(r.parsed)
 	built, err := r.kustomize(target, kustomizationPath, content)
 	if err != nil {
 		return nil, false, err

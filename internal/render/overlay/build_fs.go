@@ -67,6 +67,17 @@ type buildFS struct {
 	// planResources has made ahead of kustomize and kustomize has not made
 	// yet: each is served from served, checked and counted already.
 	prefetched map[string]int
+	// planning says that planResources is reading: a resource file it
+	// reads is parsed once for the typing check, the count and the linear
+	// path's objects, and the parse is kept in parsed, by absolute path,
+	// until the linear path takes it (buildPlain) or the build goes
+	// through kustomize, which parses the files itself.
+	planning bool
+	parsed   map[string]*parsedResourceFile
+	// heldParses is the size of the files whose parses parsed holds, and
+	// maxHeldParses its bound (maxHeldParseSource): a file read past it is
+	// parsed again by the linear path, as before.
+	heldParses, maxHeldParses int64
 	// resourceFiles are the files the kustomizations vetted so far list as
 	// resources: kustomize reads them as YAML (other files it may read as
 	// data, a generator's).
@@ -110,6 +121,9 @@ func newBuildFS(ctx context.Context, root string, limits Limits) *buildFS {
 		patches: make(map[string]patchUse),
 
 		prefetched: make(map[string]int),
+		parsed:     make(map[string]*parsedResourceFile),
+
+		maxHeldParses: maxHeldParseSource,
 
 		resourceFiles: make(map[string]bool),
 
@@ -307,9 +321,16 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	var problems profile.Problems
 	var objects int64
 	var yamlErr error
-	if isYAMLFile(abs) {
+	var parsed *parsedResourceFile
+	switch {
+	case isYAMLFile(abs) && r.planning && r.resourceFiles[abs]:
+		problems, objects, parsed, yamlErr = checkAndCountResourceFile(r.display(abs), content)
+	case isYAMLFile(abs):
+		if r.resourceFiles[abs] {
+			resourceFileParses.Add(1)
+		}
 		problems, objects, yamlErr = profile.CheckYAMLTypingAndCount(r.display(abs), content)
-	} else {
+	default:
 		objects = countObjects(content)
 	}
 	r.objects += objects
@@ -331,6 +352,9 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 		if errs := checkPatch(place, content); len(errs) > 0 {
 			return nil, r.refuse(errors.Join(errs...))
 		}
+	}
+	if parsed != nil && r.heldParses+int64(len(content)) <= r.maxHeldParses {
+		r.parsed[abs], r.heldParses = parsed, r.heldParses+int64(len(content))
 	}
 	return content, nil
 }

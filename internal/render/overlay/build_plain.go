@@ -86,7 +86,11 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 	// been checked.
 	var tooLarge error
 	for _, file := range plan.files {
-		objects, err := readObjects(factory, r.served[file.abs])
+		// The planning's parse, taken once: the objects made of it are
+		// patched and annotated, and a file listed twice is parsed again.
+		parsed := r.parsed[file.abs]
+		delete(r.parsed, file.abs)
+		objects, err := readObjects(factory, r.served[file.abs], parsed)
 		if err != nil {
 			return nil, false, nil
 		}

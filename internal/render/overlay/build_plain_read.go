@@ -30,18 +30,37 @@ import (
 // empty item, a List to expand, or an object marked as local
 // configuration. FuzzReadObjectsReadsAsKustomizesFactory holds that both
 // give the same objects and the same errors.
-func readObjects(factory *resource.Factory, content []byte) ([]*resource.Resource, error) {
-	reader := &kio.ByteReader{OmitReaderAnnotations: true, Reader: bytes.NewReader(content)}
-	nodes, err := reader.Read()
-	if err != nil {
-		return factory.SliceFromBytes(content)
+//
+// parsed, when not nil, is content as kustomize's reader parses it, parsed
+// already by the typing check (checkAndCountResourceFile): its documents
+// are taken instead of parsing content again, and the caller gives them up.
+func readObjects(factory *resource.Factory, content []byte, parsed *parsedResourceFile) ([]*resource.Resource, error) {
+	var nodes []*yaml.RNode
+	ok := false
+	if parsed != nil {
+		nodes, ok = parsed.objectNodes()
+	}
+	if !ok {
+		resourceFileParses.Add(1)
+		reader := &kio.ByteReader{OmitReaderAnnotations: true, Reader: bytes.NewReader(content)}
+		var err error
+		if nodes, err = reader.Read(); err != nil {
+			return readByTheFactory(factory, content)
+		}
 	}
 	for _, node := range nodes {
 		if !readAsParsed(node) {
-			return factory.SliceFromBytes(content)
+			return readByTheFactory(factory, content)
 		}
 	}
 	return factory.ResourcesFromRNodes(nodes)
+}
+
+// readByTheFactory reads content with kustomize's resource factory, which
+// parses it again.
+func readByTheFactory(factory *resource.Factory, content []byte) ([]*resource.Resource, error) {
+	resourceFileParses.Add(1)
+	return factory.SliceFromBytes(content)
 }
 
 // readAsParsed reports whether the factory would keep node as the reader

@@ -71,7 +71,7 @@ func expectReadAsTheFactory(t *testing.T, content []byte) {
 	t.Helper()
 	factory := resmapFactory().RF()
 	want, wantErr := factory.SliceFromBytes(content)
-	got, err := readObjects(factory, content)
+	got, err := readObjects(factory, content, nil)
 	if (err == nil) != (wantErr == nil) {
 		t.Fatalf("readObjects: error %v; the factory: %v", err, wantErr)
 	}
@@ -95,7 +95,7 @@ func TestReadObjectsCopiesNothingForAFileWithoutAnchors(t *testing.T) {
 		}
 	})
 	viaReadObjects := testing.AllocsPerRun(5, func() {
-		if _, err := readObjects(factory, content); err != nil {
+		if _, err := readObjects(factory, content, nil); err != nil {
 			t.Fatal(err)
 		}
 	})

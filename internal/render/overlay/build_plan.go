@@ -92,6 +92,8 @@ const maxPlanDepth = 64
 // recorded and reported either way). The plan is then not plain.
 func (r *buildFS) planResources(target, kustomizationPath string, content []byte) (resourcePlan, error) {
 	planner := resourcePlanner{fs: r, plan: resourcePlan{plain: true}}
+	r.planning = true
+	defer func() { r.planning = false }()
 	// The top-level kustomization has been read (topKustomization); one
 	// generated for a plain directory is vetted here, before its entries
 	// are followed.

@@ -58,17 +58,38 @@ func CheckYAMLTypingAndCount(file string, content []byte) (problems Problems, ob
 			return problems, objects, nil
 		}
 		objects += DocumentObjects(&document)
-		check := typingCheck{file: file}
-		if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
-			check.readHeader(document.Content[0])
-			if s, err := schemaOf(check.kind); err == nil && (check.kind == "CloudProfile" || check.kind == "NamespacedCloudProfile") {
-				check.walk(document.Content[0], s.structural, "", nil)
-			} else {
-				check.walk(document.Content[0], nil, "", nil)
-			}
-		}
-		problems = append(problems, check.problems...)
+		problems = append(problems, checkDocumentTyping(file, &document)...)
 	}
+}
+
+// CheckDocumentsTypingAndCount is CheckYAMLTypingAndCount on documents
+// already parsed from file, one parse of the file's text that the caller
+// keeps for itself: the same problems, in the same order, and the same
+// count, when documents are the documents a single decoder reads from the
+// content (the caller's to ensure). CheckYAMLText is the caller's as well.
+// The typing check's messages name no line or column (only CheckYAMLText's
+// and the parser's do), so documents parsed one at a time, whose lines
+// restart, give the same messages.
+func CheckDocumentsTypingAndCount(file string, documents []*yaml.Node) (problems Problems, objects int64) {
+	for _, document := range documents {
+		objects += DocumentObjects(document)
+		problems = append(problems, checkDocumentTyping(file, document)...)
+	}
+	return problems, objects
+}
+
+// checkDocumentTyping is the typing check of one parsed document.
+func checkDocumentTyping(file string, document *yaml.Node) Problems {
+	check := typingCheck{file: file}
+	if len(document.Content) == 1 && document.Content[0].Kind == yaml.MappingNode {
+		check.readHeader(document.Content[0])
+		if s, err := schemaOf(check.kind); err == nil && (check.kind == "CloudProfile" || check.kind == "NamespacedCloudProfile") {
+			check.walk(document.Content[0], s.structural, "", nil)
+		} else {
+			check.walk(document.Content[0], nil, "", nil)
+		}
+	}
+	return check.problems
 }
 
 // CheckYAMLText refuses content that is not YAML text, with the first
