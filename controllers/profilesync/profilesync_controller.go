@@ -75,7 +75,16 @@ type ProfileSyncReconciler struct {
 	// SecretReader reads credential Secrets straight from the API server: a
 	// cached read would watch every Secret of the cluster, which the
 	// operator's RBAC (get only) does not allow and which it does not need.
-	SecretReader  client.Reader
+	SecretReader client.Reader
+	// APIReader reads the ProfileSync a sync starts from straight from the
+	// API server (the manager's API reader); nil reads it through Client. The
+	// sync's status write replaces the whole status (statuspatch.Write), and
+	// the manager's cache may not have the previous sync's own status write
+	// yet when a spec change queued during that sync starts this one: a sync
+	// started from the cache's older status would write it back, its
+	// lastAppliedRevision and inventory lost, whenever it then fails
+	// (TestASyncStartsFromTheStatusTheAPIServerHolds).
+	APIReader     client.Reader
 	EventRecorder record.EventRecorder
 	// ApplyGate, when set, holds the status writes of the profiles a
 	// ProfileSync owns while it applies.
@@ -309,7 +318,11 @@ func applyFailed(err error) error { return applyFailure.of(err) }
 // Reconcile runs one sync.
 func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.ProfileSync{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	if err := reader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted: its checkout is no longer needed. The profiles it
 			// applied stay; deleting a ProfileSync never deletes profiles.
