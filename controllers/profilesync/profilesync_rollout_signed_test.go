@@ -226,7 +226,14 @@ func TestRolloutFileCountsOnlyFromASignedCommit(t *testing.T) {
 	testenv.UpdateSpec(t, k8sClient, prod, func(s *v1alpha1.ProfileSync) {
 		s.Spec.Verify = &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: keysSecret}}
 	})
-	waitApplied(t, prod, first)
+	// The sync of the spec with spec.verify applied first, verified: not
+	// only the sync before it, which verified nothing.
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, prod)
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
 	testenv.SettledResourceVersion(g, k8sClient, prod.DeepCopy())
 
 	second, err := server.CommitSigned(repo, rolloutRepo(devProfile, prodProfile, "1.32.0"), "1.32.0", signedBy(releaseManager))
