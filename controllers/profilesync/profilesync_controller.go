@@ -208,6 +208,22 @@ type syncError struct {
 	stalled bool
 	// timeless: see failureKind.
 	timeless bool
+	// beforeAttempt: the rollout gate failed (beforeAttempt), before the
+	// sync attempted a revision: it refuses none, so none is remembered as
+	// refused or recorded as refused for the downstream landscapes.
+	beforeAttempt bool
+}
+
+// beforeAttempt marks err, a failure of the rollout gate, as found before
+// the sync attempted a revision. Until the gate passes, the revision the
+// status names as attempted is the previous sync's (the one the landscape
+// may run): a rollout file refused at the tip is no refusal of it.
+func beforeAttempt(err error) error {
+	var failed *syncError
+	if errors.As(err, &failed) {
+		failed.beforeAttempt = true
+	}
+	return err
 }
 
 func (e *syncError) Error() string { return e.err.Error() }
@@ -404,7 +420,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.Metrics.RefusedRevision(obj, failed.reason)
 	}
 	r.recordRefusal(ctx, obj, failed, timer)
-	if failed.stalled {
+	if failed.stalled && !failed.beforeAttempt {
 		r.memory.rememberRefusal(req.NamespacedName, attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
 		// A refused revision keeps its refusal, not its objects: a recheck
 		// builds it again, once per --refusal-recheck-interval, rather than
@@ -539,7 +555,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	timer.Start(metrics.PhaseRollout)
 	gate, err := r.gateRollout(untrusted, obj, checkout)
 	if err != nil {
-		return "", err
+		return "", beforeAttempt(err)
 	}
 	checkout = gate.checkout
 	// Warnings are reported once per revision and spec, not at every
