@@ -194,6 +194,7 @@ func SetupAll(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		ApplyGate:                gate,
 		Client:                   operatorClient,
 		SecretReader:             mgr.GetAPIReader(),
+		APIReader:                mgr.GetAPIReader(),
 		ApplyConcurrency:         cfg.MaxConcurrentReconciles,
 		Builds:                   builds,
 		RefusalRecheck:           cfg.RefusalRecheck,

@@ -75,7 +75,16 @@ type ProfileSyncReconciler struct {
 	// SecretReader reads credential Secrets straight from the API server: a
 	// cached read would watch every Secret of the cluster, which the
 	// operator's RBAC (get only) does not allow and which it does not need.
-	SecretReader  client.Reader
+	SecretReader client.Reader
+	// APIReader reads the ProfileSync a sync starts from straight from the
+	// API server (the manager's API reader); nil reads it through Client. The
+	// sync's status write replaces the whole status (statuspatch.Write), and
+	// the manager's cache may not have the previous sync's own status write
+	// yet when a spec change queued during that sync starts this one: a sync
+	// started from the cache's older status would write it back, its
+	// lastAppliedRevision and inventory lost, whenever it then fails
+	// (TestASyncStartsFromTheStatusTheAPIServerHolds).
+	APIReader     client.Reader
 	EventRecorder record.EventRecorder
 	// ApplyGate, when set, holds the status writes of the profiles a
 	// ProfileSync owns while it applies.
@@ -199,6 +208,22 @@ type syncError struct {
 	stalled bool
 	// timeless: see failureKind.
 	timeless bool
+	// beforeAttempt: the rollout gate failed (beforeAttempt), before the
+	// sync attempted a revision: it refuses none, so none is remembered as
+	// refused or recorded as refused for the downstream landscapes.
+	beforeAttempt bool
+}
+
+// beforeAttempt marks err, a failure of the rollout gate, as found before
+// the sync attempted a revision. Until the gate passes, the revision the
+// status names as attempted is the previous sync's (the one the landscape
+// may run): a rollout file refused at the tip is no refusal of it.
+func beforeAttempt(err error) error {
+	var failed *syncError
+	if errors.As(err, &failed) {
+		failed.beforeAttempt = true
+	}
+	return err
 }
 
 func (e *syncError) Error() string { return e.err.Error() }
@@ -309,7 +334,11 @@ func applyFailed(err error) error { return applyFailure.of(err) }
 // Reconcile runs one sync.
 func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	obj := &v1alpha1.ProfileSync{}
-	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	if err := reader.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			// Deleted: its checkout is no longer needed. The profiles it
 			// applied stay; deleting a ProfileSync never deletes profiles.
@@ -391,7 +420,7 @@ func (r *ProfileSyncReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.Metrics.RefusedRevision(obj, failed.reason)
 	}
 	r.recordRefusal(ctx, obj, failed, timer)
-	if failed.stalled {
+	if failed.stalled && !failed.beforeAttempt {
 		r.memory.rememberRefusal(req.NamespacedName, attemptOf(obj, obj.Status.LastAttemptedRevision), failed, r.Clock.Now())
 		// A refused revision keeps its refusal, not its objects: a recheck
 		// builds it again, once per --refusal-recheck-interval, rather than
@@ -526,7 +555,7 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	timer.Start(metrics.PhaseRollout)
 	gate, err := r.gateRollout(untrusted, obj, checkout)
 	if err != nil {
-		return "", err
+		return "", beforeAttempt(err)
 	}
 	checkout = gate.checkout
 	// Warnings are reported once per revision and spec, not at every

@@ -515,14 +515,15 @@ func (r *ProfileSyncReconciler) recordHold(ctx context.Context, obj *v1alpha1.Pr
 // recordRefusal pushes the record of a revision the sync refused, so that
 // no downstream landscape promotes it (spec.rollout.record). Only the
 // revision's own faults are recorded: a fetch that failed is no refusal,
-// and neither is a rollout the sync could not follow (RolloutInvalid),
-// which is found before the revision is attempted and may be the spec's
-// fault.
+// and neither is a failure of the rollout gate (beforeAttempt: a rollout the
+// sync could not follow, RolloutInvalid, which may be the spec's fault, or a
+// rollout file from a commit spec.verify refuses), found before the revision
+// is attempted.
 func (r *ProfileSyncReconciler) recordRefusal(ctx context.Context, obj *v1alpha1.ProfileSync, failed *syncError, timer *metrics.SyncTimer) {
 	status := obj.Status.Rollout
 	commit := gitsource.CommitOfRevision(obj.Status.LastAttemptedRevision)
 	if !recordsRollout(obj) || status == nil || status.Landscape == "" || commit == "" ||
-		!failed.stalled || failed.condition == v1alpha1.FetchFailedCondition || failed.reason == v1alpha1.RolloutInvalidReason {
+		!failed.stalled || failed.beforeAttempt || failed.condition == v1alpha1.FetchFailedCondition || failed.reason == v1alpha1.RolloutInvalidReason {
 		return
 	}
 	if status.RecordedRevision == commit && status.RecordedKind == string(rollout.RecordRefused) {

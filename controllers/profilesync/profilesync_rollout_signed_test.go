@@ -226,7 +226,14 @@ func TestRolloutFileCountsOnlyFromASignedCommit(t *testing.T) {
 	testenv.UpdateSpec(t, k8sClient, prod, func(s *v1alpha1.ProfileSync) {
 		s.Spec.Verify = &v1alpha1.SignatureVerification{SecretRef: meta.LocalObjectReference{Name: keysSecret}}
 	})
-	waitApplied(t, prod, first)
+	// The sync of the spec with spec.verify applied first, verified: not
+	// only the sync before it, which verified nothing.
+	g.Eventually(func(g Gomega) {
+		got := getProfileSync(g, prod)
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), conditions.GetMessage(got, v1alpha1.ReadyCondition))
+		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
+	}).WithTimeout(15 * time.Second).Should(Succeed())
 	testenv.SettledResourceVersion(g, k8sClient, prod.DeepCopy())
 
 	second, err := server.CommitSigned(repo, rolloutRepo(devProfile, prodProfile, "1.32.0"), "1.32.0", signedBy(releaseManager))
@@ -248,6 +255,8 @@ func TestRolloutFileCountsOnlyFromASignedCommit(t *testing.T) {
 		g.Expect(conditions.GetMessage(got, v1alpha1.ReadyCondition)).To(And(
 			ContainSubstring("main@sha1:"+unsigned), ContainSubstring(rollout.FileName+" is read from it, and it does not verify"),
 			ContainSubstring("commit "+unsigned), ContainSubstring("unsigned")))
+		g.Expect(dev.history(t, "prod")).NotTo(ContainElement(HaveField("Kind", rollout.RecordRefused)),
+			"the rollout file was refused, not a revision: prod refused nothing its downstream landscapes must skip")
 	})
 
 	third, err := server.CommitSigned(repo, rolloutRepo(devProfile, prodProfile, "1.33.0"), "1.33.0", signedBy(releaseManager))
@@ -256,6 +265,7 @@ func TestRolloutFileCountsOnlyFromASignedCommit(t *testing.T) {
 		g := NewWithT(t)
 		reconcileAt(t, r, prod, start.Add(time.Minute))
 		got := getProfileSync(g, prod)
+		g.Expect(conditions.IsReady(got)).To(BeTrue(), "the refusal of the unsigned rollout file is no refusal of what prod runs: "+conditions.GetMessage(got, v1alpha1.ReadyCondition))
 		g.Expect(got.Status.LastAppliedRevision).To(Equal("main@sha1:" + first))
 		g.Expect(conditions.GetReason(got, v1alpha1.WaitingCondition)).To(Equal(v1alpha1.WaitingForUpstreamReason))
 		g.Expect(got.Status.Rollout.Waiting.Revision).To(Equal(second), "the newest commit dev holds; "+third+" it does not")

@@ -37,21 +37,29 @@ import (
 	"github.com/profilesync/profilesync/test/testenv"
 )
 
-// signingKey is an Ed25519 OpenPGP key pair made for a test.
+// signingKey is an Ed25519 OpenPGP key pair made for a test, created at
+// the suite clock's now. The syncs check a signature at that clock's now,
+// and OpenPGP holds a key created after the instant of the check expired:
+// a key dated by the wall clock, in a test that fixed the clock a second
+// earlier (TestRolloutFileCountsOnlyFromASignedCommit), refused every
+// commit it signed whenever making the test's repository took the wall
+// clock past a second boundary.
 func signingKey(t *testing.T, name string) *openpgp.Entity {
 	t.Helper()
-	key, err := openpgp.NewEntity(name, "", name+"@example.com", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA})
+	key, err := openpgp.NewEntity(name, "", name+"@example.com", &packet.Config{Algorithm: packet.PubKeyAlgoEdDSA, Time: testClock.Now})
 	if err != nil {
 		t.Fatalf("make key %s: %v", name, err)
 	}
 	return key
 }
 
-// signedBy signs a commit's payload with key, as `git commit -S` does.
+// signedBy signs a commit's payload with key, as `git commit -S` does, at
+// the suite clock's now: a signature made after the instant a sync checks
+// it at is expired too (signingKey).
 func signedBy(key *openpgp.Entity) gitserver.SignFunc {
 	return func(payload io.Reader) (string, error) {
 		var signature strings.Builder
-		err := openpgp.ArmoredDetachSign(&signature, key, payload, nil)
+		err := openpgp.ArmoredDetachSign(&signature, key, payload, &packet.Config{Time: testClock.Now})
 		return signature.String(), err
 	}
 }
@@ -514,12 +522,12 @@ func TestTagModeVerifiesTheAnnotatedTag(t *testing.T) {
 	g.Consistently(refused).WithTimeout(3 * time.Second).WithPolling(time.Second).Should(Succeed())
 }
 
-// expiredSigningKey is an Ed25519 OpenPGP key made two hours ago and valid
-// for one: it signs as of 90 minutes ago, when it was valid, and has expired
+// expiredSigningKey is an Ed25519 OpenPGP key made two hours before the
+// suite clock's now and valid for one: it signs as of 90 minutes ago, when it was valid, and has expired
 // by the time a sync checks the signature.
 func expiredSigningKey(t *testing.T, name string) (*openpgp.Entity, gitserver.SignFunc) {
 	t.Helper()
-	madeAt := time.Now().Add(-2 * time.Hour)
+	madeAt := testClock.Now().Add(-2 * time.Hour)
 	key, err := openpgp.NewEntity(name, "", name+"@example.com", &packet.Config{
 		Algorithm: packet.PubKeyAlgoEdDSA, Time: func() time.Time { return madeAt }, KeyLifetimeSecs: uint32(time.Hour / time.Second),
 	})
