@@ -53,6 +53,13 @@ type binaryRun struct {
 // under binaryMemoryLimit.
 func runBinary(t *testing.T, bin, dir string, args ...string) binaryRun {
 	t.Helper()
+	return runBinaryWithEnv(t, bin, dir, nil, args...)
+}
+
+// runBinaryWithEnv is runBinary with env added to the binary's own
+// environment.
+func runBinaryWithEnv(t *testing.T, bin, dir string, env []string, args ...string) binaryRun {
+	t.Helper()
 	name, argv := bin, args
 	if prlimit, err := exec.LookPath("prlimit"); err == nil {
 		name, argv = prlimit, append([]string{fmt.Sprintf("--data=%d", binaryMemoryLimit), bin}, args...)
@@ -60,6 +67,7 @@ func runBinary(t *testing.T, bin, dir string, args ...string) binaryRun {
 	cmd := exec.Command(name, argv...)
 	cmd.Dir = dir
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=true", "GIT_CONFIG_GLOBAL=/dev/null"}
+	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

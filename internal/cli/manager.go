@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"time"
 
@@ -261,6 +262,32 @@ func startWithinBudget(startManager managerStarter, flags *managerFlags) error {
 	return startManager(flags)
 }
 
+// tuneCollector sets the Go runtime's collector for the plan and returns
+// what the runtime runs with, for the log. With a budget, the manager's
+// share is the soft memory limit, so that the runtime collects harder as
+// the heap nears it instead of the kernel killing the container with the
+// builds in it; under that bound the collector runs at the plan's GOGC
+// (memorybudget.ManagerGCPercent), unless the environment sets GOGC
+// (gogcSet): that is the operator's, and the runtime already runs with it.
+// Without a budget nothing is changed.
+func tuneCollector(plan memorybudget.Plan, gogcSet bool) (memoryLimit, gcPercent int64) {
+	if share := plan.ManagerShare(); share > 0 {
+		debug.SetMemoryLimit(share)
+		if !gogcSet {
+			debug.SetGCPercent(plan.GCPercent())
+		}
+	}
+	return collectorSettings()
+}
+
+// collectorSettings is the runtime's soft memory limit and GOGC, as it
+// reports them (math.MaxInt64 and -1 mean none, off).
+func collectorSettings() (memoryLimit, gcPercent int64) {
+	samples := []metrics.Sample{{Name: "/gc/gomemlimit:bytes"}, {Name: "/gc/gogc:percent"}}
+	metrics.Read(samples)
+	return int64(samples[0].Value.Uint64()), int64(samples[1].Value.Uint64())
+}
+
 // runManager starts the controllers and blocks until the process is
 // signalled. It logs why it fails and returns a reportedError: exit status
 // 2 for flags that do not parse further, 1 for anything that fails later.
@@ -274,14 +301,14 @@ func runManager(flags *managerFlags) error {
 		setupLog.Error(err, "invalid memory flags")
 		return reportedError{status: exitUsage}
 	}
-	if share := plan.ManagerShare(); share > 0 {
-		// The Go runtime collects harder as the heap nears it, instead of
-		// the kernel killing the container with the builds in it.
-		debug.SetMemoryLimit(share)
+	_, gogcSet := os.LookupEnv("GOGC")
+	memoryLimit, gcPercent := tuneCollector(plan, gogcSet)
+	if plan.ManagerShare() > 0 {
 		setupLog.Info("memory budget", "budget", plan.Limit.Bytes, "source", plan.Limit.Source, "builds", plan.Builds,
-			"buildMemory", plan.BuildMemory, "decodedCache", plan.Cache, "goMemoryLimit", debug.SetMemoryLimit(-1))
+			"buildMemory", plan.BuildMemory, "decodedCache", plan.Cache, "goMemoryLimit", memoryLimit, "gcPercent", gcPercent)
 	} else {
-		setupLog.Info("no memory budget: no container memory limit and no --" + memorybudget.BudgetFlag + "; the flags are not checked")
+		setupLog.Info("no memory budget: no container memory limit and no --"+memorybudget.BudgetFlag+"; the flags are not checked",
+			"gcPercent", gcPercent)
 	}
 
 	watchSelector, err := runtimecontroller.GetWatchSelector(flags.watchOptions)

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,4 +249,60 @@ func freePort(t *testing.T) string {
 	defer listener.Close()
 	_, port, _ := net.SplitHostPort(listener.Addr().String())
 	return port
+}
+
+// TestTheManagerCollectsLazilyUnderItsSoftMemoryLimit: with a budget the
+// manager's share is the runtime's soft memory limit and, under it, the
+// collector runs at memorybudget.ManagerGCPercent; a GOGC the environment
+// set is kept; without a budget nothing changes.
+func TestTheManagerCollectsLazilyUnderItsSoftMemoryLimit(t *testing.T) {
+	budget := memorybudget.Plan{Limit: memorybudget.Limit{Bytes: 3 << 30, Source: "--memory-budget"},
+		Builds: 2, BuildMemory: 1 << 30, Cache: memorybudget.DefaultCache}
+	const noLimit = int64(math.MaxInt64)
+	tests := []struct {
+		name string
+		plan memorybudget.Plan
+		// environmentPercent stands for a GOGC in the environment, which
+		// the runtime read at start-up; zero for none.
+		environmentPercent int
+		wantLimit          int64
+		wantPercent        int64
+	}{{
+		name:        "with a budget the share is the soft limit and the collector runs at ManagerGCPercent under it",
+		plan:        budget,
+		wantLimit:   budget.ManagerShare(),
+		wantPercent: memorybudget.ManagerGCPercent,
+	}, {
+		name:               "a GOGC from the environment is the operator's and is kept, under the same soft limit",
+		plan:               budget,
+		environmentPercent: 150,
+		wantLimit:          budget.ManagerShare(),
+		wantPercent:        150,
+	}, {
+		name:        "without a budget nothing bounds the heap, and Go's defaults stay",
+		plan:        memorybudget.Plan{Builds: 2, BuildMemory: 1 << 30, Cache: memorybudget.DefaultCache},
+		wantLimit:   noLimit,
+		wantPercent: 100,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			// The test process's own collector: Go's defaults, or the
+			// environment's percent; restored after.
+			percent := 100
+			if tt.environmentPercent != 0 {
+				percent = tt.environmentPercent
+			}
+			previousPercent, previousLimit := debug.SetGCPercent(percent), debug.SetMemoryLimit(noLimit)
+			t.Cleanup(func() {
+				debug.SetGCPercent(previousPercent)
+				debug.SetMemoryLimit(previousLimit)
+			})
+
+			limit, gcPercent := tuneCollector(tt.plan, tt.environmentPercent != 0)
+			g.Expect(limit).To(Equal(tt.wantLimit))
+			g.Expect(gcPercent).To(Equal(tt.wantPercent))
+			g.Expect(debug.SetMemoryLimit(-1)).To(Equal(tt.wantLimit), "what the runtime runs with")
+		})
+	}
 }

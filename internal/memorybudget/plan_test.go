@@ -103,3 +103,28 @@ func TestEverySuggestionFits(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	tests := []struct {
+		name string
+		plan Plan
+		want int
+	}{{
+		name: "with a budget the manager collects at ManagerGCPercent, bounded by its share as the soft limit",
+		plan: Plan{Limit: Limit{Bytes: 3 * gi, Source: "--memory-budget"}, Builds: 2, BuildMemory: gi, Cache: DefaultCache},
+		want: ManagerGCPercent,
+	}, {
+		name: "the smallest budget that fits still bounds the heap, and gets the same percent",
+		plan: Plan{Limit: Limit{Bytes: minimumBudget(Plan{Builds: 2, BuildMemory: gi, Cache: DefaultCache})}, Builds: 2, BuildMemory: gi, Cache: DefaultCache},
+		want: ManagerGCPercent,
+	}, {
+		name: "without a budget nothing bounds the heap, and the manager keeps Go's default",
+		plan: Plan{Builds: 2, BuildMemory: gi, Cache: DefaultCache},
+		want: 100,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			NewWithT(t).Expect(tt.plan.GCPercent()).To(Equal(tt.want))
+		})
+	}
+}

@@ -89,6 +89,9 @@ type systemRun struct {
 	apiServerCPU, apiServerPeakMiB   float64
 	// CPU seconds over the idle phase.
 	idleControllerCPU, idleAPIServerCPU float64
+	// The controllers' CPU seconds and peak RSS over all the pushes, from
+	// the first commit to the last one's status seen.
+	pushesControllerCPU, pushesControllerPeakMiB float64
 	// From the commit's trigger (webhook call, reconcile annotation) to the
 	// watch event that shows the change.
 	pushSpec, pushStatus []time.Duration
@@ -352,6 +355,13 @@ func (s *sideBySide) flux(files map[string]string) systemRun {
 		func() { s.annotateForReconcile(repository) }, false)
 }
 
+// shippedMemoryFlags are config/manager's memory flags, its container's
+// limit as --memory-budget: the manager runs within the budget it ships
+// with, so its Go soft memory limit and its collector are the Deployment's
+// (docs/security.md, "The memory budget"), whatever this machine's cgroup
+// says.
+var shippedMemoryFlags = []string{"--memory-budget=3Gi", "--max-concurrent-builds=2", "--build-memory-limit=1Gi", "--decoded-cache-size=128Mi"}
+
 // profileSync runs the manager binary on a ProfileSync of the overlay.
 func (s *sideBySide) profileSync(manager string, files map[string]string) systemRun {
 	s.start(&v1alpha1.ProfileSync{})
@@ -359,10 +369,10 @@ func (s *sideBySide) profileSync(manager string, files map[string]string) system
 	receiver := s.freeAddress()
 	s.pprofAddr = s.freeAddress()
 	metrics := s.freeAddress()
-	s.startProcess("profilesync", manager, nil,
+	s.startProcess("profilesync", manager, nil, append(shippedMemoryFlags,
 		"--storage-path="+s.b.TempDir(), "--cluster-profiles-namespace="+clusterProfilesNamespace,
 		"--receiver-addr="+receiver, "--pprof-addr="+s.pprofAddr,
-		"--metrics-addr="+metrics, "--metrics-secure=false")
+		"--metrics-addr="+metrics, "--metrics-secure=false")...)
 	s.phases = func() string { return syncPhases(s.b, "http://"+metrics+"/metrics") }
 	if _, err := s.server.CreateRepo(s.repo, files); err != nil {
 		s.b.Fatalf("create repository: %v", err)
@@ -433,6 +443,7 @@ func (s *sideBySide) measure(create []client.Object, syncReady func() bool, trig
 	// Pushes: each moves the expiry of one version of the first
 	// CloudProfile by another hour.
 	name := cloudProfileName(0)
+	pushesStart := s.sample()
 	for k := 1; k <= s.pushes; k++ {
 		shift := time.Duration(k) * time.Hour
 		want := l.stageTimes(pushedVersion)[3].Add(shift)
@@ -451,6 +462,8 @@ func (s *sideBySide) measure(create []client.Object, syncReady func() bool, trig
 			r.pushStatus = append(r.pushStatus, seen["status"].Sub(pushed))
 		}
 	}
+	pushesEnd := s.sample()
+	r.pushesControllerCPU, r.pushesControllerPeakMiB = pushesEnd.controllerCPU-pushesStart.controllerCPU, pushesEnd.controllerPeakMiB
 	return r
 }
 
@@ -504,10 +517,10 @@ func (s *sideBySide) freeAddress() string {
 func printSystemRun(system string, run int, r systemRun) {
 	p50s, p99s := percentiles(r.pushSpec)
 	p50, p99 := percentiles(r.pushStatus)
-	fmt.Printf("run %d %s: exist %.1fs, sync Ready %.1fs, profiles Ready %.1fs; controllers %.1f CPU-s %.0f MiB; kube-apiserver %.1f CPU-s %.0f MiB; idle %.1f + %.1f CPU-s; push → spec p50 %.0f p99 %.0f ms, → status p50 %.0f p99 %.0f ms\n",
+	fmt.Printf("run %d %s: exist %.1fs, sync Ready %.1fs, profiles Ready %.1fs; controllers %.1f CPU-s %.0f MiB; kube-apiserver %.1f CPU-s %.0f MiB; idle %.1f + %.1f CPU-s; push → spec p50 %.0f p99 %.0f ms, → status p50 %.0f p99 %.0f ms; pushes: controllers %.1f CPU-s %.0f MiB\n",
 		run+1, system, r.exists.Seconds(), r.syncReady.Seconds(), r.profilesReady.Seconds(),
 		r.controllerCPU, r.controllerPeakMiB, r.apiServerCPU, r.apiServerPeakMiB,
-		r.idleControllerCPU, r.idleAPIServerCPU, p50s, p99s, p50, p99)
+		r.idleControllerCPU, r.idleAPIServerCPU, p50s, p99s, p50, p99, r.pushesControllerCPU, r.pushesControllerPeakMiB)
 	fmt.Printf("run %d %s: profile requests until done: %s\n", run+1, system, r.requests)
 	fmt.Printf("run %d %s: profile requests while idle: %s\n", run+1, system, r.idleRequests)
 	if r.phases != "" {
@@ -561,6 +574,8 @@ func printSideBySide(b *testing.B, results map[string][]systemRun, objects int) 
 		{name: "push → spec visible, p99", unit: "ms", value: pushes(func(r systemRun) []time.Duration { return r.pushSpec }, true)},
 		{name: "push → status visible, p50", unit: "ms", value: pushes(func(r systemRun) []time.Duration { return r.pushStatus }, false)},
 		{name: "push → status visible, p99", unit: "ms", value: pushes(func(r systemRun) []time.Duration { return r.pushStatus }, true)},
+		{name: "all pushes: controllers' CPU", unit: "CPU-s", value: func(r systemRun) float64 { return r.pushesControllerCPU }},
+		{name: "all pushes: controllers' peak RSS", unit: "MiB", value: func(r systemRun) float64 { return r.pushesControllerPeakMiB }},
 		{name: "idle: controllers' CPU", unit: "CPU-s", value: func(r systemRun) float64 { return r.idleControllerCPU }},
 		{name: "idle: kube-apiserver CPU", unit: "CPU-s", value: func(r systemRun) float64 { return r.idleAPIServerCPU }},
 	}
