@@ -155,6 +155,12 @@ func FuzzTheValidationMemoKeepsEveryVerdictOfAColdValidation(f *testing.F) {
 	f.Add([]byte{2, 2, 45, 3, 47, 4, 0, 7, 0, 1})
 	f.Add([]byte{31, 5, 53, 2, 34, 3, 0, 6, 1, 0})
 	f.Add([]byte{10, 1, 3, 2, 20, 3, 25, 5, 4, 6})
+	// A second supported version of a minor from 2030-01-01, then a clock
+	// move past it; an expiry in 2030-06, then a move past it; a namespaced
+	// profile's expiry on 2030-01-01, then a move past it.
+	f.Add([]byte{130, 0, 12, 4})
+	f.Add([]byte{236, 0, 12, 6})
+	f.Add([]byte{142, 0, 13, 5})
 	f.Fuzz(func(t *testing.T, steps []byte) {
 		if len(steps) > 16 {
 			steps = steps[:16]
