@@ -198,7 +198,7 @@ func BenchmarkValidateAPush(b *testing.B) {
 			sharedSizes, sharedValidations := storedSizes, validations
 			defer func() { storedSizes, validations = sharedSizes, sharedValidations }()
 			storedSizes = newStoredSizeMemo()
-			validations = newValidationMemo(validationMemoEntries, ValidationMemoBytes)
+			validations = newValidationMemo(ValidationMemoBytes)
 			if _, err := Validate(pushLandscape(10, 0), nil, memoNow); err != nil {
 				b.Fatal(err)
 			}
@@ -210,7 +210,7 @@ func BenchmarkValidateAPush(b *testing.B) {
 			for n := range b.N {
 				if !warm {
 					storedSizes = newStoredSizeMemo()
-					validations = newValidationMemo(validationMemoEntries, ValidationMemoBytes)
+					validations = newValidationMemo(ValidationMemoBytes)
 				}
 				if _, err := Validate(revisions[n], nil, memoNow); err != nil {
 					b.Fatal(err)

@@ -75,16 +75,17 @@ type memoEntry struct {
 	mergeWarnings []string
 }
 
-func newValidationMemo(maxEntries int, maxBytes int64) *validationMemo {
+// newValidationMemo is an empty memo of at most maxBytes.
+func newValidationMemo(maxBytes int64) *validationMemo {
 	m := &validationMemo{maxBytes: maxBytes}
-	m.entries = lru.NewWithEvictionFunc(maxEntries, func(_ lru.Key, value any) {
+	m.entries = lru.NewWithEvictionFunc(validationMemoEntries, func(_ lru.Key, value any) {
 		m.bytes -= value.(*memoEntry).bytes
 	})
 	return m
 }
 
 // validations is the memo every validation of the process shares.
-var validations = newValidationMemo(validationMemoEntries, ValidationMemoBytes)
+var validations = newValidationMemo(ValidationMemoBytes)
 
 // specAt returns lifecycle.ValidateCloudProfileSpecAt(spec, path, now),
 // remembered by digest, specDigest(spec) ("" for a spec not to remember). The
@@ -110,7 +111,8 @@ func (m *validationMemo) specAt(spec *v1alpha1.CloudProfileSpec, digest string, 
 // remembered by ncp and parentDigest, specDigest(parent) ("" for a parent not
 // to remember: a missing one). The merged spec is shared: copy it before
 // changing it; the errors are the caller's to change.
-func (m *validationMemo) namespacedAt(parent *v1alpha1.CloudProfileSpec, parentDigest string, ncp *v1alpha1.NamespacedCloudProfileSpec, now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
+func (m *validationMemo) namespacedAt(parent *v1alpha1.CloudProfileSpec, parentDigest string, ncp *v1alpha1.NamespacedCloudProfileSpec,
+	now time.Time) (*v1alpha1.CloudProfileSpec, field.ErrorList, []string) {
 	key, keyed := [32]byte{}, false
 	if ncpJSON, err := json.Marshal(ncp); err == nil {
 		key, keyed = memoKey(now, "namespaced", string(ncpJSON), parentDigest)

@@ -32,7 +32,7 @@ func laterStaged(spec *v1alpha1.CloudProfileSpec, years int) {
 // or whose instants the clock crossed since. prefix-a's stages start on
 // 2030-01-01 and 2031-01-01, prefix-b's three years later. (Namespaced
 // profiles of the same spec and parent share one outcome.) The package's
-// tests do not run in parallel, so the shared memo's count is this test's.
+// tests do not run in parallel, so the memo's count is this test's.
 func TestAPushValidatesWhatChangedOnly(t *testing.T) {
 	for i, tc := range []struct {
 		name string
@@ -60,6 +60,10 @@ func TestAPushValidatesWhatChangedOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
+			// A memo of this test's own: other tests validate the same specs.
+			shared := validations
+			validations = newValidationMemo(ValidationMemoBytes)
+			defer func() { validations = shared }()
 			landscape := func() []Object {
 				objects := memoLandscape(fmt.Sprintf("validate-%d", i))
 				laterStaged(&objects[1].CloudProfile.Spec, 3)
@@ -181,7 +185,7 @@ func FuzzTheValidationMemoKeepsEveryVerdictOfAColdValidation(f *testing.F) {
 			warm, err := Validate(objects, nil, at)
 			g.Expect(err).NotTo(HaveOccurred())
 			shared := validations
-			validations = newValidationMemo(validationMemoEntries, ValidationMemoBytes)
+			validations = newValidationMemo(ValidationMemoBytes)
 			cold, err := Validate(objects, nil, at)
 			validations = shared
 			g.Expect(err).NotTo(HaveOccurred())
@@ -203,12 +207,12 @@ func FuzzTheValidationMemoKeepsEveryVerdictOfAColdValidation(f *testing.F) {
 func TestTheValidationMemoKeepsToItsBytes(t *testing.T) {
 	g := NewWithT(t)
 	spec := withStagedImageVersions(1, 20)
-	one := newValidationMemo(validationMemoEntries, 1<<30)
+	one := newValidationMemo(1 << 30)
 	one.specAt(spec, specDigest(spec), nil, memoNow)
 	entryBytes, _ := one.size()
 	g.Expect(entryBytes).To(BeNumerically(">", 0))
 
-	memo := newValidationMemo(validationMemoEntries, 3*entryBytes)
+	memo := newValidationMemo(3 * entryBytes)
 	for i := range 5 {
 		spec := withStagedImageVersions(1, 20)
 		spec.Type = fmt.Sprintf("type-%d", i) // same size, another digest
@@ -218,7 +222,7 @@ func TestTheValidationMemoKeepsToItsBytes(t *testing.T) {
 	g.Expect(bytes).To(BeNumerically("<=", 3*entryBytes))
 	g.Expect(entries).To(Equal(3))
 
-	tooSmall := newValidationMemo(validationMemoEntries, entryBytes-1)
+	tooSmall := newValidationMemo(entryBytes - 1)
 	tooSmall.specAt(spec, specDigest(spec), nil, memoNow)
 	bytes, entries = tooSmall.size()
 	g.Expect(bytes).To(BeZero())
