@@ -27,12 +27,7 @@ func (s *Set) NextChange() (at time.Time, ok bool) {
 			continue
 		}
 		ncp := o.NamespacedCloudProfile
-		if ncp.Spec.Kubernetes != nil {
-			next.versions(ncp.Spec.Kubernetes.Versions)
-		}
-		for _, image := range ncp.Spec.MachineImages {
-			next.imageVersions(image.Versions)
-		}
+		next.namespaced(&ncp.Spec)
 		next.spec(s.merged[ncp])
 	}
 	for _, parent := range s.parents {
@@ -42,11 +37,26 @@ func (s *Set) NextChange() (at time.Time, ok bool) {
 }
 
 // instantAfter keeps the earliest lifecycle instant (a stage's start, an
-// expirationDate) strictly after after among those it is shown.
+// expirationDate) strictly after after among those it is shown, and the
+// latest not after it (for the validation memo's instantCell).
 type instantAfter struct {
 	after time.Time
 	at    time.Time
 	ok    bool
+	// before is the latest instant not after after, when hasBefore.
+	before    time.Time
+	hasBefore bool
+}
+
+// namespaced shows n the instants a NamespacedCloudProfile's own spec
+// writes (its overrides and added versions).
+func (n *instantAfter) namespaced(ncp *v1alpha1.NamespacedCloudProfileSpec) {
+	if ncp.Kubernetes != nil {
+		n.versions(ncp.Kubernetes.Versions)
+	}
+	for _, image := range ncp.MachineImages {
+		n.imageVersions(image.Versions)
+	}
 }
 
 func (n *instantAfter) spec(spec *v1alpha1.CloudProfileSpec) {
@@ -83,7 +93,13 @@ func (n *instantAfter) version(v *v1alpha1.ExpirableVersion) {
 }
 
 func (n *instantAfter) consider(t time.Time) {
-	if t.After(n.after) && (!n.ok || t.Before(n.at)) {
+	if !t.After(n.after) {
+		if !n.hasBefore || t.After(n.before) {
+			n.before, n.hasBefore = t, true
+		}
+		return
+	}
+	if !n.ok || t.Before(n.at) {
 		n.at, n.ok = t, true
 	}
 }

@@ -42,7 +42,8 @@ type Set struct {
 
 // MergedSpec returns status.cloudProfileSpec of ncp, an object of the set, as
 // it was merged with its parent; nil when it could not be merged (Problems
-// says why). The spec is shared with the set: copy it before changing it.
+// says why). The spec is shared with the set, and with later validations
+// through the validation memo: copy it before changing it.
 func (s *Set) MergedSpec(ncp *v1alpha1.NamespacedCloudProfile) *v1alpha1.CloudProfileSpec {
 	return s.merged[ncp]
 }
@@ -204,7 +205,7 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 				report.Problems = append(report.Problems, o.problem("metadata.namespace",
 					fmt.Sprintf("Forbidden: a CloudProfile is cluster-scoped and has no namespace (remove %q)", o.CloudProfile.Namespace)))
 			}
-			errs, warnings := lifecycle.ValidateCloudProfileSpecAt(&o.CloudProfile.Spec, field.NewPath("spec"), now)
+			errs, warnings := validations.specAt(&o.CloudProfile.Spec, parents.ownDigest(o.CloudProfile), field.NewPath("spec"), now)
 			report.Problems = append(report.Problems, o.fieldErrorProblems(errs)...)
 			report.Warnings = append(report.Warnings, o.warningProblems(warnings, nil)...)
 			if problem, tooLarge := storedSizeProblem(o, nil, ""); tooLarge {
@@ -227,7 +228,7 @@ func validate(objects []Object, refused map[string]bool, lookupParent ParentLook
 				fmt.Sprintf("Invalid value: %q: the parent CloudProfile is invalid (see its problems), so this profile cannot be merged", ncp.Spec.Parent.Name)))
 			continue
 		}
-		merged, errs, warnings := merge.NamespacedWithWarnings(parent.spec, &ncp.Spec, now)
+		merged, errs, warnings := validations.namespacedAt(parent.spec, parent.digest, &ncp.Spec, now)
 		for _, e := range merge.ExplainMissingParent(errs, parents.where()) {
 			report.Problems = append(report.Problems, o.mergedProblem(parent, e.Field, e.ErrorBody()))
 		}
@@ -254,7 +255,7 @@ func (o Object) mergedWarnings(parent parent, warnings []string, now time.Time) 
 	if len(warnings) == 0 {
 		return nil
 	}
-	_, parentWarnings := lifecycle.ValidateCloudProfileSpecAt(parent.spec, merge.MergedSpecPath, now)
+	_, parentWarnings := validations.specAt(parent.spec, parent.digest, merge.MergedSpecPath, now)
 	known := make(map[string]bool, len(parentWarnings))
 	for _, w := range parentWarnings {
 		known[w] = true
@@ -338,10 +339,25 @@ type parentIndex struct {
 	// typing or decoding problem): invalid parents even when not in the set.
 	refused map[string]bool
 	now     time.Time // the time parents in the set are validated at
+	// ownDigests are specDigest of the set's CloudProfiles' own specs (as
+	// written, without the server's defaults), by which their validation
+	// is remembered; computed once per validation.
+	ownDigests map[*v1alpha1.CloudProfile]string
+}
+
+// ownDigest is specDigest(&cp.Spec), computed once per validation.
+func (p *parentIndex) ownDigest(cp *v1alpha1.CloudProfile) string {
+	if digest, ok := p.ownDigests[cp]; ok {
+		return digest
+	}
+	digest := specDigest(&cp.Spec)
+	p.ownDigests[cp] = digest
+	return digest
 }
 
 func newParentIndex(objects []Object, lookup ParentLookup, now time.Time) *parentIndex {
-	index := &parentIndex{inSet: make(map[string]*Object), lookup: lookup, found: make(map[string]parent), now: now}
+	index := &parentIndex{inSet: make(map[string]*Object), lookup: lookup, found: make(map[string]parent), now: now,
+		ownDigests: make(map[*v1alpha1.CloudProfile]string)}
 	for i := range objects {
 		if cp := objects[i].CloudProfile; cp != nil {
 			if _, seen := index.inSet[cp.Name]; !seen {
@@ -369,8 +385,10 @@ func (p *parentIndex) find(name string) (parent, error) {
 	if p.refused[name] {
 		result = parent{invalid: true}
 	} else if object, ok := p.inSet[name]; ok {
+		// The same rules as the CloudProfile's own validation, whose
+		// outcome the memo shares: only whether there are errors counts.
 		cp := object.CloudProfile
-		errs, _ := lifecycle.ValidateCloudProfileSpecAt(&cp.Spec, nil, p.now)
+		errs, _ := validations.specAt(&cp.Spec, p.ownDigest(cp), field.NewPath("spec"), p.now)
 		result = parent{spec: WithServerDefaults(&cp.Spec), invalid: len(errs) > 0, object: object}
 	} else if p.lookup != nil && name != "" {
 		spec, found, err := p.lookup(name)
