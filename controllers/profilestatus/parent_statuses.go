@@ -7,11 +7,12 @@ import (
 )
 
 // DefaultParentStatusWait bounds how long a NamespacedCloudProfile's status
-// reconcile waits for its parent's (ParentStatuses). Two seconds: a
-// CloudProfile's status write takes tens to hundreds of milliseconds
-// (docs/performance.md, "A push"), so the bound is only reached when the
-// parent's status controller is not getting to it at all (not running,
-// stuck on the API server); then the children go on, at most this late.
+// reconcile waits for its parent's (ParentStatuses) while the parent's has
+// not started. Two seconds: the parent's status controller is woken by the
+// same change, so the bound is only reached when it is not getting to the
+// parent at all (not running, its workers busy elsewhere); then the
+// children go on, at most this late. A parent's reconcile under way is
+// waited for up to DefaultParentStatusWriteWait.
 const DefaultParentStatusWait = 2 * time.Second
 
 // DefaultParentStatusWriteWait bounds how long a NamespacedCloudProfile's
