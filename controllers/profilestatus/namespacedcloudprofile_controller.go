@@ -38,10 +38,10 @@ const ParentNameIndex = ".spec.parent.name"
 // classification status of that merged spec at the clock's now. It wakes up at
 // the merged spec's next transition and whenever its parent changes. When
 // the parent's status is behind the parent's spec (a change of the parent
-// woke both status controllers), it first waits, at most
-// ParentStatuses.Wait, until the parent's status reconcile has finished
-// (ParentStatuses), so that the parent's status is written first; the merge
-// needs the parent's spec only.
+// woke both status controllers), it first waits until the parent's status
+// reconcile has finished (ParentStatuses: at most Wait while that reconcile
+// has not started, WriteWait once it is under way), so that the parent's
+// status is written first; the merge needs the parent's spec only.
 type NamespacedCloudProfileReconciler struct {
 	ProfileStatusController
 }

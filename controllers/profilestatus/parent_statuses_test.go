@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/test/builders"
@@ -86,6 +87,62 @@ func TestAParentStatusAwaitGivesUpAtTheBoundOncePerGeneration(t *testing.T) {
 	g.Eventually(next, 5*time.Second).Should(Receive(BeTrue()))
 }
 
+func TestAParentStatusAwaitWaitsPastTheBoundForAParentsReconcileUnderWay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// running is the generation of the parent's reconcile under way.
+		running int64
+		end     func(*ParentStatuses)
+	}{
+		{name: "its generation under way finishes", running: 3, end: func(p *ParentStatuses) { p.finished("parent", 3) }},
+		{name: "a later generation under way finishes", running: 4, end: func(p *ParentStatuses) { p.finished("parent", 4) }},
+		{name: "the parent under way is gone", running: 3, end: func(p *ParentStatuses) { p.forget("parent") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parents := &ParentStatuses{Wait: 100 * time.Millisecond, WriteWait: time.Minute}
+			parents.started("parent", tc.running)
+			waited := awaitInBackground(context.Background(), parents, "parent", 3)
+			g.Consistently(waited, 500*time.Millisecond).ShouldNot(Receive(), "the parent's write is in flight: past Wait, the child still waits")
+			tc.end(parents)
+			g.Eventually(waited, time.Second).Should(Receive(BeTrue()))
+		})
+	}
+}
+
+func TestAParentStatusAwaitGivesUpAtWaitWhenNoReconcileOfItsGenerationIsUnderWay(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setUp func(*ParentStatuses)
+	}{
+		{name: "none has started", setUp: func(*ParentStatuses) {}},
+		{name: "an earlier generation's is under way", setUp: func(p *ParentStatuses) { p.started("parent", 2) }},
+		{name: "an earlier generation's has started and finished", setUp: func(p *ParentStatuses) {
+			p.started("parent", 2)
+			p.finished("parent", 2)
+		}},
+		{name: "another parent's is under way", setUp: func(p *ParentStatuses) { p.started("other", 3) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			parents := &ParentStatuses{Wait: 100 * time.Millisecond, WriteWait: time.Minute}
+			tc.setUp(parents)
+			g.Eventually(awaitInBackground(context.Background(), parents, "parent", 3), 5*time.Second).Should(Receive(BeTrue()))
+		})
+	}
+}
+
+func TestAParentReconcileUnderWayHoldsItsChildrenAtMostWriteWaitOncePerGeneration(t *testing.T) {
+	g := NewWithT(t)
+	parents := &ParentStatuses{Wait: 100 * time.Millisecond, WriteWait: 500 * time.Millisecond}
+	parents.started("parent", 3)
+	start := time.Now()
+	g.Eventually(awaitInBackground(context.Background(), parents, "parent", 3), 5*time.Second).Should(Receive(BeTrue()))
+	g.Expect(time.Since(start)).To(BeNumerically(">=", 500*time.Millisecond))
+	// The generation given up on is not waited for again.
+	g.Eventually(awaitInBackground(context.Background(), parents, "parent", 3), 50*time.Millisecond).Should(Receive(BeFalse()))
+}
+
 func TestAParentStatusAwaitEndsWithItsContext(t *testing.T) {
 	g := NewWithT(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -106,13 +163,17 @@ type parentAndChild struct {
 	childs  *NamespacedCloudProfileReconciler
 }
 
-func newParentAndChild(parent *v1alpha1.CloudProfile, statuses *ParentStatuses) *parentAndChild {
+func newParentAndChild(parent *v1alpha1.CloudProfile, statuses *ParentStatuses, intercepted ...interceptor.Funcs) *parentAndChild {
 	parent.Generation = 2
 	parent.Status.ObservedGeneration = 1
 	child := gep32Override(parent.Name)
 	child.Generation = 1
-	c := fake.NewClientBuilder().WithScheme(k8sClient.Scheme()).WithObjects(parent, child).
-		WithStatusSubresource(parent, child).Build()
+	builder := fake.NewClientBuilder().WithScheme(k8sClient.Scheme()).WithObjects(parent, child).
+		WithStatusSubresource(parent, child)
+	for _, funcs := range intercepted {
+		builder = builder.WithInterceptorFuncs(funcs)
+	}
+	c := builder.Build()
 	controller := func() ProfileStatusController {
 		return ProfileStatusController{Client: c, EventRecorder: record.NewFakeRecorder(100), Clock: testClock, ParentStatuses: statuses}
 	}
@@ -179,6 +240,43 @@ func TestAChildsStatusIsWrittenAfterItsChangedParentsStatus(t *testing.T) {
 			g.Expect([]int64{parentGeneration, childGeneration}).To(Equal([]int64{2, 1}))
 		})
 	}
+}
+
+func TestAChildWaitsPastTheBoundWhileItsParentsStatusWriteIsInFlight(t *testing.T) {
+	g := NewWithT(t)
+	testClock.Set(t, builders.Time("2024-12-03T00:00:00Z"))
+	// The parent's status write is held in flight until release closes, as a
+	// loaded API server holds a CloudProfile's write of 600 versions for
+	// seconds.
+	writing, release := make(chan struct{}), make(chan struct{})
+	holdParentsWrite := interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, subResource string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+		if obj.GetObjectKind().GroupVersionKind().Kind == v1alpha1.CloudProfileKind {
+			close(writing)
+			<-release
+		}
+		return c.SubResource(subResource).Patch(ctx, obj, patch, opts...)
+	}}
+	const bound = 200 * time.Millisecond
+	e := newParentAndChild(gep32Profile(), &ParentStatuses{Wait: bound, WriteWait: time.Minute}, holdParentsWrite)
+
+	parentDone := make(chan struct{})
+	go func() {
+		defer close(parentDone)
+		if _, err := e.parents.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(e.parent)}); err != nil {
+			t.Errorf("reconcile parent: %v", err)
+		}
+	}()
+	g.Eventually(writing, 5*time.Second).Should(BeClosed())
+	childDone := e.reconcileChild(t)
+	g.Consistently(childDone, 4*bound).ShouldNot(BeClosed(), "past the bound, the child waits for its parent's write in flight")
+	parentGeneration, childGeneration := e.observedGenerations(g)
+	g.Expect([]int64{parentGeneration, childGeneration}).To(Equal([]int64{1, 0}), "nothing written yet")
+
+	close(release)
+	g.Eventually(parentDone, 5*time.Second).Should(BeClosed())
+	g.Eventually(childDone, 5*time.Second).Should(BeClosed())
+	parentGeneration, childGeneration = e.observedGenerations(g)
+	g.Expect([]int64{parentGeneration, childGeneration}).To(Equal([]int64{2, 1}))
 }
 
 func TestAChildOfAParentWhoseStatusNeverCatchesUpGetsItsStatusWithinTheBound(t *testing.T) {

@@ -85,8 +85,8 @@ type profileStatus struct {
 	// (honouredHoldUntil).
 	heldUntil **metav1.Time
 	// announce, when set, is told when the status reconcile of the
-	// profile, a CloudProfile, has finished at a generation, and when the
-	// profile is gone (ParentStatuses).
+	// profile, a CloudProfile, has started and finished at a generation,
+	// and when the profile is gone (ParentStatuses).
 	announce *ParentStatuses
 }
 
@@ -94,8 +94,9 @@ type profileStatus struct {
 // while its ProfileSync applies a revision), lets compute set its status at
 // now (the time to compute at; wallNow is the clock's, see statusTimes), then
 // patches the status when it changed and records it in the metrics. A
-// profile that is gone is forgotten. With status.announce, the end of the
-// reconcile is announced (ParentStatuses), after the write.
+// profile that is gone is forgotten. With status.announce, the start of the
+// reconcile (once the profile is read past the gate) and its end, after the
+// write, are announced (ParentStatuses).
 func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.Request, kind string, obj conditionsObject, status profileStatus,
 	compute func(now, wallNow time.Time) (ctrl.Result, error)) (result ctrl.Result, retErr error) {
 	if err := c.ApplyGate.Get(ctx, c.Client, req.NamespacedName, obj); err != nil {
@@ -106,6 +107,9 @@ func reconcileStatus(ctx context.Context, c *ProfileStatusController, req ctrl.R
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// From here the reconcile ends in the deferred write below, which
+	// announces its end: children wait for it while it is under way.
+	status.announce.started(req.Name, obj.GetGeneration())
 
 	before := obj.DeepCopyObject().(client.Object)
 	var wallNow time.Time
