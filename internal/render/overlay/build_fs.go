@@ -74,9 +74,10 @@ type buildFS struct {
 	// through kustomize, which parses the files itself.
 	planning bool
 	parsed   map[string]*parsedResourceFile
-	// heldParses is the size of the files whose parses parsed holds, and
-	// maxHeldParses its bound (maxHeldParseSource): a file read past it is
-	// parsed again by the linear path, as before.
+	// heldParses is the size of the files whose parses the build has kept
+	// in parsed, taken or not (it never decreases), and maxHeldParses its
+	// bound (maxHeldParseSource): a file read past it is parsed again by
+	// the linear path, as before.
 	heldParses, maxHeldParses int64
 	// resourceFiles are the files the kustomizations vetted so far list as
 	// resources: kustomize reads them as YAML (other files it may read as
