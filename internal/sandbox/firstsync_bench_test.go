@@ -65,6 +65,16 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 			}
 		}
 	})
+	// The labelled overlay's build in this process, for -cpuprofile: where
+	// the child's CPU goes (docs/performance.md, "A push builds only the
+	// files it changed").
+	b.Run("an overlay of labels in process", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := overlay.BuildWithWarningsWithin(context.Background(), context.Background(), root, "labelled", overlay.DefaultLimits()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	answer, err := json.Marshal(childReply{Documents: docs, Warnings: warnings})
 	if err != nil {
 		b.Fatal(err)

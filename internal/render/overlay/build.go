@@ -136,17 +136,38 @@ func BuildWithWarningsWithin(ctx, extras context.Context, root, path string, lim
 // buildWithChecks is BuildWithWarningsWithin, on the linear path where the
 // plan allows it and linear is true.
 func buildWithChecks(ctx, extras context.Context, root, path string, limits Limits, linear bool) ([]profile.Document, profile.Problems, error) {
+	built, err := buildWithChecksReusing(ctx, extras, root, path, limits, linear, nil)
+	return built.Documents, built.Warnings, err
+}
+
+// buildWithChecksReusing is buildWithChecks that may reuse what the build
+// that answered previous built (see BuildReusing).
+func buildWithChecksReusing(ctx, extras context.Context, root, path string, limits Limits, linear bool, previous *Reusable) (Built, error) {
+	docs, warnings, reused, reusable, err := buildAndCheck(ctx, extras, root, path, limits, linear, previous)
+	if err != nil {
+		return Built{}, err
+	}
+	return Built{Documents: docs, Reused: reused, Warnings: warnings, Reusable: reusable}, nil
+}
+
+// buildAndCheck is buildWithChecksReusing's work.
+func buildAndCheck(ctx, extras context.Context, root, path string, limits Limits, linear bool,
+	previous *Reusable) ([]profile.Document, profile.Problems, []Reused, *Reusable, error) {
 	buildFS, target, err := confineBuild(ctx, root, path, limits)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
+	buildFS.previous = previousUses(previous)
 	type outcome struct {
 		docs []profile.Document
 		err  error
 		// checked says that the build checked its patches as it built
-		// (the linear path): warnings are the checks' warnings.
+		// (the linear path): warnings are the checks' warnings, and
+		// reused and reusable its answer about reuse.
 		checked  bool
 		warnings profile.Problems
+		reused   []Reused
+		reusable *Reusable
 	}
 	built := make(chan outcome, 1)
 	warned := make(chan profile.Problems, 1)
@@ -169,7 +190,8 @@ func buildWithChecks(ctx, extras context.Context, root, path string, limits Limi
 			}
 		}()
 		docs, _, err := buildFS.buildWith(target, linear)
-		built <- outcome{docs: docs, err: err, checked: buildFS.checkedWhileBuilding, warnings: buildFS.warningsWhileBuilding}
+		built <- outcome{docs: docs, err: err, checked: buildFS.checkedWhileBuilding, warnings: buildFS.warningsWhileBuilding,
+			reused: buildFS.reused, reusable: buildFS.reusable}
 		builtSent = true
 		if err == nil && !buildFS.checkedWhileBuilding {
 			warned <- buildFS.indexPatchWarnings()
@@ -181,24 +203,24 @@ func buildWithChecks(ctx, extras context.Context, root, path string, limits Limi
 	select {
 	case result = <-built:
 		if result.err != nil {
-			return nil, nil, result.err
+			return nil, nil, nil, nil, result.err
 		}
 		if result.checked {
-			return result.docs, result.warnings, nil
+			return result.docs, result.warnings, result.reused, result.reusable, nil
 		}
 	case <-ctx.Done():
-		return nil, nil, fmt.Errorf("kustomize build of %s abandoned: %w", buildFS.display(target), context.Cause(ctx))
+		return nil, nil, nil, nil, fmt.Errorf("kustomize build of %s abandoned: %w", buildFS.display(target), context.Cause(ctx))
 	}
 	// The check for index patches comes after the build and must never fail
 	// it, not even by running out of time.
 	var warnings profile.Problems
 	if extras.Err() != nil {
-		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil
+		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil, nil, nil
 	}
 	select {
 	case warnings = <-warned:
 	case <-extras.Done():
-		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil
+		return result.docs, profile.Problems{outOfTime(buildFS.display(target), extras)}, nil, nil, nil
 	}
 	// So is the accounting of which patch set which field: without it,
 	// problems name the objects' files.
@@ -211,9 +233,9 @@ func buildWithChecks(ctx, extras context.Context, root, path string, limits Limi
 				docs[i].SetBy = sources[i]
 			}
 		}
-		return docs, warnings, nil
+		return docs, warnings, nil, nil, nil
 	case <-extras.Done():
-		return result.docs, append(warnings, outOfTime(buildFS.display(target), extras)), nil
+		return result.docs, append(warnings, outOfTime(buildFS.display(target), extras)), nil, nil, nil
 	}
 }
 
@@ -308,6 +330,30 @@ type renderer struct {
 	relTarget, kustomizationFile string
 	rendered                     int64
 	docs                         []profile.Document
+	// reused are the previous build's documents placed among docs (see
+	// BuildReusing), reusedCount how many there are.
+	reused      []Reused
+	reusedCount int
+}
+
+// placed is how many documents the renderer has placed, built or reused.
+func (out *renderer) placed() int { return len(out.docs) + out.reusedCount }
+
+// reuse places the previous build's documents of use after the documents
+// placed before them, within MaxRenderedSize as if they were rendered here.
+func (out *renderer) reuse(use *ReusableFile) error {
+	for _, document := range use.Documents {
+		out.rendered += document.Size
+		if out.rendered > out.fs.limits.MaxRenderedSize {
+			return &LimitError{File: out.relTarget, What: "maximum rendered size", Flag: MaxRenderedSizeFlag,
+				Max: out.fs.limits.MaxRenderedSize, Size: out.rendered}
+		}
+	}
+	if len(use.Documents) > 0 {
+		out.reused = append(out.reused, Reused{At: out.placed(), From: use.First, Count: len(use.Documents)})
+		out.reusedCount += len(use.Documents)
+	}
+	return nil
 }
 
 func (r *buildFS) newRenderer(target, kustomizationPath string) *renderer {

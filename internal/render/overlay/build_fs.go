@@ -106,6 +106,19 @@ type buildFS struct {
 	// plainAttempts counts the builds tried on the linear path
 	// (accumulatePlain), for the same tests.
 	plainAttempts int
+
+	// previous are the uses of resource files of the build before this
+	// one that this one may reuse (see BuildReusing), by file and context.
+	previous map[reuseKey][]*ReusableFile
+	// readContext is the context (fileContext) of the resource file the
+	// planning reads, nil where its chain has patches (no reuse);
+	// resourceRead is what that read found (see resourceRead).
+	readContext  *[32]byte
+	resourceRead resourceRead
+	// reused and reusable are the linear path's answer of what it reused
+	// and of what the next build may reuse (see Built).
+	reused   []Reused
+	reusable *Reusable
 }
 
 var _ filesys.FileSystem = (*buildFS)(nil)
@@ -325,7 +338,16 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 	var parsed *parsedResourceFile
 	switch {
 	case isYAMLFile(abs) && r.planning && r.resourceFiles[abs]:
-		problems, objects, parsed, yamlErr = checkAndCountResourceFile(r.display(abs), content)
+		// The same name and bytes in the same context as a use of the
+		// previous build, whose typing check accepted them: its count is
+		// taken, and the file is not parsed (see BuildReusing).
+		reused, digest := r.reusableUse(abs, content)
+		if reused != nil {
+			objects = reused.Objects
+		} else {
+			problems, objects, parsed, yamlErr = checkAndCountResourceFile(r.display(abs), content)
+		}
+		r.resourceRead = resourceRead{counted: true, objects: objects, digest: digest, reused: reused}
 	case isYAMLFile(abs):
 		if r.resourceFiles[abs] {
 			resourceFileParses.Add(1)

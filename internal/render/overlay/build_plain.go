@@ -75,7 +75,7 @@ type typeMeta struct{ group, version, kind string }
 func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan) (docs []profile.Document, ok bool, err error) {
 	r.plainAttempts++
 	factory := resmapFactory().RF()
-	seen := make(map[resid.ResId]bool)
+	seen := make(map[objectKey]bool)
 	out := r.newRenderer(target, kustomizationPath)
 	patches, ok := newLinearPatches(r, plan)
 	if !ok {
@@ -85,7 +85,31 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 	// tooLarge is the output's refusal, returned once every object has
 	// been checked.
 	var tooLarge error
+	reusable := &Reusable{}
 	for _, file := range plan.files {
+		if use := file.read.reused; use != nil {
+			// The previous build's documents of the same file in the same
+			// context (see BuildReusing): its objects are checked and
+			// counted as if they were built here.
+			for _, document := range use.Documents {
+				if seen[document.key()] {
+					return nil, false, nil
+				}
+				seen[document.key()] = true
+			}
+			order += len(use.Documents)
+			if tooLarge != nil {
+				continue
+			}
+			first := out.placed()
+			if err := out.reuse(use); err != nil {
+				tooLarge, out.docs = err, nil
+				continue
+			}
+			reusable.Files = append(reusable.Files, ReusableFile{File: use.File, Context: use.Context, Digest: use.Digest,
+				Objects: use.Objects, First: first, Documents: use.Documents})
+			continue
+		}
 		// The planning's parse, taken once: the objects made of it are
 		// patched and annotated, and a file listed twice is parsed again.
 		parsed := r.parsed[file.abs]
@@ -95,16 +119,17 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 			return nil, false, nil
 		}
 		sources := make([]*objectSources, len(objects))
+		keys := make([]objectKey, len(objects))
 		for i, object := range objects {
 			if !buildsLikeKustomize(object) {
 				return nil, false, nil
 			}
 			id := object.CurId()
-			key := resid.NewResIdWithNamespace(id.Gvk, id.Name, id.EffectiveNamespace())
+			key := objectKey{group: id.Group, version: id.Version, kind: id.Kind, name: id.Name, namespace: id.EffectiveNamespace()}
 			if seen[key] {
 				return nil, false, nil
 			}
-			seen[key] = true
+			seen[key], keys[i] = true, key
 			if err := object.SetOrigin(&resource.Origin{Path: file.origin}); err != nil {
 				return nil, false, nil
 			}
@@ -136,6 +161,7 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		if err := r.restoreKeyedListOrder(target, patched); err != nil {
 			return nil, true, err
 		}
+		use := ReusableFile{File: r.display(file.abs), Digest: file.read.digest, Objects: file.read.objects, First: out.placed()}
 		for i, object := range objects {
 			if err := out.add(object); err != nil {
 				if !errors.Is(err, ErrLimitExceeded) {
@@ -148,6 +174,13 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 			if doc.SetBy, err = patches.fieldSourcesOf(object, doc.Data, sources[i]); err != nil {
 				return nil, true, err
 			}
+			use.Documents = append(use.Documents, keys[i].document(int64(len(doc.Data))))
+		}
+		// Only the use the planning parsed and counted, in a context
+		// without patches, may be reused.
+		if tooLarge == nil && file.context != nil && file.read.counted {
+			use.Context = *file.context
+			reusable.Files = append(reusable.Files, use)
 		}
 	}
 	warnings, ok := patches.finish()
@@ -158,6 +191,7 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		return nil, true, tooLarge
 	}
 	r.checkedWhileBuilding, r.warningsWhileBuilding = true, warnings
+	r.reused, r.reusable = out.reused, reusable
 	return out.docs, true, nil
 }
 

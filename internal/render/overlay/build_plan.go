@@ -67,6 +67,11 @@ type plannedFile struct {
 	// objects, in the order kustomize applies them: the one that lists the
 	// file first, the top-level kustomization last.
 	transformedBy []int
+	// context is the use's context (fileContext), nil when a
+	// kustomization on its chain has patches; read is what the planning's
+	// read of the file found (see BuildReusing).
+	context *[32]byte
+	read    resourceRead
 }
 
 // maxPlanDepth bounds how deep planResources follows kustomizations listing
@@ -91,7 +96,8 @@ const maxPlanDepth = 64
 // the same files next and reports it in its own words (a refused read is
 // recorded and reported either way). The plan is then not plain.
 func (r *buildFS) planResources(target, kustomizationPath string, content []byte) (resourcePlan, error) {
-	planner := resourcePlanner{fs: r, plan: resourcePlan{plain: true}}
+	planner := resourcePlanner{fs: r, plan: resourcePlan{plain: true},
+		contexts: [][32]byte{targetContext(r.display(target), r.display(kustomizationPath))}}
 	r.planning = true
 	defer func() { r.planning = false }()
 	// The top-level kustomization has been read (topKustomization); one
@@ -129,6 +135,11 @@ type resourcePlanner struct {
 	enclosing []int
 	// ranked counts the transforming kustomizations planned to the end.
 	ranked int
+	// contexts are the contexts (reuseContext) of the kustomizations that
+	// lead to the one being planned, the target's first; patched counts
+	// those of them with patches (see BuildReusing).
+	contexts [][32]byte
+	patched  int
 }
 
 // kustomization plans the kustomization content of the file path in the
@@ -149,6 +160,16 @@ func (p *resourcePlanner) kustomization(dir, path, origin string, content []byte
 	if !isPlainKustomization(k, top) {
 		p.plan.plain = false
 	}
+	p.contexts = append(p.contexts, reuseContext(p.contexts[len(p.contexts)-1], p.fs.display(path), content))
+	if len(k.Patches) > 0 {
+		p.patched++
+	}
+	defer func() {
+		p.contexts = p.contexts[:len(p.contexts)-1]
+		if len(k.Patches) > 0 {
+			p.patched--
+		}
+	}()
 	if transforms(k) {
 		p.plan.transforming = append(p.plan.transforming, transformingKustomizationPlan{path: path, dir: dir, patches: k.Patches,
 			labels: k.Labels, commonLabels: k.CommonLabels, commonAnnotations: k.CommonAnnotations})
@@ -188,13 +209,23 @@ func (p *resourcePlanner) entry(dir, origin, entry string, chain []string) error
 	if p.fs.IsDir(abs) {
 		return p.directory(dir, origin, entry, chain, false)
 	}
-	if _, err := p.fs.ReadFile(abs); err != nil {
+	var context *[32]byte
+	if p.patched == 0 {
+		c := fileContext(p.contexts[len(p.contexts)-1], filepath.Join(origin, entry))
+		context = &c
+	}
+	p.fs.readContext, p.fs.resourceRead = context, resourceRead{}
+	_, err := p.fs.ReadFile(abs)
+	read := p.fs.resourceRead
+	p.fs.readContext, p.fs.resourceRead = nil, resourceRead{}
+	if err != nil {
 		return err
 	}
 	p.fs.prefetched[abs]++
 	transformedBy := slices.Clone(p.enclosing)
 	slices.Reverse(transformedBy)
-	p.plan.files = append(p.plan.files, plannedFile{abs: abs, origin: filepath.Join(origin, entry), transformedBy: transformedBy})
+	p.plan.files = append(p.plan.files, plannedFile{abs: abs, origin: filepath.Join(origin, entry), transformedBy: transformedBy,
+		context: context, read: read})
 	return nil
 }
 

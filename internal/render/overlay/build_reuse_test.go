@@ -1,0 +1,251 @@
+package overlay
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/internal/render/profile"
+)
+
+// compactCloudProfile is a CloudProfile in YAML's flow style: smaller as
+// read than as rendered, so that the rendered size can go past its limit
+// where the size read does not.
+const compactCloudProfile = `{apiVersion: core.profilesync.io/v1alpha1, kind: CloudProfile, metadata: {name: %s}, spec: {type: local,
+  machineImages: [{name: local, versions: [{version: 1.0.0}]}], machineTypes: [{name: local, cpu: "1", gpu: "0", memory: 1Gi}],
+  regions: [{name: local}], kubernetes: {versions: [{version: 1.31.0}]}}}
+`
+
+// reuseLandscape is a landscape of the bench's shape: a base of one file
+// per CloudProfile and a file of NamespacedCloudProfiles, and an overlay
+// that labels every object.
+func reuseLandscape() map[string]string {
+	files := map[string]string{
+		"base/kustomization.yaml":       kustomization("a.yaml", "b.yaml", "c.yaml", "namespaced.yaml"),
+		"base/namespaced.yaml":          fmt.Sprintf(namespacedProfile, "n1", "team-a") + "---\n" + fmt.Sprintf(namespacedProfile, "n2", "team-b"),
+		"overlays/x/kustomization.yaml": kustomization("../../base") + "labels:\n- pairs: {landscape: bench}\n",
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		files["base/"+name+".yaml"] = fmt.Sprintf(compactCloudProfile, name)
+	}
+	return files
+}
+
+// withExpiry gives the Kubernetes version of a minimalCloudProfile an
+// expiration date: the edit of a push.
+func withExpiry(profile, date string) string {
+	if strings.Contains(profile, "{version: 1.31.0}") {
+		return strings.Replace(profile, "{version: 1.31.0}", "{version: 1.31.0, expirationDate: \""+date+"T00:00:00Z\"}", 1)
+	}
+	return strings.Replace(profile, "    - version: 1.31.0\n", "    - version: 1.31.0\n      expirationDate: \""+date+"T00:00:00Z\"\n", 1)
+}
+
+// reuseOutcome is what a build answers, its documents spliced.
+type reuseOutcome struct {
+	docs     []profile.Document
+	warnings profile.Problems
+	err      string
+	reusable *Reusable
+	reused   int
+}
+
+func buildReusingOutcome(t *testing.T, root string, limits Limits, previous *Reusable, previousDocs []profile.Document) reuseOutcome {
+	t.Helper()
+	built, err := BuildReusing(context.Background(), context.Background(), root, filepath.Join("overlays", "x"), limits, previous)
+	if err != nil {
+		return reuseOutcome{err: err.Error()}
+	}
+	docs, err := built.Splice(previousDocs)
+	if err != nil {
+		t.Fatalf("splicing: %v", err)
+	}
+	outcome := reuseOutcome{docs: docs, warnings: built.Warnings, reusable: built.Reusable}
+	for _, r := range built.Reused {
+		outcome.reused += r.Count
+	}
+	return outcome
+}
+
+// TestAReusingBuildIsAColdBuild builds a landscape, edits it as a push
+// may, and builds the edit both cold and reusing the first build: the
+// documents (their files, data and field sources), the warnings, the
+// errors and what the next build may reuse must be the same.
+func TestAReusingBuildIsAColdBuild(t *testing.T) {
+	landscape := reuseLandscape()
+	tests := []struct {
+		name string
+		edit func(files map[string]string)
+		// limits of the second build, given what its cold build renders
+		// with the default limits; the defaults when nil.
+		limits func(rendered int64) Limits
+		// reused is how many documents the reusing build must take from
+		// the first.
+		reused int
+	}{
+		{name: "nothing changed: every document is reused", edit: func(map[string]string) {}, reused: 5},
+		{name: "one version's expiry changed in one file: the others are reused", edit: func(files map[string]string) {
+			files["base/b.yaml"] = withExpiry(files["base/b.yaml"], "2030-01-01")
+		}, reused: 4},
+		{name: "a file added to the base", edit: func(files map[string]string) {
+			files["base/d.yaml"] = fmt.Sprintf(compactCloudProfile, "d")
+			files["base/kustomization.yaml"] = kustomization("a.yaml", "b.yaml", "d.yaml", "c.yaml", "namespaced.yaml")
+		}},
+		{name: "a file removed from the base", edit: func(files map[string]string) {
+			files["base/kustomization.yaml"] = kustomization("a.yaml", "namespaced.yaml")
+		}},
+		{name: "the overlay's labels changed", edit: func(files map[string]string) {
+			files["overlays/x/kustomization.yaml"] = kustomization("../../base") + "labels:\n- pairs: {landscape: other}\n"
+		}},
+		{name: "a patch added to the overlay", edit: func(files map[string]string) {
+			files["overlays/x/kustomization.yaml"] += "patches:\n- patch: |\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: CloudProfile\n" +
+				"    metadata: {name: c}\n    spec: {regions: [{name: other}]}\n"
+		}},
+		{name: "a file of a base with a patch changed: nothing below the patch is reused", edit: func(files map[string]string) {
+			files["base/kustomization.yaml"] += "patches:\n- patch: |\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: CloudProfile\n" +
+				"    metadata: {name: a}\n    spec: {regions: [{name: other}]}\n"
+			files["base/b.yaml"] = withExpiry(files["base/b.yaml"], "2030-01-01")
+		}},
+		{name: "a changed file defines an object an unchanged one defines", edit: func(files map[string]string) {
+			files["base/b.yaml"] = fmt.Sprintf(compactCloudProfile, "a")
+		}},
+		{name: "a changed file comes before an unchanged one that defines its object", edit: func(files map[string]string) {
+			files["base/d.yaml"] = fmt.Sprintf(compactCloudProfile, "c")
+			files["base/kustomization.yaml"] = kustomization("d.yaml", "a.yaml", "b.yaml", "c.yaml", "namespaced.yaml")
+		}},
+		{name: "an unchanged file's documents go past the rendered size", edit: func(files map[string]string) {
+			files["base/a.yaml"] = withExpiry(files["base/a.yaml"], "2030-01-01")
+		}, limits: func(rendered int64) Limits { return Limits{MaxRenderedSize: rendered - 1} }},
+		{name: "a changed file's documents go past the rendered size", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = strings.Replace(files["base/namespaced.yaml"], "2030-01-01", "2031-06-01", 1)
+		}, limits: func(rendered int64) Limits { return Limits{MaxRenderedSize: rendered - 1} }},
+		{name: "the unchanged files go past the object limit", edit: func(files map[string]string) {
+			files["base/b.yaml"] = withExpiry(files["base/b.yaml"], "2030-01-01")
+		}, limits: func(int64) Limits { return Limits{MaxObjects: 4} }},
+		{name: "a changed file is of a kind the linear path leaves to kustomize", edit: func(files map[string]string) {
+			files["base/b.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {a: b}\n"
+		}},
+		{name: "a changed file is listed twice", edit: func(files map[string]string) {
+			files["base/b.yaml"] = withExpiry(files["base/b.yaml"], "2030-01-01")
+			files["base/kustomization.yaml"] = kustomization("a.yaml", "b.yaml", "c.yaml", "namespaced.yaml", "b.yaml")
+		}},
+		{name: "an unchanged file is listed twice", edit: func(files map[string]string) {
+			files["base/kustomization.yaml"] = kustomization("a.yaml", "b.yaml", "c.yaml", "namespaced.yaml", "a.yaml")
+		}},
+		{name: "the base's annotations changed", edit: func(files map[string]string) {
+			files["base/kustomization.yaml"] += "commonAnnotations: {team: x}\n"
+		}},
+		{name: "an unchanged file moved to another directory", edit: func(files map[string]string) {
+			files["base/more/a.yaml"] = files["base/a.yaml"]
+			files["base/kustomization.yaml"] = kustomization("more/a.yaml", "b.yaml", "c.yaml", "namespaced.yaml")
+		}},
+		{name: "a changed file breaks the typing check", edit: func(files map[string]string) {
+			files["base/b.yaml"] = strings.Replace(files["base/b.yaml"], "{version: 1.31.0}", "{version: 1.31}", 1)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			before, after := t.TempDir(), t.TempDir()
+			writeTree(t, before, landscape)
+			edited := maps.Clone(landscape)
+			tt.edit(edited)
+			writeTree(t, after, edited)
+			// The same root for both revisions, as the manager's checkouts
+			// are the same paths relative to their roots.
+			first := buildReusingOutcome(t, before, DefaultLimits(), nil, nil)
+			g.Expect(first.err).To(BeEmpty())
+			g.Expect(first.reusable).NotTo(BeNil(), "the first build took the linear path")
+
+			limits := DefaultLimits()
+			if tt.limits != nil {
+				var rendered int64
+				for _, doc := range buildReusingOutcome(t, after, limits, nil, nil).docs {
+					rendered += int64(len(doc.Data))
+				}
+				limits = tt.limits(rendered).OrDefaults()
+			}
+			cold := buildReusingOutcome(t, after, limits, nil, nil)
+			reusing := buildReusingOutcome(t, after, limits, first.reusable, first.docs)
+			g.Expect(reusing.err).To(Equal(cold.err))
+			g.Expect(reusing.docs).To(Equal(cold.docs))
+			g.Expect(reusing.warnings).To(Equal(cold.warnings))
+			g.Expect(reusing.reusable).To(Equal(cold.reusable))
+			g.Expect(cold.reused).To(BeZero())
+			if tt.reused > 0 {
+				g.Expect(reusing.reused).To(Equal(tt.reused))
+			}
+		})
+	}
+}
+
+// TestAPushParsesOnlyTheFileItChanged builds a landscape of N resource
+// files, then the push that changes one of them, reusing the first build:
+// the second build parses one file, where a cold build parses N.
+func TestAPushParsesOnlyTheFileItChanged(t *testing.T) {
+	g := NewWithT(t)
+	const n = 8
+	files := map[string]string{"overlays/x/kustomization.yaml": kustomization("../../base") + "labels:\n- pairs: {landscape: bench}\n"}
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("p%d.yaml", i)
+		names = append(names, name)
+		files["base/"+name] = fmt.Sprintf(minimalCloudProfile, fmt.Sprintf("p%d", i))
+	}
+	files["base/kustomization.yaml"] = kustomization(names...)
+	root := t.TempDir()
+	writeTree(t, root, files)
+
+	parses := resourceFileParses.Load()
+	first := buildReusingOutcome(t, root, DefaultLimits(), nil, nil)
+	g.Expect(first.err).To(BeEmpty())
+	g.Expect(resourceFileParses.Load()-parses).To(Equal(int64(n)), "a cold build parses every file")
+
+	writeTree(t, root, map[string]string{"base/p3.yaml": withExpiry(files["base/p3.yaml"], "2030-01-01")})
+	parses = resourceFileParses.Load()
+	second := buildReusingOutcome(t, root, DefaultLimits(), first.reusable, first.docs)
+	g.Expect(second.err).To(BeEmpty())
+	g.Expect(resourceFileParses.Load()-parses).To(Equal(int64(1)), "the push parses the file it changed")
+	g.Expect(second.reused).To(Equal(n - 1))
+	g.Expect(second.docs).To(Equal(buildReusingOutcome(t, root, DefaultLimits(), nil, nil).docs))
+}
+
+// TestSpliceRefusesReusedDocumentsThatDoNotFit holds Built.Splice to the
+// previous build's documents: an answer that names documents it does not
+// have is an error, never a panic.
+func TestSpliceRefusesReusedDocumentsThatDoNotFit(t *testing.T) {
+	previous := []profile.Document{{File: "a"}, {File: "b"}}
+	built := []profile.Document{{File: "x"}}
+	tests := []struct {
+		name   string
+		reused []Reused
+		want   []string // the files in order; nil for an error
+	}{
+		{name: "before, between and after the documents built", reused: []Reused{{At: 0, From: 1, Count: 1}, {At: 2, From: 0, Count: 1}},
+			want: []string{"b", "x", "a"}},
+		{name: "past the previous documents", reused: []Reused{{At: 0, From: 1, Count: 2}}},
+		{name: "a negative count", reused: []Reused{{At: 0, From: 1, Count: -1}}},
+		{name: "out of order", reused: []Reused{{At: 1, From: 0, Count: 1}, {At: 0, From: 1, Count: 1}}},
+		{name: "past the documents built", reused: []Reused{{At: 3, From: 0, Count: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := NewWithT(t)
+			docs, err := Built{Documents: built, Reused: tt.reused}.Splice(previous)
+			if tt.want == nil {
+				g.Expect(err).To(HaveOccurred())
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			var got []string
+			for _, d := range docs {
+				got = append(got, d.File)
+			}
+			g.Expect(got).To(Equal(tt.want))
+		})
+	}
+}
