@@ -765,16 +765,23 @@ func (r *ProfileSyncReconciler) listLive(ctx context.Context) (*liveProfiles, er
 // Its result is kept per revision (decodedRevisions): the commit alone
 // decides it.
 func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.ProfileSync, checkout *gitsource.Result) (decodedRevision, error) {
-	docs, buildWarnings, err := r.Builds.Build(ctx, checkout.Dir, obj.Spec.Path)
+	// The revision kept before this one (the ProfileSync's, at the same
+	// path): the build does not render again the resource files a push did
+	// not change (sandbox.Runner.BuildReusing), and the documents it did not
+	// change are not decoded again.
+	previous, ok := r.decoded.kept(client.ObjectKeyFromObject(obj).String())
+	if ok && previous.path != obj.Spec.Path {
+		previous, ok = decodedRevision{}, false
+	}
+	built, err := r.Builds.BuildReusing(ctx, checkout.Dir, obj.Spec.Path, previous.built)
 	if err != nil {
 		return decodedRevision{}, buildFailed(fmt.Errorf("build %s at %s: %w", obj.Spec.Path, checkout.Revision, err))
 	}
+	docs, buildWarnings := built.Documents, built.Warnings
 	// Objects that do not decode are reported by validate, with the
-	// problems of the objects that do, in one round. The documents of the
-	// revision kept before this one (the ProfileSync's, at the same path)
-	// are not decoded again: a push changes a few of them.
+	// problems of the objects that do, in one round.
 	var known map[[32]byte]profile.Object
-	if previous, ok := r.decoded.kept(client.ObjectKeyFromObject(obj).String()); ok && previous.path == obj.Spec.Path {
+	if ok {
 		known = previous.known()
 	}
 	objects, problems, documents := profile.DecodeDocumentsReusing(docs, known)
@@ -789,7 +796,8 @@ func (r *ProfileSyncReconciler) build(ctx context.Context, obj *v1alpha1.Profile
 	for _, w := range buildWarnings.Summarize() {
 		warnings = append(warnings, syncWarning{reason: v1alpha1.BuildWarningReason, message: w.String()})
 	}
-	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, problems: problems, digests: digests, documents: documents, warnings: warnings}
+	decoded := decodedRevision{revision: checkout.Revision, path: obj.Spec.Path, objects: objects, problems: problems, digests: digests, documents: documents, warnings: warnings,
+		built: &built}
 	decoded.size = decodedSize(decoded)
 	return decoded, nil
 }
@@ -873,6 +881,10 @@ type decodedRevision struct {
 	// warnings are the build's, reported with the validation's once per
 	// revision.
 	warnings []syncWarning
+	// built is the build's result, which the build of the next revision
+	// reuses (sandbox.Runner.BuildReusing): its documents are spliced in
+	// where the resource files did not change.
+	built *sandbox.Result
 	// size is what the objects take in memory, estimated (decodedSize).
 	size int64
 }

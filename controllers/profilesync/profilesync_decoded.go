@@ -165,11 +165,12 @@ func (c decodedCollector) Collect(ch chan<- prometheus.Metric) {
 
 // decodedSize estimates what a decoded revision holds in memory
 // (memorybudget.HeapEstimate of its objects, digests, document digests,
-// warnings and problems).
+// warnings and problems, and of the build's result, whose documents the
+// next build reuses: about the size of the rendered landscape).
 // The JSON of an object says little about it: a version of a machine image is
 // twenty bytes of JSON and two hundred in memory, a blob of providerConfig the
 // same in both.
 func decodedSize(d decodedRevision) int64 {
-	return memorybudget.HeapEstimate(d.objects, d.digests, d.documents, d.warnings, d.problems) +
+	return memorybudget.HeapEstimate(d.objects, d.digests, d.documents, d.warnings, d.problems, d.built) +
 		int64(len(d.revision)+len(d.path)) + int64(unsafe.Sizeof(d))
 }

@@ -132,16 +132,16 @@ func benchmarkBuilds(b *testing.B, runner *Runner, files map[string]string, obje
 			var cpu time.Duration
 			for b.Loop() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-				docs, _, usage, err := runner.build(ctx, root, path)
+				result, usage, err := runner.build(ctx, root, path, nil)
 				cancel()
 				if err != nil {
 					b.Fatal(err)
 				}
-				if len(docs) != objects {
-					b.Fatalf("%d documents, want %d", len(docs), objects)
+				if len(result.Documents) != objects {
+					b.Fatalf("%d documents, want %d", len(result.Documents), objects)
 				}
 				rendered = 0
-				for _, doc := range docs {
+				for _, doc := range result.Documents {
 					rendered += int64(len(doc.Data))
 				}
 				peakRSS = max(peakRSS, usage.Maxrss<<10)

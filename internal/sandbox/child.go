@@ -37,6 +37,9 @@ type childRequest struct {
 	// the child answers before its parent kills it (extrasDeadline); zero
 	// for no bound.
 	ChecksUntil time.Time `json:",omitzero"`
+	// Previous is what the previous build of the same target left to
+	// reuse (overlay.BuildReusing), nil for none: the parent's, trusted.
+	Previous *overlay.Reusable `json:",omitempty"`
 }
 
 // childReply is the child's answer: the build's documents and warnings, or
@@ -45,6 +48,11 @@ type childReply struct {
 	Documents []profile.Document `json:",omitempty"`
 	Warnings  profile.Problems   `json:",omitempty"`
 	Error     *childError        `json:",omitempty"`
+	// Reused are the previous build's documents the parent splices in
+	// among Documents, and Reusable what the next build may reuse of
+	// this one (overlay.Built).
+	Reused   []overlay.Reused  `json:",omitempty"`
+	Reusable *overlay.Reusable `json:",omitempty"`
 }
 
 // childError carries a build's error across the process boundary: its
@@ -81,8 +89,14 @@ const maxErrorMessage = 16 << 10
 // set which field) before the parent's deadline.
 var errChecksOutOfTime = errors.New("the build's time was nearly up")
 
-// maxRequest bounds a request: two paths and a few numbers.
-const maxRequest = 64 << 10
+// maxRequest bounds a request: two paths and a few numbers, and what the
+// previous build left to reuse (a few hundred bytes for each of its
+// files and documents: 8 MiB holds some ten thousand objects). A parent
+// whose facts do not fit sends none, and the build is a cold one.
+const maxRequest = 64<<10 + maxReuseFacts
+
+// maxReuseFacts bounds the facts of the previous build a request carries.
+const maxReuseFacts = 8 << 20
 
 // serveChild reads one request from in, applies its process limits, runs
 // the build and writes the reply to out. It returns the exit code: 0 when a
@@ -106,8 +120,8 @@ func serveChild(in io.Reader, out io.Writer) int {
 		checks, cancel = context.WithDeadlineCause(checks, request.ChecksUntil, errChecksOutOfTime)
 		defer cancel()
 	}
-	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), checks, request.Root, request.Path, request.Limits)
-	reply := childReply{Documents: docs, Warnings: warnings}
+	built, err := overlay.BuildReusing(context.Background(), checks, request.Root, request.Path, request.Limits, request.Previous)
+	reply := childReply{Documents: built.Documents, Warnings: built.Warnings, Reused: built.Reused, Reusable: built.Reusable}
 	if err != nil {
 		reply = childReply{Error: newChildError(err)}
 	}

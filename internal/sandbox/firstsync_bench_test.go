@@ -40,7 +40,7 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 		var peakRSS int64
 		for b.Loop() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			_, _, usage, err := runner.build(ctx, root, path)
+			_, usage, err := runner.build(ctx, root, path, nil)
 			cancel()
 			if err != nil {
 				b.Fatal(err)

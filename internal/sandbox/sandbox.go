@@ -111,13 +111,34 @@ func (r *Runner) Limits() overlay.Limits { return r.options.Limits }
 // root, and the build's warnings. When ctx is done first, the child is
 // killed and Build says the build was abandoned.
 func (r *Runner) Build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, error) {
-	docs, warnings, _, err := r.build(ctx, root, path)
-	return docs, warnings, err
+	result, _, err := r.build(ctx, root, path, nil)
+	return result.Documents, result.Warnings, err
 }
 
-// build is Build that also returns what the child's process used, when it
-// ran (for the benchmarks).
-func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Document, profile.Problems, *syscall.Rusage, error) {
+// Result is a build's documents and warnings, and what the next build of
+// the same target may reuse of it.
+type Result struct {
+	Documents []profile.Document
+	Warnings  profile.Problems
+	// Reusable is nil when the build did not take the linear path.
+	Reusable *overlay.Reusable
+	// Reused counts the documents taken from the previous result.
+	Reused int
+}
+
+// BuildReusing is Build that may reuse the documents of previous, the
+// result of the previous build of the same path (nil for none): the child
+// answers the documents of the resource files it did not build again by
+// reference (overlay.BuildReusing), and they are spliced in here. The
+// caller keeps the result for the next build.
+func (r *Runner) BuildReusing(ctx context.Context, root, path string, previous *Result) (Result, error) {
+	result, _, err := r.build(ctx, root, path, previous)
+	return result, err
+}
+
+// build is BuildReusing that also returns what the child's process used,
+// when it ran (for the benchmarks).
+func (r *Runner) build(ctx context.Context, root, path string, previous *Result) (Result, *syscall.Rusage, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, r.options.Timeout,
@@ -128,15 +149,24 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 	case r.slots <- struct{}{}:
 		defer func() { <-r.slots }()
 	case <-ctx.Done():
-		return nil, nil, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
+		return Result{}, nil, abandoned(ctx, path, "while it waited for one of the other builds to end")
 	}
 
 	cpuTime := r.cpuTime(ctx)
 	deadline, _ := ctx.Deadline()
-	request, err := json.Marshal(childRequest{Root: root, Path: path, Limits: r.options.Limits,
-		Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second), ChecksUntil: checksDeadline(deadline)})
+	asked := childRequest{Root: root, Path: path, Limits: r.options.Limits,
+		Memory: r.options.Memory, CPUSeconds: uint64(cpuTime / time.Second), ChecksUntil: checksDeadline(deadline)}
+	if previous != nil {
+		asked.Previous = previous.Reusable
+	}
+	request, err := json.Marshal(asked)
+	if err == nil && len(request) > maxRequest {
+		// Facts past the bound: a cold build.
+		asked.Previous = nil
+		request, err = json.Marshal(asked)
+	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
+		return Result{}, nil, fmt.Errorf("build of %s: encoding the request: %w", path, err)
 	}
 	cmd := exec.CommandContext(ctx, r.executable)
 	// Nothing of the manager's environment (credentials, tokens) reaches
@@ -150,10 +180,10 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 	cmd.WaitDelay = time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("build of %s: %w", path, err)
+		return Result{}, nil, fmt.Errorf("build of %s: %w", path, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, nil, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
+		return Result{}, nil, fmt.Errorf("build of %s: starting its process: %w", path, err)
 	}
 	maxAnswer := maxAnswerSize(r.options.Limits)
 	answer, readErr := io.ReadAll(io.LimitReader(stdout, maxAnswer+1))
@@ -164,19 +194,31 @@ func (r *Runner) build(ctx context.Context, root, path string) ([]profile.Docume
 	usage, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	switch {
 	case ctx.Err() != nil:
-		return nil, nil, usage, abandoned(ctx, path, "")
+		return Result{}, usage, abandoned(ctx, path, "")
 	case int64(len(answer)) > maxAnswer:
-		return nil, nil, usage, &overlay.LimitError{File: path, What: "maximum rendered size", Flag: overlay.MaxRenderedSizeFlag,
+		return Result{}, usage, &overlay.LimitError{File: path, What: "maximum rendered size", Flag: overlay.MaxRenderedSizeFlag,
 			Max: r.options.Limits.MaxRenderedSize}
 	}
 	var reply childReply
 	if readErr == nil && waitErr == nil && json.Unmarshal(answer, &reply) == nil {
 		if reply.Error != nil {
-			return nil, nil, usage, reply.Error.err()
+			return Result{}, usage, reply.Error.err()
 		}
-		return reply.Documents, reply.Warnings, usage, nil
+		var previousDocs []profile.Document
+		if asked.Previous != nil {
+			previousDocs = previous.Documents
+		}
+		docs, err := overlay.Built{Documents: reply.Documents, Reused: reply.Reused}.Splice(previousDocs)
+		if err != nil {
+			return Result{}, usage, fmt.Errorf("build of %s: %w", path, err)
+		}
+		reused := 0
+		for _, r := range reply.Reused {
+			reused += r.Count
+		}
+		return Result{Documents: docs, Warnings: reply.Warnings, Reusable: reply.Reusable, Reused: reused}, usage, nil
 	}
-	return nil, nil, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
+	return Result{}, usage, r.failure(path, cpuTime, cmd.ProcessState, stderr.String(), errors.Join(readErr, waitErr))
 }
 
 // checksDeadline is when the checks after a build that must end by
@@ -275,9 +317,11 @@ const maxStderr = 4 << 10
 
 // maxAnswerSize bounds a child's answer: the rendered documents (at most
 // MaxRenderedSize, base64 in JSON adds a third), their file names and the
-// warnings.
+// warnings, and what the next build may reuse: the facts of the files it
+// reused (at most those of the request) and of each document it built (its
+// identity, which its document holds, and a few hundred bytes more).
 func maxAnswerSize(limits overlay.Limits) int64 {
-	return limits.MaxRenderedSize*2 + 1<<20
+	return limits.MaxRenderedSize*3 + 1<<20 + maxReuseFacts + limits.MaxObjects*512
 }
 
 // headBuffer keeps the first max bytes written to it and drops the rest.

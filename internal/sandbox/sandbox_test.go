@@ -317,3 +317,102 @@ func TestTheChildCollectsLazilyUntilItsLiveHeapIsLarge(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// TestAReusingBuildInItsOwnProcessGivesWhatAColdBuildGives builds a
+// landscape, changes one of its files, and builds it again reusing the
+// first result: the child answers the unchanged file by reference, and
+// the documents spliced in are a cold build's.
+func TestAReusingBuildInItsOwnProcessGivesWhatAColdBuildGives(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml":    "resources:\n- a.yaml\n- b.yaml\n- c.yaml\n",
+		"base/a.yaml":                fmt.Sprintf(profileYAML, "a"),
+		"base/b.yaml":                fmt.Sprintf(profileYAML, "b"),
+		"base/c.yaml":                fmt.Sprintf(profileYAML, "c"),
+		"overlay/kustomization.yaml": "resources:\n- ../base\nlabels:\n- pairs: {landscape: bench}\n",
+	})
+	runner := newRunner(t, Options{})
+	first, err := runner.BuildReusing(context.Background(), root, "overlay", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(first.Reusable).NotTo(BeNil(), "the build took the linear path")
+	g.Expect(first.Reused).To(BeZero())
+
+	writeTree(t, root, map[string]string{"base/b.yaml": fmt.Sprintf(profileYAML, "b") + "  regions: [{name: local}]\n"})
+	second, err := runner.BuildReusing(context.Background(), root, "overlay", &first)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(second.Reused).To(Equal(2), "a.yaml's and c.yaml's documents are reused")
+	cold, err := runner.BuildReusing(context.Background(), root, "overlay", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(second.Documents).To(Equal(cold.Documents))
+	g.Expect(second.Warnings).To(Equal(cold.Warnings))
+	g.Expect(second.Reusable).To(Equal(cold.Reusable))
+}
+
+// reusableBeforeSlowObjects builds, at root, a revision of
+// manyObjects's tree that takes the linear path (a profile in place of the
+// ConfigMaps, and p.yaml, which the next revision keeps), and writes the
+// next revision, whose build of slowObjects ConfigMaps reuses p.yaml and
+// then runs long in kustomize: the limit tests run with reuse on.
+func reusableBeforeSlowObjects(t *testing.T, runner *Runner, root string) *Result {
+	t.Helper()
+	kustomization := "resources:\n- p.yaml\n- objects.yaml\n"
+	writeTree(t, root, map[string]string{"kustomization.yaml": kustomization, "p.yaml": fmt.Sprintf(profileYAML, "p"),
+		"objects.yaml": fmt.Sprintf(profileYAML, "q")})
+	previous, err := runner.BuildReusing(context.Background(), root, ".", nil)
+	if err != nil || previous.Reusable == nil {
+		t.Fatalf("the revision before: %v (reusable %v)", err, previous.Reusable)
+	}
+	// One object fewer: p.yaml counts too.
+	slow := manyObjects(slowObjects - 1)
+	slow["kustomization.yaml"] = kustomization
+	writeTree(t, root, slow)
+	return &previous
+}
+
+func TestAReusingBuildIsKilledAtItsDeadlineAndAtItsCPUTimeLimit(t *testing.T) {
+	t.Run("its deadline", func(t *testing.T) {
+		g := NewWithT(t)
+		root := t.TempDir()
+		runner := newRunner(t, Options{Concurrency: 1, Limits: slowLimits})
+		previous := reusableBeforeSlowObjects(t, runner, root)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := runner.BuildReusing(ctx, root, ".", previous)
+		g.Expect(err).To(MatchError(ContainSubstring("kustomize build of . abandoned: context deadline exceeded")))
+		g.Expect(time.Since(start)).To(BeNumerically("<", 5*time.Second))
+	})
+	t.Run("its CPU time limit", func(t *testing.T) {
+		g := NewWithT(t)
+		root := t.TempDir()
+		runner := newRunner(t, Options{CPUTime: time.Second, Limits: slowLimits})
+		previous := reusableBeforeSlowObjects(t, runner, root)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := runner.BuildReusing(ctx, root, ".", previous)
+		g.Expect(err).To(MatchError("build of . stopped: it went past the CPU time limit of 1s (raise it with --build-cpu-limit)"))
+	})
+}
+
+// TestAReusingBuildsRequestIsBounded sends no facts past maxRequest: a
+// previous result too large to send is a cold build, which still builds.
+func TestAReusingBuildsRequestIsBounded(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"kustomization.yaml": "resources:\n- p.yaml\n", "p.yaml": fmt.Sprintf(profileYAML, "p")})
+	runner := newRunner(t, Options{})
+	first, err := runner.BuildReusing(context.Background(), root, ".", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(first.Reusable).NotTo(BeNil())
+	again, err := runner.BuildReusing(context.Background(), root, ".", &first)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again.Reused).To(Equal(1))
+
+	huge := first
+	huge.Reusable = &overlay.Reusable{Files: append([]overlay.ReusableFile{{File: strings.Repeat("x", maxRequest)}}, first.Reusable.Files...)}
+	cold, err := runner.BuildReusing(context.Background(), root, ".", &huge)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cold.Reused).To(BeZero(), "facts past the bound are not sent")
+	g.Expect(cold.Documents).To(Equal(first.Documents))
+}
