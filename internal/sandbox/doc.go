@@ -17,7 +17,9 @@
 //   - it is killed at the build's deadline (the context's, else
 //     Options.Timeout), so no work and no lock outlives it;
 //   - it starts with an empty environment, so it sees none of the manager's
-//     credentials, and reads its one request from standard input;
+//     credentials, and reads its one request from standard input, bounded
+//     (maxRequest: the paths, limits and, for Runner.BuildReusing, the
+//     facts of the previous build, which the parent drops past the bound);
 //   - what it sends back (documents, warnings, or one bounded error) is read
 //     through a bound derived from overlay.Limits.MaxRenderedSize.
 //
