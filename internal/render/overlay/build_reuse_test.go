@@ -114,6 +114,9 @@ func TestAReusingBuildIsAColdBuild(t *testing.T) {
 			files["base/b.yaml"] = fmt.Sprintf(compactCloudProfile, "a")
 		}},
 		{name: "a changed file comes before an unchanged one that defines its object", edit: func(files map[string]string) {
+			files["base/a.yaml"] = fmt.Sprintf(compactCloudProfile, "c")
+		}},
+		{name: "a new file comes before an unchanged one that defines its object", edit: func(files map[string]string) {
 			files["base/d.yaml"] = fmt.Sprintf(compactCloudProfile, "c")
 			files["base/kustomization.yaml"] = kustomization("d.yaml", "a.yaml", "b.yaml", "c.yaml", "namespaced.yaml")
 		}},
