@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -54,6 +56,34 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	b.Run("child start (an empty build)", func(b *testing.B) { childCPU(b, "tiny") })
 	b.Run("whole build in a child", func(b *testing.B) { childCPU(b, "overlay") })
 	b.Run("whole build in a child, an overlay of labels", func(b *testing.B) { childCPU(b, "labelled") })
+	// A push: one version's expiry moved in the first CloudProfile's file,
+	// built reusing the build before (docs/performance.md, "A push builds
+	// only the files it changed").
+	b.Run("a push in a child, an overlay of labels, reusing the build before", func(b *testing.B) {
+		first := benchLandscape.files()["base/provider-0000.yaml"]
+		previous, err := runner.BuildReusing(context.Background(), root, "labelled", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var cpu time.Duration
+		var reused int
+		push := 0
+		for b.Loop() {
+			push++
+			writeTree(b, root, map[string]string{"base/provider-0000.yaml": strings.Replace(first,
+				"{version: 1.200.0}", fmt.Sprintf("{version: 1.200.0, expirationDate: \"%d-01-01T00:00:00Z\"}", 2030+push), 1)})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			result, usage, err := runner.build(ctx, root, "labelled", &previous)
+			cancel()
+			if err != nil {
+				b.Fatal(err)
+			}
+			previous, reused = result, result.Reused
+			cpu += time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+		}
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "child-CPU-s/op")
+		b.ReportMetric(float64(reused), "documents-reused")
+	})
 	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), context.Background(), root, "overlay", overlay.DefaultLimits())
 	if err != nil {
 		b.Fatal(err)
