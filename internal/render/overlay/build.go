@@ -339,19 +339,20 @@ type renderer struct {
 // placed is how many documents the renderer has placed, built or reused.
 func (out *renderer) placed() int { return len(out.docs) + out.reusedCount }
 
-// reuse places the previous build's documents of use after the documents
-// placed before them, within MaxRenderedSize as if they were rendered here.
-func (out *renderer) reuse(use *ReusableFile) error {
-	for _, document := range use.Documents {
+// reuse places the previous build's documents, from its from-th on,
+// after the documents placed before them, within MaxRenderedSize as if they
+// were rendered here.
+func (out *renderer) reuse(documents []ReusableDocument, from int) error {
+	for _, document := range documents {
 		out.rendered += document.Size
 		if out.rendered > out.fs.limits.MaxRenderedSize {
 			return &LimitError{File: out.relTarget, What: "maximum rendered size", Flag: MaxRenderedSizeFlag,
 				Max: out.fs.limits.MaxRenderedSize, Size: out.rendered}
 		}
 	}
-	if len(use.Documents) > 0 {
-		out.reused = append(out.reused, Reused{At: out.placed(), From: use.First, Count: len(use.Documents)})
-		out.reusedCount += len(use.Documents)
+	if len(documents) > 0 {
+		out.reused = append(out.reused, Reused{At: out.placed(), From: from, Count: len(documents)})
+		out.reusedCount += len(documents)
 	}
 	return nil
 }

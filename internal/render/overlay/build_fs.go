@@ -341,13 +341,25 @@ func (r *buildFS) ReadFile(path string) ([]byte, error) {
 		// The same name and bytes in the same context as a use of the
 		// previous build, whose typing check accepted them: its count is
 		// taken, and the file is not parsed (see BuildReusing).
+		// A changed file whose previous version had pieces of the same
+		// text: those are not parsed either (checkAndCountReusingPieces).
 		reused, digest := r.reusableUse(abs, content)
-		if reused != nil {
+		piecewise := false
+		switch {
+		case reused != nil:
 			objects = reused.Objects
-		} else {
-			problems, objects, parsed, yamlErr = checkAndCountResourceFile(r.display(abs), content)
+		default:
+			if known := r.reusablePieces(abs); known != nil {
+				problems, objects, parsed, piecewise = checkAndCountReusingPieces(r.display(abs), content, known)
+			}
+			if !piecewise {
+				problems, objects, parsed, yamlErr = checkAndCountResourceFile(r.display(abs), content)
+			}
 		}
 		r.resourceRead = resourceRead{counted: true, objects: objects, digest: digest, reused: reused}
+		if parsed != nil {
+			r.resourceRead.pieces = parsed.pieces
+		}
 	case isYAMLFile(abs):
 		if r.resourceFiles[abs] {
 			resourceFileParses.Add(1)

@@ -102,25 +102,47 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 				continue
 			}
 			first := out.placed()
-			if err := out.reuse(use); err != nil {
+			if err := out.reuse(use.Documents, use.First); err != nil {
 				tooLarge, out.docs = err, nil
 				continue
 			}
+			// Its pieces move with it.
+			var pieces []ReusablePiece
+			for _, piece := range use.Pieces {
+				if len(piece.Documents) > 0 {
+					piece.First += first - use.First
+				}
+				pieces = append(pieces, piece)
+			}
 			reusable.Files = append(reusable.Files, ReusableFile{File: use.File, Context: use.Context, Digest: use.Digest,
-				Objects: use.Objects, First: first, Documents: use.Documents})
+				Objects: use.Objects, First: first, Documents: use.Documents, Pieces: pieces})
 			continue
 		}
 		// The planning's parse, taken once: the objects made of it are
 		// patched and annotated, and a file listed twice is parsed again.
+		// Where the planning took pieces of the previous build (a push
+		// changed the file, not all of its documents), their documents
+		// come in their places.
 		parsed := r.parsed[file.abs]
 		delete(r.parsed, file.abs)
-		objects, err := readObjects(factory, r.served[file.abs], parsed)
+		entries, piecewise, err := r.readEntries(factory, file, parsed)
 		if err != nil {
 			return nil, false, nil
 		}
-		sources := make([]*objectSources, len(objects))
-		keys := make([]objectKey, len(objects))
-		for i, object := range objects {
+		sources := make([]*objectSources, len(entries))
+		keys := make([]objectKey, len(entries))
+		for i, entry := range entries {
+			if entry.reused != nil {
+				for _, document := range entry.reused.Documents {
+					if seen[document.key()] {
+						return nil, false, nil
+					}
+					seen[document.key()] = true
+				}
+				order += len(entry.reused.Documents)
+				continue
+			}
+			object := entry.object
 			if !buildsLikeKustomize(object) {
 				return nil, false, nil
 			}
@@ -153,33 +175,57 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		// file's order already, and reading its file again for it was a
 		// seventh of a build without patches.
 		var patched []*resource.Resource
-		for i, object := range objects {
+		for i, entry := range entries {
 			if sources[i] != nil {
-				patched = append(patched, object)
+				patched = append(patched, entry.object)
 			}
 		}
 		if err := r.restoreKeyedListOrder(target, patched); err != nil {
 			return nil, true, err
 		}
 		use := ReusableFile{File: r.display(file.abs), Digest: file.read.digest, Objects: file.read.objects, First: out.placed()}
-		for i, object := range objects {
-			if err := out.add(object); err != nil {
-				if !errors.Is(err, ErrLimitExceeded) {
+		var pieces []ReusablePiece
+		if piecewise {
+			pieces = make([]ReusablePiece, len(file.read.pieces))
+			for i, piece := range file.read.pieces {
+				pieces[i] = ReusablePiece{Digest: piece.digest, Objects: piece.objects}
+			}
+		}
+		for i, entry := range entries {
+			var documents []ReusableDocument
+			first := out.placed()
+			if entry.reused != nil {
+				if err := out.reuse(entry.reused.Documents, entry.reused.First); err != nil {
+					tooLarge, out.docs = err, nil
+					break
+				}
+				documents = entry.reused.Documents
+			} else {
+				if err := out.add(entry.object); err != nil {
+					if !errors.Is(err, ErrLimitExceeded) {
+						return nil, true, err
+					}
+					tooLarge, out.docs = err, nil
+					break
+				}
+				doc := &out.docs[len(out.docs)-1]
+				if doc.SetBy, err = patches.fieldSourcesOf(entry.object, doc.Data, sources[i]); err != nil {
 					return nil, true, err
 				}
-				tooLarge, out.docs = err, nil
-				break
+				documents = []ReusableDocument{keys[i].document(int64(len(doc.Data)))}
 			}
-			doc := &out.docs[len(out.docs)-1]
-			if doc.SetBy, err = patches.fieldSourcesOf(object, doc.Data, sources[i]); err != nil {
-				return nil, true, err
+			use.Documents = append(use.Documents, documents...)
+			if piecewise && len(documents) > 0 {
+				if len(pieces[entry.piece].Documents) == 0 {
+					pieces[entry.piece].First = first
+				}
+				pieces[entry.piece].Documents = append(pieces[entry.piece].Documents, documents...)
 			}
-			use.Documents = append(use.Documents, keys[i].document(int64(len(doc.Data))))
 		}
 		// Only the use the planning parsed and counted, in a context
 		// without patches, may be reused.
 		if tooLarge == nil && file.context != nil && file.read.counted {
-			use.Context = *file.context
+			use.Context, use.Pieces = *file.context, pieces
 			reusable.Files = append(reusable.Files, use)
 		}
 	}

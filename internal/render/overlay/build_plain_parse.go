@@ -2,6 +2,7 @@ package overlay
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"regexp"
@@ -24,6 +25,19 @@ type parsedResourceFile struct {
 	// documents has one entry for each piece: the document parsed from
 	// it, nil when the piece has none (only blanks and comments).
 	documents []*yaml.Node
+	// pieces are each piece's digest and object count, for the next
+	// build's reuse of the documents a push did not change (BuildReusing).
+	pieces []pieceRead
+}
+
+// pieceRead is a piece of a resource file as the planning read it: the
+// SHA-256 of its text and what the typing check counted of it; reused is
+// the previous build's piece of the same text, when the planning took it
+// (checkAndCountReusingPieces), and its document was not parsed.
+type pieceRead struct {
+	digest  [32]byte
+	objects int64
+	reused  *ReusablePiece
 }
 
 // maxHeldParseSource bounds the size of the files whose parses a build
@@ -104,22 +118,99 @@ func parseOnce(content []byte) (*parsedResourceFile, bool) {
 	if !ok {
 		return nil, false
 	}
-	parsed := &parsedResourceFile{documents: make([]*yaml.Node, len(pieces))}
+	parsed := &parsedResourceFile{documents: make([]*yaml.Node, len(pieces)), pieces: make([]pieceRead, len(pieces))}
 	for i, piece := range pieces {
-		decoder := yaml.NewDecoder(strings.NewReader(piece))
-		document := &yaml.Node{}
-		if err := decoder.Decode(document); err != nil {
-			if errors.Is(err, io.EOF) {
-				continue
-			}
-			return nil, false
-		}
-		if err := decoder.Decode(&yaml.Node{}); !errors.Is(err, io.EOF) {
+		document, ok := parsePiece(piece)
+		if !ok {
 			return nil, false
 		}
 		parsed.documents[i] = document
+		parsed.pieces[i] = pieceRead{digest: sha256.Sum256([]byte(piece)), objects: pieceObjects(document)}
 	}
 	return parsed, true
+}
+
+// parsePiece parses one piece as parseOnce does: nil for a piece without
+// a document, ok false for one that does not parse or holds more than
+// one document.
+func parsePiece(piece string) (document *yaml.Node, ok bool) {
+	resourceDocumentParses.Add(1)
+	decoder := yaml.NewDecoder(strings.NewReader(piece))
+	document = &yaml.Node{}
+	if err := decoder.Decode(document); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, true
+		}
+		return nil, false
+	}
+	if err := decoder.Decode(&yaml.Node{}); !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	return document, true
+}
+
+// pieceObjects is what the typing check counts of a piece's document.
+func pieceObjects(document *yaml.Node) int64 {
+	if document == nil {
+		return 0
+	}
+	return profile.DocumentObjects(document)
+}
+
+// resourceDocumentParses counts the pieces of resource files parsed on
+// their own (parsePiece): what tells TestAPushParsesOnlyTheDocumentItChanged
+// that a push parses the document it changed.
+var resourceDocumentParses atomic.Int64
+
+// checkAndCountReusingPieces is checkAndCountResourceFile for a file whose
+// previous version, in the same context, had the pieces known (by the
+// digest of their text): a piece of the same text is neither parsed nor
+// type-checked again, and its count is the previous one (the typing check
+// and the count of a document depend on its text alone). ok is false
+// where the file is not one parseOnce would take, or a piece does not
+// parse: the caller checks it as a cold build does.
+func checkAndCountReusingPieces(file string, content []byte, known map[[32]byte]*ReusablePiece) (problems profile.Problems, objects int64, parsed *parsedResourceFile, ok bool) {
+	if _, ok := profile.CheckYAMLText(file, content); !ok || !plainDocuments(content) {
+		return nil, 0, nil, false
+	}
+	pieces, ok := splitAsKustomizesReader(string(content))
+	if !ok || len(pieces) < 2 {
+		return nil, 0, nil, false
+	}
+	resourceFileParses.Add(1)
+	parsed = &parsedResourceFile{documents: make([]*yaml.Node, len(pieces)), pieces: make([]pieceRead, len(pieces))}
+	var checked []*yaml.Node
+	for i, piece := range pieces {
+		digest := sha256.Sum256([]byte(piece))
+		if previous := known[digest]; previous != nil {
+			parsed.pieces[i] = pieceRead{digest: digest, objects: previous.Objects, reused: previous}
+			objects += previous.Objects
+			continue
+		}
+		document, ok := parsePiece(piece)
+		if !ok {
+			return nil, 0, nil, false
+		}
+		parsed.documents[i] = document
+		parsed.pieces[i] = pieceRead{digest: digest, objects: pieceObjects(document)}
+		if document != nil {
+			checked = append(checked, document)
+		}
+	}
+	problems, parsedObjects := profile.CheckDocumentsTypingAndCount(file, checked)
+	return problems, objects + parsedObjects, parsed, true
+}
+
+// reusesPieces says whether the planning took some of the file's pieces
+// from the previous build: its documents are then not all parsed, and
+// only the linear path's piecewise reading (readPieces) may take them.
+func (p *parsedResourceFile) reusesPieces() bool {
+	for _, piece := range p.pieces {
+		if piece.reused != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // plainDocuments reports whether content has none of the lines and
@@ -179,7 +270,14 @@ func splitAsKustomizesReader(s string) (pieces []string, ok bool) {
 // annotations, returns for the file: ok is false where it fails, or where
 // it unwraps a List (left to it).
 func (p *parsedResourceFile) objectNodes() (nodes []*yaml.RNode, ok bool) {
-	for _, document := range p.documents {
+	nodes, _, ok = p.objectNodesByPiece()
+	return nodes, ok
+}
+
+// objectNodesByPiece is objectNodes with the piece each node was parsed
+// from.
+func (p *parsedResourceFile) objectNodesByPiece() (nodes []*yaml.RNode, pieceOf []int, ok bool) {
+	for i, document := range p.documents {
 		if document == nil || yaml.IsYNodeEmptyDoc(document) {
 			continue
 		}
@@ -189,13 +287,13 @@ func (p *parsedResourceFile) objectNodes() (nodes []*yaml.RNode, ok bool) {
 		}
 		meta, err := node.GetMeta()
 		if err != nil && err != yaml.ErrMissingMetadata { //nolint:errorlint // as kio.ByteReader compares it
-			return nil, false
+			return nil, nil, false
 		}
 		if len(p.documents) == 1 && (meta.Kind == kio.ResourceListKind || meta.Kind == "List") &&
 			(node.Field("items") != nil || node.Field("functionConfig") != nil) {
-			return nil, false
+			return nil, nil, false
 		}
-		nodes = append(nodes, node)
+		nodes, pieceOf = append(nodes, node), append(pieceOf, i)
 	}
-	return nodes, true
+	return nodes, pieceOf, true
 }

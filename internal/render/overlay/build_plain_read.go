@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -125,4 +126,90 @@ func withoutAnchors(node *yaml.Node) bool {
 		}
 	}
 	return true
+}
+
+// fileEntry is one entry of a resource file on the linear path: an object
+// made of it, or a piece of it taken from the previous build (reused),
+// whose documents come in its place; piece is the piece it was read from,
+// when the file was read piece by piece.
+type fileEntry struct {
+	object *resource.Resource
+	reused *ReusablePiece
+	piece  int
+}
+
+// readEntries reads the objects of a use of a resource file, parsed being
+// the planning's parse of it, if held. piecewise says that the entries
+// name their pieces (file.read.pieces), which the next build may then
+// reuse: when the file has at least two pieces and every object is made
+// of its own piece's document (readPieces). Otherwise the file is read as
+// readObjects reads it, as it was parsed, or parsed again where the
+// planning took pieces of the previous build, whose documents it did not
+// parse.
+func (r *buildFS) readEntries(factory *resource.Factory, file plannedFile, parsed *parsedResourceFile) (entries []fileEntry, piecewise bool, err error) {
+	if parsed != nil && len(parsed.pieces) >= 2 && len(file.read.pieces) == len(parsed.pieces) {
+		entries, ok, made := readPieces(factory, parsed)
+		if ok {
+			return entries, true, nil
+		}
+		if made {
+			parsed = nil // the factory took its documents
+		}
+	}
+	if parsed != nil && parsed.reusesPieces() {
+		parsed = nil
+	}
+	objects, err := readObjects(factory, r.served[file.abs], parsed)
+	if err != nil {
+		return nil, false, err
+	}
+	entries = make([]fileEntry, len(objects))
+	for i, object := range objects {
+		entries[i] = fileEntry{object: object, piece: -1}
+	}
+	return entries, false, nil
+}
+
+// readPieces makes the objects of a file of at least two pieces piece by
+// piece, as objectNodes and readObjects make them, the pieces the planning
+// took from the previous build in their places; ok is false where an
+// object would not be its piece's document as parsed, or not of a kind the
+// linear path builds (a List, which kustomize expands after the file's
+// other objects, among them), and made says whether the factory was given
+// the documents (which must then not be read again).
+func readPieces(factory *resource.Factory, parsed *parsedResourceFile) (entries []fileEntry, ok, made bool) {
+	var nodes []*yaml.RNode
+	var at []int
+	for i, piece := range parsed.pieces {
+		if piece.reused != nil {
+			entries = append(entries, fileEntry{reused: piece.reused, piece: i})
+			continue
+		}
+		document := parsed.documents[i]
+		if document == nil || yaml.IsYNodeEmptyDoc(document) {
+			continue
+		}
+		node := yaml.NewRNode(document)
+		if yaml.IsMissingOrNull(node) {
+			continue
+		}
+		meta, err := node.GetMeta()
+		if err != nil || !readAsParsed(node) {
+			return nil, false, false
+		}
+		group, version := resid.ParseGroupVersion(meta.APIVersion)
+		if !plainKinds[typeMeta{group: group, version: version, kind: meta.Kind}] {
+			return nil, false, false
+		}
+		entries = append(entries, fileEntry{piece: i})
+		at, nodes = append(at, len(entries)-1), append(nodes, node)
+	}
+	objects, err := factory.ResourcesFromRNodes(nodes)
+	if err != nil || len(objects) != len(nodes) {
+		return nil, false, true
+	}
+	for j, object := range objects {
+		entries[at[j]].object = object
+	}
+	return entries, true, true
 }

@@ -71,6 +71,21 @@ type ReusableFile struct {
 	// documents; Documents are its documents, in order.
 	First     int
 	Documents []ReusableDocument `json:",omitempty"`
+	// Pieces are the file's pieces (its text cut at its document
+	// separators, as kustomize's reader cuts it), when the build read its
+	// objects piece by piece: the next build reuses the documents of the
+	// pieces a push did not change in a file it changed.
+	Pieces []ReusablePiece `json:",omitempty"`
+}
+
+// ReusablePiece is one piece of a resource file: the SHA-256 of its text,
+// what the typing check counted of it, and its documents (none or one),
+// the first at First of the build's documents.
+type ReusablePiece struct {
+	Digest    [32]byte
+	Objects   int64
+	First     int                `json:",omitempty"`
+	Documents []ReusableDocument `json:",omitempty"`
 }
 
 // ReusableDocument is what a build needs of a reused document: its
@@ -178,6 +193,25 @@ func previousUses(previous *Reusable) map[reuseKey][]*ReusableFile {
 	return uses
 }
 
+// reusablePieces are the pieces of the previous build's uses of the file
+// at abs in the context the planning set, by the digest of their text;
+// nil for none.
+func (r *buildFS) reusablePieces(abs string) map[[32]byte]*ReusablePiece {
+	if r.readContext == nil {
+		return nil
+	}
+	var known map[[32]byte]*ReusablePiece
+	for _, use := range r.previous[reuseKey{file: r.display(abs), context: *r.readContext}] {
+		for i := range use.Pieces {
+			if known == nil {
+				known = make(map[[32]byte]*ReusablePiece)
+			}
+			known[use.Pieces[i].Digest] = &use.Pieces[i]
+		}
+	}
+	return known
+}
+
 // resourceRead is what ReadFile tells the planning of the resource file
 // it has just read for it (see buildFS.resourceRead).
 type resourceRead struct {
@@ -188,6 +222,9 @@ type resourceRead struct {
 	digest  [32]byte
 	// reused is the previous build's use it matched, if any.
 	reused *ReusableFile
+	// pieces are the file's pieces as the planning read them, nil when it
+	// did not read it piece by piece (parseOnce).
+	pieces []pieceRead
 }
 
 // reusableUse returns the previous build's use of the file at abs with

@@ -146,6 +146,40 @@ func TestAReusingBuildIsAColdBuild(t *testing.T) {
 			files["base/more/a.yaml"] = files["base/a.yaml"]
 			files["base/kustomization.yaml"] = kustomization("more/a.yaml", "b.yaml", "c.yaml", "namespaced.yaml")
 		}},
+		{name: "one document of a file of two changed: the other is reused", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = strings.Replace(files["base/namespaced.yaml"], "2030-01-01", "2031-06-01", 1)
+		}, reused: 4},
+		{name: "a document added to a file", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] += "---\n" + fmt.Sprintf(namespacedProfile, "n3", "team-c")
+		}, reused: 5},
+		{name: "a document removed from a file", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = fmt.Sprintf(namespacedProfile, "n2", "team-b") + "---\n# n1 is gone\n"
+		}, reused: 4},
+		{name: "the documents of a file reordered", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = fmt.Sprintf(namespacedProfile, "n2", "team-b") + "---\n" + fmt.Sprintf(namespacedProfile, "n1", "team-a")
+		}, reused: 5},
+		{name: "a changed document defines the object an unchanged one of its file defines", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = fmt.Sprintf(namespacedProfile, "n2", "team-b") + "---\n" + fmt.Sprintf(namespacedProfile, "n2", "team-b") + "  # again\n"
+		}},
+		{name: "a changed document is of a kind the linear path leaves to kustomize", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = fmt.Sprintf(namespacedProfile, "n1", "team-a") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+		}},
+		{name: "a changed document is a List", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = fmt.Sprintf(namespacedProfile, "n1", "team-a") + "---\n" +
+				profileList("List", fmt.Sprintf(namespacedProfile, "n2", "team-b"), fmt.Sprintf(namespacedProfile, "n3", "team-c"))
+		}},
+		{name: "a changed document breaks the typing check", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = strings.Replace(files["base/namespaced.yaml"], "version: 1.31.0", "version: 1.31", 1)
+		}},
+		{name: "a changed document does not parse", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] += "---\n{a: [\n"
+		}},
+		{name: "a file of two documents becomes one of a document", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = fmt.Sprintf(namespacedProfile, "n1", "team-a")
+		}},
+		{name: "an unchanged document goes past the rendered size after a changed one", edit: func(files map[string]string) {
+			files["base/namespaced.yaml"] = strings.Replace(files["base/namespaced.yaml"], "2030-01-01", "2031-06-01", 1)
+		}, limits: func(rendered int64) Limits { return Limits{MaxRenderedSize: rendered - 1} }},
 		{name: "a changed file breaks the typing check", edit: func(files map[string]string) {
 			files["base/b.yaml"] = strings.Replace(files["base/b.yaml"], "{version: 1.31.0}", "{version: 1.31}", 1)
 		}},
@@ -215,6 +249,41 @@ func TestAPushParsesOnlyTheFileItChanged(t *testing.T) {
 	g.Expect(resourceFileParses.Load()-parses).To(Equal(int64(1)), "the push parses the file it changed")
 	g.Expect(second.reused).To(Equal(n - 1))
 	g.Expect(second.docs).To(Equal(buildReusingOutcome(t, root, DefaultLimits(), nil, nil).docs))
+}
+
+// TestAPushParsesOnlyTheDocumentItChanged builds a landscape whose N
+// CloudProfiles share one file (test/bench's), then the push that changes
+// one of them, reusing the first build: the second build parses one
+// document, where a cold build parses N.
+func TestAPushParsesOnlyTheDocumentItChanged(t *testing.T) {
+	g := NewWithT(t)
+	const n = 8
+	var profiles []string
+	for i := range n {
+		profiles = append(profiles, fmt.Sprintf(minimalCloudProfile, fmt.Sprintf("p%d", i)))
+	}
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"base/kustomization.yaml":       kustomization("profiles.yaml"),
+		"base/profiles.yaml":            strings.Join(profiles, "---\n"),
+		"overlays/x/kustomization.yaml": kustomization("../../base") + "labels:\n- pairs: {landscape: bench}\n",
+	})
+
+	parses := resourceDocumentParses.Load()
+	first := buildReusingOutcome(t, root, DefaultLimits(), nil, nil)
+	g.Expect(first.err).To(BeEmpty())
+	g.Expect(resourceDocumentParses.Load()-parses).To(Equal(int64(n)), "a cold build parses every document")
+
+	profiles[3] = withExpiry(profiles[3], "2030-01-01")
+	writeTree(t, root, map[string]string{"base/profiles.yaml": strings.Join(profiles, "---\n")})
+	parses = resourceDocumentParses.Load()
+	second := buildReusingOutcome(t, root, DefaultLimits(), first.reusable, first.docs)
+	g.Expect(second.err).To(BeEmpty())
+	g.Expect(resourceDocumentParses.Load()-parses).To(Equal(int64(1)), "the push parses the document it changed")
+	g.Expect(second.reused).To(Equal(n - 1))
+	cold := buildReusingOutcome(t, root, DefaultLimits(), nil, nil)
+	g.Expect(second.docs).To(Equal(cold.docs))
+	g.Expect(second.reusable).To(Equal(cold.reusable))
 }
 
 // TestSpliceRefusesReusedDocumentsThatDoNotFit holds Built.Splice to the
