@@ -59,9 +59,18 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	// A push: one version's expiry moved in the first CloudProfile's file,
 	// built reusing the build before (docs/performance.md, "A push builds
 	// only the files it changed").
-	b.Run("a push in a child, an overlay of labels, reusing the build before", func(b *testing.B) {
-		first := benchLandscape.files()["base/provider-0000.yaml"]
-		previous, err := runner.BuildReusing(context.Background(), root, "labelled", nil)
+	// test/bench's layout: every CloudProfile in one file.
+	var all []string
+	for i := range benchLandscape.cloudProfiles {
+		all = append(all, benchLandscape.files()[fmt.Sprintf("base/provider-%04d.yaml", i)])
+	}
+	writeTree(b, root, map[string]string{
+		"onefile/base/kustomization.yaml":     "resources:\n- profiles.yaml\n",
+		"onefile/base/profiles.yaml":          strings.Join(all, "---\n"),
+		"onefile/labelled/kustomization.yaml": "resources:\n- ../base\nlabels:\n- pairs:\n    landscape: bench\n",
+	})
+	pushes := func(b *testing.B, file, path string, edit func(push int) string) {
+		previous, err := runner.BuildReusing(context.Background(), root, path, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,10 +79,9 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 		push := 0
 		for b.Loop() {
 			push++
-			writeTree(b, root, map[string]string{"base/provider-0000.yaml": strings.Replace(first,
-				"{version: 1.200.0}", fmt.Sprintf("{version: 1.200.0, expirationDate: \"%d-01-01T00:00:00Z\"}", 2030+push), 1)})
+			writeTree(b, root, map[string]string{file: edit(push)})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			result, usage, err := runner.build(ctx, root, "labelled", &previous)
+			result, usage, err := runner.build(ctx, root, path, &previous)
 			cancel()
 			if err != nil {
 				b.Fatal(err)
@@ -83,6 +91,16 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 		}
 		b.ReportMetric(cpu.Seconds()/float64(b.N), "child-CPU-s/op")
 		b.ReportMetric(float64(reused), "documents-reused")
+	}
+	expiry := func(content string, push int) string {
+		return strings.Replace(content, "{version: 1.200.0}", fmt.Sprintf("{version: 1.200.0, expirationDate: \"%d-01-01T00:00:00Z\"}", 2030+push), 1)
+	}
+	b.Run("a push in a child, every CloudProfile in one file, reusing the build before", func(b *testing.B) {
+		pushes(b, "onefile/base/profiles.yaml", "onefile/labelled", func(push int) string { return expiry(strings.Join(all, "---\n"), push) })
+	})
+	b.Run("a push in a child, an overlay of labels, reusing the build before", func(b *testing.B) {
+		first := benchLandscape.files()["base/provider-0000.yaml"]
+		pushes(b, "base/provider-0000.yaml", "labelled", func(push int) string { return expiry(first, push) })
 	})
 	docs, warnings, err := overlay.BuildWithWarningsWithin(context.Background(), context.Background(), root, "overlay", overlay.DefaultLimits())
 	if err != nil {
