@@ -75,47 +75,18 @@ type typeMeta struct{ group, version, kind string }
 func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan) (docs []profile.Document, ok bool, err error) {
 	r.plainAttempts++
 	factory := resmapFactory().RF()
-	seen := make(map[objectKey]bool)
-	out := r.newRenderer(target, kustomizationPath)
 	patches, ok := newLinearPatches(r, plan)
 	if !ok {
 		return nil, false, nil
 	}
-	order := 0
-	// tooLarge is the output's refusal, returned once every object has
-	// been checked.
-	var tooLarge error
-	reusable := &Reusable{}
+	b := &plainBuild{seen: make(map[objectKey]bool), out: r.newRenderer(target, kustomizationPath), reusable: &Reusable{}}
 	for _, file := range plan.files {
 		if use := file.read.reused; use != nil {
 			// The previous build's documents of the same file in the same
-			// context (see BuildReusing): its objects are checked and
-			// counted as if they were built here.
-			for _, document := range use.Documents {
-				if seen[document.key()] {
-					return nil, false, nil
-				}
-				seen[document.key()] = true
+			// context (see BuildReusing).
+			if !b.reuseFile(use) {
+				return nil, false, nil
 			}
-			order += len(use.Documents)
-			if tooLarge != nil {
-				continue
-			}
-			first := out.placed()
-			if err := out.reuse(use.Documents, use.First); err != nil {
-				tooLarge, out.docs = err, nil
-				continue
-			}
-			// Its pieces move with it.
-			var pieces []ReusablePiece
-			for _, piece := range use.Pieces {
-				if len(piece.Documents) > 0 {
-					piece.First += first - use.First
-				}
-				pieces = append(pieces, piece)
-			}
-			reusable.Files = append(reusable.Files, ReusableFile{File: use.File, Context: use.Context, Digest: use.Digest,
-				Objects: use.Objects, First: first, Documents: use.Documents, Pieces: pieces})
 			continue
 		}
 		// The planning's parse, taken once: the objects made of it are
@@ -133,13 +104,9 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		keys := make([]objectKey, len(entries))
 		for i, entry := range entries {
 			if entry.reused != nil {
-				for _, document := range entry.reused.Documents {
-					if seen[document.key()] {
-						return nil, false, nil
-					}
-					seen[document.key()] = true
+				if !b.checkReused(entry.reused.Documents) {
+					return nil, false, nil
 				}
-				order += len(entry.reused.Documents)
 				continue
 			}
 			object := entry.object
@@ -148,26 +115,26 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 			}
 			id := object.CurId()
 			key := objectKey{group: id.Group, version: id.Version, kind: id.Kind, name: id.Name, namespace: id.EffectiveNamespace()}
-			if seen[key] {
+			if b.seen[key] {
 				return nil, false, nil
 			}
-			seen[key], keys[i] = true, key
+			b.seen[key], keys[i] = true, key
 			if err := object.SetOrigin(&resource.Origin{Path: file.origin}); err != nil {
 				return nil, false, nil
 			}
 			// Patched as kustomize patches it: with its origin and its
 			// build annotations, which kustomize removes at the end.
-			set, ok := patches.apply(object, file, order)
+			set, ok := patches.apply(object, file, b.order)
 			if !ok {
 				return nil, false, nil
 			}
-			sources[i], order = set, order+1
+			sources[i], b.order = set, b.order+1
 			object.RemoveBuildAnnotations()
 			if err := object.ClearTransformations(); err != nil {
 				return nil, false, nil
 			}
 		}
-		if tooLarge != nil {
+		if b.tooLarge != nil {
 			continue
 		}
 		// Only a patch moves the entries of a keyed list (see
@@ -183,62 +150,138 @@ func (r *buildFS) buildPlain(target, kustomizationPath string, plan resourcePlan
 		if err := r.restoreKeyedListOrder(target, patched); err != nil {
 			return nil, true, err
 		}
-		use := ReusableFile{File: r.display(file.abs), Digest: file.read.digest, Objects: file.read.objects, First: out.placed()}
-		var pieces []ReusablePiece
-		if piecewise {
-			pieces = make([]ReusablePiece, len(file.read.pieces))
-			for i, piece := range file.read.pieces {
-				pieces[i] = ReusablePiece{Digest: piece.digest, Objects: piece.objects}
-			}
-		}
-		for i, entry := range entries {
-			var documents []ReusableDocument
-			first := out.placed()
-			if entry.reused != nil {
-				if err := out.reuse(entry.reused.Documents, entry.reused.First); err != nil {
-					tooLarge, out.docs = err, nil
-					break
-				}
-				documents = entry.reused.Documents
-			} else {
-				if err := out.add(entry.object); err != nil {
-					if !errors.Is(err, ErrLimitExceeded) {
-						return nil, true, err
-					}
-					tooLarge, out.docs = err, nil
-					break
-				}
-				doc := &out.docs[len(out.docs)-1]
-				if doc.SetBy, err = patches.fieldSourcesOf(entry.object, doc.Data, sources[i]); err != nil {
-					return nil, true, err
-				}
-				documents = []ReusableDocument{keys[i].document(int64(len(doc.Data)))}
-			}
-			use.Documents = append(use.Documents, documents...)
-			if piecewise && len(documents) > 0 {
-				if len(pieces[entry.piece].Documents) == 0 {
-					pieces[entry.piece].First = first
-				}
-				pieces[entry.piece].Documents = append(pieces[entry.piece].Documents, documents...)
-			}
-		}
-		// Only the use the planning parsed and counted, in a context
-		// without patches, may be reused.
-		if tooLarge == nil && file.context != nil && file.read.counted {
-			use.Context, use.Pieces = *file.context, pieces
-			reusable.Files = append(reusable.Files, use)
+		if err := b.render(r, file, entries, piecewise, keys, func(i int, doc *profile.Document) (err error) {
+			doc.SetBy, err = patches.fieldSourcesOf(entries[i].object, doc.Data, sources[i])
+			return err
+		}); err != nil {
+			return nil, true, err
 		}
 	}
 	warnings, ok := patches.finish()
 	if !ok {
 		return nil, false, nil
 	}
-	if tooLarge != nil {
-		return nil, true, tooLarge
+	if b.tooLarge != nil {
+		return nil, true, b.tooLarge
 	}
 	r.checkedWhileBuilding, r.warningsWhileBuilding = true, warnings
-	r.reused, r.reusable = out.reused, reusable
-	return out.docs, true, nil
+	r.reused, r.reusable = b.out.reused, b.reusable
+	return b.out.docs, true, nil
+}
+
+// plainBuild is what a build on the linear path carries from file to
+// file.
+type plainBuild struct {
+	// seen are the objects placed so far, for the check of objects
+	// defined twice.
+	seen map[objectKey]bool
+	out  *renderer
+	// order counts the objects placed so far (see linearPatches.apply).
+	order int
+	// tooLarge is the output's refusal, returned once every object has
+	// been checked.
+	tooLarge error
+	// reusable is what the next build may reuse of this one.
+	reusable *Reusable
+}
+
+// checkReused enters documents of the previous build into the check of
+// objects defined twice and the count of objects, as the objects they
+// were made of; false for an object defined twice (kustomize's to
+// report).
+func (b *plainBuild) checkReused(documents []ReusableDocument) bool {
+	for _, document := range documents {
+		if b.seen[document.key()] {
+			return false
+		}
+		b.seen[document.key()] = true
+	}
+	b.order += len(documents)
+	return true
+}
+
+// reuseFile places the documents of a use of a file the planning took
+// whole from the previous build: checked and counted as if they were built
+// here. It returns false for an object defined twice.
+func (b *plainBuild) reuseFile(use *ReusableFile) bool {
+	if !b.checkReused(use.Documents) {
+		return false
+	}
+	if b.tooLarge != nil {
+		return true
+	}
+	first := b.out.placed()
+	if err := b.out.reuse(use.Documents, use.First); err != nil {
+		b.tooLarge, b.out.docs = err, nil
+		return true
+	}
+	// Its pieces move with it.
+	var pieces []ReusablePiece
+	for _, piece := range use.Pieces {
+		if len(piece.Documents) > 0 {
+			piece.First += first - use.First
+		}
+		pieces = append(pieces, piece)
+	}
+	b.reusable.Files = append(b.reusable.Files, ReusableFile{File: use.File, Context: use.Context, Digest: use.Digest,
+		Objects: use.Objects, First: first, Documents: use.Documents, Pieces: pieces})
+	return true
+}
+
+// render renders the entries of a use of a file, or places the previous
+// build's documents of its reused pieces, in order, within MaxRenderedSize
+// (past it, tooLarge is set and the file's rendering stops), and records
+// what the next build may reuse of the file: its documents' identities
+// and sizes, and its pieces' when it was read piece by piece. setBy sets
+// the field sources of the document rendered from the i-th entry.
+func (b *plainBuild) render(r *buildFS, file plannedFile, entries []fileEntry, piecewise bool, keys []objectKey,
+	setBy func(i int, doc *profile.Document) error) error {
+	use := ReusableFile{File: r.display(file.abs), Digest: file.read.digest, Objects: file.read.objects, First: b.out.placed()}
+	var pieces []ReusablePiece
+	if piecewise {
+		pieces = make([]ReusablePiece, len(file.read.pieces))
+		for i, piece := range file.read.pieces {
+			pieces[i] = ReusablePiece{Digest: piece.digest, Objects: piece.objects}
+		}
+	}
+	for i, entry := range entries {
+		var documents []ReusableDocument
+		first := b.out.placed()
+		if entry.reused != nil {
+			if err := b.out.reuse(entry.reused.Documents, entry.reused.First); err != nil {
+				b.tooLarge, b.out.docs = err, nil
+				return nil
+			}
+			documents = entry.reused.Documents
+		} else {
+			if err := b.out.add(entry.object); err != nil {
+				if !errors.Is(err, ErrLimitExceeded) {
+					return err
+				}
+				b.tooLarge, b.out.docs = err, nil
+				return nil
+			}
+			doc := &b.out.docs[len(b.out.docs)-1]
+			if err := setBy(i, doc); err != nil {
+				return err
+			}
+			documents = []ReusableDocument{keys[i].document(int64(len(doc.Data)))}
+		}
+		use.Documents = append(use.Documents, documents...)
+		if piecewise && len(documents) > 0 {
+			if len(pieces[entry.piece].Documents) == 0 {
+				pieces[entry.piece].First = first
+			}
+			pieces[entry.piece].Documents = append(pieces[entry.piece].Documents, documents...)
+		}
+	}
+	// Only the use the planning parsed and counted, in a context without
+	// patches, may be reused.
+	if file.context != nil && file.read.counted {
+		use.Context, use.Pieces = *file.context, pieces
+		b.reusable.Files = append(b.reusable.Files, use)
+	}
+	return nil
 }
 
 // buildsLikeKustomize reports whether kustomize, given only object, would

@@ -33,6 +33,16 @@ import (
 //   - the read is the one the planning parses (a file listed twice is
 //     parsed for its first use only, and its other uses are built cold).
 //
+// A file a push changed is reused document by document, under the same
+// rule for its context: a piece of it (its text between two document
+// separators, as kustomize's reader cuts it; checkAndCountReusingPieces)
+// whose text is that of a piece of the previous version is neither parsed
+// nor type-checked (both depend on the piece's text alone), and its
+// documents come in its place, when the file has at least two pieces and
+// the linear path made each object of its own piece's document
+// (readPieces: no List, which kustomize expands after the file's other
+// objects). Anything else in such a file reads it cold.
+//
 // Everything that spans files stays a cold build's: the reused file's
 // objects are counted (Objects) against MaxObjects where the typing check
 // would have counted them, their identities enter the check for objects
@@ -46,7 +56,8 @@ import (
 //
 // TestAReusingBuildIsAColdBuild holds reusing builds of edited landscapes
 // to cold builds, documents, warnings and errors alike;
-// TestAPushParsesOnlyTheFileItChanged counts the parses.
+// TestAPushParsesOnlyTheFileItChanged and
+// TestAPushParsesOnlyTheDocumentItChanged count the parses.
 
 // Reusable is what a build on the linear path leaves for the next build of
 // the same target: each use of a resource file, in the order of the

@@ -38,11 +38,11 @@ func reuseLandscape() map[string]string {
 
 // withExpiry gives the Kubernetes version of a minimalCloudProfile an
 // expiration date: the edit of a push.
-func withExpiry(profile, date string) string {
-	if strings.Contains(profile, "{version: 1.31.0}") {
-		return strings.Replace(profile, "{version: 1.31.0}", "{version: 1.31.0, expirationDate: \""+date+"T00:00:00Z\"}", 1)
+func withExpiry(content, date string) string {
+	if strings.Contains(content, "{version: 1.31.0}") {
+		return strings.Replace(content, "{version: 1.31.0}", "{version: 1.31.0, expirationDate: \""+date+"T00:00:00Z\"}", 1)
 	}
-	return strings.Replace(profile, "    - version: 1.31.0\n", "    - version: 1.31.0\n      expirationDate: \""+date+"T00:00:00Z\"\n", 1)
+	return strings.Replace(content, "    - version: 1.31.0\n", "    - version: 1.31.0\n      expirationDate: \""+date+"T00:00:00Z\"\n", 1)
 }
 
 // reuseOutcome is what a build answers, its documents spliced.
