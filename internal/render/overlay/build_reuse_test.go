@@ -321,3 +321,94 @@ func TestSpliceRefusesReusedDocumentsThatDoNotFit(t *testing.T) {
 		})
 	}
 }
+
+// FuzzAReusingBuildIsAColdBuild edits a landscape of files of several
+// documents as the fuzzer's bytes choose (documents changed, added,
+// removed, moved, duplicated, of another kind, untyped, a label or a patch
+// added, a file split), and requires the reusing build of the edit to be
+// its cold build: documents, warnings, errors and reusable facts.
+func FuzzAReusingBuildIsAColdBuild(f *testing.F) {
+	for _, seed := range [][]byte{{0}, {1, 5}, {2, 9}, {3, 1, 4}, {4, 2}, {5, 3}, {6}, {7}, {8, 2}, {9}, {10, 1}, {11, 6, 0, 2}} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, edits []byte) {
+		if len(edits) > 8 {
+			return
+		}
+		documents := map[string][]string{}
+		for f, file := range []string{"one.yaml", "two.yaml"} {
+			for d := range 3 {
+				documents[file] = append(documents[file], fmt.Sprintf(compactCloudProfile, fmt.Sprintf("p%d-%d", f, d)))
+			}
+		}
+		documents["three.yaml"] = []string{fmt.Sprintf(namespacedProfile, "n1", "team-a"), fmt.Sprintf(namespacedProfile, "n2", "team-b")}
+		render := func(documents map[string][]string, overlay string) map[string]string {
+			files := map[string]string{
+				"base/kustomization.yaml":       kustomization("one.yaml", "two.yaml", "three.yaml"),
+				"overlays/x/kustomization.yaml": kustomization("../../base") + "labels:\n- pairs: {landscape: bench}\n" + overlay,
+			}
+			for file, docs := range documents {
+				files["base/"+file] = strings.Join(docs, "---\n")
+			}
+			return files
+		}
+		before := render(documents, "")
+		overlay := ""
+		for i := 0; i < len(edits); i++ {
+			file := []string{"one.yaml", "two.yaml", "three.yaml"}[int(edits[i]/16)%3]
+			docs := documents[file]
+			at := int(edits[i]/48) % max(1, len(docs))
+			switch edits[i] % 12 {
+			case 0:
+				if len(docs) > 0 {
+					docs[at] = withExpiry(docs[at], "2031-01-01")
+				}
+			case 1:
+				docs = append(docs, fmt.Sprintf(compactCloudProfile, fmt.Sprintf("new%d", i)))
+			case 2:
+				if len(docs) > 0 {
+					docs = append(docs[:at], docs[at+1:]...)
+				}
+			case 3:
+				if len(docs) > 1 {
+					docs[0], docs[len(docs)-1] = docs[len(docs)-1], docs[0]
+				}
+			case 4:
+				docs = append(docs, fmt.Sprintf(compactCloudProfile, "p0-0"))
+			case 5:
+				docs = append(docs, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+			case 6:
+				if len(docs) > 0 {
+					docs[at] = strings.Replace(docs[at], "{version: 1.31.0}", "{version: 1.31}", 1)
+				}
+			case 7:
+				overlay = "commonAnnotations: {team: x}\n"
+			case 8:
+				overlay = "patches:\n- patch: |\n    apiVersion: core.profilesync.io/v1alpha1\n    kind: CloudProfile\n" +
+					"    metadata: {name: p0-0}\n    spec: {regions: [{name: other}]}\n"
+			case 9:
+				docs = append(docs, "# only a comment\n")
+			case 10:
+				docs = append(docs, profileList("List", fmt.Sprintf(namespacedProfile, fmt.Sprintf("l%d", i), "team-c")))
+			case 11:
+				if len(docs) > 0 {
+					docs[at] += "  # a comment that changes the text, not the object\n"
+				}
+			}
+			documents[file] = docs
+		}
+		after := render(documents, overlay)
+		g := NewWithT(t)
+		beforeRoot, afterRoot := t.TempDir(), t.TempDir()
+		writeTree(t, beforeRoot, before)
+		writeTree(t, afterRoot, after)
+		first := buildReusingOutcome(t, beforeRoot, DefaultLimits(), nil, nil)
+		g.Expect(first.err).To(BeEmpty())
+		cold := buildReusingOutcome(t, afterRoot, DefaultLimits(), nil, nil)
+		reusing := buildReusingOutcome(t, afterRoot, DefaultLimits(), first.reusable, first.docs)
+		g.Expect(reusing.err).To(Equal(cold.err))
+		g.Expect(reusing.docs).To(Equal(cold.docs))
+		g.Expect(reusing.warnings).To(Equal(cold.warnings))
+		g.Expect(reusing.reusable).To(Equal(cold.reusable))
+	})
+}
