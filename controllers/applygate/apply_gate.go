@@ -20,6 +20,11 @@ const DefaultWait = time.Minute
 
 // Gate holds the status writes of the profiles a ProfileSync owns while
 // that ProfileSync applies a revision, and lets them go when the apply ends.
+// A sync of a new revision begins the hold before its build: a status
+// written while the revision builds and validates competes with them for
+// the CPU the apply then waits for (on a push, the previous push's
+// NamespacedCloudProfile writes did), and is written again once the
+// revision is applied.
 //
 // Why: a first sync creates every profile, and each creation wakes the
 // status controllers at once. Their writes are the API server's largest: a
@@ -46,7 +51,9 @@ type Gate struct {
 }
 
 // Begin marks the ProfileSync's apply as under way; end lets the held status
-// writes go.
+// writes go. end may be called more than once: only the first call does
+// anything, so a caller can end the hold as soon as its apply ends and
+// still defer end for the paths that return before.
 func (g *Gate) Begin(profileSync types.NamespacedName) (end func()) {
 	if g == nil {
 		return func() {}
@@ -58,12 +65,29 @@ func (g *Gate) Begin(profileSync types.NamespacedName) (end func()) {
 	}
 	g.applying[profileSync] = done
 	g.mu.Unlock()
+	var once sync.Once
 	return func() {
-		g.mu.Lock()
-		delete(g.applying, profileSync)
-		g.mu.Unlock()
-		close(done)
+		once.Do(func() {
+			g.mu.Lock()
+			if g.applying[profileSync] == done {
+				delete(g.applying, profileSync)
+			}
+			g.mu.Unlock()
+			close(done)
+		})
 	}
+}
+
+// Holds tells whether the status writes of the profiles profileSync owns
+// are held now.
+func (g *Gate) Holds(profileSync types.NamespacedName) bool {
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.applying[profileSync]
+	return ok
 }
 
 // hold waits until the apply of the ProfileSync that owns the profile (by

@@ -580,7 +580,21 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 		return "", err
 	}
 
-	key := client.ObjectKeyFromObject(obj).String()
+	// A revision other than the one applied holds its profiles' status
+	// writes from its build until its apply ends (applygate.Gate): on a
+	// push, the statuses still being written for the revision before
+	// would take the CPU its build and apply need, and are written again
+	// once it is applied. An unchanged revision holds them during its
+	// apply only, if it has one (drift put back).
+	self := client.ObjectKeyFromObject(obj)
+	newRevision := checkout.Revision != obj.Status.LastAppliedRevision
+	endHold := func() {}
+	defer func() { endHold() }()
+	if newRevision {
+		endHold = r.ApplyGate.Begin(self)
+	}
+
+	key := self.String()
 	decoded, built := r.decoded.get(key, checkout.Revision, obj.Spec.Path)
 	if !built {
 		timer.Start(metrics.PhaseBuild)
@@ -611,7 +625,6 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	if err != nil {
 		return "", err
 	}
-	self := client.ObjectKeyFromObject(obj)
 	planLive := syncplan.Live{CloudProfiles: live.cloudProfiles, Namespaced: live.namespaced}
 	plan, err := syncplan.Decide(syncplan.Input{
 		Sync: self, Revision: checkout.Revision, LastAppliedRevision: obj.Status.LastAppliedRevision,
@@ -639,9 +652,11 @@ func (r *ProfileSyncReconciler) sync(ctx context.Context, obj *v1alpha1.ProfileS
 	// The plan refuses nothing: it is executed in its order, writes, hold
 	// releases, prunes.
 	timer.Start(metrics.PhaseApply)
-	end := r.ApplyGate.Begin(self)
+	if !newRevision {
+		endHold = r.ApplyGate.Begin(self)
+	}
 	err = r.apply(ctx, obj, plan)
-	end()
+	endHold()
 	if err != nil {
 		return "", err
 	}
