@@ -321,7 +321,7 @@ const maxStderr = 4 << 10
 // reused (at most those of the request) and of each document it built (its
 // identity, which its document holds, and a few hundred bytes more).
 func maxAnswerSize(limits overlay.Limits) int64 {
-	return limits.MaxRenderedSize*3 + 1<<20 + maxReuseFacts + limits.MaxObjects*512
+	return limits.MaxRenderedSize*2 + 1<<20 + maxReuseFacts + limits.MaxObjects*512
 }
 
 // headBuffer keeps the first max bytes written to it and drops the rest.
