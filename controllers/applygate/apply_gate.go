@@ -1,6 +1,6 @@
 // Package applygate holds a profile's status write while its ProfileSync
-// applies a revision (Gate), shared by the ProfileSync reconciler and the
-// status reconcilers of one manager.
+// builds and applies a new revision (Gate), shared by the ProfileSync
+// reconciler and the status reconcilers of one manager.
 package applygate
 
 import (
