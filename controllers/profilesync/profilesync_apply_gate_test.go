@@ -8,16 +8,12 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers/applygate"
-	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // TestANewRevisionHoldsItsProfilesStatusWritesFromItsBuildUntilItsApplyEnds
@@ -33,8 +29,6 @@ func TestANewRevisionHoldsItsProfilesStatusWritesFromItsBuildUntilItsApplyEnds(t
 	_, err := server.CreateRepo("gated", singleProfileRepo("gated", "1.31.0"))
 	g.Expect(err).NotTo(HaveOccurred())
 
-	scheme := runtime.NewScheme()
-	g.Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 	obj := &v1alpha1.ProfileSync{
 		ObjectMeta: metav1.ObjectMeta{Name: "landscape", Namespace: "landscape"},
 		Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL("gated"), Interval: metav1.Duration{Duration: time.Hour}},
@@ -42,25 +36,19 @@ func TestANewRevisionHoldsItsProfilesStatusWritesFromItsBuildUntilItsApplyEnds(t
 	self := client.ObjectKeyFromObject(obj)
 	gate := &applygate.Gate{}
 	var heldWhileValidating, heldWhileApplying []bool
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(obj).WithStatusSubresource(obj).
-		WithInterceptorFuncs(interceptor.Funcs{
-			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-				if _, ok := list.(*v1alpha1.CloudProfileList); ok {
-					heldWhileValidating = append(heldWhileValidating, gate.Holds(self))
-				}
-				return c.List(ctx, list, opts...)
-			},
-			Apply: func(ctx context.Context, c client.WithWatch, config runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-				heldWhileApplying = append(heldWhileApplying, gate.Holds(self))
-				return c.Apply(ctx, config, opts...)
-			},
-		}).Build()
-	fetcher, err := gitsource.New(t.TempDir(), gitsource.FetcherOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	builds, err := sandbox.New(sandbox.Options{})
-	g.Expect(err).NotTo(HaveOccurred())
-	r := &ProfileSyncReconciler{Client: c, SecretReader: c, EventRecorder: record.NewFakeRecorder(10), Fetcher: fetcher,
-		Builds: builds, Clock: testClock, ClusterProfilesNamespace: "landscape", ApplyGate: gate}
+	r, c := fakeSyncReconciler(t, obj, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*v1alpha1.CloudProfileList); ok {
+				heldWhileValidating = append(heldWhileValidating, gate.Holds(self))
+			}
+			return c.List(ctx, list, opts...)
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, config runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			heldWhileApplying = append(heldWhileApplying, gate.Holds(self))
+			return c.Apply(ctx, config, opts...)
+		},
+	})
+	r.ApplyGate = gate
 	request := ctrl.Request{NamespacedName: self}
 	sync := func() {
 		t.Helper()

@@ -24,9 +24,7 @@ import (
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/controllers/inventory"
-	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/render/profile"
-	"github.com/profilesync/profilesync/internal/sandbox"
 	"github.com/profilesync/profilesync/internal/syncplan"
 	"github.com/profilesync/profilesync/test/builders"
 	"github.com/profilesync/profilesync/test/metricstest"
@@ -361,23 +359,6 @@ func TestHoldChangedPassesOnlyChangesOfTheHoldAnnotations(t *testing.T) {
 	g.Expect(inventory.HoldChanged.Create(event.CreateEvent{Object: annotated(held)})).To(BeTrue(), "a held profile seen first")
 	g.Expect(inventory.HoldChanged.Create(event.CreateEvent{Object: annotated(nil)})).To(BeFalse())
 	g.Expect(inventory.HoldChanged.Delete(event.DeleteEvent{Object: annotated(held)})).To(BeFalse())
-}
-
-// directSyncReconciler is a ProfileSync reconciler a test calls itself on
-// the suite's API server and clock, with a fake event recorder.
-func directSyncReconciler(t *testing.T) (*ProfileSyncReconciler, *record.FakeRecorder) {
-	t.Helper()
-	fetcher, err := gitsource.New(t.TempDir(), gitsource.FetcherOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	builds, err := sandbox.New(sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorder := record.NewFakeRecorder(100)
-	return &ProfileSyncReconciler{Client: k8sClient, SecretReader: k8sClient, EventRecorder: recorder, Fetcher: fetcher,
-		Builds: builds, Clock: testClock, ClusterProfilesNamespace: clusterProfilesNamespace}, recorder
 }
 
 // TestHoldExpiresExactlyAtItsExpiry: the sync asks to run again exactly at

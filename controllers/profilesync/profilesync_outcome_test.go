@@ -13,16 +13,11 @@ import (
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
-	"github.com/profilesync/profilesync/internal/gitsource"
-	"github.com/profilesync/profilesync/internal/sandbox"
 )
 
 // TestAnUnexpectedErrorLeavesNoOldReadyInPlace syncs a good revision, then
@@ -37,26 +32,17 @@ func TestAnUnexpectedErrorLeavesNoOldReadyInPlace(t *testing.T) {
 	commit, err := server.CreateRepo("unexpected", singleProfileRepo("unexpected", "1.31.0"))
 	g.Expect(err).NotTo(HaveOccurred())
 
-	scheme := runtime.NewScheme()
-	g.Expect(v1alpha1.AddToScheme(scheme)).To(Succeed())
 	obj := &v1alpha1.ProfileSync{
 		ObjectMeta: metav1.ObjectMeta{Name: "landscape", Namespace: "landscape"},
 		Spec:       v1alpha1.ProfileSyncSpec{URL: server.RepoURL("unexpected"), Interval: metav1.Duration{Duration: time.Hour}},
 	}
 	listFails := false
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(obj).WithStatusSubresource(obj).
-		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
-			if listFails {
-				return errors.New("the cache is gone")
-			}
-			return c.List(ctx, list, opts...)
-		}}).Build()
-	fetcher, err := gitsource.New(t.TempDir(), gitsource.FetcherOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	builds, err := sandbox.New(sandbox.Options{})
-	g.Expect(err).NotTo(HaveOccurred())
-	r := &ProfileSyncReconciler{Client: c, SecretReader: c, EventRecorder: record.NewFakeRecorder(10), Fetcher: fetcher,
-		Builds: builds, Clock: testClock, ClusterProfilesNamespace: "landscape"}
+	r, c := fakeSyncReconciler(t, obj, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if listFails {
+			return errors.New("the cache is gone")
+		}
+		return c.List(ctx, list, opts...)
+	}})
 	request := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(obj)}
 	got := func() *v1alpha1.ProfileSync {
 		var current v1alpha1.ProfileSync
