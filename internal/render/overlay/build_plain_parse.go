@@ -270,30 +270,33 @@ func splitAsKustomizesReader(s string) (pieces []string, ok bool) {
 // annotations, returns for the file: ok is false where it fails, or where
 // it unwraps a List (left to it).
 func (p *parsedResourceFile) objectNodes() (nodes []*yaml.RNode, ok bool) {
-	nodes, _, ok = p.objectNodesByPiece()
-	return nodes, ok
-}
-
-// objectNodesByPiece is objectNodes with the piece each node was parsed
-// from.
-func (p *parsedResourceFile) objectNodesByPiece() (nodes []*yaml.RNode, pieceOf []int, ok bool) {
-	for i, document := range p.documents {
-		if document == nil || yaml.IsYNodeEmptyDoc(document) {
-			continue
-		}
-		node := yaml.NewRNode(document)
-		if yaml.IsMissingOrNull(node) {
+	for _, document := range p.documents {
+		node := documentNode(document)
+		if node == nil {
 			continue
 		}
 		meta, err := node.GetMeta()
 		if err != nil && err != yaml.ErrMissingMetadata { //nolint:errorlint // as kio.ByteReader compares it
-			return nil, nil, false
+			return nil, false
 		}
 		if len(p.documents) == 1 && (meta.Kind == kio.ResourceListKind || meta.Kind == "List") &&
 			(node.Field("items") != nil || node.Field("functionConfig") != nil) {
-			return nil, nil, false
+			return nil, false
 		}
-		nodes, pieceOf = append(nodes, node), append(pieceOf, i)
+		nodes = append(nodes, node)
 	}
-	return nodes, pieceOf, true
+	return nodes, true
+}
+
+// documentNode is the node of a parsed document, nil for a document
+// kio.ByteReader skips (none, empty, or null).
+func documentNode(document *yaml.Node) *yaml.RNode {
+	if document == nil || yaml.IsYNodeEmptyDoc(document) {
+		return nil
+	}
+	node := yaml.NewRNode(document)
+	if yaml.IsMissingOrNull(node) {
+		return nil
+	}
+	return node
 }

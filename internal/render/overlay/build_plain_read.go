@@ -185,12 +185,8 @@ func readPieces(factory *resource.Factory, parsed *parsedResourceFile) (entries 
 			entries = append(entries, fileEntry{reused: piece.reused, piece: i})
 			continue
 		}
-		document := parsed.documents[i]
-		if document == nil || yaml.IsYNodeEmptyDoc(document) {
-			continue
-		}
-		node := yaml.NewRNode(document)
-		if yaml.IsMissingOrNull(node) {
+		node := documentNode(parsed.documents[i])
+		if node == nil {
 			continue
 		}
 		meta, err := node.GetMeta()
