@@ -2,8 +2,6 @@ package profilesync
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -12,6 +10,7 @@ import (
 	v1alpha1 "github.com/profilesync/profilesync/api/v1alpha1"
 	"github.com/profilesync/profilesync/internal/gitsource"
 	"github.com/profilesync/profilesync/internal/sandbox"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 const reuseProfile = `apiVersion: core.profilesync.io/v1alpha1
@@ -35,15 +34,7 @@ func writeReuseLandscape(t *testing.T, region string) string {
 		"base/c.yaml":                fmt.Sprintf(reuseProfile, "c", "local"),
 		"overlay/kustomization.yaml": "resources:\n- ../base\nlabels:\n- pairs: {landscape: bench}\n",
 	}
-	for path, content := range files {
-		full := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	builders.WriteTree(t, root, files)
 	return root
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/profilesync/profilesync/internal/render/overlay"
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // realisticLandscape is a landscape of n CloudProfiles of kubernetes
@@ -125,7 +126,7 @@ spec:
 // bytes rendered.
 func benchmarkBuilds(b *testing.B, runner *Runner, files map[string]string, objects int) {
 	root := b.TempDir()
-	writeTree(b, root, files)
+	builders.WriteTree(b, root, files)
 	for _, path := range []string{"base", "overlay"} {
 		b.Run(path, func(b *testing.B) {
 			var peakRSS, rendered int64
@@ -198,7 +199,7 @@ var (
 // landscape costs.
 func TestTheRealisticLandscapeIsValid(t *testing.T) {
 	root := t.TempDir()
-	writeTree(t, root, realisticLandscape{cloudProfiles: 2, kubernetes: 100, images: 2, imageVersions: 100}.files())
+	builders.WriteTree(t, root, realisticLandscape{cloudProfiles: 2, kubernetes: 100, images: 2, imageVersions: 100}.files())
 	for _, path := range []string{"base", "overlay"} {
 		docs, err := overlay.Build(context.Background(), root, path, overlay.DefaultLimits())
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/profilesync/profilesync/internal/render/overlay"
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // benchLandscape is the landscape of test/bench (10 CloudProfiles of 600
@@ -27,8 +28,8 @@ var benchLandscape = realisticLandscape{cloudProfiles: 10, kubernetes: 200, imag
 // Each step but the first runs in this process so that -cpuprofile sees it.
 func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	root := b.TempDir()
-	writeTree(b, root, benchLandscape.files())
-	writeTree(b, root, map[string]string{
+	builders.WriteTree(b, root, benchLandscape.files())
+	builders.WriteTree(b, root, map[string]string{
 		"tiny/kustomization.yaml": "resources: []\n",
 		// test/bench's overlay: a label on every object, no patch.
 		"labelled/kustomization.yaml": "resources:\n- ../base\nlabels:\n- pairs:\n    landscape: bench\n",
@@ -64,7 +65,7 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 	for i := range benchLandscape.cloudProfiles {
 		all = append(all, benchLandscape.files()[fmt.Sprintf("base/provider-%04d.yaml", i)])
 	}
-	writeTree(b, root, map[string]string{
+	builders.WriteTree(b, root, map[string]string{
 		"onefile/base/kustomization.yaml":     "resources:\n- profiles.yaml\n",
 		"onefile/base/profiles.yaml":          strings.Join(all, "---\n"),
 		"onefile/labelled/kustomization.yaml": "resources:\n- ../base\nlabels:\n- pairs:\n    landscape: bench\n",
@@ -79,7 +80,7 @@ func BenchmarkFirstSyncBuildParts(b *testing.B) {
 		push := 0
 		for b.Loop() {
 			push++
-			writeTree(b, root, map[string]string{file: edit(push)})
+			builders.WriteTree(b, root, map[string]string{file: edit(push)})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			result, usage, err := runner.build(ctx, root, path, &previous)
 			cancel()

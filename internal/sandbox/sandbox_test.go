@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -16,21 +15,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/render/overlay"
+	"github.com/profilesync/profilesync/test/builders"
 )
-
-// writeTree writes files (path → content) below root.
-func writeTree(t testing.TB, root string, files map[string]string) {
-	t.Helper()
-	for path, content := range files {
-		full := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 func newRunner(t *testing.T, options Options) *Runner {
 	t.Helper()
@@ -86,7 +72,7 @@ func largeObjects() map[string]string {
 func TestABuildInItsOwnProcessGivesWhatTheBuildGivesInProcess(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"base/kustomization.yaml": "resources:\n- a.yaml\n- b.yaml\n",
 		"base/a.yaml":             fmt.Sprintf(profileYAML, "a"),
 		"base/b.yaml":             fmt.Sprintf(profileYAML, "b"),
@@ -108,14 +94,14 @@ func TestABuildsErrorsAndLimitsCrossTheProcessBoundary(t *testing.T) {
 	t.Run("an error names the file", func(t *testing.T) {
 		g := NewWithT(t)
 		root := t.TempDir()
-		writeTree(t, root, map[string]string{"kustomization.yaml": "resources:\n- missing.yaml\n"})
+		builders.WriteTree(t, root, map[string]string{"kustomization.yaml": "resources:\n- missing.yaml\n"})
 		_, _, err := newRunner(t, Options{}).Build(context.Background(), root, ".")
 		g.Expect(err).To(MatchError(ContainSubstring(`kustomization.yaml: resources entry "missing.yaml": no such file or directory in the repository`)))
 	})
 	t.Run("a build limit is still a LimitError", func(t *testing.T) {
 		g := NewWithT(t)
 		root := t.TempDir()
-		writeTree(t, root, manyObjects(3))
+		builders.WriteTree(t, root, manyObjects(3))
 		_, _, err := newRunner(t, Options{Limits: overlay.Limits{MaxObjects: 2}}).Build(context.Background(), root, ".")
 		var limit *overlay.LimitError
 		g.Expect(errors.As(err, &limit)).To(BeTrue(), "errors.As(%v, *overlay.LimitError)", err)
@@ -129,7 +115,7 @@ func TestABuildsErrorsAndLimitsCrossTheProcessBoundary(t *testing.T) {
 		for i := 1; i < 34; i++ {
 			files[fmt.Sprintf("c%d/kustomization.yaml", i)] = fmt.Sprintf("apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncomponents:\n- ../c%d\n", i-1)
 		}
-		writeTree(t, root, files)
+		builders.WriteTree(t, root, files)
 		_, _, err := newRunner(t, Options{}).Build(context.Background(), root, ".")
 		g.Expect(err).To(MatchError(ContainSubstring("components nest 11 deep")))
 		g.Expect(len(err.Error())).To(BeNumerically("<", 4<<10))
@@ -159,7 +145,7 @@ func rss(t *testing.T) int64 {
 func TestABuildOverItsMemoryLimitFailsAloneAndTheCallersMemoryDoesNotMove(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, largeObjects())
+	builders.WriteTree(t, root, largeObjects())
 	runner := newRunner(t, Options{Memory: 192 << 20})
 	before := rss(t)
 	_, _, err := runner.Build(context.Background(), root, ".")
@@ -174,7 +160,7 @@ func TestABuildOverItsMemoryLimitFailsAloneAndTheCallersMemoryDoesNotMove(t *tes
 	t.Run("the next build runs as usual", func(t *testing.T) {
 		g := NewWithT(t)
 		other := t.TempDir()
-		writeTree(t, other, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
+		builders.WriteTree(t, other, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
 		docs, _, err := runner.Build(context.Background(), other, ".")
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(docs).To(HaveLen(1))
@@ -184,7 +170,7 @@ func TestABuildOverItsMemoryLimitFailsAloneAndTheCallersMemoryDoesNotMove(t *tes
 func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(slowObjects))
+	builders.WriteTree(t, root, manyObjects(slowObjects))
 	runner := newRunner(t, Options{Concurrency: 1, Limits: slowLimits})
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -195,7 +181,7 @@ func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 
 	// Its one slot is free again: the child is gone, not running on.
 	quick := t.TempDir()
-	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
+	builders.WriteTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
 	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, _, err = runner.Build(ctx, quick, ".")
@@ -205,7 +191,7 @@ func TestABuildIsKilledAtItsDeadline(t *testing.T) {
 func TestABuildWithoutADeadlineTakesTheRunnersTimeoutNamingItsFlag(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(slowObjects))
+	builders.WriteTree(t, root, manyObjects(slowObjects))
 	_, _, err := newRunner(t, Options{Timeout: 300 * time.Millisecond, Limits: slowLimits}).Build(context.Background(), root, ".")
 	g.Expect(err).To(MatchError(ContainSubstring("abandoned: the build timeout of 300ms passed (raise it with --build-timeout)")))
 }
@@ -213,7 +199,7 @@ func TestABuildWithoutADeadlineTakesTheRunnersTimeoutNamingItsFlag(t *testing.T)
 func TestABuildOverItsCPUTimeLimitFailsNamingTheFlag(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, manyObjects(slowObjects))
+	builders.WriteTree(t, root, manyObjects(slowObjects))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	_, _, err := newRunner(t, Options{CPUTime: time.Second, Limits: slowLimits}).Build(ctx, root, ".")
@@ -223,8 +209,8 @@ func TestABuildOverItsCPUTimeLimitFailsNamingTheFlag(t *testing.T) {
 func TestBuildsOfDifferentCallersDoNotWaitOnEachOther(t *testing.T) {
 	g := NewWithT(t)
 	slow, quick := t.TempDir(), t.TempDir()
-	writeTree(t, slow, manyObjects(slowObjects))
-	writeTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
+	builders.WriteTree(t, slow, manyObjects(slowObjects))
+	builders.WriteTree(t, quick, map[string]string{"p.yaml": fmt.Sprintf(profileYAML, "p")})
 	runner := newRunner(t, Options{Concurrency: 2, Limits: slowLimits})
 
 	slowCtx, cancelSlow := context.WithTimeout(context.Background(), time.Minute)
@@ -325,7 +311,7 @@ func TestTheChildCollectsLazilyUntilItsLiveHeapIsLarge(t *testing.T) {
 func TestAReusingBuildInItsOwnProcessGivesWhatAColdBuildGives(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"base/kustomization.yaml":    "resources:\n- a.yaml\n- b.yaml\n- c.yaml\n",
 		"base/a.yaml":                fmt.Sprintf(profileYAML, "a"),
 		"base/b.yaml":                fmt.Sprintf(profileYAML, "b"),
@@ -338,7 +324,7 @@ func TestAReusingBuildInItsOwnProcessGivesWhatAColdBuildGives(t *testing.T) {
 	g.Expect(first.Reusable).NotTo(BeNil(), "the build took the linear path")
 	g.Expect(first.Reused).To(BeZero())
 
-	writeTree(t, root, map[string]string{"base/b.yaml": fmt.Sprintf(profileYAML, "b") + "  regions: [{name: local}]\n"})
+	builders.WriteTree(t, root, map[string]string{"base/b.yaml": fmt.Sprintf(profileYAML, "b") + "  regions: [{name: local}]\n"})
 	second, err := runner.BuildReusing(context.Background(), root, "overlay", &first)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(second.Reused).To(Equal(2), "a.yaml's and c.yaml's documents are reused")
@@ -357,7 +343,7 @@ func TestAReusingBuildInItsOwnProcessGivesWhatAColdBuildGives(t *testing.T) {
 func reusableBeforeSlowObjects(t *testing.T, runner *Runner, root string) *Result {
 	t.Helper()
 	kustomization := "resources:\n- p.yaml\n- objects.yaml\n"
-	writeTree(t, root, map[string]string{"kustomization.yaml": kustomization, "p.yaml": fmt.Sprintf(profileYAML, "p"),
+	builders.WriteTree(t, root, map[string]string{"kustomization.yaml": kustomization, "p.yaml": fmt.Sprintf(profileYAML, "p"),
 		"objects.yaml": fmt.Sprintf(profileYAML, "q")})
 	previous, err := runner.BuildReusing(context.Background(), root, ".", nil)
 	if err != nil || previous.Reusable == nil {
@@ -366,7 +352,7 @@ func reusableBeforeSlowObjects(t *testing.T, runner *Runner, root string) *Resul
 	// One object fewer: p.yaml counts too.
 	slow := manyObjects(slowObjects - 1)
 	slow["kustomization.yaml"] = kustomization
-	writeTree(t, root, slow)
+	builders.WriteTree(t, root, slow)
 	return &previous
 }
 
@@ -400,7 +386,7 @@ func TestAReusingBuildIsKilledAtItsDeadlineAndAtItsCPUTimeLimit(t *testing.T) {
 func TestAReusingBuildsRequestIsBounded(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"kustomization.yaml": "resources:\n- p.yaml\n", "p.yaml": fmt.Sprintf(profileYAML, "p")})
+	builders.WriteTree(t, root, map[string]string{"kustomization.yaml": "resources:\n- p.yaml\n", "p.yaml": fmt.Sprintf(profileYAML, "p")})
 	runner := newRunner(t, Options{})
 	first, err := runner.BuildReusing(context.Background(), root, ".", nil)
 	g.Expect(err).NotTo(HaveOccurred())

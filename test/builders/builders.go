@@ -6,6 +6,7 @@ package builders
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -243,4 +244,19 @@ func KubernetesClassifications(st v1alpha1.ProfileVersionsStatus) map[string]v1a
 		}
 	}
 	return out
+}
+
+// WriteTree writes files (path → content, relative to root) below root,
+// with their directories.
+func WriteTree(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for path, content := range files {
+		full := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

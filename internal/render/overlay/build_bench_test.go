@@ -82,7 +82,7 @@ func BenchmarkBuildOrdinaryProfilesWithPatches(b *testing.B) {
 	for _, n := range []int{100, 1000, DefaultMaxObjects, 4900} {
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			root := b.TempDir()
-			writeTree(b, root, ordinaryLandscape(b, n))
+			builders.WriteTree(b, root, ordinaryLandscape(b, n))
 			limits := DefaultLimits()
 			limits.MaxObjects = int64(n + ordinaryLandscapePatchObjects) // the patches' objects are read too
 			var rendered int

@@ -10,22 +10,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
-
-// writeTree creates files (path → content, relative to dir), with their
-// directories.
-func writeTree(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for path, content := range files {
-		full := filepath.Join(dir, path)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 const minimalCloudProfile = `apiVersion: core.profilesync.io/v1alpha1
 kind: CloudProfile
@@ -121,8 +107,8 @@ func TestBuildRefusesWhatLeavesTheRepository(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := filepath.Join(t.TempDir(), "repo")
-			writeTree(t, root, tt.files)
-			writeTree(t, filepath.Dir(root), map[string]string{"outside/kustomization.yaml": kustomization()})
+			builders.WriteTree(t, root, tt.files)
+			builders.WriteTree(t, filepath.Dir(root), map[string]string{"outside/kustomization.yaml": kustomization()})
 
 			docs, err := buildWithDefaults(t, root, tt.path)
 			g.Expect(docs).To(BeNil())
@@ -138,7 +124,7 @@ func TestBuildRefusesASymbolicLinkOutOfTheRepository(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
 	root := filepath.Join(dir, "repo")
-	writeTree(t, dir, map[string]string{
+	builders.WriteTree(t, dir, map[string]string{
 		"outside/secret.yaml":             "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n",
 		"repo/overlay/kustomization.yaml": kustomization("secret.yaml"),
 	})
@@ -162,7 +148,7 @@ func TestBuildRefusesADanglingLinkByWhereItLeads(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := filepath.Join(t.TempDir(), "repo")
-			writeTree(t, root, map[string]string{"overlay/kustomization.yaml": kustomization("p.yaml")})
+			builders.WriteTree(t, root, map[string]string{"overlay/kustomization.yaml": kustomization("p.yaml")})
 			g.Expect(os.Symlink(tt.target, filepath.Join(root, "overlay", "p.yaml"))).To(Succeed())
 
 			_, err := buildWithDefaults(t, root, "overlay")
@@ -175,7 +161,7 @@ func TestBuildRefusesADanglingLinkByWhereItLeads(t *testing.T) {
 func TestBuildReadsAPlainDirectoryLikeFlux(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"profiles/b.yaml":                        fmt.Sprintf(minimalCloudProfile, "b"),
 		"profiles/a.yml":                         fmt.Sprintf(minimalCloudProfile, "a"),
 		"profiles/nested/c.yaml":                 fmt.Sprintf(minimalCloudProfile, "c"),
@@ -206,7 +192,7 @@ func TestBuildReadsAPlainDirectoryLikeFlux(t *testing.T) {
 func TestBuildKeepsTheUsersBuildMetadataAndNamesFilesOfProblems(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"base/kustomization.yaml":    kustomization("profile.yaml"),
 		"base/profile.yaml":          fmt.Sprintf(minimalCloudProfile, "local") + "  regionz: []\n",
 		"overlay/kustomization.yaml": kustomization("../base") + "buildMetadata: [managedByLabel]\n",

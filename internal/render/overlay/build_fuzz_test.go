@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // networkAttempts counts what a build tries to reach, with nothing sent: the
@@ -105,7 +107,7 @@ func FuzzBuildStaysInTheRepository(f *testing.F) {
 			"repo/gen.yaml":                resource,
 			"repo/base/kustomization.yaml": kustomization("../profile.yaml"),
 		}
-		writeTree(t, dir, files)
+		builders.WriteTree(t, dir, files)
 		if link != "" && !strings.ContainsRune(link, 0) {
 			_ = os.Symlink(link, filepath.Join(root, "link"))
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // paddedProfile is a CloudProfile of exactly size bytes (a comment makes up
@@ -35,7 +37,7 @@ func TestBuildLimits(t *testing.T) {
 	}
 	renderedSize := func(t *testing.T) int64 {
 		root := t.TempDir()
-		writeTree(t, root, annotated)
+		builders.WriteTree(t, root, annotated)
 		docs, err := buildWithDefaults(t, root, ".")
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +176,7 @@ spec:
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, tt.files)
+			builders.WriteTree(t, root, tt.files)
 			docs, err := Build(context.Background(), root, ".", tt.limits)
 			if tt.wantErr == "" {
 				g.Expect(err).NotTo(HaveOccurred())
@@ -227,7 +229,7 @@ func TestComponentsNestedTooDeepAreRefusedBeforeTheirErrorGrows(t *testing.T) {
 		t.Run(fmt.Sprintf("%d components", depth), func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, componentChain(depth))
+			builders.WriteTree(t, root, componentChain(depth))
 			_, err := Build(context.Background(), root, ".", DefaultLimits())
 			g.Expect(err).To(MatchError(ContainSubstring(fmt.Sprintf("components nest %d deep, more than the %d a build allows", maxComponentDepth+1, maxComponentDepth))))
 			g.Expect(len(err.Error())).To(BeNumerically("<", 4<<10), "the error stays small")
@@ -237,7 +239,7 @@ func TestComponentsNestedTooDeepAreRefusedBeforeTheirErrorGrows(t *testing.T) {
 		root := t.TempDir()
 		files := componentChain(maxComponentDepth)
 		files["c0/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonAnnotations:\n  chained: \"yes\"\n"
-		writeTree(t, root, files)
+		builders.WriteTree(t, root, files)
 		if _, err := Build(context.Background(), root, ".", DefaultLimits()); err != nil {
 			t.Fatal(err)
 		}

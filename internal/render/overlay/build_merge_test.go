@@ -14,6 +14,7 @@ import (
 
 	"github.com/profilesync/profilesync/internal/render/mergekeys"
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // mergeBase is the base the strategic-merge tests patch: versions and
@@ -101,7 +102,7 @@ func mergeRepo(t *testing.T, patches string, files map[string]string) string {
 	for path, content := range files {
 		tree[path] = content
 	}
-	writeTree(t, root, tree)
+	builders.WriteTree(t, root, tree)
 	return root
 }
 
@@ -132,7 +133,7 @@ func decodedDocs(t *testing.T, docs []profile.Document) []map[string]any {
 func decodedBase(t *testing.T) []map[string]any {
 	t.Helper()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"kustomization.yaml": kustomization("profiles.yaml"), "profiles.yaml": mergeBase})
+	builders.WriteTree(t, root, map[string]string{"kustomization.yaml": kustomization("profiles.yaml"), "profiles.yaml": mergeBase})
 	docs, err := buildWithDefaults(t, root, ".")
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	return decodedDocs(t, docs)
@@ -353,7 +354,7 @@ func withSchemaFile(t *testing.T, root, overlay string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeTree(t, copied, map[string]string{
+	builders.WriteTree(t, copied, map[string]string{
 		"kustomization.yaml": string(content) + "openapi:\n  path: schema.json\n",
 		"schema.json":        string(schema),
 	})

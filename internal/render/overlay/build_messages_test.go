@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // patchHeader starts a patch of the profile p.
@@ -184,7 +185,7 @@ func TestBuildErrorsNameThePlaceToEdit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, tt.files)
+			builders.WriteTree(t, root, tt.files)
 			docs, err := buildWithDefaults(t, root, "o")
 			g.Expect(docs).To(BeNil())
 			g.Expect(err).To(HaveOccurred())

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // canary is an HTTP server on loopback that counts the requests it gets. A
@@ -45,7 +47,7 @@ func TestTheCanarySeesWhatPlainKustomizeFetches(t *testing.T) {
 	g := NewWithT(t)
 	c := startCanary(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"kustomization.yaml": "configMapGenerator:\n- name: leak\n  files:\n  - token=" + c.URL + "/latest/meta-data\n",
 	})
 	options := krusty.MakeDefaultOptions()
@@ -226,7 +228,7 @@ func TestNoBuildReachesTheNetwork(t *testing.T) {
 			root := t.TempDir()
 			tt.files[profile] = strings.ReplaceAll(minimalCloudProfile, "%s", "p")
 			tt.files["local.yaml"] = "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\n"
-			writeTree(t, root, tt.files)
+			builders.WriteTree(t, root, tt.files)
 
 			docs, err := buildWithDefaults(t, root, ".")
 			g.Expect(docs).To(BeNil())
@@ -317,7 +319,7 @@ func TestBuildReadsNothingOfGitMetadata(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
 			tt.files[".git/config"] = "[remote \"origin\"]\n\turl = " + secret + "\n"
-			writeTree(t, root, tt.files)
+			builders.WriteTree(t, root, tt.files)
 			if tt.link[0] != "" {
 				g.Expect(symlink(tt.link[0], filepath.Join(root, tt.link[1]))).To(Succeed())
 			}
@@ -331,7 +333,7 @@ func TestBuildReadsNothingOfGitMetadata(t *testing.T) {
 	t.Run("a plain directory skips .git", func(t *testing.T) {
 		g := NewWithT(t)
 		root := t.TempDir()
-		writeTree(t, root, map[string]string{
+		builders.WriteTree(t, root, map[string]string{
 			"profile.yaml":     strings.ReplaceAll(minimalCloudProfile, "%s", "p"),
 			".git/leak.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak\ndata:\n  url: " + secret + "\n",
 			"sub/.git/x.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: leak2\n",

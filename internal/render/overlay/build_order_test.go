@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // kubernetesVersionsOf lists the Kubernetes versions of a decoded profile
@@ -79,7 +81,7 @@ func TestBuildKeepsTheBasesOrderOfKeyedListsKustomizeMoves(t *testing.T) {
 			if base == "" {
 				base = mergeBase
 			}
-			writeTree(t, root, map[string]string{
+			builders.WriteTree(t, root, map[string]string{
 				"base/kustomization.yaml":       kustomization("profiles.yaml"),
 				"base/profiles.yaml":            base,
 				"overlays/x/kustomization.yaml": kustomization("../../base") + tt.overlay,
@@ -134,7 +136,7 @@ func TestOnlyTheFilesOfPatchedObjectsAreReadAgainForTheirOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, map[string]string{
+			builders.WriteTree(t, root, map[string]string{
 				"base/kustomization.yaml":       kustomization("aws.yaml", "other.yaml"),
 				"base/aws.yaml":                 mergeBase,
 				"base/other.yaml":               other,

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // TestTheLinearPathLabelsWithKustomizesFieldSpecs: the field specs the
@@ -107,7 +108,7 @@ func TestLabelsAndAnnotationsTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds(t
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, map[string]string{
+			builders.WriteTree(t, root, map[string]string{
 				"base/kustomization.yaml": kustomization("a.yaml", "b.yaml", "team.yaml") + tt.base,
 				"base/a.yaml":             strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
 				"base/b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),

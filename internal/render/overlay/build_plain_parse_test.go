@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // typingProfile is a CloudProfile whose Kubernetes versions are the given
@@ -164,7 +165,7 @@ func TestALinearBuildParsesEachResourceFileOnce(t *testing.T) {
 			for path, content := range tt.files {
 				files[path] = content
 			}
-			writeTree(t, root, files)
+			builders.WriteTree(t, root, files)
 			before := resourceFileParses.Load()
 			fs, target, err := confineBuild(t.Context(), root, filepath.Join("overlays", "x"), DefaultLimits())
 			g.Expect(err).NotTo(HaveOccurred())

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // buildBothWays builds path of root twice, each time on a file system of
@@ -117,7 +118,7 @@ spec:
 func TestTheLinearPathBuildsWhatKustomizeBuilds(t *testing.T) {
 	synthetic := t.TempDir()
 	profileA, profileB, profileC := fmt.Sprintf(minimalCloudProfile, "a"), fmt.Sprintf(minimalCloudProfile, "b"), fmt.Sprintf(minimalCloudProfile, "c")
-	writeTree(t, synthetic, map[string]string{
+	builders.WriteTree(t, synthetic, map[string]string{
 		"nested/base/kustomization.yaml":     kustomization("profiles.yaml", "more"),
 		"nested/base/profiles.yaml":          profileA + "---\n" + fmt.Sprintf(namespacedProfile, "tenant", "team"),
 		"nested/base/more/kustomization.yml": "resources:\n- b.yaml\n",
@@ -229,7 +230,7 @@ func TestAnObjectDefinedTwiceInAPlainListIsRefusedAsKustomizeRefusesIt(t *testin
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, tt.files)
+			builders.WriteTree(t, root, tt.files)
 			built := buildBothWays(t, root, ".", DefaultLimits())
 			g.Expect(built.linearErr).To(MatchError(ContainSubstring(tt.wantErr)))
 			g.Expect(built.linearErr.Error()).To(Equal(built.kustomizeErr.Error()))
@@ -277,7 +278,7 @@ func TestPatchesTakeTheLinearPathWhereItBuildsWhatKustomizeBuilds(t *testing.T) 
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, map[string]string{
+			builders.WriteTree(t, root, map[string]string{
 				"base/kustomization.yaml":    kustomization("a.yaml", "b.yaml"),
 				"base/a.yaml":                strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
 				"base/b.yaml":                fmt.Sprintf(minimalCloudProfile, "b"),
@@ -312,7 +313,7 @@ func TestTheObjectLimitRefusesTenThousandFilesBeforeKustomizeRuns(t *testing.T) 
 			for i := range 10000 {
 				files[fmt.Sprintf("objects/%05d.yaml", i)] = tt.file(i)
 			}
-			writeTree(t, root, files)
+			builders.WriteTree(t, root, files)
 			r, target, err := confineBuild(context.Background(), root, "objects", DefaultLimits())
 			g.Expect(err).NotTo(HaveOccurred())
 			_, err = r.build(target)
@@ -433,7 +434,7 @@ func FuzzBuildPlainListsLikeKustomize(f *testing.F) {
 			resources = append(resources, "raw.yaml")
 		}
 		files["kustomization.yaml"] = kustomization(resources...) + labels.overlay
-		writeTree(t, root, files)
+		builders.WriteTree(t, root, files)
 
 		built := buildBothWays(t, root, ".", Limits{MaxFileSize: 64 << 10, MaxRenderedSize: 1 << 20})
 		if built.tookLinearPath && built.kustomizeErr != nil {
@@ -495,7 +496,7 @@ func TestTheLinearPathRefusesOutputOverTheLimitAsKustomizeDoes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, tt.files)
+			builders.WriteTree(t, root, tt.files)
 			built := buildBothWays(t, root, ".", Limits{MaxRenderedSize: 1500})
 			g.Expect(built.kustomizeErr).To(MatchError(ContainSubstring(tt.wantErr)))
 			g.Expect(built.linearErr).To(MatchError(built.kustomizeErr.Error()))
@@ -539,7 +540,7 @@ func FuzzBuildPatchesLikeKustomize(f *testing.F) {
 		}
 		labels := generateMetadata(metadata)
 		root := t.TempDir()
-		writeTree(t, root, map[string]string{
+		builders.WriteTree(t, root, map[string]string{
 			"base/kustomization.yaml": kustomization("a.yaml", "b.yaml", "team.yaml") + labels.base,
 			"base/a.yaml":             strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "  name: a\n", "  name: a\n  labels: {tier: gold}\n", 1),
 			"base/b.yaml":             fmt.Sprintf(minimalCloudProfile, "b"),

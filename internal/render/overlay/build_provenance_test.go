@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 func TestBuildNamesThePatchThatSetEachField(t *testing.T) {
@@ -98,7 +99,7 @@ func TestBuildNamesThePatchThatSetEachField(t *testing.T) {
 				files[path] = content
 			}
 			root := t.TempDir()
-			writeTree(t, root, files)
+			builders.WriteTree(t, root, files)
 			// The same on the linear path, which checks the patches as it
 			// applies them, and through kustomize, whose build is replayed.
 			for _, linear := range []bool{true, false} {
@@ -124,7 +125,7 @@ func TestTheChecksAfterABuildThatRunOutOfTimeLeaveTheBuildWhole(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
 	patch := "patches:\n" + inlinePatch("apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: aws\nspec:\n  type: gcp\n")
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"base/kustomization.yaml": kustomization("profiles.yaml"),
 		"base/profiles.yaml":      mergeBase,
 		// A sort order is not the linear path's to keep: kustomize builds it.
@@ -209,7 +210,7 @@ func TestAnOverlayIsCheckedWithoutBuildingItAgain(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			root := t.TempDir()
-			writeTree(t, root, map[string]string{
+			builders.WriteTree(t, root, map[string]string{
 				"base/kustomization.yaml":       kustomization("a.yaml"),
 				"base/a.yaml":                   fmt.Sprintf(minimalCloudProfile, "a"),
 				"overlays/x/kustomization.yaml": kustomization("../../base") + tt.overlay,
@@ -269,7 +270,7 @@ func TestAProblemOfAMergedSpecNamesThePatchThatSetTheNamespacedProfilesField(t *
 			if !strings.Contains(tt.patch, "kubernetes") {
 				base = strings.Replace(base, "- {version: 1.31.0}", "- {version: 1.31.0, expirationDate: \"2030-01-01T00:00:00Z\"}", 1)
 			}
-			writeTree(t, root, map[string]string{
+			builders.WriteTree(t, root, map[string]string{
 				"base/kustomization.yaml":       kustomization("a.yaml", "team.yaml"),
 				"base/a.yaml":                   strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "    - version: 1.31.0\n", "    - version: 1.31.0\n    - version: 1.30.0\n", 1),
 				"base/team.yaml":                base,
@@ -294,7 +295,7 @@ func TestAProblemOfAMergedSpecNamesThePatchThatSetTheParentsField(t *testing.T) 
 	g := NewWithT(t)
 	root := t.TempDir()
 	parent := strings.Replace(fmt.Sprintf(minimalCloudProfile, "a"), "versions: [{version: 1.0.0}]", "versions: [{version: 1.0.0, classification: supported}]", 1)
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"base/kustomization.yaml": kustomization("a.yaml", "team.yaml"),
 		"base/a.yaml":             parent,
 		"base/team.yaml": "apiVersion: core.profilesync.io/v1alpha1\nkind: NamespacedCloudProfile\nmetadata:\n  name: team\n  namespace: t\nspec:\n" +

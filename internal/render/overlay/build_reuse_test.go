@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/profilesync/profilesync/internal/render/profile"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // compactCloudProfile is a CloudProfile in YAML's flow style: smaller as
@@ -188,10 +189,10 @@ func TestAReusingBuildIsAColdBuild(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := NewWithT(t)
 			before, after := t.TempDir(), t.TempDir()
-			writeTree(t, before, landscape)
+			builders.WriteTree(t, before, landscape)
 			edited := maps.Clone(landscape)
 			tt.edit(edited)
-			writeTree(t, after, edited)
+			builders.WriteTree(t, after, edited)
 			// The same root for both revisions, as the manager's checkouts
 			// are the same paths relative to their roots.
 			first := buildReusingOutcome(t, before, DefaultLimits(), nil, nil)
@@ -235,14 +236,14 @@ func TestAPushParsesOnlyTheFileItChanged(t *testing.T) {
 	}
 	files["base/kustomization.yaml"] = kustomization(names...)
 	root := t.TempDir()
-	writeTree(t, root, files)
+	builders.WriteTree(t, root, files)
 
 	parses := resourceFileParses.Load()
 	first := buildReusingOutcome(t, root, DefaultLimits(), nil, nil)
 	g.Expect(first.err).To(BeEmpty())
 	g.Expect(resourceFileParses.Load()-parses).To(Equal(int64(n)), "a cold build parses every file")
 
-	writeTree(t, root, map[string]string{"base/p3.yaml": withExpiry(files["base/p3.yaml"], "2030-01-01")})
+	builders.WriteTree(t, root, map[string]string{"base/p3.yaml": withExpiry(files["base/p3.yaml"], "2030-01-01")})
 	parses = resourceFileParses.Load()
 	second := buildReusingOutcome(t, root, DefaultLimits(), first.reusable, first.docs)
 	g.Expect(second.err).To(BeEmpty())
@@ -263,7 +264,7 @@ func TestAPushParsesOnlyTheDocumentItChanged(t *testing.T) {
 		profiles = append(profiles, fmt.Sprintf(minimalCloudProfile, fmt.Sprintf("p%d", i)))
 	}
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"base/kustomization.yaml":       kustomization("profiles.yaml"),
 		"base/profiles.yaml":            strings.Join(profiles, "---\n"),
 		"overlays/x/kustomization.yaml": kustomization("../../base") + "labels:\n- pairs: {landscape: bench}\n",
@@ -275,7 +276,7 @@ func TestAPushParsesOnlyTheDocumentItChanged(t *testing.T) {
 	g.Expect(resourceDocumentParses.Load()-parses).To(Equal(int64(n)), "a cold build parses every document")
 
 	profiles[3] = withExpiry(profiles[3], "2030-01-01")
-	writeTree(t, root, map[string]string{"base/profiles.yaml": strings.Join(profiles, "---\n")})
+	builders.WriteTree(t, root, map[string]string{"base/profiles.yaml": strings.Join(profiles, "---\n")})
 	parses = resourceDocumentParses.Load()
 	second := buildReusingOutcome(t, root, DefaultLimits(), first.reusable, first.docs)
 	g.Expect(second.err).To(BeEmpty())
@@ -400,8 +401,8 @@ func FuzzAReusingBuildIsAColdBuild(f *testing.F) {
 		after := render(documents, overlay)
 		g := NewWithT(t)
 		beforeRoot, afterRoot := t.TempDir(), t.TempDir()
-		writeTree(t, beforeRoot, before)
-		writeTree(t, afterRoot, after)
+		builders.WriteTree(t, beforeRoot, before)
+		builders.WriteTree(t, afterRoot, after)
 		first := buildReusingOutcome(t, beforeRoot, DefaultLimits(), nil, nil)
 		g.Expect(first.err).To(BeEmpty())
 		cold := buildReusingOutcome(t, afterRoot, DefaultLimits(), nil, nil)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // versionsReplacedSchema is a kustomize OpenAPI schema that gives a
@@ -39,13 +41,13 @@ func TestConcurrentBuildsDoNotShareAKustomizationsSchema(t *testing.T) {
 	profile := fmt.Sprintf(minimalCloudProfile, "p") + "    - version: 1.30.0\n"
 	patch := "apiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: p\nspec:\n  kubernetes:\n    versions:\n    - version: 1.31.0\n      classification: deprecated\n"
 	withSchema, without := t.TempDir(), t.TempDir()
-	writeTree(t, withSchema, map[string]string{
+	builders.WriteTree(t, withSchema, map[string]string{
 		"kustomization.yaml": kustomization("profile.yaml") + "patches:\n- path: patch.yaml\nopenapi:\n  path: schema.json\n",
 		"profile.yaml":       profile,
 		"patch.yaml":         patch,
 		"schema.json":        versionsReplacedSchema,
 	})
-	writeTree(t, without, map[string]string{
+	builders.WriteTree(t, without, map[string]string{
 		"kustomization.yaml": kustomization("profile.yaml") + "patches:\n- path: patch.yaml\n",
 		"profile.yaml":       profile,
 		"patch.yaml":         patch,

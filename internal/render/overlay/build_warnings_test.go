@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 // jsonPatchOn is a patches entry with an inline JSON patch of ops (YAML
@@ -129,7 +131,7 @@ func TestBuildWarnsAboutJSONPatchesThatAddressKeyedEntriesByIndex(t *testing.T) 
 				files[path] = content
 			}
 			root := t.TempDir()
-			writeTree(t, root, files)
+			builders.WriteTree(t, root, files)
 			docs, warnings, err := BuildWithWarnings(context.Background(), root, filepath.Join("overlays", "x"), DefaultLimits())
 			g.Expect(err).NotTo(HaveOccurred())
 			if len(tt.want) == 0 {
@@ -149,7 +151,7 @@ func TestBuildWarnsAboutEveryKustomizationOfTheBuildAndEveryObjectAPatchTargets(
 	g := NewWithT(t)
 	second := "---\napiVersion: core.profilesync.io/v1alpha1\nkind: CloudProfile\nmetadata:\n  name: gcp\nspec:\n  type: gcp\n  kubernetes:\n    versions:\n    - version: 1.31.0\n"
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		"base/kustomization.yaml": kustomization("profiles.yaml") +
 			"patches:\n- target:\n    kind: CloudProfile\n  patch: |-\n    - op: remove\n      path: /spec/kubernetes/versions/0\n",
 		"base/profiles.yaml": mergeBase + second,

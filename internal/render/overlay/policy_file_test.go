@@ -10,13 +10,14 @@ import (
 	"github.com/profilesync/profilesync/internal/propose"
 	"github.com/profilesync/profilesync/internal/render/profile"
 	"github.com/profilesync/profilesync/internal/rollout"
+	"github.com/profilesync/profilesync/test/builders"
 )
 
 func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
 	policyYAML := "apiVersion: policy.profilesync.io/v1alpha1\nkind: VersioningPolicy\nrules:\n  notice: {severity: error, days: 30}\n"
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		policy.FileName:                      policyYAML,
 		"profiles/" + policy.FileName:        policyYAML,
 		"profiles/a.yaml":                    fmt.Sprintf(minimalCloudProfile, "a"),
@@ -34,7 +35,7 @@ func TestAPlainDirectoryBuildSkipsVersioningPolicyFiles(t *testing.T) {
 func TestAPlainDirectoryBuildSkipsTheRolloutFile(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		rollout.FileName:  "apiVersion: rollout.profilesync.io/v1alpha1\nkind: Rollout\nlandscapes:\n- {name: root, path: .}\n",
 		"profiles/a.yaml": fmt.Sprintf(minimalCloudProfile, "a"),
 	})
@@ -51,7 +52,7 @@ func TestAPlainDirectoryBuildSkipsTheRolloutFile(t *testing.T) {
 func TestAPlainDirectoryBuildSkipsTheVersionsFile(t *testing.T) {
 	g := NewWithT(t)
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{
+	builders.WriteTree(t, root, map[string]string{
 		propose.FileName:  "apiVersion: versions.profilesync.io/v1alpha1\nkind: VersionSources\nsources: []\n",
 		"profiles/a.yaml": fmt.Sprintf(minimalCloudProfile, "a"),
 	})
